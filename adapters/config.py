@@ -1,0 +1,32 @@
+"""Settings from environment variables, or the same keys in ./loopline.toml (the environment wins)."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Settings:
+    home: Path
+    event_store: str
+    read_model: str
+    kafka: str | None
+    anthropic_api_key: str | None
+
+    @classmethod
+    def load(cls, environ: dict[str, str] | None = None, config_file: Path = Path("loopline.toml")) -> Settings:
+        values: dict[str, str] = {}
+        if config_file.exists():
+            values.update({k: str(v) for k, v in tomllib.loads(config_file.read_text()).items()})
+        values.update(os.environ if environ is None else environ)
+        home = Path(values.get("LOOPLINE_HOME") or ".loopline")
+        return cls(
+            home=home,
+            event_store=values.get("LOOPLINE_EVENT_STORE") or f"sqlite:///{home / 'events.db'}",
+            read_model=values.get("LOOPLINE_READ_MODEL") or f"sqlite:///{home / 'views.db'}",
+            kafka=values.get("LOOPLINE_KAFKA") or None,
+            anthropic_api_key=values.get("ANTHROPIC_API_KEY") or None,
+        )

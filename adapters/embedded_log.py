@@ -1,0 +1,77 @@
+"""The embedded log: inbound messages appended to the event store, whose notification log is the log."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from eventsourcing.persistence import IntegrityError
+
+from domain import ids
+from domain.inbound import InboundMessage, RejectedInput
+from processors.application import Loopline, UnitOfWork
+from processors.messages import Message
+
+CHUNK = 500
+
+
+@dataclass
+class AppendReport:
+    appended: int = 0
+    duplicates: int = 0
+
+
+class EmbeddedLog:
+    def __init__(self, app: Loopline) -> None:
+        self.app = app
+
+    def append(self, messages: Iterable[Message], source: str) -> AppendReport:
+        """Appends messages in chunks; a (tenant, id) seen before is acknowledged and ignored."""
+        report = AppendReport()
+        chunk: list[Message] = []
+        for message in messages:
+            chunk.append(message)
+            if len(chunk) == CHUNK:
+                self._append_chunk(chunk, source, report)
+                chunk = []
+        if chunk:
+            self._append_chunk(chunk, source, report)
+        return report
+
+    def _append_chunk(self, chunk: list[Message], source: str, report: AppendReport) -> None:
+        uow = UnitOfWork(self.app)
+        appended = duplicates = 0
+        for message in chunk:
+            message_id = ids.message_id(message.tenant, message.ref)
+            if uow.get(message_id, InboundMessage) is not None:  # stored, or earlier in this chunk
+                duplicates += 1
+                continue
+            uow.add(
+                InboundMessage.receive(
+                    id=message_id, at=message.at, kind=message.kind, ref=message.ref, type=message.type,
+                    tenant=message.tenant, data=message.data, source=source,
+                )
+            )
+            appended += 1
+        try:
+            uow.commit()
+        except IntegrityError:  # a concurrent publisher appended one of these meanwhile
+            if len(chunk) == 1:
+                report.duplicates += 1
+                return
+            for message in chunk:
+                self._append_chunk([message], source, report)
+            return
+        report.appended += appended
+        report.duplicates += duplicates
+
+    def reject(self, *, source: str, position: str, raw: str, reason: str, now: datetime) -> None:
+        """Keeps input that never became a message, with its reason; the same bad input is kept once."""
+        fingerprint = hashlib.sha256(f"{source}\x1f{position}\x1f{raw}".encode()).hexdigest()
+        reject_id = ids.rejected_input_id(fingerprint)
+        uow = UnitOfWork(self.app)
+        if uow.get(reject_id, RejectedInput) is None:
+            uow.add(RejectedInput.record(id=reject_id, now=now, source=source, position=position, raw=raw, reason=reason))
+            uow.commit()

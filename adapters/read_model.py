@@ -1,0 +1,21 @@
+"""The read-model database: SQLAlchemy engines for SQLite (embedded) and, later, PostgreSQL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sqlalchemy import create_engine, event
+from sqlalchemy.engine import Engine
+
+
+def read_model_engine(url: str) -> Engine:
+    if url.startswith("sqlite:///"):
+        Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"timeout": 30})
+
+        @event.listens_for(engine, "connect")
+        def _wal(dbapi_connection, _record) -> None:  # readers do not block the projector
+            dbapi_connection.execute("PRAGMA journal_mode=WAL")
+
+        return engine
+    return create_engine(url, pool_pre_ping=True)

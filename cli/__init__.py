@@ -1,0 +1,1 @@
+"""The `loopline` command and the one composition root."""

@@ -1,0 +1,33 @@
+"""Opening the system for one CLI command, with errors that say what to do."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import typer
+
+from adapters.event_store import UnsupportedStore
+from cli.bootstrap import System, build
+from cli.output import err
+
+USAGE_ERROR = 2
+REJECTED = 1
+
+
+@contextmanager
+def opened() -> Iterator[System]:
+    try:
+        system = build()
+    except UnsupportedStore as error:
+        err.print(f"[red]error:[/red] {error}")
+        raise typer.Exit(USAGE_ERROR) from None
+    try:
+        yield system
+    finally:
+        system.close()
+
+
+def fail(message: str, code: int = USAGE_ERROR) -> None:
+    err.print(f"[red]error:[/red] {message}")
+    raise typer.Exit(code)

@@ -1,0 +1,97 @@
+"""`loopline demo`: seed 000 Flow 1 (meeting scheduling) on the embedded default, with simulated time."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.markup import escape
+
+from adapters.config import Settings
+from adapters.messages import parse_message
+from cli.bootstrap import System, build
+from cli.output import out, print_table
+from domain.timeutil import parse_time
+from projections.open_loops import list_loops
+from projections.proactive_runs import list_runs
+from projections.tasks import list_tasks
+from projections.timeline import timeline
+
+TENANT = "user_xyz"
+
+
+def _command(ref: str, type_: str, at: str, **data: Any) -> dict[str, Any]:
+    return {"kind": "command", "id": ref, "type": type_, "tenant": TENANT, "at": at, "data": data}
+
+
+# Each step is a narration and either messages to publish or a time to tick to.
+FLOW_1: list[tuple[str, list[dict[str, Any]] | str]] = [
+    ("User: \"Schedule a meeting with Rahul\" — the agent creates a task and emails Rahul", [
+        _command("msg-1", "task.create", "2026-03-13T10:00:00Z", task_id="task_abc", title="Schedule meeting with Rahul",
+                 task_type="meeting_scheduling", contact="rahul@company.com", context={"conversation_id": "conv_123"}),
+        _command("msg-2", "action.record", "2026-03-13T10:00:00Z", task_id="task_abc", action="send_email",
+                 to="rahul@company.com", thread_id="gmail_thread_xyz", subject="Meeting next week?",
+                 summary="Sent scheduling email to Rahul at 10am"),
+    ]),
+    ("One day later: the scheduler runs; nothing is overdue yet", "2026-03-14T10:00:00Z"),
+    ("Three days pass with no reply: the maintenance scan acts", "2026-03-16T10:00:01Z"),
+    ("The scan runs again at the same time: nothing happens twice", "2026-03-16T10:00:01Z"),
+    ("Rahul replies in the thread", [
+        {"kind": "signal", "id": "gmail-evt-77", "type": "email.received", "tenant": TENANT, "at": "2026-03-17T09:12:00Z",
+         "data": {"sender": "Rahul@company.com", "thread_id": "gmail_thread_xyz", "subject": "Re: Meeting next week?",
+                  "body": "Thursday 3pm or Friday 2pm works."}},
+    ]),
+    ("The agent books Thursday 3pm and completes the task", [
+        _command("msg-3", "task.complete", "2026-03-17T09:20:00Z", task_id="task_abc",
+                 summary="Meeting booked with Rahul for Thursday 3pm"),
+    ]),
+]
+
+
+def demo(
+    home: Annotated[Path | None, typer.Option(help="Keep the demo's files here (default: a new temporary directory).")] = None,
+) -> None:
+    """Play seed 000 Flow 1 with simulated time and print what happened."""
+    started = time.monotonic()
+    home = home or Path(tempfile.mkdtemp(prefix="loopline-demo-"))
+    system = build(Settings.load({"LOOPLINE_HOME": str(home)}, config_file=home / "loopline.toml"))
+    try:
+        shown = 0
+        for number, (narration, step) in enumerate(FLOW_1, start=1):
+            out.rule(f"[bold]{number}. {narration}")
+            if isinstance(step, str):
+                actions = system.maintenance.tick(parse_time(step)).actions
+                out.print(f"tick --now {step}: {len(actions)} action(s)")
+            else:
+                for message in step:
+                    out.print(f"publish {json.dumps(message)}", highlight=False, soft_wrap=True)
+                system.log.append([parse_message(json.dumps(m)) for m in step], "demo")
+            system.drain()
+            shown = _print_new_timeline(system, shown)
+        _print_state(system)
+        out.print(f"\n[dim]files in {home}; demo took {time.monotonic() - started:.1f}s[/dim]")
+    finally:
+        system.close()
+
+
+def _print_new_timeline(system: System, after: int) -> int:
+    with system.projections.engine.connect() as conn:
+        rows = conn.execute(timeline.select().where(timeline.c.position > after).order_by(timeline.c.position)).all()
+    for row in rows:
+        if row.event.startswith("InboundMessage"):
+            continue
+        reason = f"  [dim]({escape(row.reason)})[/dim]" if row.reason else ""
+        out.print(f"  {row.at}  [cyan]{escape(row.subject)}[/cyan]  {escape(row.summary)}{reason}", highlight=False)
+    return rows[-1].position if rows else after
+
+
+def _print_state(system: System) -> None:
+    out.rule("[bold]Read models at the end")
+    with system.projections.engine.connect() as conn:
+        print_table("tasks", list_tasks(conn), ["task_id", "title", "status", "open_loops", "actions", "inbox", "notifications"])
+        print_table("loops", list_loops(conn), ["loop_id", "channel", "deadline", "resolved", "resolved_by"])
+        print_table("proactive runs", list_runs(conn), ["tenant", "runs", "last_run_summary", "next_run_at"])

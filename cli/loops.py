@@ -1,0 +1,28 @@
+"""`loopline loops list`."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from cli.context import opened
+from cli.output import print_json, print_table
+from projections.open_loops import list_loops
+
+app = typer.Typer(help="Open loops: what Loopline is waiting for.", no_args_is_help=True)
+
+
+@app.command("list")
+def list_(
+    open_: Annotated[bool, typer.Option("--open", help="Only unresolved loops.")] = False,
+    json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    tenant: Annotated[str | None, typer.Option("--tenant", help="Only this tenant.")] = None,
+) -> None:
+    """List open loops with their deadline and resolution."""
+    with opened() as system, system.projections.engine.connect() as conn:
+        rows = list_loops(conn, open_only=open_, tenant=tenant)
+    if json_:
+        print_json(rows)
+    else:
+        print_table("loops", rows, ["loop_id", "task_id", "tenant", "channel", "deadline", "resolved", "resolved_by"])

@@ -1,0 +1,152 @@
+"""The `loopline` command: one Typer app per noun, joined here."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import Progress
+
+from adapters.clock import SystemClock
+from adapters.messages import InvalidMessage, parse_message
+from cli import demo as demo_module
+from cli import loops, projections, tasks
+from cli.context import REJECTED, fail, opened
+from cli.output import err, out, print_json, print_table
+from domain.timeutil import format_time, parse_time
+from processors.messages import Message
+from projections.timeline import task_trail
+
+app = typer.Typer(
+    help="Loopline: an event-sourced follow-through engine for AI agents.", no_args_is_help=True, add_completion=False
+)
+app.add_typer(tasks.app, name="tasks")
+app.add_typer(loops.app, name="loops")
+app.add_typer(projections.app, name="projections")
+app.command("demo")(demo_module.demo)
+
+Json = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
+
+
+@app.command()
+def publish(
+    file: Annotated[str, typer.Argument(help="JSONL file of commands and signals, or - for standard input.")],
+    json_: Json = False,
+) -> None:
+    """Validate and append commands and signals, then process them. Exit 1 if any line was rejected."""
+    source = "stdin" if file == "-" else file
+    try:
+        lines = sys.stdin.read().splitlines() if file == "-" else Path(file).read_text(encoding="utf-8").splitlines()
+    except OSError as error:
+        fail(f"cannot read {file}: {error.strerror}; give a JSONL file path or - for standard input")
+    valid: list[Message] = []
+    invalid: list[dict] = []
+    with opened() as system:
+        now = SystemClock().now()
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                valid.append(parse_message(line))
+            except InvalidMessage as error:
+                invalid.append({"line": number, "reason": str(error)})
+                system.log.reject(source=source, position=f"line {number}", raw=line, reason=str(error), now=now)
+        appended = system.log.append(valid, source)
+        with Progress(console=err, transient=True) as progress:
+            bar = progress.add_task("processing", total=appended.appended)
+            report = system.drain(progress=lambda n: progress.advance(bar, n))
+    rejected = invalid + [
+        {"id": o.message.ref, "tenant": o.message.tenant, "type": o.message.type, "reason": o.detail} for o in report.rejected
+    ]
+    for reject in rejected:
+        where = f"line {reject['line']}" if "line" in reject else f"message {reject['id']} ({reject['type']})"
+        err.print(f"[red]rejected[/red] {source} {where}: {reject['reason']}", highlight=False)
+    summary = {
+        "appended": appended.appended,
+        "duplicates_ignored": appended.duplicates,
+        "processed": len(report.outcomes),
+        "rejected": rejected,
+        "notifications_delivered": report.delivered,
+    }
+    if json_:
+        print_json(summary)
+    else:
+        out.print(
+            f"appended {appended.appended}, ignored {appended.duplicates} duplicate(s), "
+            f"processed {len(report.outcomes)}, rejected {len(rejected)}"
+        )
+    if rejected:
+        raise typer.Exit(REJECTED)
+
+
+@app.command()
+def tick(
+    now: Annotated[str, typer.Option("--now", help="RFC 3339 time to run the scheduler as of.")],
+    json_: Json = False,
+) -> None:
+    """Run the scheduler as of --now: passed deadlines, task expiry, due proactive runs. Idempotent."""
+    try:
+        moment = parse_time(now)
+    except ValueError:
+        fail(f"--now {now!r} is not an RFC 3339 time such as 2026-03-16T10:00:00Z")
+    with opened() as system:
+        with Progress(console=err, transient=True) as progress:
+            bar = progress.add_task("scanning", total=None)
+            report = system.maintenance.tick(moment, progress=lambda done, total: progress.update(bar, completed=done, total=total))
+        system.drain()
+    if json_:
+        print_json({"now": format_time(moment), "actions": report.actions})
+    elif report.actions:
+        for action in report.actions:
+            out.print(f"{format_time(moment)}  {action}", highlight=False)
+    else:
+        out.print(f"{format_time(moment)}  nothing was due")
+
+
+@app.command()
+def audit(
+    task_id: str,
+    json_: Json = False,
+    tenant: Annotated[str | None, typer.Option("--tenant", help="Only this tenant.")] = None,
+) -> None:
+    """The task's full event trail, with the reason for each step."""
+    with opened() as system, system.projections.engine.connect() as conn:
+        rows = task_trail(conn, task_id, tenant)
+    if not rows:
+        fail(f"no events for task {task_id!r}; see `loopline tasks list`", 1)
+    if json_:
+        print_json(rows)
+    else:
+        print_table(f"audit {task_id}", rows, ["at", "subject", "event", "summary", "reason"])
+
+
+@app.command()
+def run(
+    interval: Annotated[float, typer.Option(help="Seconds between polls of the log.")] = 1.0,
+    tick_every: Annotated[float, typer.Option(help="Seconds between scheduler ticks at wall-clock time.")] = 60.0,
+    once: Annotated[bool, typer.Option("--once", help="Drain and tick once, then exit.")] = False,
+) -> None:
+    """Run the processors continuously: drain the log, tick the scheduler at wall-clock time."""
+    clock = SystemClock()
+    with opened() as system:
+        last_tick = 0.0
+        while True:
+            report = system.drain()
+            if report.outcomes:
+                out.print(f"processed {len(report.outcomes)} message(s), {len(report.rejected)} rejected")
+            if time.monotonic() - last_tick >= tick_every or once:
+                actions = system.maintenance.tick(clock.now()).actions
+                last_tick = time.monotonic()
+                for action in actions:
+                    out.print(action, highlight=False)
+                system.drain()
+            if once:
+                return
+            time.sleep(interval)
+
+
+def main() -> None:
+    app()

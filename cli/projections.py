@@ -1,0 +1,46 @@
+"""`loopline projections status|rebuild`."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.progress import Progress
+
+from cli.context import fail, opened
+from cli.output import err, out, print_json, print_table
+
+app = typer.Typer(help="Read models: positions, lag, rebuild.", no_args_is_help=True)
+
+
+@app.command("status")
+def status(json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False) -> None:
+    """Each read model's position in the event log and how far it lags."""
+    with opened() as system:
+        rows = [{"name": s.name, "position": s.position, "head": s.head, "lag": s.lag} for s in system.projections.status()]
+    if json_:
+        print_json(rows)
+    else:
+        print_table("read models", rows, ["name", "position", "head", "lag"])
+
+
+@app.command("rebuild")
+def rebuild(
+    names: Annotated[list[str] | None, typer.Argument(help="Read models to rebuild (default: all).")] = None,
+    json_: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Drop read models and project them again from the event store."""
+    with opened() as system:
+        known = [p.name for p in system.projections.projections]
+        unknown = sorted(set(names or ()) - set(known))
+        if unknown:
+            fail(f"unknown read model(s) {', '.join(unknown)}; choose from {', '.join(known)}")
+        head = system.projections.head()
+        with Progress(console=err, transient=True) as progress:
+            bar = progress.add_task("rebuilding", total=head)
+            events = system.projections.rebuild(names or (), progress=lambda n: progress.advance(bar, n))
+    result = {"rebuilt": names or known, "events_read": events}
+    if json_:
+        print_json(result)
+    else:
+        out.print(f"rebuilt {', '.join(result['rebuilt'])} from {events} events")

@@ -1,0 +1,66 @@
+"""Inbound messages as recorded facts: the embedded log entry, the idempotency receipt, and rejects."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from eventsourcing.domain import Aggregate
+
+
+class InboundMessage(Aggregate):
+    """One command or signal, keyed by (tenant, message id) so a repeated id is one message."""
+
+    class Received(Aggregate.Created):
+        kind: str
+        ref: str
+        type: str
+        tenant: str
+        data: dict[str, Any]
+        source: str
+
+    class Rejected(Aggregate.Event):
+        reason: str
+
+        def apply(self, message: InboundMessage) -> None:
+            message.rejection = self.reason
+
+    def __init__(self, kind: str, ref: str, type: str, tenant: str, data: dict[str, Any], source: str) -> None:  # noqa: A002
+        self.kind = kind
+        self.ref = ref
+        self.type = type
+        self.tenant = tenant
+        self.data = data
+        self.source = source
+        self.rejection: str | None = None
+
+    @classmethod
+    def receive(cls, *, id: Any, at: datetime, **fields: Any) -> InboundMessage:  # noqa: A002
+        return cls._create(cls.Received, id=id, timestamp=at, **fields)
+
+    @property
+    def at(self) -> datetime:
+        return self.created_on
+
+    def reject(self, *, reason: str) -> None:
+        self.trigger_event(self.Rejected, timestamp=self.created_on, reason=reason)
+
+
+class RejectedInput(Aggregate):
+    """Input that never became a message (bad JSON, failed validation), kept with its reason."""
+
+    class Recorded(Aggregate.Created):
+        source: str
+        position: str
+        raw: str
+        reason: str
+
+    def __init__(self, source: str, position: str, raw: str, reason: str) -> None:
+        self.source = source
+        self.position = position
+        self.raw = raw
+        self.reason = reason
+
+    @classmethod
+    def record(cls, *, id: Any, now: datetime, **fields: Any) -> RejectedInput:  # noqa: A002
+        return cls._create(cls.Recorded, id=id, timestamp=now, **fields)

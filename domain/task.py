@@ -1,0 +1,267 @@
+"""The Task aggregate: multi-step work an agent tracks across time and channels (seed 000 Part 1)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from eventsourcing.domain import Aggregate
+
+from domain.errors import DomainError
+from domain.status import TERMINAL, TaskStatus, check_transition
+
+
+class TaskClosed(DomainError):
+    """The task is completed, cancelled or expired; it takes no more work."""
+
+
+class Task(Aggregate):
+    """Events carry the business time as their timestamp and every field their `apply` needs."""
+
+    class Created(Aggregate.Created):
+        tenant: str
+        ref: str
+        title: str
+        description: str
+        task_type: str
+        status: str
+        expires_at: datetime | None
+        priority: str | None
+        contact: str | None
+        confidence: float | None
+        context: dict[str, Any]
+        reason: str
+
+    class ActionRecorded(Aggregate.Event):
+        action: str
+        details: dict[str, Any]
+        summary: str
+        performed_by: str
+        status: str
+
+        def apply(self, task: Task) -> None:
+            task.actions.append({"action": self.action, "summary": self.summary, "at": self.timestamp, "by": self.performed_by})
+            task._moved(self.status, self.timestamp)
+
+    class LoopLinked(Aggregate.Event):
+        loop_ref: str
+
+        def apply(self, task: Task) -> None:
+            task.open_loops.append(self.loop_ref)
+
+    class LoopClosed(Aggregate.Event):
+        loop_ref: str
+        resolved_by: str
+
+        def apply(self, task: Task) -> None:
+            task.open_loops.remove(self.loop_ref)
+
+    class SignalReceived(Aggregate.Event):
+        signal_ref: str
+        signal_type: str
+        data: dict[str, Any]
+        resolved_loops: list[str]
+        status: str
+
+        def apply(self, task: Task) -> None:
+            task.inbox.append({"signal": self.signal_ref, "type": self.signal_type, "at": self.timestamp})
+            for loop_ref in self.resolved_loops:
+                task.open_loops.remove(loop_ref)
+            task._moved(self.status, self.timestamp)
+
+    class ProgressNoted(Aggregate.Event):
+        notes: str
+        status: str
+
+        def apply(self, task: Task) -> None:
+            task._moved(self.status, self.timestamp)
+
+    class UserNotified(Aggregate.Event):
+        kind: str
+        message: str
+
+        def apply(self, task: Task) -> None:
+            task.notifications += 1
+
+    class Reviewed(Aggregate.Event):
+        decision: str
+        reason: str
+        rejection_type: str | None
+        status: str
+
+        def apply(self, task: Task) -> None:
+            task._moved(self.status, self.timestamp)
+
+    class GuidanceGiven(Aggregate.Event):
+        text: str
+        status: str
+
+        def apply(self, task: Task) -> None:
+            task.escalation_reason = None
+            task._moved(self.status, self.timestamp)
+
+    class Escalated(Aggregate.Event):
+        reason: str
+        cause: str
+
+        def apply(self, task: Task) -> None:
+            task.escalation_reason = self.reason
+            task.escalation_cause = self.cause
+            task._moved(TaskStatus.ESCALATED, self.timestamp)
+
+    class Completed(Aggregate.Event):
+        summary: str
+
+        def apply(self, task: Task) -> None:
+            task._moved(TaskStatus.COMPLETED, self.timestamp)
+
+    class Cancelled(Aggregate.Event):
+        reason: str
+
+        def apply(self, task: Task) -> None:
+            task._moved(TaskStatus.CANCELLED, self.timestamp)
+
+    class Expired(Aggregate.Event):
+        reason: str
+
+        def apply(self, task: Task) -> None:
+            task._moved(TaskStatus.EXPIRED, self.timestamp)
+
+    def __init__(
+        self,
+        tenant: str,
+        ref: str,
+        title: str,
+        description: str,
+        task_type: str,
+        status: str,
+        expires_at: datetime | None,
+        priority: str | None,
+        contact: str | None,
+        confidence: float | None,
+        context: dict[str, Any],
+        reason: str,
+    ) -> None:
+        self.tenant = tenant
+        self.ref = ref
+        self.title = title
+        self.description = description
+        self.task_type = task_type
+        self.status = TaskStatus(status)
+        self.expires_at = expires_at
+        self.priority = priority
+        self.contact = contact
+        self.confidence = confidence
+        self.context = context
+        self.last_activity_at: datetime = self.created_on
+        self.actions: list[dict[str, Any]] = []
+        self.inbox: list[dict[str, Any]] = []
+        self.open_loops: list[str] = []
+        self.notifications = 0
+        self.escalation_reason: str | None = None
+        self.escalation_cause: str | None = None
+
+    @classmethod
+    def create(cls, *, id: Any, now: datetime, **fields: Any) -> Task:  # noqa: A002
+        return cls._create(cls.Created, id=id, timestamp=now, **fields)
+
+    def _moved(self, status: str, at: datetime) -> None:
+        self.status = TaskStatus(status)
+        self.last_activity_at = at
+
+    @property
+    def is_closed(self) -> bool:
+        return self.status in TERMINAL
+
+    def check_open(self) -> None:
+        if self.is_closed:
+            raise TaskClosed(f"task {self.ref} is {self.status}; it takes no more work")
+
+    def _target(self, *path: TaskStatus) -> TaskStatus:
+        """Checks each step of a path of transitions, skipping steps that are the current status."""
+        current = self.status
+        for step in path:
+            if step != current:
+                check_transition(current, step)
+                current = step
+        return current
+
+    def record_action(self, *, action: str, details: dict[str, Any], summary: str, performed_by: str, now: datetime) -> None:
+        self.check_open()
+        status = (
+            self.status if self.status is TaskStatus.ESCALATED else self._target(TaskStatus.EXECUTING, TaskStatus.WAITING)
+        )
+        self.trigger_event(
+            self.ActionRecorded, timestamp=now, action=action, details=details, summary=summary,
+            performed_by=performed_by, status=status,
+        )
+
+    def link_loop(self, loop_ref: str, *, now: datetime) -> None:
+        self.check_open()
+        self.trigger_event(self.LoopLinked, timestamp=now, loop_ref=loop_ref)
+
+    def close_loop(self, loop_ref: str, *, resolved_by: str, now: datetime) -> None:
+        if loop_ref in self.open_loops:
+            self.trigger_event(self.LoopClosed, timestamp=now, loop_ref=loop_ref, resolved_by=resolved_by)
+
+    def receive_signal(
+        self, *, signal_ref: str, signal_type: str, data: dict[str, Any], resolved_loops: list[str], now: datetime
+    ) -> None:
+        """Stores the signal in the inbox and wakes a waiting or dormant task."""
+        status = self.status
+        if status in (TaskStatus.WAITING, TaskStatus.DORMANT):
+            status = self._target(TaskStatus.EXECUTING)
+        self.trigger_event(
+            self.SignalReceived, timestamp=now, signal_ref=signal_ref, signal_type=signal_type, data=data,
+            resolved_loops=[ref for ref in resolved_loops if ref in self.open_loops], status=status,
+        )
+
+    def note_progress(self, *, notes: str, status: str | None, now: datetime) -> None:
+        self.check_open()
+        target = self._target(TaskStatus(status)) if status else self.status
+        if target in TERMINAL:
+            raise TaskClosed(f"use task.complete or task.cancel to close task {self.ref}, not task.update")
+        self.trigger_event(self.ProgressNoted, timestamp=now, notes=notes, status=target)
+
+    def notify_user(self, *, kind: str, message: str, now: datetime) -> None:
+        self.trigger_event(self.UserNotified, timestamp=now, kind=kind, message=message)
+
+    def approve(self, *, reason: str, now: datetime) -> None:
+        self.trigger_event(
+            self.Reviewed, timestamp=now, decision="approved", reason=reason, rejection_type=None,
+            status=self._target(TaskStatus.READY),
+        )
+
+    def reject(self, *, reason: str, rejection_type: str | None, now: datetime) -> None:
+        self.trigger_event(
+            self.Reviewed, timestamp=now, decision="rejected", reason=reason, rejection_type=rejection_type,
+            status=self._target(TaskStatus.CANCELLED),
+        )
+
+    def give_guidance(self, *, text: str, now: datetime) -> None:
+        self.trigger_event(self.GuidanceGiven, timestamp=now, text=text, status=self._target(TaskStatus.EXECUTING))
+
+    def escalate(self, *, reason: str, cause: str, now: datetime) -> None:
+        self._target(TaskStatus.ESCALATED)
+        self.trigger_event(self.Escalated, timestamp=now, reason=reason, cause=cause)
+
+    def complete(self, *, summary: str, now: datetime) -> None:
+        self._target(TaskStatus.COMPLETED)
+        self.trigger_event(self.Completed, timestamp=now, summary=summary)
+
+    def cancel(self, *, reason: str, now: datetime) -> None:
+        self._target(TaskStatus.CANCELLED)
+        self.trigger_event(self.Cancelled, timestamp=now, reason=reason)
+
+    def expire(self, *, reason: str, now: datetime) -> None:
+        self._target(TaskStatus.EXPIRED)
+        self.trigger_event(self.Expired, timestamp=now, reason=reason)
+
+    def is_due_to_expire(self, now: datetime) -> bool:
+        """Due, and not already escalated for expiry (seed 000 lifecycle step 5 guards re-escalation)."""
+        return (
+            self.expires_at is not None
+            and self.expires_at <= now
+            and not self.is_closed
+            and not (self.status is TaskStatus.ESCALATED and self.escalation_cause == "expiry")
+        )

@@ -1,0 +1,110 @@
+"""A write-side timer wheel: due times filed in hour buckets, so a scan touches only what is due.
+
+`TimerWheel` (one for the deployment) remembers the first hour not yet swept. A timer is filed in
+the bucket of its due hour, or in the first unswept hour when its time has already been swept.
+A bucket whose hour has fully passed is closed by the sweep; filing into a closed bucket is
+refused, so a timer can never land where no sweep will look again.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.domain import Aggregate
+
+from domain.errors import DomainError
+from domain.timeutil import floor_hour
+
+SHARDS = 8
+KINDS = ("loop_deadline", "task_expiry", "proactive_run")
+
+
+class BucketClosed(DomainError):
+    pass
+
+
+def shard_of(target_id: UUID) -> int:
+    return target_id.int % SHARDS
+
+
+class TimerWheel(Aggregate):
+    class Created(Aggregate.Created):
+        first_unswept: datetime
+
+    class ExtendedBack(Aggregate.Event):
+        first_unswept: datetime
+
+        def apply(self, wheel: TimerWheel) -> None:
+            wheel.first_unswept = self.first_unswept
+
+    class Swept(Aggregate.Event):
+        first_unswept: datetime
+
+        def apply(self, wheel: TimerWheel) -> None:
+            wheel.first_unswept = self.first_unswept
+            wheel.has_swept = True
+
+    def __init__(self, first_unswept: datetime) -> None:
+        self.first_unswept = first_unswept
+        self.has_swept = False
+
+    @classmethod
+    def start(cls, *, id: Any, due: datetime, now: datetime) -> TimerWheel:  # noqa: A002
+        return cls._create(cls.Created, id=id, timestamp=now, first_unswept=floor_hour(due))
+
+    def bucket_hour_for(self, due: datetime, *, now: datetime) -> datetime:
+        """The hour bucket a timer belongs in; before the first sweep an earlier timer moves the start back."""
+        hour = floor_hour(due)
+        if hour >= self.first_unswept:
+            return hour
+        if not self.has_swept:
+            self.trigger_event(self.ExtendedBack, timestamp=now, first_unswept=hour)
+            return hour
+        return self.first_unswept
+
+    def swept_until(self, hour: datetime, *, now: datetime) -> None:
+        if hour > self.first_unswept or not self.has_swept:
+            self.trigger_event(self.Swept, timestamp=now, first_unswept=max(hour, self.first_unswept))
+
+
+class TimerBucket(Aggregate):
+    class Opened(Aggregate.Created):
+        hour: datetime
+        shard: int
+
+    class TimerSet(Aggregate.Event):
+        kind: str
+        target_id: UUID
+        due: datetime
+
+        def apply(self, bucket: TimerBucket) -> None:
+            bucket.timers.append((self.kind, self.target_id, self.due))
+
+    class Closed(Aggregate.Event):
+        def apply(self, bucket: TimerBucket) -> None:
+            bucket.closed = True
+
+    def __init__(self, hour: datetime, shard: int) -> None:
+        self.hour = hour
+        self.shard = shard
+        self.timers: list[tuple[str, UUID, datetime]] = []
+        self.closed = False
+
+    @classmethod
+    def open(cls, *, id: Any, hour: datetime, shard: int, now: datetime) -> TimerBucket:  # noqa: A002
+        return cls._create(cls.Opened, id=id, timestamp=now, hour=hour, shard=shard)
+
+    def set_timer(self, *, kind: str, target_id: UUID, due: datetime, now: datetime) -> None:
+        if self.closed:
+            raise BucketClosed(f"timer bucket {self.hour.isoformat()}#{self.shard} has been swept and closed")
+        if (kind, target_id, due) not in self.timers:
+            self.trigger_event(self.TimerSet, timestamp=now, kind=kind, target_id=target_id, due=due)
+
+    def due_timers(self, now: datetime) -> list[tuple[str, UUID, datetime]]:
+        return sorted((timer for timer in self.timers if timer[2] <= now), key=lambda timer: (timer[2], timer[0], str(timer[1])))
+
+    def close(self, *, now: datetime) -> None:
+        if not self.closed:
+            self.trigger_event(self.Closed, timestamp=now)

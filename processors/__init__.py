@@ -1,0 +1,1 @@
+"""The application service and the stream processors that react to messages, events and time."""

@@ -1,0 +1,89 @@
+"""The five deterministic `if_unresolved` actions taken when a loop's deadline passes (seed 000 Part 2)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from domain.expectations import EXPECTATIONS
+from domain.open_loop import OpenLoop
+from domain.task import Task
+from domain.timeutil import format_time
+from processors.application import UnitOfWork
+from processors.loops import close_loop, close_task_loops, proactive_run, register_loop, schedule_run
+from processors.ports import Drafter
+
+ESCALATION_RUN_DELAY = timedelta(hours=4)
+FOLLOWUP_IF_UNRESOLVED = "notify_user"
+
+
+def take_deadline_action(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, now: datetime) -> str:
+    """Closes the overdue loop as `expired` and takes its action, in the same save."""
+    action = loop.if_unresolved
+    reason = (
+        f"deadline {format_time(loop.deadline)} passed with no matching {loop.channel} signal; "
+        f"if_unresolved={action}"
+    )
+    close_loop(uow, loop, task, resolved_by="expired", reason=reason, now=now)
+    ACTIONS[action](uow, loop, task, drafter, now)
+    return f"{loop.ref}: {action}"
+
+
+def _draft_followup_email(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, now: datetime) -> None:
+    contact = loop.watch["sender"]
+    draft = drafter.draft_followup(
+        task_title=task.title, contact=contact, original_subject=loop.watch.get("subject"),
+        days_waiting=(now - loop.created_on).days,
+    )
+    details = {"to": contact, "subject": draft.subject, "body": draft.body, "decided_by": draft.decided_by,
+               "follow_up_of": loop.ref}
+    if loop.watch.get("thread_id"):
+        details["thread_id"] = loop.watch["thread_id"]
+    task.record_action(
+        action="send_email", details=details, summary=f"Sent follow-up to {contact}", performed_by="loopline", now=now
+    )
+    register_loop(
+        uow, task, loop_ref=f"{loop.ref}/followup", channel=loop.channel, watch=dict(loop.watch),
+        deadline=now + EXPECTATIONS["send_email"].default_deadline, if_unresolved=FOLLOWUP_IF_UNRESOLVED,
+        description=f"Reply to follow-up from {contact}", origin="followup", now=now,
+    )
+    task.notify_user(kind="followup_sent", message=f"{contact} hasn't replied. I sent a follow-up.", now=now)
+
+
+def _send_reminder(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, now: datetime) -> None:
+    task.record_action(
+        action="send_reminder", details={"channel": loop.channel, "watch": dict(loop.watch), "reminder_for": loop.ref},
+        summary=f"Sent a reminder: still waiting for {loop.description}", performed_by="loopline", now=now,
+    )
+    task.notify_user(kind="reminder_sent", message=f"Still waiting for {loop.description}; I sent a reminder.", now=now)
+
+
+def _notify_user(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, now: datetime) -> None:
+    task.notify_user(
+        kind="loop_expired",
+        message=f"'{task.title}': no {loop.description} by {format_time(loop.deadline)}. What next?",
+        now=now,
+    )
+
+
+def _cancel_task(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, now: datetime) -> None:
+    reason = f"loop {loop.ref} passed its deadline with cancel_task"
+    close_task_loops(uow, task, resolved_by="cancelled", reason=f"task cancelled: {reason}", now=now)
+    task.cancel(reason=reason, now=now)
+    task.notify_user(kind="task_cancelled", message=f"Stopped tracking '{task.title}': {reason}.", now=now)
+
+
+def _escalate_to_loop(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, now: datetime) -> None:
+    run = proactive_run(uow, task.tenant, now)
+    run.queue_escalation(task_ref=task.ref, loop_ref=loop.ref, reason=f"no {loop.description} by deadline", now=now)
+    if run.next_run_at > now + ESCALATION_RUN_DELAY:
+        schedule_run(uow, run, requested_at=now + ESCALATION_RUN_DELAY, reason=f"escalated loop {loop.ref}", now=now)
+
+
+ACTIONS: dict[str, Callable[[UnitOfWork, OpenLoop, Task, Drafter, datetime], None]] = {
+    "draft_followup_email": _draft_followup_email,
+    "send_reminder": _send_reminder,
+    "notify_user": _notify_user,
+    "cancel_task": _cancel_task,
+    "escalate_to_loop": _escalate_to_loop,
+}

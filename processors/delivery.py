@@ -1,0 +1,49 @@
+"""Delivers what Loopline itself sends (user notifications, follow-ups, reminders) through a channel.
+
+Each delivery carries an idempotency key (event id), and the channel refuses a key it has seen,
+so redelivery after a crash between sending and recording the position sends nothing twice.
+"""
+
+from __future__ import annotations
+
+from eventsourcing.persistence import Tracking
+from eventsourcing.utils import get_topic
+
+from domain.task import Task
+from domain.timeutil import format_time
+from processors.application import Loopline
+from processors.ports import OutboundChannel
+
+TOPICS = [get_topic(Task.UserNotified), get_topic(Task.ActionRecorded)]
+
+
+class Delivery:
+    name = "delivery"
+
+    def __init__(self, app: Loopline, channel: OutboundChannel, batch_size: int = 200) -> None:
+        self.app = app
+        self.channel = channel
+        self.batch_size = batch_size
+
+    def run_once(self) -> int:
+        notifications = self.app.process_recorder.select_notifications(
+            start=self.app.position(self.name) + 1, limit=self.batch_size, topics=TOPICS
+        )
+        delivered = 0
+        for notification in notifications:
+            event = self.app.mapper.to_domain_event(notification)
+            message = outbound_message(event)
+            if message is not None:
+                key = f"{event.originator_id}:{event.originator_version}"
+                delivered += self.channel.deliver(key=key, message=message)
+            self.app.process_recorder.insert_tracking(Tracking(self.name, notification.id))
+        return len(notifications)
+
+
+def outbound_message(event: object) -> dict | None:
+    if isinstance(event, Task.UserNotified):
+        return {"to": "user", "kind": event.kind, "text": event.message, "at": format_time(event.timestamp)}
+    if isinstance(event, Task.ActionRecorded) and event.performed_by == "loopline":
+        return {"to": event.details.get("to", "counterpart"), "kind": event.action, "text": event.summary,
+                "details": event.details, "at": format_time(event.timestamp)}
+    return None

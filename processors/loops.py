@@ -1,0 +1,123 @@
+"""Steps shared by command handlers, signal matching and the maintenance scan."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from domain import ids
+from domain.errors import DomainError
+from domain.matching import channel_rule
+from domain.open_loop import OpenLoop
+from domain.proactive_run import ProactiveRun
+from domain.task import Task
+from domain.timers import BucketClosed, TimerBucket, TimerWheel, shard_of
+from domain.timeutil import HOUR
+from domain.watch_index import WatchIndex
+from processors.application import UnitOfWork
+
+
+class UnknownTask(DomainError):
+    pass
+
+
+class UnknownLoop(DomainError):
+    pass
+
+
+class DuplicateLoop(DomainError):
+    pass
+
+
+def load_task(uow: UnitOfWork, tenant: str, task_ref: str) -> Task:
+    task = uow.get(ids.task_id(tenant, task_ref), Task)
+    if task is None:
+        raise UnknownTask(f"tenant {tenant!r} has no task {task_ref!r}; create it with task.create first")
+    return task
+
+
+def set_timer(uow: UnitOfWork, *, kind: str, target_id: UUID, due: datetime, now: datetime) -> None:
+    """Files a timer in the wheel; a bucket already swept and closed pushes it to the next hour."""
+    wheel_id = ids.timer_wheel_id()
+    wheel = uow.get_or_create(wheel_id, TimerWheel, lambda: TimerWheel.start(id=wheel_id, due=due, now=now))
+    hour = wheel.bucket_hour_for(due, now=now)
+    shard = shard_of(target_id)
+    while True:
+        bucket_id = ids.timer_bucket_id(hour, shard)
+        bucket = uow.get_or_create(
+            bucket_id, TimerBucket, lambda: TimerBucket.open(id=bucket_id, hour=hour, shard=shard, now=now)
+        )
+        try:
+            bucket.set_timer(kind=kind, target_id=target_id, due=due, now=now)
+            return
+        except BucketClosed:
+            hour += HOUR
+
+
+def register_loop(
+    uow: UnitOfWork,
+    task: Task,
+    *,
+    loop_ref: str,
+    channel: str,
+    watch: dict[str, Any],
+    deadline: datetime,
+    if_unresolved: str,
+    description: str,
+    origin: str,
+    now: datetime,
+) -> OpenLoop:
+    """Registers a loop with its task link, match-index entry and deadline timer, all in one save."""
+    task.check_open()
+    loop_id = ids.loop_id(task.tenant, loop_ref)
+    if uow.get(loop_id, OpenLoop) is not None:
+        raise DuplicateLoop(f"loop {loop_ref!r} is already registered for tenant {task.tenant!r}")
+    loop = uow.add(
+        OpenLoop.register(
+            id=loop_id, now=now, tenant=task.tenant, ref=loop_ref, task_ref=task.ref, channel=channel, watch=watch,
+            deadline=deadline, if_unresolved=if_unresolved, description=description, origin=origin,
+        )
+    )
+    task.link_loop(loop_ref, now=now)
+    watch_index(uow, task.tenant, channel, channel_rule(channel).watch_key(watch), now).watch(loop_ref, now=now)
+    set_timer(uow, kind="loop_deadline", target_id=loop_id, due=deadline, now=now)
+    return loop
+
+
+def watch_index(uow: UnitOfWork, tenant: str, channel: str, key: str, now: datetime) -> WatchIndex:
+    index_id = ids.watch_index_id(tenant, channel, key)
+    return uow.get_or_create(
+        index_id, WatchIndex, lambda: WatchIndex.open(id=index_id, tenant=tenant, channel=channel, key=key, now=now)
+    )
+
+
+def close_loop(uow: UnitOfWork, loop: OpenLoop, task: Task, *, resolved_by: str, reason: str, now: datetime) -> None:
+    """Resolves a loop everywhere it is referenced: the loop, its task and the match index."""
+    loop.resolve(resolved_by=resolved_by, reason=reason, now=now)
+    task.close_loop(loop.ref, resolved_by=resolved_by, now=now)
+    watch_index(uow, loop.tenant, loop.channel, channel_rule(loop.channel).watch_key(loop.watch), now).unwatch(
+        loop.ref, now=now
+    )
+
+
+def close_task_loops(uow: UnitOfWork, task: Task, *, resolved_by: str, reason: str, now: datetime) -> None:
+    for loop_ref in list(task.open_loops):
+        loop = uow.get(ids.loop_id(task.tenant, loop_ref), OpenLoop)
+        assert loop is not None, f"task {task.ref} links loop {loop_ref} that does not exist"
+        close_loop(uow, loop, task, resolved_by=resolved_by, reason=reason, now=now)
+
+
+def proactive_run(uow: UnitOfWork, tenant: str, now: datetime) -> ProactiveRun:
+    """The tenant's run, started (with its first wake-up timer) the first time the tenant is seen."""
+    run_id = ids.run_id(tenant)
+    run = uow.get(run_id, ProactiveRun)
+    if run is None:
+        run = uow.add(ProactiveRun.start(id=run_id, tenant=tenant, now=now))
+        set_timer(uow, kind="proactive_run", target_id=run_id, due=run.next_run_at, now=now)
+    return run
+
+
+def schedule_run(uow: UnitOfWork, run: ProactiveRun, *, requested_at: datetime, reason: str, now: datetime) -> None:
+    run.schedule_next(requested_at=requested_at, reason=reason, now=now)
+    set_timer(uow, kind="proactive_run", target_id=run.id, due=run.next_run_at, now=now)

@@ -1,0 +1,137 @@
+"""The maintenance scan behind `tick --now T`: deadlines, task expiry and due proactive runs.
+
+Work follows the timer wheel, so a tick touches due items only. Each fired timer is its own
+transaction and checks the aggregate's state first, which makes a tick idempotent: running it
+again, or after a crash half-way, changes nothing that was already done.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from uuid import UUID
+
+from eventsourcing.persistence import IntegrityError
+
+from domain import ids
+from domain.open_loop import OpenLoop
+from domain.proactive_run import ProactiveRun
+from domain.task import Task
+from domain.timers import SHARDS, TimerBucket, TimerWheel
+from domain.timeutil import HOUR, floor_hour
+from processors.application import Loopline, UnitOfWork
+from processors.deadline_actions import take_deadline_action
+from processors.loops import load_task, proactive_run, set_timer
+from processors.ports import Drafter
+
+RETRIES = 5
+
+
+@dataclass
+class TickReport:
+    now: datetime
+    actions: list[str] = field(default_factory=list)
+    buckets_swept: int = 0
+
+
+class Maintenance:
+    def __init__(self, app: Loopline, drafter: Drafter) -> None:
+        self.app = app
+        self.drafter = drafter
+
+    def tick(self, now: datetime, progress: Callable[[int, int], None] | None = None) -> TickReport:
+        report = TickReport(now)
+        wheel = UnitOfWork(self.app).get(ids.timer_wheel_id(), TimerWheel)
+        if wheel is None:
+            return report
+        last = floor_hour(now)
+        hours = int((last - wheel.first_unswept) / HOUR) + 1
+        for step in range(max(hours, 0)):
+            hour = wheel.first_unswept + step * HOUR
+            for shard in range(SHARDS):
+                self._sweep_bucket(hour, shard, now, report)
+            if progress:
+                progress(step + 1, hours)
+        self._retrying(lambda uow: uow.get(ids.timer_wheel_id(), TimerWheel).swept_until(last, now=now))
+        return report
+
+    def _sweep_bucket(self, hour: datetime, shard: int, now: datetime, report: TickReport) -> None:
+        """Fires every due timer of a bucket, then closes it once its hour has fully passed."""
+        bucket_id = ids.timer_bucket_id(hour, shard)
+        for _ in range(RETRIES):
+            bucket = UnitOfWork(self.app).get(bucket_id, TimerBucket)
+            if bucket is None or bucket.closed:
+                return
+            for kind, target_id, _due in bucket.due_timers(now):
+                outcome = self._retrying(lambda uow: FIRE[kind](self, uow, target_id, now))
+                if outcome:
+                    report.actions.append(outcome)
+            if hour + HOUR > now:
+                return
+            uow = UnitOfWork(self.app)
+            uow.add(bucket).close(now=now)
+            try:
+                uow.commit()
+                report.buckets_swept += 1
+                return
+            except IntegrityError:
+                continue  # a timer was filed meanwhile: sweep the bucket again
+        raise RuntimeError(f"timer bucket {hour.isoformat()}#{shard} kept changing; tick again")
+
+    def _retrying(self, step: Callable[[UnitOfWork], str | None]) -> str | None:
+        """Runs one step in its own transaction, redoing it when a concurrent writer got there first."""
+        for _ in range(RETRIES):
+            uow = UnitOfWork(self.app)
+            outcome = step(uow)
+            try:
+                uow.commit()
+                return outcome
+            except IntegrityError:
+                continue
+        raise RuntimeError("maintenance step kept conflicting with concurrent writers; tick again")
+
+    def _loop_deadline(self, uow: UnitOfWork, loop_id: UUID, now: datetime) -> str | None:
+        loop = uow.get(loop_id, OpenLoop)
+        if loop is None or not loop.is_overdue(now):
+            return None
+        return take_deadline_action(uow, loop, load_task(uow, loop.tenant, loop.task_ref), self.drafter, now)
+
+    def _task_expiry(self, uow: UnitOfWork, task_id: UUID, now: datetime) -> str | None:
+        task = uow.get(task_id, Task)
+        if task is None or not task.is_due_to_expire(now):
+            return None
+        age = (now - task.created_on).days
+        if task.open_loops:
+            reason = (
+                f"expired after {age} days with unresolved loops {', '.join(task.open_loops)}; "
+                "decide: extend, notify or cancel"
+            )
+            task.escalate(reason=reason, cause="expiry", now=now)
+            proactive_run(uow, task.tenant, now).queue_escalation(
+                task_ref=task.ref, loop_ref=None, reason=f"synthesis requested: {reason}", now=now
+            )
+            return f"{task.ref}: escalated (expired with open loops)"
+        task.expire(reason=f"expired after {age} days with no activity", now=now)
+        task.notify_user(kind="task_expired", message=f"Task '{task.title}' expired after {age} days with no activity", now=now)
+        return f"{task.ref}: expired"
+
+    def _proactive_run(self, uow: UnitOfWork, run_id: UUID, now: datetime) -> str | None:
+        run = uow.get(run_id, ProactiveRun)
+        if run is None or not run.is_due(now):
+            return None
+        escalations = list(run.pending_escalations)
+        for escalation in escalations:
+            task = load_task(uow, run.tenant, escalation["task_ref"])
+            task.notify_user(kind="escalation", message=f"'{task.title}' needs your decision: {escalation['reason']}", now=now)
+        summary = f"maintenance: surfaced {len(escalations)} escalation(s)" if escalations else "maintenance: nothing needed attention"
+        run.record_run(mode="maintenance", summary=summary, escalations_handled=len(escalations), now=now)
+        set_timer(uow, kind="proactive_run", target_id=run.id, due=run.next_run_at, now=now)
+        return f"proactive run for {run.tenant}: {summary}"
+
+
+FIRE: dict[str, Callable[[Maintenance, UnitOfWork, UUID, datetime], str | None]] = {
+    "loop_deadline": Maintenance._loop_deadline,
+    "task_expiry": Maintenance._task_expiry,
+    "proactive_run": Maintenance._proactive_run,
+}

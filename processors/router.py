@@ -1,0 +1,75 @@
+"""Routes inbound messages to command handlers or signal matching, exactly once per message."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from eventsourcing.persistence import Tracking
+from eventsourcing.utils import get_topic
+
+from domain.errors import DomainError
+from domain.inbound import InboundMessage
+from processors.application import Loopline, UnitOfWork
+from processors.commands import COMMANDS
+from processors.messages import Message
+from processors.signals import handle_signal
+
+INBOUND_TOPIC = get_topic(InboundMessage.Received)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    message: Message
+    accepted: bool
+    detail: str
+
+
+def handle_message(uow: UnitOfWork, msg: Message) -> Outcome:
+    """Applies one message as one step of the unit of work; a domain error undoes the step and rejects it."""
+    try:
+        detail = COMMANDS[msg.type](uow, msg) if msg.kind == "command" else handle_signal(uow, msg)
+    except (DomainError, KeyError, ValueError, TypeError) as error:
+        uow.rollback_step()
+        reason = str(error) if isinstance(error, DomainError) else f"{type(error).__name__}: {error}"
+        return Outcome(msg, accepted=False, detail=reason)
+    uow.end_step()
+    return Outcome(msg, accepted=True, detail=detail)
+
+
+class Router:
+    """Follows the embedded log (InboundMessage events in the event store) in batches.
+
+    Each batch is one transaction: every event it caused, each reject, and the router's position.
+    A crash before the commit leaves the position where it was, so the batch is simply redone.
+    """
+
+    name = "router"
+
+    def __init__(self, app: Loopline, batch_size: int = 500) -> None:
+        self.app = app
+        self.batch_size = batch_size
+
+    def run_once(self) -> list[Outcome]:
+        notifications = self.app.process_recorder.select_notifications(
+            start=self.app.position(self.name) + 1, limit=self.batch_size, topics=[INBOUND_TOPIC]
+        )
+        if not notifications:
+            return []
+        uow = UnitOfWork(self.app)
+        outcomes = []
+        for notification in notifications:
+            received = self.app.mapper.to_domain_event(notification)
+            assert isinstance(received, InboundMessage.Received)
+            msg = Message(
+                kind=received.kind, ref=received.ref, type=received.type, tenant=received.tenant,
+                at=received.timestamp, data=received.data,
+            )
+            outcome = handle_message(uow, msg)
+            if not outcome.accepted:
+                inbound = uow.get(received.originator_id, InboundMessage)
+                assert inbound is not None
+                inbound.reject(reason=outcome.detail)
+                uow.end_step()
+            outcomes.append(outcome)
+        uow.commit(Tracking(self.name, notifications[-1].id))
+        return outcomes

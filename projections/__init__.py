@@ -1,0 +1,1 @@
+"""Read models: one module per model, holding its tables, its projector and its queries."""

@@ -1,0 +1,114 @@
+"""Keeps read models up to date from the event store, recording each one's position in the same transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from eventsourcing.utils import get_topic
+from sqlalchemy import Column, Integer, MetaData, String, Table, select
+from sqlalchemy.engine import Connection, Engine
+
+from processors.application import Loopline
+
+metadata = MetaData()
+positions = Table(
+    "projection_positions", metadata, Column("name", String(64), primary_key=True), Column("position", Integer, nullable=False)
+)
+
+Handler = Callable[[Connection, Any, int], None]
+
+
+class Projection(Protocol):
+    name: str
+    tables: Sequence[Table]
+    handlers: dict[type, Handler]
+
+
+@dataclass(frozen=True)
+class ProjectionStatus:
+    name: str
+    position: int
+    head: int
+
+    @property
+    def lag(self) -> int:
+        return self.head - self.position
+
+
+class ProjectionRunner:
+    def __init__(self, app: Loopline, engine: Engine, projections: Sequence[Projection], batch_size: int = 1000) -> None:
+        self.app = app
+        self.engine = engine
+        self.projections = list(projections)
+        self.batch_size = batch_size
+        self.topics = sorted({get_topic(cls) for projection in self.projections for cls in projection.handlers})
+        positions.create(engine, checkfirst=True)
+        for projection in self.projections:
+            for table in projection.tables:
+                table.create(engine, checkfirst=True)
+
+    def _positions(self, conn: Connection) -> dict[str, int]:
+        stored = dict(conn.execute(select(positions.c.name, positions.c.position)).all())
+        return {p.name: stored.get(p.name, 0) for p in self.projections}
+
+    def catch_up(self, progress: Callable[[int], None] | None = None) -> int:
+        """Projects every event not yet projected, one transaction per batch; returns how many were read."""
+        total = 0
+        while batch := self._project_batch():
+            total += batch
+            if progress:
+                progress(batch)
+        return total
+
+    def _project_batch(self) -> int:
+        head = self.head()  # read first: anything appended later is left for the next batch
+        with self.engine.begin() as conn:
+            current = self._positions(conn)
+            start = min(current.values(), default=head) + 1
+            if start > head:
+                return 0
+            notifications = self.app.process_recorder.select_notifications(
+                start=start, limit=self.batch_size, stop=head, topics=self.topics
+            )
+            for notification in notifications:
+                event = self.app.mapper.to_domain_event(notification)
+                for projection in self.projections:
+                    handler = projection.handlers.get(type(event))
+                    if handler is not None and current[projection.name] < notification.id:
+                        handler(conn, event, notification.id)
+            reached = notifications[-1].id if len(notifications) == self.batch_size else head
+            self._advance(conn, current, reached)
+            return len(notifications)
+
+    def _advance(self, conn: Connection, current: dict[str, int], position: int) -> None:
+        for name, old in current.items():
+            if old >= position:
+                continue
+            if conn.execute(positions.update().where(positions.c.name == name).values(position=position)).rowcount == 0:
+                conn.execute(positions.insert().values(name=name, position=position))
+
+    def head(self) -> int:
+        return self.app.process_recorder.max_notification_id() or 0
+
+    def status(self) -> list[ProjectionStatus]:
+        head = self.head()
+        with self.engine.connect() as conn:
+            current = self._positions(conn)
+        return [ProjectionStatus(name, position, head) for name, position in current.items()]
+
+    def rebuild(self, names: Sequence[str] = (), progress: Callable[[int], None] | None = None) -> int:
+        """Drops the named read models (all by default) and projects them again from the event store."""
+        unknown = set(names) - {p.name for p in self.projections}
+        if unknown:
+            raise ValueError(f"unknown read model(s) {', '.join(sorted(unknown))}; known: {', '.join(p.name for p in self.projections)}")
+        chosen = [p for p in self.projections if not names or p.name in names]
+        with self.engine.begin() as conn:
+            for projection in chosen:
+                for table in reversed(projection.tables):
+                    table.drop(conn, checkfirst=True)
+                for table in projection.tables:
+                    table.create(conn)
+                conn.execute(positions.delete().where(positions.c.name == projection.name))
+        return self.catch_up(progress)

@@ -1,0 +1,133 @@
+"""The `timeline` read model: every domain event with what happened and why (the audit trail)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy import JSON, Column, Integer, String, Table, Text, select
+from sqlalchemy.engine import Connection
+
+from domain.inbound import InboundMessage, RejectedInput
+from domain.open_loop import OpenLoop
+from domain.proactive_run import ProactiveRun
+from domain.task import Task
+from domain.timeutil import format_time
+from projections.runner import metadata
+
+timeline = Table(
+    "timeline", metadata,
+    Column("position", Integer, primary_key=True, autoincrement=False),
+    Column("tenant", String(200), index=True),
+    Column("task_id", String(200), index=True),
+    Column("subject", String(400), nullable=False),
+    Column("event", String(64), nullable=False),
+    Column("at", String(40), nullable=False),
+    Column("summary", Text, nullable=False),
+    Column("reason", Text),
+    Column("payload", JSON, nullable=False),
+)
+
+# Events do not repeat who they belong to; creation events tell, and this table remembers.
+timeline_subjects = Table(
+    "timeline_subjects", metadata,
+    Column("aggregate_id", String(36), primary_key=True),
+    Column("tenant", String(200)),
+    Column("task_id", String(200)),
+    Column("subject", String(400), nullable=False),
+)
+
+Describe = Callable[[Any], tuple[str, str | None]]
+
+DESCRIPTIONS: dict[type, Describe] = {
+    Task.Created: lambda e: (f"task created: '{e.title}' ({e.status})", e.reason),
+    Task.ActionRecorded: lambda e: (f"{e.performed_by} did {e.action}: {e.summary}", e.details.get("decided_by")),
+    Task.LoopLinked: lambda e: (f"now waiting on loop {e.loop_ref}", None),
+    Task.LoopClosed: lambda e: (f"loop {e.loop_ref} closed ({e.resolved_by})", None),
+    Task.SignalReceived: lambda e: (
+        f"{e.signal_type} {e.signal_ref} stored in inbox; task is {e.status}",
+        f"matched loop(s) {', '.join(e.resolved_loops)}" if e.resolved_loops else None,
+    ),
+    Task.ProgressNoted: lambda e: (f"progress: {e.notes} ({e.status})", None),
+    Task.UserNotified: lambda e: (f"notified user: {e.message}", e.kind),
+    Task.Reviewed: lambda e: (f"owner {e.decision} the task", e.reason),
+    Task.GuidanceGiven: lambda e: ("owner gave guidance; task resumed", e.text),
+    Task.Escalated: lambda e: ("task escalated to the owner", e.reason),
+    Task.Completed: lambda e: ("task completed", e.summary),
+    Task.Cancelled: lambda e: ("task cancelled", e.reason),
+    Task.Expired: lambda e: ("task expired", e.reason),
+    OpenLoop.Registered: lambda e: (
+        f"expecting {e.description} on {e.channel} by {format_time(e.deadline)}; if unresolved: {e.if_unresolved}",
+        f"{e.origin} loop, watch {json.dumps(e.watch, sort_keys=True)}",
+    ),
+    OpenLoop.Resolved: lambda e: (
+        f"loop resolved ({e.resolved_by})", e.reason + (f" [rule: {e.rule}]" if e.rule else "")
+    ),
+    ProactiveRun.Started: lambda e: (f"proactive run started; first run at {format_time(e.next_run_at)}", e.next_run_reason),
+    ProactiveRun.NextRunScheduled: lambda e: (
+        f"next run at {format_time(e.next_run_at)} (asked {format_time(e.requested_at)}, clamped to [30 min, 7 days])",
+        e.reason,
+    ),
+    ProactiveRun.EscalationQueued: lambda e: (f"escalation queued for task {e.task_ref}", e.reason),
+    ProactiveRun.RunRecorded: lambda e: (
+        f"{e.mode} run: {e.summary}; next at {format_time(e.next_run_at)}", e.next_run_reason
+    ),
+    InboundMessage.Received: lambda e: (f"received {e.kind} {e.type} {e.ref}", f"from {e.source}"),
+    InboundMessage.Rejected: lambda e: ("message rejected", e.reason),
+    RejectedInput.Recorded: lambda e: (f"input rejected at {e.source}:{e.position}", e.reason),
+}
+
+
+def _subject_of(event: Any) -> tuple[str | None, str | None, str]:
+    if isinstance(event, Task.Created):
+        return event.tenant, event.ref, f"task {event.ref}"
+    if isinstance(event, OpenLoop.Registered):
+        return event.tenant, event.task_ref, f"loop {event.ref}"
+    if isinstance(event, ProactiveRun.Started):
+        return event.tenant, None, f"proactive run {event.tenant}"
+    if isinstance(event, InboundMessage.Received):
+        return event.tenant, event.data.get("task_id"), f"{event.kind} {event.ref}"
+    assert isinstance(event, RejectedInput.Recorded)
+    return None, None, f"input {event.source}:{event.position}"
+
+
+def _payload(event: Any) -> dict[str, Any]:
+    fields = {k: v for k, v in vars(event).items() if k not in ("originator_id", "originator_version", "timestamp")}
+    return json.loads(json.dumps(fields, default=str, sort_keys=True))
+
+
+def _project(conn: Connection, event: Any, position: int) -> None:
+    aggregate_id = str(event.originator_id)
+    if type(event) in (Task.Created, OpenLoop.Registered, ProactiveRun.Started, InboundMessage.Received, RejectedInput.Recorded):
+        tenant, task_id, subject = _subject_of(event)
+        conn.execute(timeline_subjects.insert().values(aggregate_id=aggregate_id, tenant=tenant, task_id=task_id, subject=subject))
+    else:
+        row = conn.execute(select(timeline_subjects).where(timeline_subjects.c.aggregate_id == aggregate_id)).one()
+        tenant, task_id, subject = row.tenant, row.task_id, row.subject
+    summary, reason = DESCRIPTIONS[type(event)](event)
+    conn.execute(
+        timeline.insert().values(
+            position=position, tenant=tenant, task_id=task_id, subject=subject, event=type(event).__qualname__,
+            at=format_time(event.timestamp), summary=summary, reason=reason, payload=_payload(event),
+        )
+    )
+
+
+name = "timeline"
+tables = (timeline, timeline_subjects)
+handlers = {event_class: _project for event_class in DESCRIPTIONS}
+
+
+def task_trail(conn: Connection, task_id: str, tenant: str | None = None) -> list[dict[str, Any]]:
+    query = select(timeline).where(timeline.c.task_id == task_id).order_by(timeline.c.position)
+    if tenant:
+        query = query.where(timeline.c.tenant == tenant)
+    return [dict(row._mapping) for row in conn.execute(query)]
+
+
+def recent(conn: Connection, *, limit: int = 100, tenant: str | None = None) -> list[dict[str, Any]]:
+    query = select(timeline).order_by(timeline.c.position.desc()).limit(limit)
+    if tenant:
+        query = query.where(timeline.c.tenant == tenant)
+    return list(reversed([dict(row._mapping) for row in conn.execute(query)]))
