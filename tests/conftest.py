@@ -1,0 +1,44 @@
+"""Shared fixtures: a real embedded system on a temporary LOOPLINE_HOME, and message builders."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapters.config import Settings
+from adapters.messages import parse_message
+from cli.bootstrap import DrainReport, System, build
+
+
+def command(ref: str, type_: str, at: str, tenant: str = "user_xyz", **data: Any) -> dict[str, Any]:
+    return {"kind": "command", "id": ref, "type": type_, "tenant": tenant, "at": at, "data": data}
+
+
+def signal(ref: str, type_: str, at: str, tenant: str = "user_xyz", **data: Any) -> dict[str, Any]:
+    return {"kind": "signal", "id": ref, "type": type_, "tenant": tenant, "at": at, "data": data}
+
+
+def build_system(home: Path) -> System:
+    return build(Settings.load({"LOOPLINE_HOME": str(home)}, config_file=home / "loopline.toml"))
+
+
+def publish(system: System, *messages: dict[str, Any]) -> DrainReport:
+    """Appends messages to the embedded log and drains every processor, as `loopline publish` does."""
+    system.log.append([parse_message(json.dumps(m)) for m in messages], "test")
+    return system.drain()
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def system(home: Path) -> Iterator[System]:
+    built = build_system(home)
+    yield built
+    built.close()
