@@ -1,0 +1,132 @@
+"""Seed 000 Flow 1 through the `loopline` command in a subprocess, asserting on its JSON output."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import command, signal
+
+ROOT = Path(__file__).resolve().parents[2]
+
+FLOW_1 = [
+    command("m1", "task.create", "2026-03-13T10:00:00Z", task_id="task_abc", title="Schedule meeting with Rahul",
+            context={"conversation_id": "conv_123"}),
+    command("m2", "action.record", "2026-03-13T10:00:00Z", task_id="task_abc", action="send_email",
+            to="rahul@company.com", thread_id="gmail_thread_xyz", summary="Sent scheduling email to Rahul"),
+]
+REPLY = [signal("g1", "email.received", "2026-03-17T09:00:00Z", sender="RAHUL@company.com", thread_id="gmail_thread_xyz")]
+COMPLETE = [command("m3", "task.complete", "2026-03-17T09:05:00Z", task_id="task_abc", summary="Booked Thursday 3pm")]
+
+
+class Cli:
+    def __init__(self, home: Path) -> None:
+        self.home = home
+
+    def __call__(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", "from cli.main import main; main()", *args],
+            cwd=self.home.parent, env={"LOOPLINE_HOME": str(self.home), "PATH": "/usr/bin:/bin", "COLUMNS": "200"},
+            input=stdin, capture_output=True, text=True, timeout=120,
+        )
+
+    def json(self, *args: str) -> Any:
+        result = self(*args, "--json")
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout)
+
+    def publish(self, tmp: Path, messages: list[dict[str, Any]], name: str) -> subprocess.CompletedProcess[str]:
+        path = tmp / f"{name}.jsonl"
+        path.write_text("".join(json.dumps(m) + "\n" for m in messages))
+        return self("publish", str(path))
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Cli:
+    return Cli(tmp_path / "home")
+
+
+def test_flow_1_follow_up_reply_and_completion_through_the_cli(cli: Cli, tmp_path: Path) -> None:
+    assert cli.publish(tmp_path, FLOW_1, "start").returncode == 0
+    [loop] = cli.json("loops", "list", "--open")
+    assert (loop["task_id"], loop["channel"], loop["deadline"]) == ("task_abc", "email", "2026-03-16T10:00:00Z")
+
+    assert cli("tick", "--now", "2026-03-16T10:00:01Z").returncode == 0
+    assert cli.json("tick", "--now", "2026-03-16T10:00:01Z")["actions"] == []  # the same tick again does nothing
+    loops = {row["loop_id"]: row for row in cli.json("loops", "list")}
+    assert loops[loop["loop_id"]]["resolved_by"] == "expired"
+    followup = loops[loop["loop_id"] + "/followup"]
+    assert not followup["resolved"] and followup["watch"] == loop["watch"]
+
+    assert cli.publish(tmp_path, REPLY, "reply").returncode == 0
+    task = cli.json("tasks", "show", "task_abc")
+    assert task["status"] == "executing"
+    assert [item["signal_id"] for item in task["inbox_items"]] == ["g1"]
+    assert cli.json("loops", "list", "--open") == []
+
+    assert cli.publish(tmp_path, COMPLETE, "complete").returncode == 0
+    task = cli.json("tasks", "show", "task_abc")
+    assert task["status"] == "completed"
+    assert [n["kind"] for n in task["notifications_sent"]] == ["followup_sent", "task_completed"]
+    assert "conv_123" in task["notifications_sent"][-1]["message"]
+
+    trail = cli.json("audit", "task_abc")
+    assert {"Task.Created", "OpenLoop.Resolved", "Task.SignalReceived", "Task.Completed"} <= {r["event"] for r in trail}
+    assert all(row["summary"] for row in trail)
+
+
+def test_rebuild_gives_back_the_same_read_models(cli: Cli, tmp_path: Path) -> None:
+    cli.publish(tmp_path, FLOW_1, "start")
+    cli("tick", "--now", "2026-03-16T10:00:01Z")
+    cli.publish(tmp_path, REPLY, "reply")
+    before = [cli.json("tasks", "list"), cli.json("loops", "list"), cli.json("audit", "task_abc")]
+    assert cli.json("projections", "rebuild")["events_read"] > 0
+    assert [cli.json("tasks", "list"), cli.json("loops", "list"), cli.json("audit", "task_abc")] == before
+    assert all(row["lag"] == 0 for row in cli.json("projections", "status"))
+
+
+def test_bad_lines_are_rejected_with_line_numbers_and_the_rest_applied(cli: Cli, tmp_path: Path) -> None:
+    path = tmp_path / "mixed.jsonl"
+    path.write_text(
+        json.dumps(FLOW_1[0]) + "\n"
+        + "{not json\n"
+        + json.dumps(command("m9", "task.create", "2026-03-13T10:00:00Z", title="no id")) + "\n"
+        + json.dumps({**FLOW_1[1], "type": "task.explode"}) + "\n"
+        + json.dumps(FLOW_1[1]) + "\n"
+    )
+    result = cli("publish", str(path))
+    assert result.returncode == 1
+    assert "line 2: not valid JSON" in result.stderr
+    assert "line 3: data.task_id: Field required" in result.stderr
+    assert "line 4: type: unknown command type 'task.explode'" in result.stderr
+    assert [t["task_id"] for t in cli.json("tasks", "list")] == ["task_abc"]
+    assert len(cli.json("loops", "list", "--open")) == 1
+
+
+def test_repeated_message_id_is_acknowledged_and_ignored(cli: Cli, tmp_path: Path) -> None:
+    cli.publish(tmp_path, FLOW_1, "first")
+    again = cli("publish", "-", "--json", stdin="".join(json.dumps(m) + "\n" for m in FLOW_1))
+    assert again.returncode == 0
+    assert json.loads(again.stdout)["duplicates_ignored"] == 2
+    assert len(cli.json("loops", "list")) == 1
+
+
+def test_usage_errors_say_what_to_do(cli: Cli, tmp_path: Path) -> None:
+    bad_time = cli("tick", "--now", "tomorrow")
+    assert bad_time.returncode == 2 and "RFC 3339" in bad_time.stderr
+    missing = cli("publish", str(tmp_path / "nope.jsonl"))
+    assert missing.returncode == 2 and "cannot read" in missing.stderr
+    unknown = cli("tasks", "show", "task_zzz")
+    assert unknown.returncode == 1 and "loopline tasks list" in unknown.stderr
+
+
+def test_demo_plays_flow_1_to_completion(tmp_path: Path) -> None:
+    result = Cli(tmp_path / "home")("demo", "--home", str(tmp_path / "demo"))
+    assert result.returncode == 0, result.stderr
+    assert "hasn't replied. I sent a follow-up." in result.stdout
+    assert "completed" in result.stdout
