@@ -80,6 +80,17 @@ class InvalidTransition(DomainError):
         self.target = target
 
 
+class UnknownStatus(DomainError):
+    pass
+
+
+def parse_status(status: str) -> TaskStatus:
+    try:
+        return TaskStatus(status)
+    except ValueError:
+        raise UnknownStatus(f"unknown task status {status!r}; statuses are {', '.join(TaskStatus)}") from None
+
+
 def check_transition(current: TaskStatus, target: TaskStatus) -> None:
     if target not in TRANSITIONS[current]:
         raise InvalidTransition(current, target)

@@ -8,7 +8,7 @@ from typing import Any
 from eventsourcing.domain import Aggregate
 
 from domain.errors import DomainError
-from domain.status import TERMINAL, TaskStatus, check_transition
+from domain.status import TERMINAL, TaskStatus, check_transition, parse_status
 
 
 class TaskClosed(DomainError):
@@ -177,23 +177,24 @@ class Task(Aggregate):
         if self.is_closed:
             raise TaskClosed(f"task {self.ref} is {self.status}; it takes no more work")
 
-    def _target(self, *path: TaskStatus) -> TaskStatus:
-        """Checks each step of a path of transitions, skipping steps that are the current status."""
-        current = self.status
-        for step in path:
-            if step != current:
-                check_transition(current, step)
-                current = step
-        return current
+    def _target(self, target: TaskStatus) -> TaskStatus:
+        check_transition(self.status, target)
+        return target
+
+    def _after_action(self) -> TaskStatus:
+        """An action leaves the task waiting on its outcome (an escalated task stays with the owner)."""
+        if self.status in (TaskStatus.WAITING, TaskStatus.ESCALATED):
+            return self.status
+        if self.status is not TaskStatus.EXECUTING:
+            check_transition(self.status, TaskStatus.EXECUTING)
+        check_transition(TaskStatus.EXECUTING, TaskStatus.WAITING)
+        return TaskStatus.WAITING
 
     def record_action(self, *, action: str, details: dict[str, Any], summary: str, performed_by: str, now: datetime) -> None:
         self.check_open()
-        status = (
-            self.status if self.status is TaskStatus.ESCALATED else self._target(TaskStatus.EXECUTING, TaskStatus.WAITING)
-        )
         self.trigger_event(
             self.ActionRecorded, timestamp=now, action=action, details=details, summary=summary,
-            performed_by=performed_by, status=status,
+            performed_by=performed_by, status=self._after_action(),
         )
 
     def link_loop(self, loop_ref: str, *, now: datetime) -> None:
@@ -218,7 +219,9 @@ class Task(Aggregate):
 
     def note_progress(self, *, notes: str, status: str | None, now: datetime) -> None:
         self.check_open()
-        target = self._target(TaskStatus(status)) if status else self.status
+        target = parse_status(status) if status else self.status
+        if target != self.status:
+            check_transition(self.status, target)
         if target in TERMINAL:
             raise TaskClosed(f"use task.complete or task.cancel to close task {self.ref}, not task.update")
         self.trigger_event(self.ProgressNoted, timestamp=now, notes=notes, status=target)
