@@ -1,0 +1,84 @@
+"""The per-tenant proactive run: its clamped schedule and its 24 h fallback."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from domain import ids
+from domain.proactive_run import ProactiveRun, clamp_next_run
+
+NOW = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
+
+
+def test_requested_run_sooner_than_30_minutes_is_pushed_to_30_minutes():
+    assert clamp_next_run(NOW + timedelta(minutes=5), NOW) == NOW + timedelta(minutes=30)
+    assert clamp_next_run(NOW - timedelta(days=1), NOW) == NOW + timedelta(minutes=30)
+
+
+def test_requested_run_later_than_7_days_is_pulled_to_7_days():
+    assert clamp_next_run(NOW + timedelta(days=30), NOW) == NOW + timedelta(days=7)
+
+
+def test_requested_run_inside_the_bounds_is_kept():
+    assert clamp_next_run(NOW + timedelta(hours=5), NOW) == NOW + timedelta(hours=5)
+
+
+@given(offset=st.timedeltas(min_value=timedelta(days=-400), max_value=timedelta(days=400)))
+def test_next_run_is_always_between_30_minutes_and_7_days(offset):
+    result = clamp_next_run(NOW + offset, NOW)
+    assert NOW + timedelta(minutes=30) <= result <= NOW + timedelta(days=7)
+    if timedelta(minutes=30) <= offset <= timedelta(days=7):
+        assert result == NOW + offset
+
+
+def start() -> ProactiveRun:
+    return ProactiveRun.start(id=ids.run_id("u"), tenant="u", now=NOW)
+
+
+def recorded(run: ProactiveRun) -> ProactiveRun.RunRecorded:
+    return [e for e in run.pending_events if isinstance(e, ProactiveRun.RunRecorded)][-1]
+
+
+def test_first_run_is_30_minutes_after_the_tenant_is_seen():
+    run = start()
+    assert run.next_run_at == NOW + timedelta(minutes=30)
+    assert not run.is_due(NOW + timedelta(minutes=29))
+    assert run.is_due(NOW + timedelta(minutes=30))
+
+
+def test_run_that_asks_for_no_next_run_falls_back_to_24_hours():
+    run = start()
+    at = NOW + timedelta(minutes=30)
+    run.record_run(mode="maintenance", summary="nothing", escalations_handled=0, now=at)
+    assert run.next_run_at == at + timedelta(hours=24)
+    assert recorded(run).fallback_used is True
+
+
+def test_run_that_scheduled_its_next_wake_up_keeps_it():
+    run = start()
+    at = NOW + timedelta(minutes=30)
+    run.schedule_next(requested_at=at + timedelta(hours=3), reason="check on Bob", now=at)
+    run.record_run(mode="agent", summary="emailed Bob", escalations_handled=0, now=at)
+    assert run.next_run_at == at + timedelta(hours=3)
+    assert run.next_run_reason == "check on Bob"
+    assert recorded(run).fallback_used is False
+
+
+def test_handled_escalations_leave_the_queue():
+    run = start()
+    run.queue_escalation(task_ref="t1", loop_ref="loop-1", reason="no reply", now=NOW)
+    assert [e["task_ref"] for e in run.pending_escalations] == ["t1"]
+    run.record_run(mode="maintenance", summary="surfaced 1", escalations_handled=1, now=NOW + timedelta(minutes=30))
+    assert run.pending_escalations == []
+    assert run.runs == 1
+
+
+def test_escalation_queued_during_a_run_waits_for_the_next_one():
+    run = start()
+    run.queue_escalation(task_ref="t1", loop_ref=None, reason="a", now=NOW)
+    run.queue_escalation(task_ref="t2", loop_ref=None, reason="b", now=NOW)
+    run.record_run(mode="maintenance", summary="surfaced 1", escalations_handled=1, now=NOW + timedelta(minutes=30))
+    assert [e["task_ref"] for e in run.pending_escalations] == ["t2"]
