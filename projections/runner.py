@@ -9,6 +9,7 @@ from typing import Any, Protocol
 from eventsourcing.utils import get_topic
 from sqlalchemy import Column, Integer, MetaData, String, Table, select
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import IntegrityError
 
 from processors.application import Loopline
 
@@ -16,6 +17,13 @@ metadata = MetaData()
 positions = Table(
     "projection_positions", metadata, Column("name", String(64), primary_key=True), Column("position", Integer, nullable=False)
 )
+
+MAX_CONFLICTS = 20
+
+
+class ConcurrentProjection(RuntimeError):
+    """Another runner projected the same batch first; this one's transaction is rolled back."""
+
 
 Handler = Callable[[Connection, Any, int], None]
 
@@ -55,8 +63,17 @@ class ProjectionRunner:
 
     def catch_up(self, progress: Callable[[int], None] | None = None) -> int:
         """Projects every event not yet projected, one transaction per batch; returns how many were read."""
-        total = 0
-        while batch := self._project_batch():
+        total = conflicts = 0
+        while True:
+            try:
+                batch = self._project_batch()
+            except (ConcurrentProjection, IntegrityError):
+                conflicts += 1  # someone else projected it; read the positions again
+                if conflicts > MAX_CONFLICTS:
+                    raise
+                continue
+            if not batch:
+                break
             total += batch
             if progress:
                 progress(batch)
@@ -83,10 +100,16 @@ class ProjectionRunner:
             return len(notifications)
 
     def _advance(self, conn: Connection, current: dict[str, int], position: int) -> None:
+        """Moves positions forward only from the values this batch read, so two runners never both apply a batch."""
         for name, old in current.items():
             if old >= position:
                 continue
-            if conn.execute(positions.update().where(positions.c.name == name).values(position=position)).rowcount == 0:
+            moved = conn.execute(
+                positions.update().where(positions.c.name == name, positions.c.position == old).values(position=position)
+            ).rowcount
+            if not moved:
+                if old:
+                    raise ConcurrentProjection(f"read model {name} was advanced by another runner; batch rolled back")
                 conn.execute(positions.insert().values(name=name, position=position))
 
     def head(self) -> int:
