@@ -1,0 +1,135 @@
+"""Read models are derived: dropped and rebuilt from the event store they come out the same."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cli.bootstrap import System
+from tests.conftest import build_system, command, publish, signal
+from tests.integration.helpers import (
+    COMPLETE,
+    CREATE_TASK,
+    RAHUL_REPLIES,
+    SEND_EMAIL,
+    append,
+    dump,
+    loop_rows,
+    task_rows,
+    tick,
+)
+
+T0 = "2026-03-13T10:00:00Z"
+
+
+def _flow_1_and_friends(system: System) -> None:
+    """Flow 1 end to end, plus tasks of another tenant, a reject, an expiry and an escalation."""
+    publish(system, CREATE_TASK, SEND_EMAIL)
+    publish(
+        system,
+        command("b1", "task.create", T0, tenant="tenant_b", task_id="pr", title="Get the PR reviewed"),
+        command("b2", "action.record", T0, tenant="tenant_b", task_id="pr", action="open_pull_request",
+                repo="acme/api", resource_id="42"),
+        command("b3", "task.create", T0, tenant="tenant_b", task_id="idle", title="Idle", expires_in_days=1),
+        command("b4", "action.record", T0, tenant="tenant_b", task_id="ghost", action="send_email", to="x@y.z"),
+        command("c1", "task.create", T0, task_id="nda", title="NDA", expires_in_days=2),
+        command("c2", "loop.register", T0, loop_id="nda/sig", task_id="nda", channel="webhook",
+                watch={"source": "docusign", "trigger_name": "document_signed"}, deadline="2026-04-01T00:00:00Z",
+                if_unresolved="escalate_to_loop", description="Signed NDA"),
+    )
+    tick(system, "2026-03-14T10:00:00Z")
+    tick(system, "2026-03-16T10:00:01Z")
+    publish(
+        system,
+        RAHUL_REPLIES,
+        COMPLETE,
+        signal("b5", "github.event", "2026-03-17T10:00:00Z", tenant="tenant_b", event_type="pull_request_review",
+               repo="acme/api", resource_id="42"),
+    )
+    tick(system, "2026-03-17T12:00:00Z")
+
+
+def test_rebuilding_every_read_model_gives_identical_rows(system: System) -> None:
+    _flow_1_and_friends(system)
+    before = dump(system.projections.engine)
+    assert all(before[name] for name in ("tasks", "task_inbox", "open_loops", "proactive_runs", "timeline"))
+
+    system.projections.rebuild()
+
+    assert dump(system.projections.engine) == before
+
+
+def test_rebuilding_only_the_timeline_gives_identical_rows(system: System) -> None:
+    _flow_1_and_friends(system)
+    before = dump(system.projections.engine)
+
+    projected = system.projections.rebuild(["timeline"])
+
+    assert projected > 0
+    assert dump(system.projections.engine) == before
+
+
+def test_rebuilding_an_unknown_read_model_is_refused_and_drops_nothing(system: System) -> None:
+    _flow_1_and_friends(system)
+    before = dump(system.projections.engine)
+
+    with pytest.raises(ValueError, match="unknown read model"):
+        system.projections.rebuild(["tasks", "nonsense"])
+
+    assert dump(system.projections.engine) == before
+
+
+def test_read_models_lag_until_drained_then_not_at_all(system: System) -> None:
+    append(system, CREATE_TASK, SEND_EMAIL)
+    system.router.run_once()
+    assert all(status.lag > 0 for status in system.projections.status())
+    assert task_rows(system) == []
+
+    system.drain()
+
+    statuses = system.projections.status()
+    assert {status.name for status in statuses} == {"tasks", "open_loops", "proactive_runs", "timeline"}
+    assert all(status.lag == 0 for status in statuses)
+    assert [row["task_id"] for row in task_rows(system)] == ["task_abc"]
+
+
+def test_restarted_system_sees_the_same_rows_and_projects_nothing_again(system: System, home: Path) -> None:
+    _flow_1_and_friends(system)
+    before = dump(system.projections.engine)
+    system.close()
+
+    restarted = build_system(home)
+    try:
+        assert restarted.projections.catch_up() == 0
+        assert dump(restarted.projections.engine) == before
+        assert all(status.lag == 0 for status in restarted.projections.status())
+    finally:
+        restarted.close()
+
+
+def test_projection_resumes_from_its_position_after_a_restart(system: System, home: Path) -> None:
+    publish(system, CREATE_TASK, SEND_EMAIL)
+    append(system, RAHUL_REPLIES)
+    system.router.run_once()  # processed, not yet projected
+    system.close()
+
+    restarted = build_system(home)
+    try:
+        restarted.drain()
+        assert [row["resolved_by"] for row in loop_rows(restarted)] == ["signal_match"]
+        assert [row["inbox"] for row in task_rows(restarted)] == [1]
+    finally:
+        restarted.close()
+
+
+def test_projecting_in_small_batches_gives_the_same_rows(tmp_path: Path) -> None:
+    whole, batched = build_system(tmp_path / "whole"), build_system(tmp_path / "batched")
+    try:
+        batched.projections.batch_size = 3
+        for system in (whole, batched):
+            _flow_1_and_friends(system)
+        assert dump(batched.projections.engine) == dump(whole.projections.engine)
+    finally:
+        whole.close()
+        batched.close()
