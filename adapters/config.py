@@ -14,6 +14,8 @@ class Settings:
     event_store: str
     read_model: str
     kafka: str | None
+    kafka_topic_prefix: str
+    kafka_partitions: int
     anthropic_api_key: str | None
 
     @classmethod
@@ -28,5 +30,7 @@ class Settings:
             event_store=values.get("LOOPLINE_EVENT_STORE") or f"sqlite:///{home / 'events.db'}",
             read_model=values.get("LOOPLINE_READ_MODEL") or f"sqlite:///{home / 'views.db'}",
             kafka=values.get("LOOPLINE_KAFKA") or None,
+            kafka_topic_prefix=values.get("LOOPLINE_KAFKA_TOPIC_PREFIX") or "",
+            kafka_partitions=int(values.get("LOOPLINE_KAFKA_PARTITIONS") or 6),
             anthropic_api_key=values.get("ANTHROPIC_API_KEY") or None,
         )

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
 
 from eventsourcing.persistence import IntegrityError
 
 from domain import ids
-from domain.inbound import InboundMessage, RejectedInput
+from domain.inbound import InboundMessage
 from processors.application import Loopline, UnitOfWork
 from processors.messages import Message
 
@@ -66,12 +64,3 @@ class EmbeddedLog:
             return
         report.appended += appended
         report.duplicates += duplicates
-
-    def reject(self, *, source: str, position: str, raw: str, reason: str, now: datetime) -> None:
-        """Keeps input that never became a message, with its reason; the same bad input is kept once."""
-        fingerprint = hashlib.sha256(f"{source}\x1f{position}\x1f{raw}".encode()).hexdigest()
-        reject_id = ids.rejected_input_id(fingerprint)
-        uow = UnitOfWork(self.app)
-        if uow.get(reject_id, RejectedInput) is None:
-            uow.add(RejectedInput.record(id=reject_id, now=now, source=source, position=position, raw=raw, reason=reason))
-            uow.commit()

@@ -1,4 +1,4 @@
-"""The read-model database: SQLAlchemy engines for SQLite (embedded) and, later, PostgreSQL."""
+"""The read-model database: SQLAlchemy engines for SQLite (embedded) and PostgreSQL (scale)."""
 
 from __future__ import annotations
 
@@ -18,4 +18,6 @@ def read_model_engine(url: str) -> Engine:
             dbapi_connection.execute("PRAGMA journal_mode=WAL")
 
         return engine
+    if url.startswith(("postgresql://", "postgres://")):
+        url = "postgresql+psycopg://" + url.split("://", 1)[1]
     return create_engine(url, pool_pre_ping=True)

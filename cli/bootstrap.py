@@ -1,19 +1,23 @@
-"""The composition root: builds the whole embedded system from settings. Nothing connects at import time."""
+"""The composition root: builds the embedded or the scale system from settings. Nothing connects at import time."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
 
 from adapters.channels import JsonlOutbox
 from adapters.config import Settings
 from adapters.drafting import TemplateDrafter
-from adapters.embedded_log import EmbeddedLog
+from adapters.embedded_log import AppendReport, EmbeddedLog
 from adapters.event_store import event_store_env
+from adapters.leader import PostgresLeader, SoleLeader, leader_for
 from adapters.read_model import read_model_engine
 from processors.application import Loopline
 from processors.delivery import Delivery
-from processors.maintenance import Maintenance
+from processors.maintenance import Maintenance, TickReport
+from processors.messages import Message
 from processors.router import Outcome, Router
 from projections import open_loops, proactive_runs, tasks, timeline
 from projections.runner import ProjectionRunner
@@ -25,6 +29,7 @@ READ_MODELS = (tasks, open_loops, proactive_runs, timeline)
 class DrainReport:
     outcomes: list[Outcome] = field(default_factory=list)
     delivered: int = 0
+    relayed: int = 0
     projected: int = 0
 
     @property
@@ -32,34 +37,64 @@ class DrainReport:
         return [outcome for outcome in self.outcomes if not outcome.accepted]
 
 
+class Log(Protocol):
+    """What `publish` appends to: the event store (embedded) or Kafka (scale)."""
+
+    def append(self, messages: list[Message], source: str) -> AppendReport: ...
+
+
 @dataclass
 class System:
     settings: Settings
     app: Loopline
-    log: EmbeddedLog
-    router: Router
+    log: Log
+    router: Router | None
     maintenance: Maintenance
     delivery: Delivery
     projections: ProjectionRunner
+    leader: SoleLeader | PostgresLeader
+    relay: Any = None
+
+    @property
+    def is_scale(self) -> bool:
+        return self.router is None
 
     def drain(self, progress: Callable[[int], None] | None = None) -> DrainReport:
-        """Runs every processor until none has work left, so the next query sees all effects."""
+        """Runs the processors this process may run until none has work left, so the next query sees the effects.
+
+        At scale inbound messages are the Kafka workers' job and the relay and delivery the
+        leader's; projections are safe to run anywhere (their positions are compare-and-set).
+        """
         report = DrainReport()
+        leads = self.leader.try_lead()
         while True:
-            outcomes = self.router.run_once()
+            outcomes = self.router.run_once() if self.router else []
             report.outcomes += outcomes
             if progress and outcomes:
                 progress(len(outcomes))
             if outcomes:
                 continue
-            delivered = self.delivery.run_once()
+            relayed = self.relay.run_once() if self.relay and leads else 0
+            delivered = self.delivery.run_once() if leads else 0
+            report.relayed += relayed
             report.delivered += delivered
-            if not delivered:
+            if not (relayed or delivered):
                 break
         report.projected = self.projections.catch_up()
         return report
 
+    def tick(self, now: datetime, progress: Callable[[int, int], None] | None = None) -> TickReport:
+        """One scheduler scan at a time across all processes, then drain."""
+        with self.leader.scheduling():
+            report = self.maintenance.tick(now, progress)
+        self.drain()
+        return report
+
     def close(self) -> None:
+        for closable in (self.log, self.relay):
+            if hasattr(closable, "close"):
+                closable.close()
+        self.leader.close()
         self.projections.engine.dispose()
         self.app.factory.close()
 
@@ -68,7 +103,7 @@ def build(settings: Settings | None = None) -> System:
     settings = settings or Settings.load()
     settings.home.mkdir(parents=True, exist_ok=True)
     app = Loopline(env=event_store_env(settings.event_store))
-    return System(
+    system = System(
         settings=settings,
         app=app,
         log=EmbeddedLog(app),
@@ -76,4 +111,15 @@ def build(settings: Settings | None = None) -> System:
         maintenance=Maintenance(app, TemplateDrafter()),
         delivery=Delivery(app, JsonlOutbox(settings.home / "outbox.jsonl")),
         projections=ProjectionRunner(app, read_model_engine(settings.read_model), READ_MODELS),
+        leader=leader_for(settings.event_store),
     )
+    if settings.kafka:
+        from adapters.kafka_log import KafkaPublisher, Topics, ensure_topics
+        from adapters.kafka_relay import OutboxRelay
+
+        topics = Topics(settings.kafka_topic_prefix)
+        ensure_topics(settings.kafka, topics, settings.kafka_partitions)
+        system.log = KafkaPublisher(settings.kafka, topics)
+        system.router = None
+        system.relay = OutboxRelay(app, settings.kafka, topics)
+    return system

@@ -64,7 +64,7 @@ def demo(
         for number, (narration, step) in enumerate(FLOW_1, start=1):
             out.rule(f"[bold]{number}. {narration}")
             if isinstance(step, str):
-                actions = system.maintenance.tick(parse_time(step)).actions
+                actions = system.tick(parse_time(step)).actions
                 out.print(f"tick --now {step}: {len(actions)} action(s)")
             else:
                 for message in step:

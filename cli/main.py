@@ -18,6 +18,7 @@ from cli.context import REJECTED, fail, opened
 from cli.output import err, out, print_json, print_table
 from domain.timeutil import format_time, parse_time
 from processors.messages import Message
+from processors.rejects import record_rejected_input
 from projections.timeline import task_trail
 
 app = typer.Typer(
@@ -53,11 +54,12 @@ def publish(
                 valid.append(parse_message(line))
             except InvalidMessage as error:
                 invalid.append({"line": number, "reason": str(error)})
-                system.log.reject(source=source, position=f"line {number}", raw=line, reason=str(error), now=now)
+                record_rejected_input(system.app, source=source, position=f"line {number}", raw=line, reason=str(error), now=now)
         appended = system.log.append(valid, source)
         with Progress(console=err, transient=True) as progress:
             bar = progress.add_task("processing", total=appended.appended)
             report = system.drain(progress=lambda n: progress.advance(bar, n))
+        scale = system.is_scale
     rejected = invalid + [
         {"id": o.message.ref, "tenant": o.message.tenant, "type": o.message.type, "reason": o.detail} for o in report.rejected
     ]
@@ -73,6 +75,8 @@ def publish(
     }
     if json_:
         print_json(summary)
+    elif scale:
+        out.print(f"appended {appended.appended} to Kafka for the workers, rejected {len(rejected)}")
     else:
         out.print(
             f"appended {appended.appended}, ignored {appended.duplicates} duplicate(s), "
@@ -92,11 +96,9 @@ def tick(
         moment = parse_time(now)
     except ValueError:
         fail(f"--now {now!r} is not an RFC 3339 time such as 2026-03-16T10:00:00Z")
-    with opened() as system:
-        with Progress(console=err, transient=True) as progress:
-            bar = progress.add_task("scanning", total=None)
-            report = system.maintenance.tick(moment, progress=lambda done, total: progress.update(bar, completed=done, total=total))
-        system.drain()
+    with opened() as system, Progress(console=err, transient=True) as progress:
+        bar = progress.add_task("scanning", total=None)
+        report = system.tick(moment, progress=lambda done, total: progress.update(bar, completed=done, total=total))
     if json_:
         print_json({"now": format_time(moment), "actions": report.actions})
     elif report.actions:
@@ -125,24 +127,29 @@ def audit(
 
 @app.command()
 def run(
-    interval: Annotated[float, typer.Option(help="Seconds between polls of the log.")] = 1.0,
+    interval: Annotated[float, typer.Option(help="Seconds between polls.")] = 1.0,
     tick_every: Annotated[float, typer.Option(help="Seconds between scheduler ticks at wall-clock time.")] = 60.0,
-    once: Annotated[bool, typer.Option("--once", help="Drain and tick once, then exit.")] = False,
+    once: Annotated[bool, typer.Option("--once", help="Embedded only: drain and tick once, then exit.")] = False,
 ) -> None:
-    """Run the processors continuously: drain the log, tick the scheduler at wall-clock time."""
-    clock = SystemClock()
+    """Run the processors continuously. With LOOPLINE_KAFKA set, run as one of any number of workers."""
     with opened() as system:
+        if system.is_scale:
+            if once:
+                fail("--once is for the embedded deployment; a scale worker runs until stopped")
+            from cli.worker import run_scale
+
+            run_scale(system, interval=interval, tick_every=tick_every)
+            return
+        clock = SystemClock()
         last_tick = 0.0
         while True:
             report = system.drain()
             if report.outcomes:
                 out.print(f"processed {len(report.outcomes)} message(s), {len(report.rejected)} rejected")
             if time.monotonic() - last_tick >= tick_every or once:
-                actions = system.maintenance.tick(clock.now()).actions
-                last_tick = time.monotonic()
-                for action in actions:
+                for action in system.tick(clock.now()).actions:
                     out.print(action, highlight=False)
-                system.drain()
+                last_tick = time.monotonic()
             if once:
                 return
             time.sleep(interval)

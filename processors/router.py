@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from uuid import UUID
 
 from eventsourcing.persistence import Tracking
 from eventsourcing.utils import get_topic
 
+from domain import ids
 from domain.errors import DomainError
 from domain.inbound import InboundMessage
 from processors.application import Loopline, UnitOfWork
@@ -34,6 +36,35 @@ def handle_message(uow: UnitOfWork, msg: Message) -> Outcome:
         return Outcome(msg, accepted=False, detail=reason)
     uow.end_step()
     return Outcome(msg, accepted=True, detail=detail)
+
+
+def record_and_handle(uow: UnitOfWork, msg: Message, source: str) -> Outcome | None:
+    """Records the message's receipt and applies it; None when this (tenant, id) was seen before.
+
+    Used where the log is not the event store (Kafka): the receipt is saved in the same
+    transaction as the message's effects, so a redelivered message finds it and changes nothing.
+    """
+    message_id = ids.message_id(msg.tenant, msg.ref)
+    if uow.get(message_id, InboundMessage) is not None:
+        return None
+    uow.add(
+        InboundMessage.receive(
+            id=message_id, at=msg.at, kind=msg.kind, ref=msg.ref, type=msg.type, tenant=msg.tenant, data=msg.data,
+            source=source,
+        )
+    )
+    uow.end_step()
+    return _handle_or_reject(uow, message_id, msg)
+
+
+def _handle_or_reject(uow: UnitOfWork, message_id: UUID, msg: Message) -> Outcome:
+    outcome = handle_message(uow, msg)
+    if not outcome.accepted:
+        inbound = uow.get(message_id, InboundMessage)
+        assert inbound is not None
+        inbound.reject(reason=outcome.detail)
+        uow.end_step()
+    return outcome
 
 
 class Router:
@@ -64,12 +95,6 @@ class Router:
                 kind=received.kind, ref=received.ref, type=received.type, tenant=received.tenant,
                 at=received.timestamp, data=received.data,
             )
-            outcome = handle_message(uow, msg)
-            if not outcome.accepted:
-                inbound = uow.get(received.originator_id, InboundMessage)
-                assert inbound is not None
-                inbound.reject(reason=outcome.detail)
-                uow.end_step()
-            outcomes.append(outcome)
+            outcomes.append(_handle_or_reject(uow, received.originator_id, msg))
         uow.commit(Tracking(self.name, notifications[-1].id))
         return outcomes

@@ -1,0 +1,92 @@
+"""The Kafka log: topic names, topic creation and the producer `publish` uses (kafka-python, synchronous)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from adapters.embedded_log import AppendReport
+from domain.timeutil import format_time
+from processors.messages import Message
+
+
+@dataclass(frozen=True)
+class Topics:
+    prefix: str = ""
+
+    @property
+    def commands(self) -> str:
+        return f"{self.prefix}loopline.commands"
+
+    @property
+    def signals(self) -> str:
+        return f"{self.prefix}loopline.signals"
+
+    @property
+    def events(self) -> str:
+        return f"{self.prefix}loopline.events"
+
+    def for_kind(self, kind: str) -> str:
+        return self.commands if kind == "command" else self.signals
+
+    def dlq(self, topic: str) -> str:
+        return f"{topic}.dlq"
+
+    def all(self) -> list[str]:
+        inputs = [self.commands, self.signals]
+        return [*inputs, self.events, *map(self.dlq, inputs)]
+
+
+def ensure_topics(bootstrap: str, topics: Topics, partitions: int) -> None:
+    """Creates Loopline's topics if they are missing; existing topics are left as they are."""
+    from kafka import KafkaAdminClient
+    from kafka.admin import NewTopic
+    from kafka.errors import TopicAlreadyExistsError
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="loopline-admin")
+    try:
+        existing = set(admin.list_topics())
+        missing = [NewTopic(name, partitions, 1) for name in topics.all() if name not in existing]
+        if missing:
+            try:
+                admin.create_topics(missing)
+            except TopicAlreadyExistsError:
+                pass
+    finally:
+        admin.close()
+
+
+def envelope(message: Message) -> dict[str, Any]:
+    return {"kind": message.kind, "id": message.ref, "type": message.type, "tenant": message.tenant,
+            "at": format_time(message.at), "data": message.data}
+
+
+def producer(bootstrap: str) -> Any:
+    from kafka import KafkaProducer
+
+    return KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5, retries=10, client_id="loopline")
+
+
+class KafkaPublisher:
+    """Appends validated messages to their topic, keyed by tenant so each tenant keeps its order."""
+
+    def __init__(self, bootstrap: str, topics: Topics) -> None:
+        self.topics = topics
+        self._producer = producer(bootstrap)
+
+    def append(self, messages: Iterable[Message], source: str) -> AppendReport:
+        """Duplicates are not known here: the workers acknowledge and ignore a repeated id."""
+        count = 0
+        for message in messages:
+            self._producer.send(
+                self.topics.for_kind(message.kind), key=message.tenant.encode(),
+                value=json.dumps(envelope(message), sort_keys=True).encode(),
+            )
+            count += 1
+        self._producer.flush()
+        return AppendReport(appended=count)
+
+    def close(self) -> None:
+        self._producer.close()

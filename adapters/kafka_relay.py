@@ -1,0 +1,63 @@
+"""The outbox relay: publishes every stored domain event to `loopline.events` in notification order.
+
+At-least-once into Kafka: the relay's position is recorded after the producer flushed, so a
+crash in between republishes a tail that consumers dedupe by `notification_id`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from uuid import UUID
+
+from eventsourcing.application import AggregateNotFoundError
+from eventsourcing.persistence import Tracking
+
+from adapters.kafka_log import Topics, producer
+from processors.application import Loopline
+
+SYSTEM_KEY = "_system"
+
+
+class OutboxRelay:
+    name = "relay"
+
+    def __init__(self, app: Loopline, bootstrap: str, topics: Topics, batch_size: int = 1000) -> None:
+        self.app = app
+        self.topics = topics
+        self.batch_size = batch_size
+        self._producer = producer(bootstrap)
+        self._tenants: dict[UUID, str] = {}
+
+    def run_once(self) -> int:
+        notifications = self.app.process_recorder.select_notifications(
+            start=self.app.position(self.name) + 1, limit=self.batch_size
+        )
+        for notification in notifications:
+            value = {
+                "notification_id": notification.id,
+                "topic": notification.topic,
+                "originator_id": str(notification.originator_id),
+                "originator_version": notification.originator_version,
+                "state": json.loads(notification.state),
+            }
+            self._producer.send(
+                self.topics.events, key=self._tenant_of(notification).encode(), value=json.dumps(value).encode()
+            )
+        if notifications:
+            self._producer.flush()
+            self.app.process_recorder.insert_tracking(Tracking(self.name, notifications[-1].id))
+        return len(notifications)
+
+    def _tenant_of(self, notification: Any) -> str:
+        originator_id = notification.originator_id
+        if originator_id not in self._tenants:
+            try:
+                aggregate = self.app.repository.get(originator_id)
+            except AggregateNotFoundError:
+                return SYSTEM_KEY
+            self._tenants[originator_id] = getattr(aggregate, "tenant", None) or SYSTEM_KEY
+        return self._tenants[originator_id]
+
+    def close(self) -> None:
+        self._producer.close()

@@ -1,0 +1,137 @@
+"""Consumes `loopline.commands` and `loopline.signals` with exactly-once effects.
+
+Each fetched batch of one partition is applied in one transaction together with the
+partition's position (`Tracking("kafka:<topic>:<partition>", offset + 1)`). A message at or
+below the stored position is skipped, and on every (re)assignment the consumer seeks to the
+stored position, so Kafka's own committed offsets are only a hint. Malformed input goes to
+`<topic>.dlq` with the original bytes, the reason and its source position.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from eventsourcing.persistence import IntegrityError, Tracking
+
+from adapters.kafka_log import Topics, producer
+from adapters.messages import InvalidMessage, parse_message
+from processors.application import Loopline, UnitOfWork
+from processors.router import Outcome, record_and_handle
+
+log = logging.getLogger("loopline.kafka")
+RETRIES = 10
+
+
+def position_name(topic: str, partition: int) -> str:
+    return f"kafka:{topic}:{partition}"
+
+
+@dataclass
+class BatchReport:
+    applied: list[Outcome] = field(default_factory=list)
+    duplicates: int = 0
+    dead_lettered: int = 0
+    skipped: int = 0
+
+
+class PartitionBatchApplier:
+    """Applies one partition's records; synchronous, so it can run in a worker thread."""
+
+    def __init__(self, app: Loopline, topics: Topics, bootstrap: str) -> None:
+        self.app = app
+        self.topics = topics
+        self._dlq = producer(bootstrap)
+
+    def apply(self, topic: str, partition: int, records: list[Any]) -> BatchReport:
+        for _ in range(RETRIES):
+            try:
+                return self._apply_once(topic, partition, records)
+            except IntegrityError:
+                continue  # another worker advanced this partition or touched the same aggregate: redo
+        raise RuntimeError(f"{topic}[{partition}] kept conflicting; the batch will be redelivered")
+
+    def _apply_once(self, topic: str, partition: int, records: list[Any]) -> BatchReport:
+        name = position_name(topic, partition)
+        stored = self.app.position(name)
+        report = BatchReport()
+        fresh = [record for record in records if record.offset + 1 > stored]
+        report.skipped = len(records) - len(fresh)
+        if not fresh:
+            return report
+        uow = UnitOfWork(self.app)
+        expected_kind = "command" if topic == self.topics.commands else "signal"
+        for record in fresh:
+            try:
+                message = parse_message(record.value)
+                if message.kind != expected_kind:
+                    raise InvalidMessage(f"kind: a {message.kind} on {topic}; send it to {self.topics.for_kind(message.kind)}")
+            except InvalidMessage as error:
+                self._dead_letter(topic, partition, record, str(error))
+                report.dead_lettered += 1
+                continue
+            outcome = record_and_handle(uow, message, source=f"{topic}:{partition}:{record.offset}")
+            if outcome is None:
+                report.duplicates += 1
+            else:
+                report.applied.append(outcome)
+        self._dlq.flush()
+        uow.commit(Tracking(name, fresh[-1].offset + 1))
+        return report
+
+    def _dead_letter(self, topic: str, partition: int, record: Any, reason: str) -> None:
+        log.warning("dead-lettering %s[%s]@%s: %s", topic, partition, record.offset, reason)
+        self._dlq.send(
+            self.topics.dlq(topic), key=record.key, value=record.value,
+            headers=[("loopline-reason", reason.encode()), ("loopline-source", f"{topic}:{partition}:{record.offset}".encode())],
+        )
+
+    def close(self) -> None:
+        self._dlq.close()
+
+
+class KafkaWorker:
+    def __init__(self, app: Loopline, bootstrap: str, topics: Topics, group_id: str = "loopline-workers") -> None:
+        self.app = app
+        self.bootstrap = bootstrap
+        self.topics = topics
+        self.group_id = group_id
+        self.applier = PartitionBatchApplier(app, topics, bootstrap)
+
+    async def run(self, stop: asyncio.Event, on_batch: Any = None) -> None:
+        from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener
+        from aiokafka.errors import CommitFailedError, IllegalStateError
+
+        worker = self
+
+        class SeekToStoredPositions(ConsumerRebalanceListener):
+            async def on_partitions_revoked(self, revoked: Any) -> None:
+                return None
+
+            async def on_partitions_assigned(self, assigned: Any) -> None:
+                for tp in assigned:
+                    stored = await asyncio.to_thread(worker.app.position, position_name(tp.topic, tp.partition))
+                    consumer.seek(tp, stored)
+
+        consumer = AIOKafkaConsumer(
+            bootstrap_servers=self.bootstrap, group_id=f"{self.topics.prefix}{self.group_id}",
+            enable_auto_commit=False, auto_offset_reset="earliest", max_poll_records=500,
+        )
+        consumer.subscribe([self.topics.commands, self.topics.signals], listener=SeekToStoredPositions())
+        await consumer.start()
+        try:
+            while not stop.is_set():
+                batches = await consumer.getmany(timeout_ms=200, max_records=1000)
+                for tp, records in batches.items():
+                    report = await asyncio.to_thread(self.applier.apply, tp.topic, tp.partition, records)
+                    try:
+                        await consumer.commit({tp: records[-1].offset + 1})
+                    except (CommitFailedError, IllegalStateError) as error:  # revoked meanwhile: tracking still holds
+                        log.info("offset commit for %s skipped: %s", tp, error)
+                    if on_batch:
+                        on_batch(report)
+        finally:
+            await consumer.stop()
+            self.applier.close()
