@@ -7,8 +7,10 @@ from typing import Any
 
 from eventsourcing.domain import Aggregate
 
+from domain.base import LooplineAggregate
 
-class InboundMessage(Aggregate):
+
+class InboundMessage(LooplineAggregate):
     """One command or signal, keyed by (tenant, message id) so a repeated id is one message."""
 
     class Received(Aggregate.Created):
@@ -46,7 +48,7 @@ class InboundMessage(Aggregate):
         self.trigger_event(self.Rejected, timestamp=self.created_on, reason=reason)
 
 
-class RejectedInput(Aggregate):
+class RejectedInput(LooplineAggregate):
     """Input that never became a message (bad JSON, failed validation), kept with its reason."""
 
     class Recorded(Aggregate.Created):

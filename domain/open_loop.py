@@ -7,6 +7,8 @@ from typing import Any
 
 from eventsourcing.domain import Aggregate
 
+from domain.base import LooplineAggregate
+
 from domain.errors import DomainError
 from domain.expectations import DEADLINE_ACTIONS
 from domain.matching import channel_rule
@@ -22,7 +24,7 @@ class InvalidDeadlineAction(DomainError):
     pass
 
 
-class OpenLoop(Aggregate):
+class OpenLoop(LooplineAggregate):
     class Registered(Aggregate.Created):
         tenant: str
         ref: str
@@ -33,6 +35,7 @@ class OpenLoop(Aggregate):
         if_unresolved: str
         description: str
         origin: str
+        subject: str | None
 
     class Resolved(Aggregate.Event):
         resolved_by: str
@@ -56,6 +59,7 @@ class OpenLoop(Aggregate):
         if_unresolved: str,
         description: str,
         origin: str,
+        subject: str | None,
     ) -> None:
         self.tenant = tenant
         self.ref = ref
@@ -66,6 +70,8 @@ class OpenLoop(Aggregate):
         self.if_unresolved = if_unresolved
         self.description = description
         self.origin = origin
+        self.subject = subject
+        """What the awaited reply is about (an email's subject), for follow-ups."""
         self.resolved = False
         self.resolved_at: datetime | None = None
         self.resolved_by: str | None = None
@@ -79,6 +85,7 @@ class OpenLoop(Aggregate):
         channel: str,
         watch: dict[str, Any],
         if_unresolved: str,
+        subject: str | None = None,
         **fields: Any,
     ) -> OpenLoop:
         """Validates the watch against its channel's schema and the deadline action before anything is stored."""
@@ -90,7 +97,8 @@ class OpenLoop(Aggregate):
         if if_unresolved == "draft_followup_email" and channel != "email":
             raise InvalidDeadlineAction(f"draft_followup_email needs an email loop, not {channel}")
         return cls._create(
-            cls.Registered, id=id, timestamp=now, channel=channel, watch=watch, if_unresolved=if_unresolved, **fields
+            cls.Registered, id=id, timestamp=now, channel=channel, watch=watch, if_unresolved=if_unresolved,
+            subject=subject, **fields,
         )
 
     def check_open(self) -> None:

@@ -7,6 +7,8 @@ from typing import Any
 
 from eventsourcing.domain import Aggregate
 
+from domain.base import LooplineAggregate
+
 MIN_INTERVAL = timedelta(minutes=30)
 MAX_INTERVAL = timedelta(days=7)
 FALLBACK_INTERVAL = timedelta(hours=24)
@@ -17,7 +19,7 @@ def clamp_next_run(requested: datetime, now: datetime) -> datetime:
     return min(max(requested, now + MIN_INTERVAL), now + MAX_INTERVAL)
 
 
-class ProactiveRun(Aggregate):
+class ProactiveRun(LooplineAggregate):
     class Started(Aggregate.Created):
         tenant: str
         next_run_at: datetime

@@ -7,6 +7,8 @@ from typing import Any
 
 from eventsourcing.domain import Aggregate
 
+from domain.base import LooplineAggregate
+
 from domain.errors import DomainError
 from domain.status import TERMINAL, TaskStatus, check_transition, parse_status
 
@@ -15,7 +17,7 @@ class TaskClosed(DomainError):
     """The task is completed, cancelled or expired; it takes no more work."""
 
 
-class Task(Aggregate):
+class Task(LooplineAggregate):
     """Events carry the business time as their timestamp and every field their `apply` needs."""
 
     class Created(Aggregate.Created):

@@ -14,6 +14,8 @@ from uuid import UUID
 
 from eventsourcing.domain import Aggregate
 
+from domain.base import LooplineAggregate
+
 from domain.errors import DomainError
 from domain.timeutil import floor_hour
 
@@ -29,7 +31,7 @@ def shard_of(target_id: UUID) -> int:
     return target_id.int % SHARDS
 
 
-class TimerWheel(Aggregate):
+class TimerWheel(LooplineAggregate):
     class Created(Aggregate.Created):
         first_unswept: datetime
 
@@ -69,7 +71,7 @@ class TimerWheel(Aggregate):
             self.trigger_event(self.Swept, timestamp=now, first_unswept=max(hour, self.first_unswept))
 
 
-class TimerBucket(Aggregate):
+class TimerBucket(LooplineAggregate):
     class Opened(Aggregate.Created):
         hour: datetime
         shard: int

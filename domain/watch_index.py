@@ -12,8 +12,10 @@ from typing import Any
 
 from eventsourcing.domain import Aggregate
 
+from domain.base import LooplineAggregate
 
-class WatchIndex(Aggregate):
+
+class WatchIndex(LooplineAggregate):
     class Created(Aggregate.Created):
         tenant: str
         channel: str

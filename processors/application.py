@@ -7,10 +7,11 @@ from typing import Any, TypeVar
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application
-from eventsourcing.domain import Aggregate
 from eventsourcing.persistence import ProcessRecorder, Tracking
 
-A = TypeVar("A", bound=Aggregate)
+from domain.base import LooplineAggregate
+
+A = TypeVar("A", bound=LooplineAggregate)
 
 
 class Loopline(Application[UUID]):
@@ -39,7 +40,7 @@ class UnitOfWork:
 
     def __init__(self, app: Loopline) -> None:
         self.app = app
-        self._aggregates: dict[UUID, Aggregate] = {}
+        self._aggregates: dict[UUID, LooplineAggregate] = {}
         self._collected: list[Any] = []
 
     def get(self, aggregate_id: UUID, cls: type[A]) -> A | None:
@@ -61,8 +62,9 @@ class UnitOfWork:
         return aggregate
 
     def end_step(self) -> None:
-        for aggregate in self._aggregates.values():
-            self._collected.extend(aggregate.collect_events())
+        """Collects the step's events in the order they were triggered across aggregates."""
+        ordered = [pair for aggregate in self._aggregates.values() for pair in aggregate.collect_ordered_events()]
+        self._collected.extend(event for _, event in sorted(ordered, key=lambda pair: pair[0]))
 
     def rollback_step(self) -> None:
         """Rebuilds every aggregate the failed step touched from what is stored plus earlier steps."""

@@ -32,7 +32,7 @@ def take_deadline_action(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: D
 def _draft_followup_email(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, now: datetime) -> None:
     contact = loop.watch["sender"]
     draft = drafter.draft_followup(
-        task_title=task.title, contact=contact, original_subject=loop.watch.get("subject"),
+        task_title=task.title, contact=contact, original_subject=loop.subject,
         days_waiting=(now - loop.created_on).days,
     )
     details = {"to": contact, "subject": draft.subject, "body": draft.body, "decided_by": draft.decided_by,
@@ -45,7 +45,7 @@ def _draft_followup_email(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: 
     register_loop(
         uow, task, loop_ref=f"{loop.ref}/followup", channel=loop.channel, watch=dict(loop.watch),
         deadline=now + EXPECTATIONS["send_email"].default_deadline, if_unresolved=FOLLOWUP_IF_UNRESOLVED,
-        description=f"Reply to follow-up from {contact}", origin="followup", now=now,
+        description=f"Reply to follow-up from {contact}", origin="followup", now=now, subject=loop.subject,
     )
     task.notify_user(kind="followup_sent", message=f"{contact} hasn't replied. I sent a follow-up.", now=now)
 

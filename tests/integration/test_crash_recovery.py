@@ -216,11 +216,6 @@ def test_router_crash_mid_batch_commits_nothing_of_it_and_a_new_router_resumes(
     _same(system, home, *clean)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug (determinism): UnitOfWork.end_step collects events in the order aggregates were first loaded in the "
-    "batch, so where batch boundaries fall changes the order of one message's events in the log and audit trail",
-)
 def test_where_batches_end_does_not_change_the_audit_trail(tmp_path: Path) -> None:
     whole, small = build_system(tmp_path / "whole"), build_system(tmp_path / "small")
     try:

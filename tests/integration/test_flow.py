@@ -102,11 +102,6 @@ def test_passed_deadline_sends_the_followup_and_tells_the_user(system: System, h
     assert sent[1]["text"] == f"{RAHUL} hasn't replied. I sent a follow-up."
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: the auto loop's watch keeps only sender and thread_id (domain/expectations.py expected_watch), "
-    "so the drafter never sees the original subject (processors/deadline_actions.py reads loop.watch['subject'])",
-)
 def test_followup_in_the_thread_keeps_the_original_subject(system: System, home: Path) -> None:
     _after_followup(system)
 
