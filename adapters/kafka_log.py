@@ -90,3 +90,19 @@ class KafkaPublisher:
 
     def close(self) -> None:
         self._producer.close()
+
+
+def end_offsets(bootstrap: str, topic_names: list[str]) -> dict[tuple[str, int], int]:
+    """The offset after the last message of every partition of the given topics."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, client_id="loopline-status")
+    try:
+        partitions = [
+            TopicPartition(topic, partition)
+            for topic in topic_names
+            for partition in sorted(consumer.partitions_for_topic(topic) or ())
+        ]
+        return {(tp.topic, tp.partition): offset for tp, offset in consumer.end_offsets(partitions).items()}
+    finally:
+        consumer.close()

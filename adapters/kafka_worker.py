@@ -25,8 +25,40 @@ log = logging.getLogger("loopline.kafka")
 RETRIES = 10
 
 
-def position_name(topic: str, partition: int) -> str:
-    return f"kafka:{topic}:{partition}"
+class PartitionPositions:
+    """Where each partition's processing stands, recorded as eventsourcing tracking.
+
+    A topic that was deleted and recreated (or a broker that lost its log) starts again at
+    offset 0 while the stored position is higher; the partition then starts a new epoch with
+    its own position rather than skip the new messages.
+    """
+
+    def __init__(self, app: Loopline) -> None:
+        self.app = app
+        self._names: dict[tuple[str, int], str] = {}
+
+    def name(self, topic: str, partition: int) -> str:
+        if (topic, partition) not in self._names:
+            epoch = self.app.position(f"kafka-epoch:{topic}:{partition}") or 1
+            self._names[(topic, partition)] = f"kafka:{topic}:{partition}" + (f"#{epoch}" if epoch > 1 else "")
+        return self._names[(topic, partition)]
+
+    def resume_at(self, topic: str, partition: int, end_offset: int) -> int:
+        """The offset to read next; starts a new epoch when the log ends before the stored position."""
+        self._names.pop((topic, partition), None)
+        stored = self.app.position(self.name(topic, partition))
+        if stored <= end_offset:
+            return stored
+        epoch_name = f"kafka-epoch:{topic}:{partition}"
+        epoch = (self.app.position(epoch_name) or 1) + 1
+        log.warning("%s[%s] ends at %s before the processed position %s: the log was recreated; epoch %s starts at 0",
+                    topic, partition, end_offset, stored, epoch)
+        try:
+            self.app.process_recorder.insert_tracking(Tracking(epoch_name, epoch))
+        except IntegrityError:
+            pass  # another worker started the epoch first
+        self._names.pop((topic, partition), None)
+        return self.app.position(self.name(topic, partition))
 
 
 @dataclass
@@ -43,6 +75,7 @@ class PartitionBatchApplier:
     def __init__(self, app: Loopline, topics: Topics, bootstrap: str) -> None:
         self.app = app
         self.topics = topics
+        self.positions = PartitionPositions(app)
         self._dlq = producer(bootstrap)
 
     def apply(self, topic: str, partition: int, records: list[Any]) -> BatchReport:
@@ -54,7 +87,7 @@ class PartitionBatchApplier:
         raise RuntimeError(f"{topic}[{partition}] kept conflicting; the batch will be redelivered")
 
     def _apply_once(self, topic: str, partition: int, records: list[Any]) -> BatchReport:
-        name = position_name(topic, partition)
+        name = self.positions.name(topic, partition)
         stored = self.app.position(name)
         report = BatchReport()
         fresh = [record for record in records if record.offset + 1 > stored]
@@ -111,9 +144,12 @@ class KafkaWorker:
                 return None
 
             async def on_partitions_assigned(self, assigned: Any) -> None:
+                ends = await consumer.end_offsets(list(assigned)) if assigned else {}
                 for tp in assigned:
-                    stored = await asyncio.to_thread(worker.app.position, position_name(tp.topic, tp.partition))
-                    consumer.seek(tp, stored)
+                    resume = await asyncio.to_thread(
+                        worker.applier.positions.resume_at, tp.topic, tp.partition, ends[tp]
+                    )
+                    consumer.seek(tp, resume)
 
         consumer = AIOKafkaConsumer(
             bootstrap_servers=self.bootstrap, group_id=f"{self.topics.prefix}{self.group_id}",

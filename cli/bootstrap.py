@@ -18,7 +18,7 @@ from processors.application import Loopline
 from processors.delivery import Delivery
 from processors.maintenance import Maintenance, TickReport
 from processors.messages import Message
-from processors.router import Outcome, Router
+from processors.router import INBOUND_TOPIC, Outcome, Router
 from projections import open_loops, proactive_runs, tasks, timeline
 from projections.runner import ProjectionRunner
 
@@ -82,6 +82,27 @@ class System:
                 break
         report.projected = self.projections.catch_up()
         return report
+
+    def input_lag(self) -> list[dict[str, Any]]:
+        """Messages appended but not yet processed, per source."""
+        if self.router is not None:
+            head = self.app.process_recorder.max_notification_id() or 0
+            pending = self.app.process_recorder.select_notifications(
+                start=self.app.position(self.router.name) + 1, limit=100_000, stop=head, topics=[INBOUND_TOPIC]
+            )
+            return [{"source": "embedded log", "end": head, "processed": self.app.position(self.router.name),
+                     "lag": len(pending)}]
+        from adapters.kafka_log import Topics, end_offsets
+        from adapters.kafka_worker import PartitionPositions
+
+        assert self.settings.kafka is not None
+        topics = Topics(self.settings.kafka_topic_prefix)
+        positions = PartitionPositions(self.app)
+        rows = []
+        for (topic, partition), end in sorted(end_offsets(self.settings.kafka, [topics.commands, topics.signals]).items()):
+            processed = self.app.position(positions.name(topic, partition))
+            rows.append({"source": f"{topic}[{partition}]", "end": end, "processed": processed, "lag": max(end - processed, 0)})
+        return rows
 
     def tick(self, now: datetime, progress: Callable[[int, int], None] | None = None) -> TickReport:
         """One scheduler scan at a time across all processes, then drain."""

@@ -155,5 +155,20 @@ def run(
             time.sleep(interval)
 
 
+@app.command()
+def status(json_: Json = False) -> None:
+    """How far processing lags: inputs (Kafka partitions at scale) and read models."""
+    with opened() as system:
+        read_models = [{"name": s.name, "position": s.position, "head": s.head, "lag": s.lag} for s in system.projections.status()]
+        inputs = system.input_lag()
+    result = {"deployment": "scale" if system.is_scale else "embedded", "inputs": inputs, "read_models": read_models}
+    if json_:
+        print_json(result)
+        return
+    out.print(f"deployment: {result['deployment']}")
+    print_table("inputs", inputs, ["source", "end", "processed", "lag"])
+    print_table("read models", read_models, ["name", "position", "head", "lag"])
+
+
 def main() -> None:
     app()

@@ -12,6 +12,7 @@ import pytest
 from adapters.config import Settings
 from adapters.messages import parse_message
 from cli.bootstrap import DrainReport, System, build
+from tests.servers import Broker, Postgres
 
 
 def command(ref: str, type_: str, at: str, tenant: str = "user_xyz", **data: Any) -> dict[str, Any]:
@@ -22,8 +23,8 @@ def signal(ref: str, type_: str, at: str, tenant: str = "user_xyz", **data: Any)
     return {"kind": "signal", "id": ref, "type": type_, "tenant": tenant, "at": at, "data": data}
 
 
-def build_system(home: Path) -> System:
-    return build(Settings.load({"LOOPLINE_HOME": str(home)}, config_file=home / "loopline.toml"))
+def build_system(home: Path, **environ: str) -> System:
+    return build(Settings.load({"LOOPLINE_HOME": str(home), **environ}, config_file=home / "loopline.toml"))
 
 
 def publish(system: System, *messages: dict[str, Any]) -> DrainReport:
@@ -37,8 +38,29 @@ def home(tmp_path: Path) -> Path:
     return tmp_path / "home"
 
 
+@pytest.fixture(scope="session")
+def postgres() -> Postgres:
+    return Postgres()
+
+
+@pytest.fixture(scope="session")
+def broker() -> Iterator[Broker]:
+    started = Broker()
+    yield started
+    started.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_environ(request: pytest.FixtureRequest) -> dict[str, str]:
+    """The same test body against the SQLite and the PostgreSQL event store and read models."""
+    if request.param == "sqlite":
+        return {}
+    database = request.getfixturevalue("postgres").new_database()
+    return {"LOOPLINE_EVENT_STORE": database, "LOOPLINE_READ_MODEL": database}
+
+
 @pytest.fixture
-def system(home: Path) -> Iterator[System]:
-    built = build_system(home)
+def system(home: Path, store_environ: dict[str, str]) -> Iterator[System]:
+    built = build_system(home, **store_environ)
     yield built
     built.close()

@@ -232,7 +232,8 @@ def test_where_batches_end_does_not_change_the_audit_trail(tmp_path: Path) -> No
 
 
 def test_delivery_crash_after_sending_sends_nothing_twice_on_restart(
-    system: System, home: Path, clean: tuple[System, Path], monkeypatch: pytest.MonkeyPatch
+    system: System, home: Path, clean: tuple[System, Path], monkeypatch: pytest.MonkeyPatch,
+    store_environ: dict[str, str],
 ) -> None:
     """The crash falls between writing to the outbox and recording the delivery position."""
     publish(clean[0], *SCRIPT)
@@ -245,7 +246,7 @@ def test_delivery_crash_after_sending_sends_nothing_twice_on_restart(
     sent_before_crash = outbox(home)
     assert 0 < len(sent_before_crash) < len(outbox(clean[1]))
     system.close()
-    restarted = build_system(home)
+    restarted = build_system(home, **store_environ)
     try:
         restarted.router = Router(restarted.app, batch_size=3)
         restarted.drain()

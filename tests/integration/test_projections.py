@@ -94,12 +94,14 @@ def test_read_models_lag_until_drained_then_not_at_all(system: System) -> None:
     assert [row["task_id"] for row in task_rows(system)] == ["task_abc"]
 
 
-def test_restarted_system_sees_the_same_rows_and_projects_nothing_again(system: System, home: Path) -> None:
+def test_restarted_system_sees_the_same_rows_and_projects_nothing_again(
+    system: System, home: Path, store_environ: dict[str, str]
+) -> None:
     _flow_1_and_friends(system)
     before = dump(system.projections.engine)
     system.close()
 
-    restarted = build_system(home)
+    restarted = build_system(home, **store_environ)
     try:
         assert restarted.projections.catch_up() == 0
         assert dump(restarted.projections.engine) == before
@@ -108,13 +110,15 @@ def test_restarted_system_sees_the_same_rows_and_projects_nothing_again(system: 
         restarted.close()
 
 
-def test_projection_resumes_from_its_position_after_a_restart(system: System, home: Path) -> None:
+def test_projection_resumes_from_its_position_after_a_restart(
+    system: System, home: Path, store_environ: dict[str, str]
+) -> None:
     publish(system, CREATE_TASK, SEND_EMAIL)
     append(system, RAHUL_REPLIES)
     system.router.run_once()  # processed, not yet projected
     system.close()
 
-    restarted = build_system(home)
+    restarted = build_system(home, **store_environ)
     try:
         restarted.drain()
         assert [row["resolved_by"] for row in loop_rows(restarted)] == ["signal_match"]
