@@ -4,6 +4,7 @@
   leader's session ends, its lock with it, and another worker takes over.
 * The scheduler lock is held for one tick at a time, so a worker's periodic tick and a
   `loopline tick` from the CLI never scan together, and neither waits long for the other.
+* The schema lock is held while a process creates its tables.
 
 The embedded deployment has one process, which always leads.
 """
@@ -16,6 +17,7 @@ from typing import Any
 
 LEADER_KEY = 0x6C6F6F70  # "loop"
 SCHEDULER_KEY = 0x7469636B  # "tick"
+SCHEMA_KEY = 0x73636865  # "sche"
 
 
 class SoleLeader:
@@ -24,6 +26,10 @@ class SoleLeader:
 
     @contextmanager
     def scheduling(self) -> Iterator[None]:
+        yield
+
+    @contextmanager
+    def creating_schema(self) -> Iterator[None]:
         yield
 
     def close(self) -> None:
@@ -59,12 +65,23 @@ class PostgresLeader:
     @contextmanager
     def scheduling(self) -> Iterator[None]:
         """Waits for and holds the scheduler lock for the duration of one tick."""
+        with self._holding(SCHEDULER_KEY):
+            yield
+
+    @contextmanager
+    def creating_schema(self) -> Iterator[None]:
+        """Processes starting together create tables one at a time (PostgreSQL's DDL is not safe to race)."""
+        with self._holding(SCHEMA_KEY):
+            yield
+
+    @contextmanager
+    def _holding(self, key: int) -> Iterator[None]:
         with self._connect() as conn:
-            conn.execute("SELECT pg_advisory_lock(%s)", (SCHEDULER_KEY,))
+            conn.execute("SELECT pg_advisory_lock(%s)", (key,))
             try:
                 yield
             finally:
-                conn.execute("SELECT pg_advisory_unlock(%s)", (SCHEDULER_KEY,))
+                conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
 
     def close(self) -> None:
         if self._conn is not None and not self._conn.closed:

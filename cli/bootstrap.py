@@ -123,7 +123,10 @@ class System:
 def build(settings: Settings | None = None) -> System:
     settings = settings or Settings.load()
     settings.home.mkdir(parents=True, exist_ok=True)
-    app = Loopline(env=event_store_env(settings.event_store))
+    leader = leader_for(settings.event_store)
+    with leader.creating_schema():
+        app = Loopline(env=event_store_env(settings.event_store))
+        projections = ProjectionRunner(app, read_model_engine(settings.read_model), READ_MODELS)
     system = System(
         settings=settings,
         app=app,
@@ -131,8 +134,8 @@ def build(settings: Settings | None = None) -> System:
         router=Router(app),
         maintenance=Maintenance(app, TemplateDrafter()),
         delivery=Delivery(app, JsonlOutbox(settings.home / "outbox.jsonl")),
-        projections=ProjectionRunner(app, read_model_engine(settings.read_model), READ_MODELS),
-        leader=leader_for(settings.event_store),
+        projections=projections,
+        leader=leader,
     )
     if settings.kafka:
         from adapters.kafka_log import KafkaPublisher, Topics, ensure_topics

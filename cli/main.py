@@ -128,7 +128,7 @@ def audit(
 @app.command()
 def run(
     interval: Annotated[float, typer.Option(help="Seconds between polls.")] = 1.0,
-    tick_every: Annotated[float, typer.Option(help="Seconds between scheduler ticks at wall-clock time.")] = 60.0,
+    tick_every: Annotated[float, typer.Option(help="Seconds between scheduler ticks at wall-clock time; 0 leaves time to `loopline tick --now`.")] = 60.0,
     once: Annotated[bool, typer.Option("--once", help="Embedded only: drain and tick once, then exit.")] = False,
 ) -> None:
     """Run the processors continuously. With LOOPLINE_KAFKA set, run as one of any number of workers."""
@@ -141,12 +141,12 @@ def run(
             run_scale(system, interval=interval, tick_every=tick_every)
             return
         clock = SystemClock()
-        last_tick = 0.0
+        last_tick = float("-inf")
         while True:
             report = system.drain()
             if report.outcomes:
                 out.print(f"processed {len(report.outcomes)} message(s), {len(report.rejected)} rejected")
-            if time.monotonic() - last_tick >= tick_every or once:
+            if (tick_every > 0 and time.monotonic() - last_tick >= tick_every) or once:
                 for action in system.tick(clock.now()).actions:
                     out.print(action, highlight=False)
                 last_tick = time.monotonic()

@@ -35,13 +35,13 @@ async def _run(system: System, *, interval: float, tick_every: float) -> None:
 async def _lead(system: System, stop: asyncio.Event, *, interval: float, tick_every: float, consuming: asyncio.Task) -> None:
     """While this worker holds the leader lock: relay, deliver, project, and tick at wall-clock time."""
     clock = SystemClock()
-    last_tick = 0.0
+    last_tick = float("-inf")
     while not stop.is_set():
         if consuming.done():
             consuming.result()  # a crashed consumer takes the worker down, visibly
         if await asyncio.to_thread(system.leader.try_lead):
             await asyncio.to_thread(system.drain)
-            if time.monotonic() - last_tick >= tick_every:
+            if tick_every > 0 and time.monotonic() - last_tick >= tick_every:
                 report = await asyncio.to_thread(system.tick, clock.now())
                 last_tick = time.monotonic()
                 for action in report.actions:
