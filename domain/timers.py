@@ -9,6 +9,7 @@ refused, so a timer can never land where no sweep will look again.
 from __future__ import annotations
 
 from datetime import datetime
+from collections.abc import Iterable
 from typing import Any
 from uuid import UUID
 
@@ -72,6 +73,9 @@ class TimerWheel(LooplineAggregate):
 
 
 class TimerBucket(LooplineAggregate):
+    """One hour (and shard) of timers. Its state stays small (the timers live in its events), so
+    filing a timer never replays a large state; the sweep reads the timers from the events."""
+
     class Opened(Aggregate.Created):
         hour: datetime
         shard: int
@@ -82,7 +86,7 @@ class TimerBucket(LooplineAggregate):
         due: datetime
 
         def apply(self, bucket: TimerBucket) -> None:
-            bucket.timers.append((self.kind, self.target_id, self.due))
+            bucket.size += 1
 
     class Closed(Aggregate.Event):
         def apply(self, bucket: TimerBucket) -> None:
@@ -91,7 +95,7 @@ class TimerBucket(LooplineAggregate):
     def __init__(self, hour: datetime, shard: int) -> None:
         self.hour = hour
         self.shard = shard
-        self.timers: list[tuple[str, UUID, datetime]] = []
+        self.size = 0
         self.closed = False
 
     @classmethod
@@ -99,13 +103,16 @@ class TimerBucket(LooplineAggregate):
         return cls._create(cls.Opened, id=id, timestamp=now, hour=hour, shard=shard)
 
     def set_timer(self, *, kind: str, target_id: UUID, due: datetime, now: datetime) -> None:
+        """Files a timer; the same timer filed twice fires once (see `due`), and firing is idempotent anyway."""
         if self.closed:
             raise BucketClosed(f"timer bucket {self.hour.isoformat()}#{self.shard} has been swept and closed")
-        if (kind, target_id, due) not in self.timers:
-            self.trigger_event(self.TimerSet, timestamp=now, kind=kind, target_id=target_id, due=due)
+        self.trigger_event(self.TimerSet, timestamp=now, kind=kind, target_id=target_id, due=due)
 
-    def due_timers(self, now: datetime) -> list[tuple[str, UUID, datetime]]:
-        return sorted((timer for timer in self.timers if timer[2] <= now), key=lambda timer: (timer[2], timer[0], str(timer[1])))
+    @staticmethod
+    def due(events: Iterable[Any], now: datetime) -> list[tuple[str, UUID, datetime]]:
+        """The distinct timers among a bucket's events that are due at `now`, earliest first."""
+        timers = {(e.kind, e.target_id, e.due) for e in events if isinstance(e, TimerBucket.TimerSet) and e.due <= now}
+        return sorted(timers, key=lambda timer: (timer[2], timer[0], str(timer[1])))
 
     def close(self, *, now: datetime) -> None:
         if not self.closed:

@@ -3,21 +3,28 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.persistence import ProcessRecorder, Tracking
 
 from domain.base import LooplineAggregate
+from domain.timers import TimerBucket
+from domain.watch_index import WatchIndex
 
 A = TypeVar("A", bound=LooplineAggregate)
 
 
 class Loopline(Application[UUID]):
-    """The write side: one event store holding every aggregate; processors record positions in it."""
+    """The write side: one event store holding every aggregate; processors record positions in it.
+
+    Index aggregates that collect many small events (timer buckets, match indexes) are
+    snapshotted, so loading one replays at most an interval's worth of events.
+    """
 
     name = "loopline"
+    snapshotting_intervals: ClassVar[dict[type, int]] = {TimerBucket: 100, WatchIndex: 100}
 
     def construct_recorder(self) -> ProcessRecorder:
         return self.factory.process_recorder()
@@ -35,23 +42,37 @@ class UnitOfWork:
     """Aggregates loaded and changed by one batch, saved in one transaction with its position.
 
     A step that fails with a domain error is undone with `rollback_step`, so the rest of the
-    batch still commits (a reject never takes valid messages down with it).
+    batch still commits (a reject never takes valid messages down with it). A step only changes
+    aggregates it got or added during that step, so ending a step looks at those alone.
     """
 
     def __init__(self, app: Loopline) -> None:
         self.app = app
         self._aggregates: dict[UUID, LooplineAggregate] = {}
+        self._step: dict[UUID, LooplineAggregate] = {}
         self._collected: list[Any] = []
 
     def get(self, aggregate_id: UUID, cls: type[A]) -> A | None:
         aggregate = self._aggregates.get(aggregate_id)
         if aggregate is None:
-            try:
-                aggregate = self.app.repository.get(aggregate_id)
-            except AggregateNotFoundError:
+            aggregate = self._load(aggregate_id, cls)
+            if aggregate is None:
                 return None
             self._aggregates[aggregate_id] = aggregate
+        self._step[aggregate_id] = aggregate
         assert isinstance(aggregate, cls), f"{aggregate_id} is a {type(aggregate).__name__}, not a {cls.__name__}"
+        return aggregate
+
+    def _load(self, aggregate_id: UUID, cls: type[A]) -> A | None:
+        """From a snapshot where the type has them, else straight from its events (one query, not two)."""
+        if cls in self.app.snapshotting_intervals:
+            try:
+                return self.app.repository.get(aggregate_id)
+            except AggregateNotFoundError:
+                return None
+        aggregate = None
+        for event in self.app.events.get(aggregate_id):
+            aggregate = event.mutate(aggregate)
         return aggregate
 
     def get_or_create(self, aggregate_id: UUID, cls: type[A], create: Callable[[], A]) -> A:
@@ -59,16 +80,20 @@ class UnitOfWork:
 
     def add(self, aggregate: A) -> A:
         self._aggregates[aggregate.id] = aggregate
+        self._step[aggregate.id] = aggregate
         return aggregate
 
-    def end_step(self) -> None:
+    def end_step(self, *, everything: bool = False) -> None:
         """Collects the step's events in the order they were triggered across aggregates."""
-        ordered = [pair for aggregate in self._aggregates.values() for pair in aggregate.collect_ordered_events()]
+        touched = self._aggregates if everything else self._step
+        ordered = [pair for aggregate in touched.values() for pair in aggregate.collect_ordered_events()]
         self._collected.extend(event for _, event in sorted(ordered, key=lambda pair: pair[0]))
+        self._step = {}
 
     def rollback_step(self) -> None:
         """Rebuilds every aggregate the failed step touched from what is stored plus earlier steps."""
-        for aggregate_id, aggregate in list(self._aggregates.items()):
+        step, self._step = self._step, {}
+        for aggregate_id, aggregate in step.items():
             if not aggregate.pending_events:
                 continue
             del self._aggregates[aggregate_id]
@@ -87,8 +112,12 @@ class UnitOfWork:
 
     def commit(self, tracking: Tracking | None = None) -> int:
         """Saves every collected event (and the position, if given) atomically; returns the event count."""
-        self.end_step()
+        self.end_step(everything=True)
         events, self._collected = self._collected, []
         if events or tracking is not None:
             self.app.events.put(events, tracking=tracking)
+        for event in events:
+            interval = self.app.snapshotting_intervals.get(type(self._aggregates.get(event.originator_id)))
+            if interval and event.originator_version % interval == 0:
+                self.app.take_snapshot(event.originator_id, version=event.originator_version)
         return len(events)

@@ -1,8 +1,9 @@
 """The maintenance scan behind `tick --now T`: deadlines, task expiry and due proactive runs.
 
-Work follows the timer wheel, so a tick touches due items only. Each fired timer is its own
-transaction and checks the aggregate's state first, which makes a tick idempotent: running it
-again, or after a crash half-way, changes nothing that was already done.
+Work follows the timer wheel, so a tick touches due items only. Each bucket is swept in one
+transaction (its due timers' effects and, once its hour has passed, its closing), and every
+timer checks its aggregate's state first, which makes a tick idempotent: running it again, or
+after a crash half-way, changes nothing that was already done.
 """
 
 from __future__ import annotations
@@ -57,26 +58,31 @@ class Maintenance:
         return report
 
     def _sweep_bucket(self, hour: datetime, shard: int, now: datetime, report: TickReport) -> None:
-        """Fires every due timer of a bucket, then closes it once its hour has fully passed."""
+        """Fires every due timer of a bucket and, once its hour has passed, closes it: one transaction."""
         bucket_id = ids.timer_bucket_id(hour, shard)
         for _ in range(RETRIES):
-            bucket = UnitOfWork(self.app).get(bucket_id, TimerBucket)
+            uow = UnitOfWork(self.app)
+            bucket = uow.get(bucket_id, TimerBucket)
             if bucket is None or bucket.closed:
                 return
-            for kind, target_id, _due in bucket.due_timers(now):
-                outcome = self._retrying(lambda uow: FIRE[kind](self, uow, target_id, now))
+            size = bucket.size
+            outcomes: list[str] = []
+            for kind, target_id, _due in TimerBucket.due(self.app.events.get(bucket_id), now):
+                outcome = FIRE[kind](self, uow, target_id, now)
+                uow.end_step()
                 if outcome:
-                    report.actions.append(outcome)
-            if hour + HOUR > now:
-                return
-            uow = UnitOfWork(self.app)
-            uow.add(bucket).close(now=now)
+                    outcomes.append(outcome)
+            closing = hour + HOUR <= now and bucket.size == size  # a timer filed while firing: sweep again first
+            if closing:
+                bucket.close(now=now)
             try:
                 uow.commit()
-                report.buckets_swept += 1
-                return
             except IntegrityError:
-                continue  # a timer was filed meanwhile: sweep the bucket again
+                continue  # a concurrent writer changed the bucket or a target: sweep it again
+            report.actions += outcomes
+            report.buckets_swept += closing
+            if closing or hour + HOUR > now:
+                return
         raise RuntimeError(f"timer bucket {hour.isoformat()}#{shard} kept changing; tick again")
 
     def _retrying(self, step: Callable[[UnitOfWork], str | None]) -> str | None:

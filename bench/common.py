@@ -1,0 +1,80 @@
+"""Shared pieces of the benchmark harness: fresh systems, bulk loading, timing, raw database limits."""
+
+from __future__ import annotations
+
+import sqlite3
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from rich.progress import Progress
+
+from adapters.config import Settings
+from cli.bootstrap import System, build
+from domain import ids
+from domain.task import Task
+from processors.application import UnitOfWork
+from processors.loops import register_loop
+
+T0 = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
+LOAD_BATCH = 2_000
+
+
+def new_system(**environ: str) -> System:
+    home = Path(tempfile.mkdtemp(prefix="loopline-bench-"))
+    return build(Settings.load({"LOOPLINE_HOME": str(home), **environ}, config_file=home / "loopline.toml"))
+
+
+@contextmanager
+def timed() -> Iterator[list[float]]:
+    box: list[float] = []
+    start = time.perf_counter()
+    yield box
+    box.append(time.perf_counter() - start)
+
+
+def load_open_loops(
+    system: System, count: int, *, tenants: int = 100, loops_per_task: int = 100, deadline_of=None, label: str = "loops"
+) -> None:
+    """Registers `count` email loops through the application (the real write path), in large batches."""
+    deadline_of = deadline_of or (lambda i: T0 + timedelta(days=3) + timedelta(seconds=i * 2))
+    with Progress(transient=True) as progress:
+        bar = progress.add_task(f"registering {count:,} {label}", total=count)
+        for start in range(0, count, LOAD_BATCH):
+            uow = UnitOfWork(system.app)
+            for i in range(start, min(start + LOAD_BATCH, count)):
+                tenant = f"tenant{i % tenants}"
+                task_ref = f"task{i // (tenants * loops_per_task)}"
+                task_id = ids.task_id(tenant, task_ref)
+                task = uow.get(task_id, Task) or uow.add(Task.create(
+                    id=task_id, now=T0, tenant=tenant, ref=task_ref, title=f"bench {task_ref}", description="",
+                    task_type="ad_hoc", status="executing", expires_at=None, priority=None, contact=None,
+                    confidence=None, context={}, reason="bench",
+                ))
+                register_loop(
+                    uow, task, loop_ref=f"loop{i}", channel="email", watch={"sender": f"contact{i}@example.com"},
+                    deadline=deadline_of(i), if_unresolved="notify_user", description="bench", origin="explicit", now=T0,
+                )
+                uow.end_step()
+            uow.commit()
+            progress.advance(bar, min(LOAD_BATCH, count - start))
+
+
+def sqlite_raw_insert_rate(path: Path, rows: int = 200_000, batch: int = 2_000) -> float:
+    """Rows/s of batched inserts of event-sized rows into a plain SQLite table on the same disk."""
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE raw (id INTEGER PRIMARY KEY, originator TEXT, version INTEGER, topic TEXT, state BLOB)")
+    payload = b"x" * 300
+    start = time.perf_counter()
+    for offset in range(0, rows, batch):
+        conn.executemany(
+            "INSERT INTO raw (originator, version, topic, state) VALUES (?, ?, ?, ?)",
+            [(f"{i:032x}", 1, "domain.task:Task.Created", payload) for i in range(offset, offset + batch)],
+        )
+        conn.commit()
+    elapsed = time.perf_counter() - start
+    conn.close()
+    return rows / elapsed
