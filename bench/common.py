@@ -78,3 +78,36 @@ def sqlite_raw_insert_rate(path: Path, rows: int = 200_000, batch: int = 2_000) 
     elapsed = time.perf_counter() - start
     conn.close()
     return rows / elapsed
+
+
+def postgres_raw_insert_rate(url: str, rows: int = 200_000, batch: int = 2_000) -> float:
+    """Rows/s of batched multi-row inserts of event-sized rows into a plain PostgreSQL table."""
+    import psycopg
+
+    payload = b"x" * 300
+    with psycopg.connect(url, autocommit=False) as conn:
+        conn.execute("CREATE TEMP TABLE raw (id BIGSERIAL PRIMARY KEY, originator TEXT, version INT, topic TEXT, state BYTEA)")
+        start = time.perf_counter()
+        with conn.cursor() as cur:
+            for offset in range(0, rows, batch):
+                cur.executemany(
+                    "INSERT INTO raw (originator, version, topic, state) VALUES (%s, %s, %s, %s)",
+                    [(f"{i:032x}", 1, "domain.task:Task.Created", payload) for i in range(offset, offset + batch)],
+                )
+                conn.commit()
+        return rows / (time.perf_counter() - start)
+
+
+def postgres_copy_rate(url: str, rows: int = 500_000) -> float:
+    """Rows/s of COPY of event-sized rows into a plain PostgreSQL table: the database's raw bulk limit."""
+    import psycopg
+
+    payload = b"x" * 300
+    with psycopg.connect(url) as conn:
+        conn.execute("CREATE TEMP TABLE raw_copy (id BIGINT, originator TEXT, version INT, topic TEXT, state BYTEA)")
+        start = time.perf_counter()
+        with conn.cursor() as cur, cur.copy("COPY raw_copy FROM STDIN") as copy:
+            for i in range(rows):
+                copy.write_row((i, f"{i:032x}", 1, "domain.task:Task.Created", payload))
+        conn.commit()
+        return rows / (time.perf_counter() - start)

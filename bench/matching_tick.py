@@ -1,0 +1,116 @@
+"""Matching and scheduling must follow the work, not the number of open loops.
+
+    python -m bench.matching_tick [--small 10000] [--large 1000000] [--due 10000] [--signals 300]
+
+For each size it registers that many open loops through the real write path (embedded SQLite
+store), `--due` of them already past their deadline, then measures:
+  * per-signal matching (load index → match → resolve → save), over matching and non-matching
+    email and webhook signals (multi-channel traffic), median and p95;
+  * one `tick` that acts on the due loops.
+It prints both sizes and the large/small ratios (the target is ≤ 1.5 for both).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from datetime import timedelta
+
+from bench.common import T0, load_open_loops, new_system
+from domain import ids
+from domain.task import Task
+from processors.application import UnitOfWork
+from processors.loops import register_loop
+from processors.messages import Message
+from processors.signals import handle_signal
+
+DUE_AT = T0 + timedelta(days=1)
+NOW = DUE_AT + timedelta(hours=2)
+
+
+def deadline(i: int, due: int):
+    """The first `due` loops are past their deadline at NOW; the rest fall due days later."""
+    if i < due:
+        return DUE_AT + timedelta(seconds=i % 3600)  # due within one hour
+    return T0 + timedelta(days=10) + timedelta(seconds=(i - due) * 2)  # the rest later, in time order
+
+
+def add_webhook_loops(system, count: int) -> None:
+    uow = UnitOfWork(system.app)
+    for i in range(count):
+        tenant = f"tenant{i % 100}"
+        task = uow.get(ids.task_id(tenant, "task0"), Task)
+        register_loop(
+            uow, task, loop_ref=f"hook{i}", channel="webhook",
+            watch={"source": "docusign", "trigger_name": "signed", "match_fields": {"document_id": f"doc{i}"}},
+            deadline=T0 + timedelta(days=40), if_unresolved="notify_user", description="bench", origin="explicit", now=T0,
+        )
+        uow.end_step()
+    uow.commit()
+
+
+def signals(count: int, due: int, size: int) -> list[Message]:
+    """Matching email replies (spread over all loops), webhook events, and emails nobody waits for."""
+    out = []
+    for n in range(count):
+        i = (n * 7919) % size
+        kind = n % 3
+        if kind == 0:
+            out.append(Message("signal", f"e{n}", "email.received", f"tenant{i % 100}", NOW, {"sender": f"contact{i}@example.com"}))
+        elif kind == 1:
+            h = n % 200
+            out.append(Message("signal", f"w{n}", "webhook.received", f"tenant{h % 100}", NOW,
+                               {"source": "docusign", "trigger_name": "signed", "payload": {"document_id": f"doc{h}"}}))
+        else:
+            out.append(Message("signal", f"x{n}", "email.received", f"tenant{n % 100}", NOW, {"sender": f"stranger{n}@example.com"}))
+    return out
+
+
+def measure(size: int, due: int, signal_count: int) -> dict[str, float]:
+    system = new_system()
+    try:
+        load_open_loops(system, size, deadline_of=lambda i: deadline(i, due), label=f"loops (size {size:,})")
+        add_webhook_loops(system, 200)
+        system.app.recorder.max_notification_id()
+        timings = []
+        for message in signals(signal_count, due, size):
+            start = time.perf_counter()
+            uow = UnitOfWork(system.app)
+            handle_signal(uow, message)
+            uow.commit()
+            timings.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        report = system.maintenance.tick(NOW)
+        tick_seconds = time.perf_counter() - start
+        assert len(report.actions) >= due - signal_count, f"tick acted on {len(report.actions)} of {due} due loops"
+        return {
+            "match_median_ms": statistics.median(timings) * 1000,
+            "match_p95_ms": statistics.quantiles(timings, n=20)[18] * 1000,
+            "tick_seconds": tick_seconds,
+            "tick_actions": len(report.actions),
+        }
+    finally:
+        system.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--small", type=int, default=10_000)
+    parser.add_argument("--large", type=int, default=1_000_000)
+    parser.add_argument("--due", type=int, default=10_000)
+    parser.add_argument("--signals", type=int, default=300)
+    args = parser.parse_args()
+    results = {size: measure(size, min(args.due, size), args.signals) for size in (args.small, args.large)}
+    small, large = results[args.small], results[args.large]
+    for size, result in results.items():
+        print(f"{size:>9,} open loops: match median {result['match_median_ms']:.2f} ms, p95 {result['match_p95_ms']:.2f} ms; "
+              f"tick {result['tick_seconds']:.2f} s for {result['tick_actions']:,} actions")
+    per_action = {size: r["tick_seconds"] / r["tick_actions"] for size, r in results.items()}
+    print(f"ratio large/small: matching (median) {large['match_median_ms'] / small['match_median_ms']:.2f}, "
+          f"tick {large['tick_seconds'] / small['tick_seconds']:.2f} "
+          f"(per action {per_action[args.large] / per_action[args.small]:.2f})")
+
+
+if __name__ == "__main__":
+    main()

