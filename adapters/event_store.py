@@ -34,6 +34,7 @@ def postgres_env(url: str) -> dict[str, str]:
     params = conninfo_to_dict(url)
     return {
         "PERSISTENCE_MODULE": "eventsourcing.postgres",
+        "PROCESS_RECORDER_TOPIC": "adapters.postgres_recorder:UnpipelinedProcessRecorder",
         "POSTGRES_DBNAME": str(params.get("dbname") or "postgres"),
         "POSTGRES_HOST": str(params.get("host") or "localhost"),
         "POSTGRES_PORT": str(params.get("port") or "5432"),
