@@ -26,6 +26,17 @@ class ConcurrentProjection(RuntimeError):
 
 
 Handler = Callable[[Connection, Any, int], None]
+PENDING = "loopline.pending_rows"
+
+
+def append_row(conn: Connection, table: Table, row: dict[str, Any]) -> None:
+    """Queues a row for an append-only table; the batch inserts them in one statement before it commits."""
+    conn.info.setdefault(PENDING, {}).setdefault(table, []).append(row)
+
+
+def flush_rows(conn: Connection) -> None:
+    for table, rows in conn.info.pop(PENDING, {}).items():
+        conn.execute(table.insert(), rows)
 
 
 class Projection(Protocol):
@@ -89,12 +100,14 @@ class ProjectionRunner:
             notifications = self.app.process_recorder.select_notifications(
                 start=start, limit=self.batch_size, stop=head, topics=self.topics
             )
+            conn.info.pop(PENDING, None)
             for notification in notifications:
                 event = self.app.mapper.to_domain_event(notification)
                 for projection in self.projections:
                     handler = projection.handlers.get(type(event))
                     if handler is not None and current[projection.name] < notification.id:
                         handler(conn, event, notification.id)
+            flush_rows(conn)
             reached = notifications[-1].id if len(notifications) == self.batch_size else head
             self._advance(conn, current, reached)
             return len(notifications)

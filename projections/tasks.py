@@ -9,7 +9,7 @@ from sqlalchemy.engine import Connection
 
 from domain.task import Task
 from domain.timeutil import format_time
-from projections.runner import metadata
+from projections.runner import append_row, metadata
 
 tasks = Table(
     "tasks", metadata,
@@ -80,12 +80,10 @@ def _signal(conn: Connection, event: Task.SignalReceived, position: int) -> None
         conn, event, status=event.status, inbox=tasks.c.inbox + 1,
         open_loops=tasks.c.open_loops - len(event.resolved_loops),
     )
-    conn.execute(
-        task_inbox.insert().values(
-            aggregate_id=str(event.originator_id), signal_id=event.signal_ref, type=event.signal_type,
-            received_at=format_time(event.timestamp), data=event.data,
-        )
-    )
+    append_row(conn, task_inbox, {
+        "aggregate_id": str(event.originator_id), "signal_id": event.signal_ref, "type": event.signal_type,
+        "received_at": format_time(event.timestamp), "data": event.data,
+    })
 
 
 def _status(reason_field: str | None, status: str | None = None):

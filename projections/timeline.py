@@ -14,7 +14,7 @@ from domain.open_loop import OpenLoop
 from domain.proactive_run import ProactiveRun
 from domain.task import Task
 from domain.timeutil import format_time
-from projections.runner import metadata
+from projections.runner import append_row, metadata
 
 timeline = Table(
     "timeline", metadata,
@@ -97,21 +97,31 @@ def _payload(event: Any) -> dict[str, Any]:
     return json.loads(json.dumps(fields, default=str, sort_keys=True))
 
 
-def _project(conn: Connection, event: Any, position: int) -> None:
+_SUBJECT_EVENTS = (Task.Created, OpenLoop.Registered, ProactiveRun.Started, InboundMessage.Received, RejectedInput.Recorded)
+
+# Who an aggregate belongs to never changes, so it is safe to remember across batches and rebuilds.
+_subjects: dict[str, tuple[str | None, str | None, str]] = {}
+
+
+def _subject(conn: Connection, event: Any) -> tuple[str | None, str | None, str]:
     aggregate_id = str(event.originator_id)
-    if type(event) in (Task.Created, OpenLoop.Registered, ProactiveRun.Started, InboundMessage.Received, RejectedInput.Recorded):
-        tenant, task_id, subject = _subject_of(event)
-        conn.execute(timeline_subjects.insert().values(aggregate_id=aggregate_id, tenant=tenant, task_id=task_id, subject=subject))
-    else:
+    if isinstance(event, _SUBJECT_EVENTS):
+        _subjects[aggregate_id] = _subject_of(event)
+        tenant, task_id, subject = _subjects[aggregate_id]
+        append_row(conn, timeline_subjects, {"aggregate_id": aggregate_id, "tenant": tenant, "task_id": task_id, "subject": subject})
+    elif aggregate_id not in _subjects:
         row = conn.execute(select(timeline_subjects).where(timeline_subjects.c.aggregate_id == aggregate_id)).one()
-        tenant, task_id, subject = row.tenant, row.task_id, row.subject
+        _subjects[aggregate_id] = (row.tenant, row.task_id, row.subject)
+    return _subjects[aggregate_id]
+
+
+def _project(conn: Connection, event: Any, position: int) -> None:
+    tenant, task_id, subject = _subject(conn, event)
     summary, reason = DESCRIPTIONS[type(event)](event)
-    conn.execute(
-        timeline.insert().values(
-            position=position, tenant=tenant, task_id=task_id, subject=subject, event=type(event).__qualname__,
-            at=format_time(event.timestamp), summary=summary, reason=reason, payload=_payload(event),
-        )
-    )
+    append_row(conn, timeline, {
+        "position": position, "tenant": tenant, "task_id": task_id, "subject": subject, "event": type(event).__qualname__,
+        "at": format_time(event.timestamp), "summary": summary, "reason": reason, "payload": _payload(event),
+    })
 
 
 name = "timeline"
