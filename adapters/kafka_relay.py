@@ -50,7 +50,11 @@ class OutboxRelay:
         return len(notifications)
 
     def _tenant_of(self, notification: Any) -> str:
+        """Creation events name their tenant; other events inherit it (loaded once if not seen)."""
         originator_id = notification.originator_id
+        if originator_id not in self._tenants and notification.originator_version == 1:
+            tenant = getattr(self.app.mapper.to_domain_event(notification), "tenant", None)
+            self._tenants[originator_id] = tenant or SYSTEM_KEY
         if originator_id not in self._tenants:
             try:
                 aggregate = self.app.repository.get(originator_id)

@@ -19,7 +19,7 @@ from eventsourcing.persistence import IntegrityError, Tracking
 from adapters.kafka_log import Topics, producer
 from adapters.messages import InvalidMessage, parse_message
 from processors.application import Loopline, UnitOfWork
-from processors.router import Outcome, record_and_handle
+from processors.router import Outcome, prefetch_for, record_and_handle
 
 log = logging.getLogger("loopline.kafka")
 RETRIES = 10
@@ -96,6 +96,7 @@ class PartitionBatchApplier:
             return report
         uow = UnitOfWork(self.app)
         expected_kind = "command" if topic == self.topics.commands else "signal"
+        parsed = []
         for record in fresh:
             try:
                 message = parse_message(record.value)
@@ -105,6 +106,9 @@ class PartitionBatchApplier:
                 self._dead_letter(topic, partition, record, str(error))
                 report.dead_lettered += 1
                 continue
+            parsed.append((record, message))
+        prefetch_for(uow, [message for _, message in parsed])
+        for record, message in parsed:
             outcome = record_and_handle(uow, message, source=f"{topic}:{partition}:{record.offset}")
             if outcome is None:
                 report.duplicates += 1

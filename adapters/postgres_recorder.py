@@ -25,3 +25,38 @@ class UnpipelinedProcessRecorder(PostgresProcessRecorder):
                 self._insert_stored_events(curs, stored_events, **kwargs)
                 notification_ids = self._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
         return notification_ids
+
+    def select_latest(self, originator_ids: Sequence[Any], snapshots_table: str | None) -> tuple[list[StoredEvent], list[StoredEvent]]:
+        """For many aggregates in two queries: their latest snapshots, and their events after those."""
+        from psycopg.sql import SQL, Identifier
+
+        schema = Identifier(self.datastore.schema)
+        events = Identifier(self.events_table_name)
+        snapshots: list[StoredEvent] = []
+        with self.datastore.get_connection() as conn, conn.cursor() as curs:
+            if snapshots_table:
+                curs.execute(
+                    SQL(
+                        "SELECT DISTINCT ON (originator_id) * FROM {schema}.{table} WHERE originator_id = ANY(%s) "
+                        "ORDER BY originator_id, originator_version DESC"
+                    ).format(schema=schema, table=Identifier(snapshots_table)),
+                    (list(originator_ids),),
+                )
+                snapshots = [self._stored(row) for row in curs.fetchall()]
+            after = {s.originator_id: s.originator_version for s in snapshots}
+            curs.execute(
+                SQL(
+                    "SELECT e.* FROM unnest(%s::uuid[], %s::int[]) AS wanted(id, after) "
+                    "JOIN {schema}.{events} e ON e.originator_id = wanted.id AND e.originator_version > wanted.after "
+                    "ORDER BY e.originator_id, e.originator_version"
+                ).format(schema=schema, events=events),
+                (list(originator_ids), [after.get(i, 0) for i in originator_ids]),
+            )
+            return snapshots, [self._stored(row) for row in curs.fetchall()]
+
+    @staticmethod
+    def _stored(row: Any) -> StoredEvent:
+        return StoredEvent(
+            originator_id=row["originator_id"], originator_version=row["originator_version"], topic=row["topic"],
+            state=bytes(row["state"]),
+        )

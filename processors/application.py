@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, ClassVar, TypeVar
 from uuid import UUID
 
@@ -50,18 +50,47 @@ class UnitOfWork:
         self.app = app
         self._aggregates: dict[UUID, LooplineAggregate] = {}
         self._step: dict[UUID, LooplineAggregate] = {}
+        self._absent: set[UUID] = set()
         self._collected: list[Any] = []
 
     def get(self, aggregate_id: UUID, cls: type[A]) -> A | None:
         aggregate = self._aggregates.get(aggregate_id)
         if aggregate is None:
+            if aggregate_id in self._absent:
+                return None
             aggregate = self._load(aggregate_id, cls)
             if aggregate is None:
+                self._absent.add(aggregate_id)
                 return None
             self._aggregates[aggregate_id] = aggregate
         self._step[aggregate_id] = aggregate
         assert isinstance(aggregate, cls), f"{aggregate_id} is a {type(aggregate).__name__}, not a {cls.__name__}"
         return aggregate
+
+    def peek(self, aggregate_id: UUID) -> LooplineAggregate | None:
+        """An aggregate already loaded in this unit of work, without loading or touching it."""
+        return self._aggregates.get(aggregate_id)
+
+    def prefetch(self, aggregate_ids: Iterable[UUID]) -> None:
+        """Loads many aggregates at once where the store can (PostgreSQL: two queries for all of
+        them); the steps that follow find them here instead of querying one by one."""
+        wanted = [i for i in dict.fromkeys(aggregate_ids) if i not in self._aggregates and i not in self._absent]
+        select_latest = getattr(self.app.recorder, "select_latest", None)
+        if not wanted or select_latest is None:
+            return
+        snapshots_table = getattr(getattr(self.app.snapshots, "recorder", None), "events_table_name", None)
+        stored_snapshots, stored_events = select_latest(wanted, snapshots_table)
+        loaded: dict[UUID, Any] = {}
+        for stored in stored_snapshots:
+            loaded[stored.originator_id] = self.app.mapper.to_domain_event(stored).mutate(None)
+        for stored in stored_events:
+            event = self.app.mapper.to_domain_event(stored)
+            loaded[stored.originator_id] = event.mutate(loaded.get(stored.originator_id))
+        for aggregate_id in wanted:
+            if aggregate_id in loaded:
+                self._aggregates[aggregate_id] = loaded[aggregate_id]
+            else:
+                self._absent.add(aggregate_id)
 
     def _load(self, aggregate_id: UUID, cls: type[A]) -> A | None:
         """From a snapshot where the type has them, else straight from its events (one query, not two)."""
@@ -79,6 +108,7 @@ class UnitOfWork:
         return self.get(aggregate_id, cls) or self.add(create())
 
     def add(self, aggregate: A) -> A:
+        self._absent.discard(aggregate.id)
         self._aggregates[aggregate.id] = aggregate
         self._step[aggregate.id] = aggregate
         return aggregate

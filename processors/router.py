@@ -11,6 +11,9 @@ from eventsourcing.utils import get_topic
 from domain import ids
 from domain.errors import DomainError
 from domain.inbound import InboundMessage
+from domain.matching import CHANNEL_BY_SIGNAL
+from domain.open_loop import OpenLoop
+from domain.watch_index import WatchIndex
 from processors.application import Loopline, UnitOfWork
 from processors.commands import COMMANDS
 from processors.messages import Message
@@ -67,6 +70,25 @@ def _handle_or_reject(uow: UnitOfWork, message_id: UUID, msg: Message) -> Outcom
     return outcome
 
 
+def prefetch_for(uow: UnitOfWork, messages: list[Message]) -> None:
+    """Loads, a few queries per batch, what the batch's handlers are about to ask for one by one:
+    receipts, the tasks commands name, and for signals their match-index entries, loops and tasks."""
+    uow.prefetch(ids.message_id(m.tenant, m.ref) for m in messages)
+    uow.prefetch(ids.task_id(m.tenant, str(m.data["task_id"])) for m in messages if m.data.get("task_id"))
+    index_ids = []
+    for message in messages:
+        rule = CHANNEL_BY_SIGNAL.get(message.type) if message.kind == "signal" else None
+        key = rule.signal_key(message.data) if rule else None
+        if rule and key is not None:
+            index_ids.append(ids.watch_index_id(message.tenant, rule.channel, key))
+    uow.prefetch(index_ids)
+    indexes = [index for index in map(uow.peek, index_ids) if isinstance(index, WatchIndex)]
+    loop_ids = [ids.loop_id(index.tenant, ref) for index in indexes for ref in index.loop_refs]
+    uow.prefetch(loop_ids)
+    loops = [loop for loop in map(uow.peek, loop_ids) if isinstance(loop, OpenLoop)]
+    uow.prefetch(ids.task_id(loop.tenant, loop.task_ref) for loop in loops)
+
+
 class Router:
     """Follows the embedded log (InboundMessage events in the event store) in batches.
 
@@ -87,14 +109,15 @@ class Router:
         if not notifications:
             return []
         uow = UnitOfWork(self.app)
-        outcomes = []
+        batch = []
         for notification in notifications:
             received = self.app.mapper.to_domain_event(notification)
             assert isinstance(received, InboundMessage.Received)
-            msg = Message(
+            batch.append((received.originator_id, Message(
                 kind=received.kind, ref=received.ref, type=received.type, tenant=received.tenant,
                 at=received.timestamp, data=received.data,
-            )
-            outcomes.append(_handle_or_reject(uow, received.originator_id, msg))
+            )))
+        prefetch_for(uow, [msg for _, msg in batch])
+        outcomes = [_handle_or_reject(uow, message_id, msg) for message_id, msg in batch]
         uow.commit(Tracking(self.name, notifications[-1].id))
         return outcomes

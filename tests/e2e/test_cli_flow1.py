@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 
 from adapters.config import Settings
+from adapters.messages import InvalidMessage, parse_message
 from cli.bootstrap import System, build
+from processors.router import INBOUND_TOPIC
 from tests.conftest import command, signal
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,8 +39,11 @@ class Cli:
         self.environ = {"LOOPLINE_HOME": str(home), "PATH": "/usr/bin:/bin", "COLUMNS": "200", **(environ or {})}
         self.scale = "LOOPLINE_KAFKA" in self.environ
         self._observer: System | None = None
+        self.expected: set[tuple[str, str]] = set()
 
     def __call__(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        if args[0] == "publish":
+            self._expect(stdin if args[1] == "-" else Path(args[1]).read_text() if Path(args[1]).exists() else "")
         result = subprocess.run(
             [sys.executable, "-c", "from cli.main import main; main()", *args],
             cwd=ROOT, env=self.environ, input=stdin, capture_output=True, text=True, timeout=120,
@@ -46,6 +51,16 @@ class Cli:
         if args[0] in ("publish", "tick"):
             self.settle()
         return result
+
+    def _expect(self, lines: str) -> None:
+        """Remembers which messages the workers must have recorded: the broker's end offsets alone
+        are not a reliable signal (Tansu reports a batch's base offset, not its end)."""
+        for line in lines.splitlines():
+            try:
+                message = parse_message(line)
+            except InvalidMessage:
+                continue
+            self.expected.add((message.tenant, message.ref))
 
     def settle(self, timeout: float = 60.0) -> None:
         """Embedded commands finish their work before exiting; at scale, wait for the workers."""
@@ -55,7 +70,9 @@ class Cli:
             self._observer = build(Settings.load(self.environ, config_file=self.home / "loopline.toml"))
         deadline, quiet, lags = time.monotonic() + timeout, 0, None
         while time.monotonic() < deadline:
-            lags = [row["lag"] for row in self._observer.input_lag()]
+            recorded = len(self._observer.app.recorder.select_notifications(start=1, limit=1_000_000, topics=[INBOUND_TOPIC]))
+            lags = [len(self.expected) - recorded]
+            lags += [row["lag"] for row in self._observer.input_lag()]
             lags += [status.lag for status in self._observer.projections.status()]
             quiet = quiet + 1 if not any(lags) else 0
             if quiet == 3:
