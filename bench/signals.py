@@ -22,6 +22,7 @@ from pathlib import Path
 
 from bench.common import T0, load_open_loops, new_system, postgres_raw_insert_rate, sqlite_raw_insert_rate
 from processors.messages import Message
+from processors.router import INBOUND_TOPIC
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -34,13 +35,36 @@ def replies(count: int, tenants: int, start: int = 0) -> list[Message]:
     ]
 
 
-def wait_until_caught_up(system, timeout: float = 600) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if not any(row["lag"] for row in system.input_lag()) and not any(s.lag for s in system.projections.status()):
-            return
-        time.sleep(0.05)
-    raise TimeoutError("the worker did not catch up")
+class Progress:
+    """Counts recorded inbound messages incrementally, so watching costs the system under test little."""
+
+    def __init__(self, system) -> None:
+        self.system = system
+        self.position = 0
+        self.inbound = 0
+
+    def recorded(self) -> int:
+        while batch := self.system.app.recorder.select_notifications(
+            start=self.position + 1, limit=10_000, topics=[INBOUND_TOPIC]
+        ):
+            self.inbound += len(batch)
+            self.position = batch[-1].id
+        return self.inbound
+
+    def wait(self, expected: int, timeout: float = 900) -> float:
+        """Until `expected` messages are recorded and every read model has caught up; returns when
+        the last message was recorded."""
+        deadline = time.monotonic() + timeout
+        while self.recorded() < expected:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"only {self.inbound} of {expected} messages were applied")
+            time.sleep(0.1)
+        applied = time.perf_counter()
+        while any(status.lag for status in self.system.projections.status()):
+            if time.monotonic() > deadline:
+                raise TimeoutError("the read models did not catch up")
+            time.sleep(0.1)
+        return applied
 
 
 def run_embedded(loops: int, signal_count: int, tenants: int) -> dict[str, float]:
@@ -78,13 +102,15 @@ def run_scale(loops: int, signal_count: int, tenants: int) -> dict[str, float]:
             cwd=ROOT, env={**os.environ, "LOOPLINE_HOME": str(system.settings.home), **environ},
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
+        progress = Progress(system)
         system.log.append(replies(tenants, tenants, start=loops - tenants), "warm-up")  # the group is joined
-        wait_until_caught_up(system)
-        messages = replies(signal_count, tenants)
+        progress.wait(tenants)
         start = time.perf_counter()
-        system.log.append(messages, "bench")
-        wait_until_caught_up(system)
+        system.log.append(replies(signal_count, tenants), "bench")
+        published = time.perf_counter() - start
+        applied = progress.wait(tenants + signal_count) - start
         elapsed = time.perf_counter() - start
+        print(f"published in {published:.1f} s; applied after {applied:.1f} s; projected after {elapsed:.1f} s")
         raw = postgres_raw_insert_rate(database)
     finally:
         if worker:

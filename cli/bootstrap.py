@@ -74,13 +74,13 @@ class System:
                 progress(len(outcomes))
             if outcomes:
                 continue
+            report.projected += self.projections.catch_up()  # first: it is what the next query reads
             relayed = self.relay.run_once() if self.relay and leads else 0
             delivered = self.delivery.run_once() if leads else 0
             report.relayed += relayed
             report.delivered += delivered
             if not (relayed or delivered):
                 break
-        report.projected = self.projections.catch_up()
         return report
 
     def input_lag(self) -> list[dict[str, Any]]:

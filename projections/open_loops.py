@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, Column, String, Table, Text, select
+from sqlalchemy import JSON, Boolean, Column, String, Table, Text, bindparam, select
 from sqlalchemy.engine import Connection
 
 from domain.open_loop import OpenLoop
@@ -42,15 +42,18 @@ def _registered(conn: Connection, event: OpenLoop.Registered, position: int) -> 
     )
 
 
+_RESOLVED = (
+    open_loops.update()
+    .where(open_loops.c.aggregate_id == bindparam("id"))
+    .values(resolved=True, resolved_at=bindparam("at"), resolved_by=bindparam("by"), resolution=bindparam("why"))
+)
+
+
 def _resolved(conn: Connection, event: OpenLoop.Resolved, position: int) -> None:
-    conn.execute(
-        open_loops.update()
-        .where(open_loops.c.aggregate_id == str(event.originator_id))
-        .values(
-            resolved=True, resolved_at=format_time(event.timestamp), resolved_by=event.resolved_by,
-            resolution=event.reason + (f" [{event.rule}]" if event.rule else ""),
-        )
-    )
+    conn.execute(_RESOLVED, {
+        "id": str(event.originator_id), "at": format_time(event.timestamp), "by": event.resolved_by,
+        "why": event.reason + (f" [{event.rule}]" if event.rule else ""),
+    })
 
 
 name = "open_loops"

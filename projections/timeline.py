@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
+from uuid import UUID
 
 from sqlalchemy import JSON, Column, Integer, String, Table, Text, select
 from sqlalchemy.engine import Connection
@@ -92,9 +94,21 @@ def _subject_of(event: Any) -> tuple[str | None, str | None, str]:
     return None, None, f"input {event.source}:{event.position}"
 
 
+def _plain(value: Any) -> Any:
+    """Event field values as JSON-ready values (times as RFC 3339, ids as strings)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, datetime):
+        return format_time(value)
+    if isinstance(value, UUID):
+        return str(value)
+    return value
+
+
 def _payload(event: Any) -> dict[str, Any]:
-    fields = {k: v for k, v in vars(event).items() if k not in ("originator_id", "originator_version", "timestamp")}
-    return json.loads(json.dumps(fields, default=str, sort_keys=True))
+    return {k: _plain(v) for k, v in vars(event).items() if k not in ("originator_id", "originator_version", "timestamp")}
 
 
 _SUBJECT_EVENTS = (Task.Created, OpenLoop.Registered, ProactiveRun.Started, InboundMessage.Received, RejectedInput.Recorded)
