@@ -9,7 +9,7 @@ from sqlalchemy.engine import Connection
 
 from domain.open_loop import OpenLoop
 from domain.timeutil import format_time
-from projections.runner import metadata
+from projections.runner import append_row, execute_on, metadata
 
 open_loops = Table(
     "open_loops", metadata,
@@ -32,14 +32,13 @@ open_loops = Table(
 
 
 def _registered(conn: Connection, event: OpenLoop.Registered, position: int) -> None:
-    conn.execute(
-        open_loops.insert().values(
-            aggregate_id=str(event.originator_id), tenant=event.tenant, loop_id=event.ref, task_id=event.task_ref,
-            channel=event.channel, watch=event.watch, deadline=format_time(event.deadline),
-            if_unresolved=event.if_unresolved, description=event.description, origin=event.origin,
-            registered_at=format_time(event.timestamp), resolved=False,
-        )
-    )
+    append_row(conn, open_loops, {
+        "aggregate_id": str(event.originator_id), "tenant": event.tenant, "loop_id": event.ref,
+        "task_id": event.task_ref, "channel": event.channel, "watch": event.watch,
+        "deadline": format_time(event.deadline), "if_unresolved": event.if_unresolved,
+        "description": event.description, "origin": event.origin, "registered_at": format_time(event.timestamp),
+        "resolved": False, "resolved_at": None, "resolved_by": None, "resolution": None,
+    })
 
 
 _RESOLVED = (
@@ -50,7 +49,7 @@ _RESOLVED = (
 
 
 def _resolved(conn: Connection, event: OpenLoop.Resolved, position: int) -> None:
-    conn.execute(_RESOLVED, {
+    execute_on(conn, open_loops, _RESOLVED, {
         "id": str(event.originator_id), "at": format_time(event.timestamp), "by": event.resolved_by,
         "why": event.reason + (f" [{event.rule}]" if event.rule else ""),
     })

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from eventsourcing.utils import get_topic
-from sqlalchemy import Column, Integer, MetaData, String, Table, select
+from sqlalchemy import Column, Integer, MetaData, String, Table, bindparam, select
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
@@ -26,23 +26,62 @@ class ConcurrentProjection(RuntimeError):
 
 
 Handler = Callable[[Connection, Any, int], None]
-PENDING = "loopline.pending_rows"
+PENDING = "loopline.pending"
+
+
+class _Pending:
+    """Writes queued for one table during a batch: new rows, then counter increments per row."""
+
+    def __init__(self) -> None:
+        self.rows: list[dict[str, Any]] = []
+        self.increments: dict[tuple[str, Any], dict[str, Any]] = {}
+
+    def flush(self, conn: Connection, table: Table) -> None:
+        if self.rows:
+            conn.execute(table.insert(), self.rows)
+        groups: dict[tuple[str, tuple[str, ...]], list[dict[str, Any]]] = {}
+        for (key_column, key), change in self.increments.items():
+            columns = tuple(sorted(change["deltas"]))
+            params = {"_key": key, "_touched": change["touched"], **{f"d_{c}": change["deltas"][c] for c in columns}}
+            groups.setdefault((key_column, columns), []).append(params)
+        for (key_column, columns), params in groups.items():
+            statement = (
+                table.update()
+                .where(table.c[key_column] == bindparam("_key"))
+                .values({**{c: table.c[c] + bindparam(f"d_{c}") for c in columns}, "updated_at": bindparam("_touched")})
+            )
+            conn.execute(statement, params)
+        self.rows, self.increments = [], {}
+
+
+def _pending(conn: Connection, table: Table) -> _Pending:
+    return conn.info.setdefault(PENDING, {}).setdefault(table, _Pending())
 
 
 def append_row(conn: Connection, table: Table, row: dict[str, Any]) -> None:
-    """Queues a row for an append-only table; the batch inserts them in one statement before it commits."""
-    conn.info.setdefault(PENDING, {}).setdefault(table, []).append(row)
+    """Queues a new row; the batch inserts a table's rows in one statement."""
+    _pending(conn, table).rows.append(row)
 
 
-def flush_rows(conn: Connection) -> None:
-    for table, rows in conn.info.pop(PENDING, {}).items():
-        conn.execute(table.insert(), rows)
+def increment(conn: Connection, table: Table, key_column: str, key: Any, touched: Any, **deltas: int) -> None:
+    """Queues counter increments for one row (and the time it was last touched), summed per batch."""
+    change = _pending(conn, table).increments.setdefault((key_column, key), {"deltas": {}, "touched": touched})
+    for column, delta in deltas.items():
+        change["deltas"][column] = change["deltas"].get(column, 0) + delta
+    change["touched"] = touched
 
 
-class Projection(Protocol):
-    name: str
-    tables: Sequence[Table]
-    handlers: dict[type, Handler]
+def execute_on(conn: Connection, table: Table, statement: Any, params: Any = None) -> None:
+    """Runs a statement on a table after that table's queued writes, so every write keeps its order."""
+    flush_rows(conn, table)
+    conn.execute(statement, params) if params is not None else conn.execute(statement)
+
+
+def flush_rows(conn: Connection, table: Table | None = None) -> None:
+    pending = conn.info.get(PENDING, {})
+    for queued_table in [table] if table is not None else list(pending):
+        if queued_table in pending:
+            pending.pop(queued_table).flush(conn, queued_table)
 
 
 @dataclass(frozen=True)

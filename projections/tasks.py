@@ -9,7 +9,7 @@ from sqlalchemy.engine import Connection
 
 from domain.task import Task
 from domain.timeutil import format_time
-from projections.runner import append_row, metadata
+from projections.runner import append_row, execute_on, increment, metadata
 
 tasks = Table(
     "tasks", metadata,
@@ -44,23 +44,26 @@ task_inbox = Table(
 
 
 def _update(conn: Connection, event: Any, **values: Any) -> None:
-    conn.execute(
+    execute_on(
+        conn, tasks,
         tasks.update()
         .where(tasks.c.aggregate_id == str(event.originator_id))
-        .values(updated_at=format_time(event.timestamp), **values)
+        .values(updated_at=format_time(event.timestamp), **values),
     )
+
+
+def _count(conn: Connection, event: Any, **deltas: int) -> None:
+    increment(conn, tasks, "aggregate_id", str(event.originator_id), format_time(event.timestamp), **deltas)
 
 
 def _created(conn: Connection, event: Task.Created, position: int) -> None:
-    conn.execute(
-        tasks.insert().values(
-            aggregate_id=str(event.originator_id), tenant=event.tenant, task_id=event.ref, title=event.title,
-            description=event.description, task_type=event.task_type, status=event.status, priority=event.priority,
-            contact=event.contact, created_at=format_time(event.timestamp), updated_at=format_time(event.timestamp),
-            expires_at=format_time(event.expires_at), open_loops=0, actions=0, inbox=0, notifications=0,
-            status_reason=event.reason,
-        )
-    )
+    append_row(conn, tasks, {
+        "aggregate_id": str(event.originator_id), "tenant": event.tenant, "task_id": event.ref, "title": event.title,
+        "description": event.description, "task_type": event.task_type, "status": event.status,
+        "priority": event.priority, "contact": event.contact, "created_at": format_time(event.timestamp),
+        "updated_at": format_time(event.timestamp), "expires_at": format_time(event.expires_at), "open_loops": 0,
+        "actions": 0, "inbox": 0, "notifications": 0, "last_note": None, "status_reason": event.reason,
+    })
 
 
 def _action(conn: Connection, event: Task.ActionRecorded, position: int) -> None:
@@ -68,11 +71,11 @@ def _action(conn: Connection, event: Task.ActionRecorded, position: int) -> None
 
 
 def _loop_linked(conn: Connection, event: Task.LoopLinked, position: int) -> None:
-    _update(conn, event, open_loops=tasks.c.open_loops + 1)
+    _count(conn, event, open_loops=1)
 
 
 def _loop_closed(conn: Connection, event: Task.LoopClosed, position: int) -> None:
-    _update(conn, event, open_loops=tasks.c.open_loops - 1)
+    _count(conn, event, open_loops=-1)
 
 
 # The statement every matched signal runs, built once (building it per event costs more than running it).
@@ -87,7 +90,7 @@ _SIGNAL_RECEIVED = (
 
 
 def _signal(conn: Connection, event: Task.SignalReceived, position: int) -> None:
-    conn.execute(_SIGNAL_RECEIVED, {
+    execute_on(conn, tasks, _SIGNAL_RECEIVED, {
         "id": str(event.originator_id), "status": event.status, "at": format_time(event.timestamp),
         "closed": len(event.resolved_loops),
     })
@@ -114,7 +117,7 @@ def _noted(conn: Connection, event: Task.ProgressNoted, position: int) -> None:
 
 
 def _notified(conn: Connection, event: Task.UserNotified, position: int) -> None:
-    _update(conn, event, notifications=tasks.c.notifications + 1)
+    _count(conn, event, notifications=1)
 
 
 name = "tasks"
