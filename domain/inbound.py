@@ -40,10 +40,6 @@ class InboundMessage(LooplineAggregate):
     def receive(cls, *, id: Any, at: datetime, **fields: Any) -> InboundMessage:  # noqa: A002
         return cls._create(cls.Received, id=id, timestamp=at, **fields)
 
-    @property
-    def at(self) -> datetime:
-        return self.created_on
-
     def reject(self, *, reason: str) -> None:
         self.trigger_event(self.Rejected, timestamp=self.created_on, reason=reason)
 

@@ -21,7 +21,6 @@ from domain.errors import DomainError
 from domain.timeutil import floor_hour
 
 SHARDS = 8
-KINDS = ("loop_deadline", "task_expiry", "proactive_run")
 
 
 class BucketClosed(DomainError):
@@ -57,7 +56,7 @@ class TimerWheel(LooplineAggregate):
     def start(cls, *, id: Any, due: datetime, now: datetime) -> TimerWheel:  # noqa: A002
         return cls._create(cls.Created, id=id, timestamp=now, first_unswept=floor_hour(due))
 
-    def bucket_hour_for(self, due: datetime, *, now: datetime) -> datetime:
+    def place(self, due: datetime, *, now: datetime) -> datetime:
         """The hour bucket a timer belongs in; before the first sweep an earlier timer moves the start back."""
         hour = floor_hour(due)
         if hour >= self.first_unswept:

@@ -41,7 +41,7 @@ def set_timer(uow: UnitOfWork, *, kind: str, target_id: UUID, due: datetime, now
     """Files a timer in the wheel; a bucket already swept and closed pushes it to the next hour."""
     wheel_id = ids.timer_wheel_id()
     wheel = uow.get_or_create(wheel_id, TimerWheel, lambda: TimerWheel.start(id=wheel_id, due=due, now=now))
-    hour = wheel.bucket_hour_for(due, now=now)
+    hour = wheel.place(due, now=now)
     shard = shard_of(target_id)
     while True:
         bucket_id = ids.timer_bucket_id(hour, shard)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any, Protocol
 
 
@@ -28,6 +27,3 @@ class OutboundChannel(Protocol):
         """Returns False when the key was already delivered."""
         ...
 
-
-class Clock(Protocol):
-    def now(self) -> datetime: ...

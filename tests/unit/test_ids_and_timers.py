@@ -37,7 +37,7 @@ def wheel(due: datetime) -> TimerWheel:
 
 def test_before_any_sweep_an_earlier_timer_moves_the_wheel_back():
     w = wheel(NOW + 5 * HOUR)
-    hour = w.bucket_hour_for(NOW + 2 * HOUR, now=NOW)
+    hour = w.place(NOW + 2 * HOUR, now=NOW)
     assert hour == datetime(2025, 3, 1, 11, tzinfo=timezone.utc)
     assert w.first_unswept == hour
 
@@ -46,14 +46,14 @@ def test_timer_due_in_a_swept_hour_is_filed_in_the_first_unswept_hour():
     w = wheel(NOW)
     swept_to = datetime(2025, 3, 1, 12, tzinfo=timezone.utc)
     w.swept_until(swept_to, now=swept_to)
-    assert w.bucket_hour_for(NOW, now=swept_to) == swept_to
+    assert w.place(NOW, now=swept_to) == swept_to
     assert w.first_unswept == swept_to
 
 
 def test_timer_due_after_the_sweep_goes_in_its_own_hour():
     w = wheel(NOW)
     w.swept_until(datetime(2025, 3, 1, 12, tzinfo=timezone.utc), now=NOW)
-    assert w.bucket_hour_for(NOW + 5 * HOUR + timedelta(minutes=10), now=NOW) == datetime(2025, 3, 1, 14, tzinfo=timezone.utc)
+    assert w.place(NOW + 5 * HOUR + timedelta(minutes=10), now=NOW) == datetime(2025, 3, 1, 14, tzinfo=timezone.utc)
 
 
 def bucket() -> TimerBucket:
