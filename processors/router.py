@@ -33,9 +33,9 @@ def handle_message(uow: UnitOfWork, msg: Message) -> Outcome:
     """Applies one message as one step of the unit of work; a domain error undoes the step and rejects it."""
     try:
         detail = COMMANDS[msg.type](uow, msg) if msg.kind == "command" else handle_signal(uow, msg)
-    except (DomainError, KeyError, ValueError, TypeError) as error:
+    except DomainError as error:
         uow.rollback_step()
-        reason = str(error) if isinstance(error, DomainError) else f"{type(error).__name__}: {error}"
+        reason = str(error)
         return Outcome(msg, accepted=False, detail=reason)
     uow.end_step()
     return Outcome(msg, accepted=True, detail=detail)
