@@ -26,24 +26,29 @@ class UnpipelinedProcessRecorder(PostgresProcessRecorder):
                 notification_ids = self._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
         return notification_ids
 
-    def select_latest(self, originator_ids: Sequence[Any], snapshots_table: str | None) -> tuple[list[StoredEvent], list[StoredEvent]]:
-        """For many aggregates in two queries: their latest snapshots, and their events after those."""
+    def select_latest(
+        self, originator_ids: Sequence[Any], snapshots_table: str | None, after: dict[Any, int] | None = None
+    ) -> tuple[list[StoredEvent], list[StoredEvent]]:
+        """For many aggregates in two queries: their latest snapshots, and their events after those
+        (or after the version given in `after`, for aggregates the caller already holds)."""
+        after = dict(after or {})
+        unknown = [i for i in originator_ids if i not in after]
         from psycopg.sql import SQL, Identifier
 
         schema = Identifier(self.datastore.schema)
         events = Identifier(self.events_table_name)
         snapshots: list[StoredEvent] = []
         with self.datastore.get_connection() as conn, conn.cursor() as curs:
-            if snapshots_table:
+            if snapshots_table and unknown:
                 curs.execute(
                     SQL(
                         "SELECT DISTINCT ON (originator_id) * FROM {schema}.{table} WHERE originator_id = ANY(%s) "
                         "ORDER BY originator_id, originator_version DESC"
                     ).format(schema=schema, table=Identifier(snapshots_table)),
-                    (list(originator_ids),),
+                    (unknown,),
                 )
                 snapshots = [self._stored(row) for row in curs.fetchall()]
-            after = {s.originator_id: s.originator_version for s in snapshots}
+            after.update((s.originator_id, s.originator_version) for s in snapshots)
             curs.execute(
                 SQL(
                     "SELECT e.* FROM unnest(%s::uuid[], %s::int[]) AS wanted(id, after) "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar, TypeVar
 from uuid import UUID
@@ -16,15 +17,47 @@ from domain.watch_index import WatchIndex
 A = TypeVar("A", bound=LooplineAggregate)
 
 
+class AggregateCache:
+    """Aggregates as last committed by this process, kept so a busy one is not replayed for every batch.
+
+    A unit of work takes an aggregate out (so no other unit of work can hold the same object),
+    brings it up to date with whatever events were stored after its version (another worker or
+    the scheduler may have written some), and puts it back only once its own commit succeeded.
+    A failed or abandoned unit of work simply loses its aggregates from the cache.
+    """
+
+    def __init__(self, maxsize: int = 20_000) -> None:
+        self.maxsize = maxsize
+        self._aggregates: OrderedDict[UUID, LooplineAggregate] = OrderedDict()
+
+    def take(self, aggregate_id: UUID) -> LooplineAggregate | None:
+        return self._aggregates.pop(aggregate_id, None)
+
+    def put(self, aggregates: Iterable[LooplineAggregate]) -> None:
+        for aggregate in aggregates:
+            self._aggregates[aggregate.id] = aggregate
+            self._aggregates.move_to_end(aggregate.id)
+        while len(self._aggregates) > self.maxsize:
+            self._aggregates.popitem(last=False)
+
+    def clear(self) -> None:
+        self._aggregates.clear()
+
+
 class Loopline(Application[UUID]):
     """The write side: one event store holding every aggregate; processors record positions in it.
 
     Index aggregates that collect many small events (timer buckets, match indexes) are
-    snapshotted, so loading one replays at most an interval's worth of events.
+    snapshotted, so loading one replays at most an interval's worth of events. Recently used
+    aggregates stay in this process's `cache` between units of work.
     """
 
     name = "loopline"
     snapshotting_intervals: ClassVar[dict[type, int]] = {TimerBucket: 100, WatchIndex: 100}
+
+    def __init__(self, env: Any = None) -> None:
+        super().__init__(env)
+        self.cache = AggregateCache()
 
     def construct_recorder(self) -> ProcessRecorder:
         return self.factory.process_recorder()
@@ -78,9 +111,14 @@ class UnitOfWork:
         select_latest = getattr(self.app.recorder, "select_latest", None)
         if not wanted or select_latest is None:
             return
-        snapshots_table = getattr(getattr(self.app.snapshots, "recorder", None), "events_table_name", None)
-        stored_snapshots, stored_events = select_latest(wanted, snapshots_table)
         loaded: dict[UUID, Any] = {}
+        for aggregate_id in wanted:
+            if (cached := self.app.cache.take(aggregate_id)) is not None:
+                loaded[aggregate_id] = cached
+        snapshots_table = getattr(getattr(self.app.snapshots, "recorder", None), "events_table_name", None)
+        stored_snapshots, stored_events = select_latest(
+            wanted, snapshots_table, after={i: aggregate.version for i, aggregate in loaded.items()}
+        )
         for stored in stored_snapshots:
             loaded[stored.originator_id] = self.app.mapper.to_domain_event(stored).mutate(None)
         for stored in stored_events:
@@ -93,7 +131,13 @@ class UnitOfWork:
                 self._absent.add(aggregate_id)
 
     def _load(self, aggregate_id: UUID, cls: type[A]) -> A | None:
-        """From a snapshot where the type has them, else straight from its events (one query, not two)."""
+        """From the cache plus newer events, else from a snapshot where the type has them, else
+        straight from its events (one query, not two)."""
+        cached = self.app.cache.take(aggregate_id)
+        if cached is not None:
+            for event in self.app.events.get(aggregate_id, gt=cached.version):
+                cached = event.mutate(cached)
+            return cached
         if cls in self.app.snapshotting_intervals:
             try:
                 return self.app.repository.get(aggregate_id)
@@ -150,4 +194,6 @@ class UnitOfWork:
             interval = self.app.snapshotting_intervals.get(type(self._aggregates.get(event.originator_id)))
             if interval and event.originator_version % interval == 0:
                 self.app.take_snapshot(event.originator_id, version=event.originator_version)
+        self.app.cache.put(self._aggregates.values())
+        self._aggregates, self._absent = {}, set()
         return len(events)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, Column, String, Table, Text, bindparam, select
+from sqlalchemy import JSON, Boolean, Column, String, Table, Text, select
 from sqlalchemy.engine import Connection
 
 from domain.open_loop import OpenLoop
 from domain.timeutil import format_time
-from projections.runner import append_row, execute_on, metadata
+from projections import writes
+from projections.runner import metadata
 
 open_loops = Table(
     "open_loops", metadata,
@@ -32,7 +33,7 @@ open_loops = Table(
 
 
 def _registered(conn: Connection, event: OpenLoop.Registered, position: int) -> None:
-    append_row(conn, open_loops, {
+    writes.insert(conn, open_loops, {
         "aggregate_id": str(event.originator_id), "tenant": event.tenant, "loop_id": event.ref,
         "task_id": event.task_ref, "channel": event.channel, "watch": event.watch,
         "deadline": format_time(event.deadline), "if_unresolved": event.if_unresolved,
@@ -41,17 +42,10 @@ def _registered(conn: Connection, event: OpenLoop.Registered, position: int) -> 
     })
 
 
-_RESOLVED = (
-    open_loops.update()
-    .where(open_loops.c.aggregate_id == bindparam("id"))
-    .values(resolved=True, resolved_at=bindparam("at"), resolved_by=bindparam("by"), resolution=bindparam("why"))
-)
-
-
 def _resolved(conn: Connection, event: OpenLoop.Resolved, position: int) -> None:
-    execute_on(conn, open_loops, _RESOLVED, {
-        "id": str(event.originator_id), "at": format_time(event.timestamp), "by": event.resolved_by,
-        "why": event.reason + (f" [{event.rule}]" if event.rule else ""),
+    writes.update(conn, open_loops, str(event.originator_id), set={
+        "resolved": True, "resolved_at": format_time(event.timestamp), "resolved_by": event.resolved_by,
+        "resolution": event.reason + (f" [{event.rule}]" if event.rule else ""),
     })
 
 

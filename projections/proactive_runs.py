@@ -9,6 +9,7 @@ from sqlalchemy.engine import Connection
 
 from domain.proactive_run import ProactiveRun
 from domain.timeutil import format_time
+from projections import writes
 from projections.runner import metadata
 
 proactive_runs = Table(
@@ -24,34 +25,31 @@ proactive_runs = Table(
 )
 
 
-def _where(event: Any):
-    return proactive_runs.update().where(proactive_runs.c.aggregate_id == str(event.originator_id))
+def _update(conn: Connection, event: Any, add: dict[str, int] | None = None, **values: Any) -> None:
+    writes.update(conn, proactive_runs, str(event.originator_id), set=values, add=add)
 
 
 def _started(conn: Connection, event: ProactiveRun.Started, position: int) -> None:
-    conn.execute(
-        proactive_runs.insert().values(
-            aggregate_id=str(event.originator_id), tenant=event.tenant, next_run_at=format_time(event.next_run_at),
-            next_run_reason=event.next_run_reason, runs=0, pending_escalations=0,
-        )
-    )
+    writes.insert(conn, proactive_runs, {
+        "aggregate_id": str(event.originator_id), "tenant": event.tenant, "next_run_at": format_time(event.next_run_at),
+        "next_run_reason": event.next_run_reason, "last_run_at": None, "last_run_summary": None, "runs": 0,
+        "pending_escalations": 0,
+    })
 
 
 def _scheduled(conn: Connection, event: ProactiveRun.NextRunScheduled, position: int) -> None:
-    conn.execute(_where(event).values(next_run_at=format_time(event.next_run_at), next_run_reason=event.reason))
+    _update(conn, event, next_run_at=format_time(event.next_run_at), next_run_reason=event.reason)
 
 
 def _escalation(conn: Connection, event: ProactiveRun.EscalationQueued, position: int) -> None:
-    conn.execute(_where(event).values(pending_escalations=proactive_runs.c.pending_escalations + 1))
+    _update(conn, event, add={"pending_escalations": 1})
 
 
 def _ran(conn: Connection, event: ProactiveRun.RunRecorded, position: int) -> None:
-    conn.execute(
-        _where(event).values(
-            last_run_at=format_time(event.timestamp), last_run_summary=event.summary, runs=proactive_runs.c.runs + 1,
-            pending_escalations=proactive_runs.c.pending_escalations - event.escalations_handled,
-            next_run_at=format_time(event.next_run_at), next_run_reason=event.next_run_reason,
-        )
+    _update(
+        conn, event, add={"runs": 1, "pending_escalations": -event.escalations_handled},
+        last_run_at=format_time(event.timestamp), last_run_summary=event.summary,
+        next_run_at=format_time(event.next_run_at), next_run_reason=event.next_run_reason,
     )
 
 

@@ -7,11 +7,12 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from eventsourcing.utils import get_topic
-from sqlalchemy import Column, Integer, MetaData, String, Table, bindparam, select
+from sqlalchemy import Column, Integer, MetaData, String, Table, select
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
 from processors.application import Loopline
+from projections import writes
 
 metadata = MetaData()
 positions = Table(
@@ -19,6 +20,7 @@ positions = Table(
 )
 
 MAX_CONFLICTS = 20
+REBUILD_BATCH = 10_000
 
 
 class ConcurrentProjection(RuntimeError):
@@ -26,62 +28,14 @@ class ConcurrentProjection(RuntimeError):
 
 
 Handler = Callable[[Connection, Any, int], None]
-PENDING = "loopline.pending"
 
 
-class _Pending:
-    """Writes queued for one table during a batch: new rows, then counter increments per row."""
+class Projection(Protocol):
+    """A read model: a module with a name, its tables, and a handler per event class it follows."""
 
-    def __init__(self) -> None:
-        self.rows: list[dict[str, Any]] = []
-        self.increments: dict[tuple[str, Any], dict[str, Any]] = {}
-
-    def flush(self, conn: Connection, table: Table) -> None:
-        if self.rows:
-            conn.execute(table.insert(), self.rows)
-        groups: dict[tuple[str, tuple[str, ...]], list[dict[str, Any]]] = {}
-        for (key_column, key), change in self.increments.items():
-            columns = tuple(sorted(change["deltas"]))
-            params = {"_key": key, "_touched": change["touched"], **{f"d_{c}": change["deltas"][c] for c in columns}}
-            groups.setdefault((key_column, columns), []).append(params)
-        for (key_column, columns), params in groups.items():
-            statement = (
-                table.update()
-                .where(table.c[key_column] == bindparam("_key"))
-                .values({**{c: table.c[c] + bindparam(f"d_{c}") for c in columns}, "updated_at": bindparam("_touched")})
-            )
-            conn.execute(statement, params)
-        self.rows, self.increments = [], {}
-
-
-def _pending(conn: Connection, table: Table) -> _Pending:
-    return conn.info.setdefault(PENDING, {}).setdefault(table, _Pending())
-
-
-def append_row(conn: Connection, table: Table, row: dict[str, Any]) -> None:
-    """Queues a new row; the batch inserts a table's rows in one statement."""
-    _pending(conn, table).rows.append(row)
-
-
-def increment(conn: Connection, table: Table, key_column: str, key: Any, touched: Any, **deltas: int) -> None:
-    """Queues counter increments for one row (and the time it was last touched), summed per batch."""
-    change = _pending(conn, table).increments.setdefault((key_column, key), {"deltas": {}, "touched": touched})
-    for column, delta in deltas.items():
-        change["deltas"][column] = change["deltas"].get(column, 0) + delta
-    change["touched"] = touched
-
-
-def execute_on(conn: Connection, table: Table, statement: Any, params: Any = None) -> None:
-    """Runs a statement on a table after that table's queued writes, so every write keeps its order."""
-    flush_rows(conn, table)
-    conn.execute(statement, params) if params is not None else conn.execute(statement)
-
-
-def flush_rows(conn: Connection, table: Table | None = None) -> None:
-    pending = conn.info.get(PENDING, {})
-    for queued_table in [table] if table is not None else list(pending):
-        if queued_table in pending:
-            pending.pop(queued_table).flush(conn, queued_table)
+    name: str
+    tables: tuple[Table, ...]
+    handlers: dict[type, Handler]
 
 
 @dataclass(frozen=True)
@@ -111,12 +65,12 @@ class ProjectionRunner:
         stored = dict(conn.execute(select(positions.c.name, positions.c.position)).all())
         return {p.name: stored.get(p.name, 0) for p in self.projections}
 
-    def catch_up(self, progress: Callable[[int], None] | None = None) -> int:
+    def catch_up(self, progress: Callable[[int], None] | None = None, batch_size: int | None = None) -> int:
         """Projects every event not yet projected, one transaction per batch; returns how many were read."""
         total = conflicts = 0
         while True:
             try:
-                batch = self._project_batch()
+                batch = self._project_batch(batch_size or self.batch_size)
             except (ConcurrentProjection, IntegrityError):
                 conflicts += 1  # someone else projected it; read the positions again
                 if conflicts > MAX_CONFLICTS:
@@ -129,7 +83,7 @@ class ProjectionRunner:
                 progress(batch)
         return total
 
-    def _project_batch(self) -> int:
+    def _project_batch(self, batch_size: int) -> int:
         head = self.head()  # read first: anything appended later is left for the next batch
         with self.engine.begin() as conn:
             current = self._positions(conn)
@@ -137,17 +91,17 @@ class ProjectionRunner:
             if start > head:
                 return 0
             notifications = self.app.process_recorder.select_notifications(
-                start=start, limit=self.batch_size, stop=head, topics=self.topics
+                start=start, limit=batch_size, stop=head, topics=self.topics
             )
-            conn.info.pop(PENDING, None)
+            writes.discard(conn)
             for notification in notifications:
                 event = self.app.mapper.to_domain_event(notification)
                 for projection in self.projections:
                     handler = projection.handlers.get(type(event))
                     if handler is not None and current[projection.name] < notification.id:
                         handler(conn, event, notification.id)
-            flush_rows(conn)
-            reached = notifications[-1].id if len(notifications) == self.batch_size else head
+            writes.flush(conn)
+            reached = notifications[-1].id if len(notifications) == batch_size else head
             self._advance(conn, current, reached)
             return len(notifications)
 
@@ -186,4 +140,5 @@ class ProjectionRunner:
                 for table in projection.tables:
                     table.create(conn)
                 conn.execute(positions.delete().where(positions.c.name == projection.name))
-        return self.catch_up(progress)
+        # Larger batches than live projection: most rows are then inserted and changed in memory, and written once.
+        return self.catch_up(progress, batch_size=REBUILD_BATCH)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import JSON, Column, Integer, String, Table, Text, bindparam, select
+from sqlalchemy import JSON, Column, Integer, String, Table, Text, select
 from sqlalchemy.engine import Connection
 
 from domain.task import Task
 from domain.timeutil import format_time
-from projections.runner import append_row, execute_on, increment, metadata
+from projections import writes
+from projections.runner import metadata
 
 tasks = Table(
     "tasks", metadata,
@@ -43,21 +44,14 @@ task_inbox = Table(
 )
 
 
-def _update(conn: Connection, event: Any, **values: Any) -> None:
-    execute_on(
-        conn, tasks,
-        tasks.update()
-        .where(tasks.c.aggregate_id == str(event.originator_id))
-        .values(updated_at=format_time(event.timestamp), **values),
+def _update(conn: Connection, event: Any, add: dict[str, int] | None = None, **values: Any) -> None:
+    writes.update(
+        conn, tasks, str(event.originator_id), set={"updated_at": format_time(event.timestamp), **values}, add=add
     )
 
 
-def _count(conn: Connection, event: Any, **deltas: int) -> None:
-    increment(conn, tasks, "aggregate_id", str(event.originator_id), format_time(event.timestamp), **deltas)
-
-
 def _created(conn: Connection, event: Task.Created, position: int) -> None:
-    append_row(conn, tasks, {
+    writes.insert(conn, tasks, {
         "aggregate_id": str(event.originator_id), "tenant": event.tenant, "task_id": event.ref, "title": event.title,
         "description": event.description, "task_type": event.task_type, "status": event.status,
         "priority": event.priority, "contact": event.contact, "created_at": format_time(event.timestamp),
@@ -67,34 +61,22 @@ def _created(conn: Connection, event: Task.Created, position: int) -> None:
 
 
 def _action(conn: Connection, event: Task.ActionRecorded, position: int) -> None:
-    _update(conn, event, status=event.status, actions=tasks.c.actions + 1, last_note=event.summary)
+    _update(conn, event, add={"actions": 1}, status=event.status, last_note=event.summary)
 
 
 def _loop_linked(conn: Connection, event: Task.LoopLinked, position: int) -> None:
-    _count(conn, event, open_loops=1)
+    _update(conn, event, add={"open_loops": 1})
 
 
 def _loop_closed(conn: Connection, event: Task.LoopClosed, position: int) -> None:
-    _count(conn, event, open_loops=-1)
-
-
-# The statement every matched signal runs, built once (building it per event costs more than running it).
-_SIGNAL_RECEIVED = (
-    tasks.update()
-    .where(tasks.c.aggregate_id == bindparam("id"))
-    .values(
-        status=bindparam("status"), updated_at=bindparam("at"), inbox=tasks.c.inbox + 1,
-        open_loops=tasks.c.open_loops - bindparam("closed"),
-    )
-)
+    _update(conn, event, add={"open_loops": -1})
 
 
 def _signal(conn: Connection, event: Task.SignalReceived, position: int) -> None:
-    execute_on(conn, tasks, _SIGNAL_RECEIVED, {
-        "id": str(event.originator_id), "status": event.status, "at": format_time(event.timestamp),
-        "closed": len(event.resolved_loops),
-    })
-    append_row(conn, task_inbox, {
+    _update(
+        conn, event, add={"inbox": 1, "open_loops": -len(event.resolved_loops)}, status=event.status,
+    )
+    writes.insert(conn, task_inbox, {
         "aggregate_id": str(event.originator_id), "signal_id": event.signal_ref, "type": event.signal_type,
         "received_at": format_time(event.timestamp), "data": event.data,
     })
@@ -117,7 +99,7 @@ def _noted(conn: Connection, event: Task.ProgressNoted, position: int) -> None:
 
 
 def _notified(conn: Connection, event: Task.UserNotified, position: int) -> None:
-    _count(conn, event, notifications=1)
+    _update(conn, event, add={"notifications": 1})
 
 
 name = "tasks"

@@ -16,7 +16,8 @@ from domain.open_loop import OpenLoop
 from domain.proactive_run import ProactiveRun
 from domain.task import Task
 from domain.timeutil import format_time
-from projections.runner import append_row, metadata
+from projections import writes
+from projections.runner import metadata
 
 timeline = Table(
     "timeline", metadata,
@@ -122,7 +123,7 @@ def _subject(conn: Connection, event: Any) -> tuple[str | None, str | None, str]
     if isinstance(event, _SUBJECT_EVENTS):
         _subjects[aggregate_id] = _subject_of(event)
         tenant, task_id, subject = _subjects[aggregate_id]
-        append_row(conn, timeline_subjects, {"aggregate_id": aggregate_id, "tenant": tenant, "task_id": task_id, "subject": subject})
+        writes.insert(conn, timeline_subjects, {"aggregate_id": aggregate_id, "tenant": tenant, "task_id": task_id, "subject": subject})
     elif aggregate_id not in _subjects:
         row = conn.execute(select(timeline_subjects).where(timeline_subjects.c.aggregate_id == aggregate_id)).one()
         _subjects[aggregate_id] = (row.tenant, row.task_id, row.subject)
@@ -132,7 +133,7 @@ def _subject(conn: Connection, event: Any) -> tuple[str | None, str | None, str]
 def _project(conn: Connection, event: Any, position: int) -> None:
     tenant, task_id, subject = _subject(conn, event)
     summary, reason = DESCRIPTIONS[type(event)](event)
-    append_row(conn, timeline, {
+    writes.insert(conn, timeline, {
         "position": position, "tenant": tenant, "task_id": task_id, "subject": subject, "event": type(event).__qualname__,
         "at": format_time(event.timestamp), "summary": summary, "reason": reason, "payload": _payload(event),
     })

@@ -1,0 +1,153 @@
+"""Read-model writes buffered per batch and written in bulk: one statement per table and kind, not one per event.
+
+Handlers call `insert` and `update`; nothing reaches the database until `flush`, which the runner
+calls once per batch inside the batch's transaction. A row inserted and then changed in the same
+batch is changed in memory and inserted once. Changes to rows already stored are merged per row
+(a later `set` wins; `add`s sum, on top of a `set` if there was one) and written with one UPDATE
+per distinct shape of change. On PostgreSQL new rows go in with COPY and changes with one
+`UPDATE … FROM (VALUES …)`; elsewhere through the driver's executemany.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlalchemy import JSON, Table, bindparam
+from sqlalchemy.engine import Connection
+
+PENDING = "loopline.pending"
+_PARAMS_PER_STATEMENT = 30_000  # below PostgreSQL's 65,535 bind parameters per statement
+
+Change = dict[str, tuple[str, Any]]  # column -> ("set", value) | ("add", delta)
+
+
+class _TableWrites:
+    def __init__(self, table: Table) -> None:
+        self.table = table
+        self.key_columns = [column.name for column in table.primary_key.columns]
+        self.new: dict[Any, dict[str, Any]] = {}
+        self.changes: dict[Any, Change] = {}
+
+    def insert(self, row: dict[str, Any]) -> None:
+        key = tuple(row[column] for column in self.key_columns)
+        key = key[0] if len(key) == 1 else key
+        if key in self.new or key in self.changes:
+            raise ValueError(f"{self.table.name}: row {key!r} inserted twice in one batch")
+        self.new[key] = dict(row)
+
+    def update(self, key: Any, set_: dict[str, Any], add: dict[str, int]) -> None:
+        row = self.new.get(key)
+        if row is not None:
+            row.update(set_)
+            for column, delta in add.items():
+                row[column] += delta
+            return
+        change = self.changes.setdefault(key, {})
+        for column, value in set_.items():
+            change[column] = ("set", value)
+        for column, delta in add.items():
+            op, old = change.get(column, ("add", 0))
+            change[column] = (op, old + delta)
+
+    def flush(self, conn: Connection) -> None:
+        if self.new:
+            _insert_rows(conn, self.table, list(self.new.values()))
+        shapes: dict[tuple[tuple[str, str], ...], list[tuple[Any, Change]]] = {}
+        for key, change in self.changes.items():
+            shape = tuple(sorted((column, op) for column, (op, _) in change.items()))
+            shapes.setdefault(shape, []).append((key, change))
+        for shape, changes in shapes.items():
+            (key_column,) = self.key_columns  # changes are addressed by a single-column primary key
+            _update_rows(conn, self.table, key_column, shape, changes)
+        self.new, self.changes = {}, {}
+
+
+def _writes(conn: Connection, table: Table) -> _TableWrites:
+    pending = conn.info.setdefault(PENDING, {})
+    if table not in pending:
+        pending[table] = _TableWrites(table)
+    return pending[table]
+
+
+def insert(conn: Connection, table: Table, row: dict[str, Any]) -> None:
+    """Queues a new row."""
+    _writes(conn, table).insert(row)
+
+
+def update(conn: Connection, table: Table, key: Any, *, set: dict[str, Any] | None = None, add: dict[str, int] | None = None) -> None:  # noqa: A002
+    """Queues a change to the row with this primary key: columns to set, counters to add to."""
+    _writes(conn, table).update(key, set or {}, add or {})
+
+
+def flush(conn: Connection) -> None:
+    """Writes everything queued on this connection."""
+    for writes in conn.info.pop(PENDING, {}).values():
+        writes.flush(conn)
+
+
+def discard(conn: Connection) -> None:
+    conn.info.pop(PENDING, None)
+
+
+def _json_columns(table: Table) -> set[str]:
+    return {column.name for column in table.columns if isinstance(column.type, JSON)}
+
+
+def _insert_rows(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
+    if conn.dialect.name != "postgresql":
+        conn.execute(table.insert(), rows)
+        return
+    columns = [column.name for column in table.columns]
+    as_json = _json_columns(table)
+    cursor = conn.connection.dbapi_connection.cursor()
+    quoted = ", ".join(f'"{name}"' for name in columns)
+    with cursor.copy(f'COPY "{table.name}" ({quoted}) FROM STDIN') as copy:
+        for row in rows:
+            copy.write_row([json.dumps(row[c]) if c in as_json and row[c] is not None else row[c] for c in columns])
+
+
+def _update_rows(
+    conn: Connection, table: Table, key: str, shape: tuple[tuple[str, str], ...], changes: list[tuple[Any, Change]]
+) -> None:
+    if conn.dialect.name != "postgresql":
+        values = {
+            column: (table.c[column] + bindparam(f"v_{column}")) if op == "add" else bindparam(f"v_{column}")
+            for column, op in shape
+        }
+        statement = table.update().where(table.c[key] == bindparam("v__key")).values(values)
+        conn.execute(statement, [{"v__key": k, **{f"v_{c}": v for c, (_, v) in change.items()}} for k, change in changes])
+        return
+    dialect = conn.dialect
+    as_json = _json_columns(table)
+    columns = [column for column, _ in shape]
+
+    def typed(name: str) -> str:
+        return f'CAST(v."{name}" AS {table.c[name].type.compile(dialect=dialect)})'
+
+    assignments = ", ".join(
+        f'"{column}" = t."{column}" + {typed(column)}' if op == "add" else f'"{column}" = {typed(column)}'
+        for column, op in shape
+    )
+    names = ", ".join(f'"{c}"' for c in ["_key", *columns])
+    per_row = len(columns) + 1
+    chunk = max(1, _PARAMS_PER_STATEMENT // per_row)
+    placeholder = "(" + ", ".join(["%s"] * per_row) + ")"
+    for start in range(0, len(changes), chunk):
+        part = changes[start:start + chunk]
+        params: list[Any] = []
+        for row_key, change in part:
+            params.append(row_key)
+            for column in columns:
+                value = change[column][1]
+                params.append(json.dumps(value) if column in as_json and value is not None else value)
+        conn.exec_driver_sql(
+            f'UPDATE "{table.name}" AS t SET {assignments} '
+            f'FROM (VALUES {", ".join([placeholder] * len(part))}) AS v({names}) '
+            f'WHERE t."{key}" = {typed_key(table, key, dialect)}',
+            tuple(params),
+        )
+
+
+def typed_key(table: Table, key: str, dialect: Any) -> str:
+    return f'CAST(v."_key" AS {table.c[key].type.compile(dialect=dialect)})'
