@@ -6,7 +6,7 @@ import json
 from datetime import timezone
 from typing import Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from processors.messages import Message
 
@@ -96,6 +96,35 @@ class RunSchedule(Strict):
     reason: str = NonEmpty
 
 
+class WakeCondition(Strict):
+    channel: str = NonEmpty
+    watch: dict[str, Any]
+    deadline: AwareDatetime | None = None
+    if_unresolved: str | None = None
+
+
+class TaskWake(Strict):
+    task_id: str = NonEmpty
+    wake_id: str | None = Field(default=None, min_length=1)
+    at: AwareDatetime | None = None
+    when: WakeCondition | None = None
+    reason: str | None = None
+
+    @model_validator(mode="after")
+    def _time_or_condition(self) -> TaskWake:
+        if self.at is None and self.when is None:
+            raise ValueError("give `at` (a time), `when` (a condition: channel and watch) or both")
+        if self.at is not None and self.when is not None and (self.when.deadline or self.when.if_unresolved):
+            raise ValueError("with both `at` and `when`, `at` is the condition's deadline: drop when.deadline/when.if_unresolved")
+        return self
+
+
+class WorkflowOutput(Strict):
+    task_id: str = NonEmpty
+    workflow: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.-]+$")
+    output: dict[str, Any] | list[Any] | str
+
+
 class EmailReceived(Strict):
     sender: str = NonEmpty
     thread_id: str | None = None
@@ -156,6 +185,8 @@ SCHEMAS: dict[tuple[str, str], type[BaseModel]] = {
     ("command", "task.reject"): TaskReview,
     ("command", "task.guidance"): TaskGuidance,
     ("command", "run.schedule"): RunSchedule,
+    ("command", "task.wake"): TaskWake,
+    ("command", "workflow.output"): WorkflowOutput,
     ("signal", "email.received"): EmailReceived,
     ("signal", "slack.message"): SlackMessage,
     ("signal", "github.event"): GithubEvent,
@@ -172,9 +203,11 @@ class InvalidMessage(ValueError):
 
 
 def _explain(error: ValidationError, prefix: str = "") -> str:
-    return "; ".join(
-        f"{prefix}{'.'.join(str(p) for p in item['loc']) or 'message'}: {item['msg']}" for item in error.errors()
-    )
+    def where(loc: tuple) -> str:
+        path = ".".join(str(part) for part in loc)
+        return f"{prefix}{path}" if path else (prefix.rstrip(".") or "message")
+
+    return "; ".join(f"{where(item['loc'])}: {item['msg']}" for item in error.errors())
 
 
 def parse_message(raw: str | bytes) -> Message:

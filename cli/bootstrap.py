@@ -19,10 +19,10 @@ from processors.delivery import Delivery
 from processors.maintenance import Maintenance, TickReport
 from processors.messages import Message
 from processors.router import INBOUND_TOPIC, Outcome, Router
-from projections import open_loops, proactive_runs, tasks, timeline
+from projections import open_loops, proactive_runs, task_memory, tasks, timeline
 from projections.runner import ProjectionRunner
 
-READ_MODELS = (tasks, open_loops, proactive_runs, timeline)
+READ_MODELS = (tasks, open_loops, proactive_runs, timeline, task_memory)
 
 
 @dataclass

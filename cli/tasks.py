@@ -1,18 +1,21 @@
-"""`loopline tasks list|show`."""
+"""`loopline tasks list|show|files|context`."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from datetime import datetime, timedelta, timezone
+from typing import Annotated, Any
 
 import typer
 
 from cli.context import fail, opened
 from cli.output import out, print_json, print_table
+from domain.timeutil import format_time, parse_time
+from projections import task_memory
 from projections.open_loops import list_loops
 from projections.tasks import find_tasks, inbox, list_tasks
 from projections.timeline import task_trail
 
-app = typer.Typer(help="Tasks: status, loops, inbox.", no_args_is_help=True)
+app = typer.Typer(help="Tasks: status, loops, inbox, memory files, context for agent prompts.", no_args_is_help=True)
 
 Json = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 Tenant = Annotated[str | None, typer.Option("--tenant", help="Only this tenant.")]
@@ -37,13 +40,7 @@ def list_(
 def show(task_id: str, json_: Json = False, tenant: Tenant = None) -> None:
     """Show one task: its state, loops, inbox and notifications."""
     with opened() as system, system.projections.engine.connect() as conn:
-        found = find_tasks(conn, task_id, tenant)
-        if not found:
-            fail(f"no task {task_id!r}{f' for tenant {tenant!r}' if tenant else ''}; see `loopline tasks list`", 1)
-        if len(found) > 1:
-            tenants = ", ".join(row["tenant"] for _, row in found)
-            fail(f"task id {task_id!r} exists for several tenants ({tenants}); pass --tenant")
-        aggregate_id, task = found[0]
+        aggregate_id, task = _one(find_tasks(conn, task_id, tenant), task_id, tenant, lambda found: found[1]["tenant"])
         task["loops"] = list_loops(conn, tenant=task["tenant"], task_id=task_id)
         task["inbox_items"] = inbox(conn, aggregate_id)
         task["notifications_sent"] = [
@@ -59,3 +56,96 @@ def show(task_id: str, json_: Json = False, tenant: Tenant = None) -> None:
     print_table("loops", task["loops"], ["loop_id", "channel", "deadline", "if_unresolved", "resolved", "resolved_by"])
     print_table("inbox", task["inbox_items"], ["received_at", "type", "signal_id", "data"])
     print_table("notifications", task["notifications_sent"], ["at", "kind", "message"])
+
+
+def _one(found: list, task_id: str, tenant: str | None, tenant_of) -> Any:
+    """The single task a task id (and optional tenant) names, or a clear error."""
+    if not found:
+        fail(f"no task {task_id!r}{f' for tenant {tenant!r}' if tenant else ''}; see `loopline tasks list`", 1)
+    if len(found) > 1:
+        fail(f"task id {task_id!r} exists for several tenants ({', '.join(tenant_of(f) for f in found)}); pass --tenant")
+    return found[0]
+
+
+@app.command("files")
+def files(
+    task_id: str,
+    path: Annotated[str | None, typer.Argument(help="A file (progress.md, log.md, inbox/…) or a folder (inbox/).")] = None,
+    json_: Json = False,
+    tenant: Tenant = None,
+) -> None:
+    """The task's memory folder (progress.md, log.md, context.json, inbox/, workflows/): list it, or print one file."""
+    with opened() as system, system.projections.engine.connect() as conn:
+        memory = _one(task_memory.find(conn, task_id, tenant), task_id, tenant, lambda found: found["tenant"])
+        entries = task_memory.listing(conn, memory)
+        if path is not None and not path.endswith("/"):
+            try:
+                content = task_memory.read(conn, memory, path)
+            except KeyError:
+                fail(f"task {task_id} has no file {path!r}; list its files with `loopline tasks files {task_id}`", 1)
+            if json_:
+                print_json({"task_id": task_id, "tenant": memory["tenant"], "path": path, "content": content})
+            else:
+                print(content, end="")
+            return
+    if path is not None:
+        entries = [entry for entry in entries if entry["path"].startswith(path)]
+    if json_:
+        print_json({"task_id": task_id, "tenant": memory["tenant"], "root": task_memory.root(memory),
+                    "archived_at": memory["archived_at"], "files": entries})
+    else:
+        archived = f" (archived {memory['archived_at']})" if memory["archived_at"] else ""
+        print_table(f"{task_memory.root(memory)}{path or ''}{archived}", entries, ["path", "kind", "size", "at"])
+
+
+SOON = timedelta(hours=24)
+
+
+@app.command("context")
+def context(
+    tenant: str,
+    task: Annotated[str | None, typer.Option("--task", help="Also include this task's full progress.md.")] = None,
+    now: Annotated[str | None, typer.Option(help="Time to judge deadlines at (RFC 3339); default: now.")] = None,
+    json_: Json = False,
+) -> None:
+    """What an agent prompt includes: the tenant's active tasks with status and expired or soon-expiring loops."""
+    moment = parse_time(now) if now else datetime.now(timezone.utc)
+    with opened() as system, system.projections.engine.connect() as conn:
+        active = [_summary(row, moment) for row in task_memory.active_tasks(conn, tenant)]
+        progress = None
+        if task is not None:
+            memory = _one(task_memory.find(conn, task, tenant), task, tenant, lambda found: found["tenant"])
+            progress = task_memory.render_progress(memory["state"])
+    result = {"tenant": tenant, "now": format_time(moment), "active_tasks": active}
+    if task is not None:
+        result["task"] = {"task_id": task, "progress_md": progress}
+    if json_:
+        print_json(result)
+        return
+    rows = [
+        {**row, "expired": ", ".join(loop["loop_id"] for loop in row["expired_loops"]),
+         "expiring_soon": ", ".join(loop["loop_id"] for loop in row["expiring_soon"])}
+        for row in active
+    ]
+    print_table(f"active tasks of {tenant}", rows, ["task_id", "title", "status", "stalled", "expired", "expiring_soon"])
+    if progress:
+        out.print(progress)
+
+
+def _summary(row: dict[str, Any], now: datetime) -> dict[str, Any]:
+    """The lightweight line per task (seed 000 Part 4): title, status, and loops past or near their deadline."""
+    state = row["state"]
+    overdue, soon = [], []
+    for loop_id, loop in sorted(state["waiting_on"].items(), key=lambda item: item[1]["deadline"]):
+        deadline = parse_time(loop["deadline"])
+        entry = {"loop_id": loop_id, "description": loop["description"], "deadline": loop["deadline"]}
+        if deadline <= now:
+            overdue.append({**entry, "expired_at": None})
+        elif deadline <= now + SOON:
+            soon.append(entry)
+    return {
+        "task_id": row["task_id"], "title": state["title"], "status": state["status"],
+        "stalled": state["stalled_since"] is not None, "open_loops": len(state["waiting_on"]),
+        "expired_loops": state["expired_loops"] + overdue, "expiring_soon": soon,
+        "next_wakeup": min((w["at"] for w in state["wakeups"].values() if w["at"]), default=None),
+    }

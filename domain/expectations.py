@@ -8,6 +8,9 @@ from datetime import timedelta
 from typing import Any
 
 DEADLINE_ACTIONS = ("draft_followup_email", "send_reminder", "notify_user", "cancel_task", "escalate_to_loop")
+WAKE_TASK = "wake_task"
+"""The deadline action of a wake-up's condition loop ("in 3 days unless they reply first"): only
+`task.wake` registers it, so it is not one of the actions a loop may name."""
 
 
 @dataclass(frozen=True)

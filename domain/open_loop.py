@@ -10,7 +10,7 @@ from eventsourcing.domain import Aggregate
 from domain.base import LooplineAggregate
 
 from domain.errors import DomainError
-from domain.expectations import DEADLINE_ACTIONS
+from domain.expectations import DEADLINE_ACTIONS, WAKE_TASK
 from domain.matching import channel_rule
 
 RESOLVED_BY = ("signal_match", "task_completed", "cancelled", "expired", "manual")
@@ -90,7 +90,7 @@ class OpenLoop(LooplineAggregate):
     ) -> OpenLoop:
         """Validates the watch against its channel's schema and the deadline action before anything is stored."""
         channel_rule(channel).check_watch(watch)
-        if if_unresolved not in DEADLINE_ACTIONS:
+        if if_unresolved not in DEADLINE_ACTIONS and not (if_unresolved == WAKE_TASK and fields.get("origin") == "wakeup"):
             raise InvalidDeadlineAction(
                 f"if_unresolved {if_unresolved!r} is not a deadline action; use one of {', '.join(DEADLINE_ACTIONS)}"
             )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from eventsourcing.domain import Aggregate
@@ -15,6 +15,10 @@ from domain.status import TERMINAL, TaskStatus, check_transition, parse_status
 
 class TaskClosed(DomainError):
     """The task is completed, cancelled or expired; it takes no more work."""
+
+
+class DuplicateWakeup(DomainError):
+    pass
 
 
 class Task(LooplineAggregate):
@@ -129,6 +133,48 @@ class Task(LooplineAggregate):
         def apply(self, task: Task) -> None:
             task._moved(TaskStatus.EXPIRED, self.timestamp)
 
+    class WorkflowOutputRecorded(Aggregate.Event):
+        workflow: str
+        name: str
+        output: Any
+
+        def apply(self, task: Task) -> None:
+            task.workflows.setdefault(self.workflow, 0)
+            task.workflows[self.workflow] += 1
+            task._moved(task.status, self.timestamp)
+
+    class WakeupScheduled(Aggregate.Event):
+        wake_ref: str
+        at: datetime | None
+        loop_ref: str | None
+        reason: str
+
+        def apply(self, task: Task) -> None:
+            task.wakeups[self.wake_ref] = {"at": self.at, "loop_ref": self.loop_ref, "reason": self.reason}
+
+    class WokenUp(Aggregate.Event):
+        wake_ref: str
+        cause: str
+        reason: str
+        status: str
+
+        def apply(self, task: Task) -> None:
+            del task.wakeups[self.wake_ref]
+            task._moved(self.status, self.timestamp)
+
+    class StallCheckScheduled(Aggregate.Event):
+        at: datetime
+
+        def apply(self, task: Task) -> None:
+            task.next_stall_check = self.at
+
+    class StallFlagged(Aggregate.Event):
+        idle_days: int
+        last_activity_at: datetime
+
+        def apply(self, task: Task) -> None:
+            task.stalled_since = self.timestamp
+
     def __init__(
         self,
         tenant: str,
@@ -162,14 +208,20 @@ class Task(LooplineAggregate):
         self.notifications = 0
         self.escalation_reason: str | None = None
         self.escalation_cause: str | None = None
+        self.workflows: dict[str, int] = {}
+        self.wakeups: dict[str, dict[str, Any]] = {}
+        self.stalled_since: datetime | None = None
+        self.next_stall_check: datetime | None = None
 
     @classmethod
     def create(cls, *, id: Any, now: datetime, **fields: Any) -> Task:  # noqa: A002
         return cls._create(cls.Created, id=id, timestamp=now, **fields)
 
     def _moved(self, status: str, at: datetime) -> None:
+        """Every change of state is activity: it also clears a stalled flag."""
         self.status = TaskStatus(status)
         self.last_activity_at = at
+        self.stalled_since = None
 
     @property
     def is_closed(self) -> bool:
@@ -214,10 +266,14 @@ class Task(LooplineAggregate):
         status = self.status
         if status in (TaskStatus.WAITING, TaskStatus.DORMANT):
             status = self._target(TaskStatus.EXECUTING)
+        resolved = [ref for ref in resolved_loops if ref in self.open_loops]
         self.trigger_event(
             self.SignalReceived, timestamp=now, signal_ref=signal_ref, signal_type=signal_type, data=data,
-            resolved_loops=[ref for ref in resolved_loops if ref in self.open_loops], status=status,
+            resolved_loops=resolved, status=status,
         )
+        for wake_ref, wakeup in list(self.wakeups.items()):
+            if wakeup["loop_ref"] in resolved:
+                self.wake(wake_ref, cause="signal", reason=f"{signal_type} {signal_ref} came first", now=now)
 
     def note_progress(self, *, notes: str, status: str | None, now: datetime) -> None:
         self.check_open()
@@ -261,6 +317,59 @@ class Task(LooplineAggregate):
     def expire(self, *, reason: str, now: datetime) -> None:
         self._target(TaskStatus.EXPIRED)
         self.trigger_event(self.Expired, timestamp=now, reason=reason)
+
+    def record_workflow_output(self, *, workflow: str, output: Any, now: datetime) -> str:
+        """Stores one output of a workflow the task owns, under a file name unique within the task."""
+        self.check_open()
+        number = self.workflows.get(workflow, 0) + 1
+        extension = "md" if isinstance(output, str) else "json"
+        name = f"{workflow}_{now.astimezone(timezone.utc):%Y-%m-%dT%H%M%SZ}_{number}.{extension}"
+        self.trigger_event(self.WorkflowOutputRecorded, timestamp=now, workflow=workflow, name=name, output=output)
+        return name
+
+    def schedule_wakeup(self, wake_ref: str, *, at: datetime | None, loop_ref: str | None, reason: str, now: datetime) -> None:
+        """Time (`at`), condition (`loop_ref`, a registered loop) or both; whichever comes first wakes the task."""
+        self.check_open()
+        if wake_ref in self.wakeups:
+            raise DuplicateWakeup(f"task {self.ref} already has a pending wake-up {wake_ref!r}")
+        self.trigger_event(self.WakeupScheduled, timestamp=now, wake_ref=wake_ref, at=at, loop_ref=loop_ref, reason=reason)
+
+    def wake(self, wake_ref: str, *, cause: str, reason: str, now: datetime) -> None:
+        """Wakes a waiting or dormant task for a pending wake-up; the wake-up's other trigger is then void."""
+        status = self.status
+        if status in (TaskStatus.WAITING, TaskStatus.DORMANT):
+            status = self._target(TaskStatus.EXECUTING)
+        self.trigger_event(self.WokenUp, timestamp=now, wake_ref=wake_ref, cause=cause, reason=reason, status=status)
+
+    def wakeups_due(self, now: datetime) -> list[str]:
+        """Time-only wake-ups whose time has come (a wake-up with a condition loop wakes through that loop)."""
+        return [
+            ref for ref, wakeup in self.wakeups.items()
+            if wakeup["loop_ref"] is None and wakeup["at"] is not None and wakeup["at"] <= now
+        ]
+
+    def wakeup_for_loop(self, loop_ref: str) -> str | None:
+        return next((ref for ref, wakeup in self.wakeups.items() if wakeup["loop_ref"] == loop_ref), None)
+
+    def schedule_stall_check(self, at: datetime, *, now: datetime) -> None:
+        self.trigger_event(self.StallCheckScheduled, timestamp=now, at=at)
+
+    def stall_check_due(self, now: datetime) -> bool:
+        """False for a check already done: its timer fired before (a repeated tick) and the next one is set."""
+        return not self.is_closed and self.next_stall_check is not None and self.next_stall_check <= now
+
+    def check_stalled(self, *, after_days: int, now: datetime) -> bool:
+        """Flags the task when it has had no activity for `after_days` and waits for nothing: no open
+        loop (whose deadline will act) and no pending wake-up. Once, until activity clears it."""
+        if self.is_closed or self.stalled_since is not None or self.open_loops or self.wakeups:
+            return False
+        if self.status in (TaskStatus.ESCALATED, TaskStatus.PENDING_REVIEW):
+            return False  # already waiting on the owner
+        idle = now - self.last_activity_at
+        if idle.days < after_days:
+            return False
+        self.trigger_event(self.StallFlagged, timestamp=now, idle_days=idle.days, last_activity_at=self.last_activity_at)
+        return True
 
     def is_due_to_expire(self, now: datetime) -> bool:
         """Due, and not already escalated for expiry (seed 000 lifecycle step 5 guards re-escalation)."""

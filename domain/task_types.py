@@ -17,6 +17,8 @@ class TaskType:
     expires_in_days: int | None
     auto_threshold: float
     """Below this confidence a new task waits for owner review (seed 002, confidence gate)."""
+    stalled_after_days: int = 3
+    """No activity for this long flags the task as stalled for the proactive run (seed 000 Part 3)."""
 
 
 TASK_TYPES: dict[str, TaskType] = {
@@ -24,7 +26,7 @@ TASK_TYPES: dict[str, TaskType] = {
     for t in (
         TaskType("ad_hoc", expires_in_days=14, auto_threshold=0.5),
         TaskType("meeting_scheduling", expires_in_days=14, auto_threshold=0.5),
-        TaskType("inbox_management", expires_in_days=None, auto_threshold=0.5),
+        TaskType("inbox_management", expires_in_days=None, auto_threshold=0.5, stalled_after_days=2),
     )
 }
 

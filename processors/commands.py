@@ -21,9 +21,11 @@ from processors.loops import (
     register_loop,
     UnknownLoop,
     schedule_run,
+    schedule_stall_check,
     set_timer,
 )
 from processors.messages import Message
+from processors.wakeups import record_workflow_output, schedule_wakeup, wake_on_condition
 
 Handler = Callable[[UnitOfWork, Message], str]
 
@@ -55,6 +57,7 @@ def create_task(uow: UnitOfWork, msg: Message) -> str:
     )
     if expires_at is not None:
         set_timer(uow, kind="task_expiry", target_id=task.id, due=expires_at, now=msg.at)
+    schedule_stall_check(uow, task, msg.at + timedelta(days=kind.stalled_after_days), msg.at)
     proactive_run(uow, tenant, msg.at)
     return f"created task {task_ref} ({task.status})"
 
@@ -98,7 +101,9 @@ def resolve_loop(uow: UnitOfWork, msg: Message) -> str:
     if loop is None:
         raise UnknownLoop(f"tenant {msg.tenant!r} has no loop {loop_ref!r}")
     task = load_task(uow, msg.tenant, loop.task_ref)
-    close_loop(uow, loop, task, resolved_by="manual", reason=msg.data.get("reason") or "resolved by hand", now=msg.at)
+    reason = msg.data.get("reason") or "resolved by hand"
+    close_loop(uow, loop, task, resolved_by="manual", reason=reason, now=msg.at)
+    wake_on_condition(task, loop_ref, cause="manual", reason=f"condition resolved by hand: {reason}", now=msg.at)
     return f"resolved loop {loop_ref} by hand"
 
 
@@ -167,4 +172,6 @@ COMMANDS: dict[str, Handler] = {
     "task.reject": reject_task,
     "task.guidance": give_guidance,
     "run.schedule": schedule_proactive_run,
+    "task.wake": schedule_wakeup,
+    "workflow.output": record_workflow_output,
 }

@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from domain.expectations import EXPECTATIONS
+from domain.expectations import EXPECTATIONS, WAKE_TASK
 from domain.open_loop import OpenLoop
 from domain.task import Task
 from domain.timeutil import format_time
 from processors.application import UnitOfWork
 from processors.loops import close_loop, close_task_loops, proactive_run, register_loop, schedule_run
 from processors.ports import Drafter
+from processors.wakeups import wake_on_condition
 
 ESCALATION_RUN_DELAY = timedelta(hours=4)
 FOLLOWUP_IF_UNRESOLVED = "notify_user"
@@ -80,10 +81,17 @@ def _escalate_to_loop(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Draf
         schedule_run(uow, run, requested_at=now + ESCALATION_RUN_DELAY, reason=f"escalated loop {loop.ref}", now=now)
 
 
+def _wake_task(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, now: datetime) -> None:
+    wake_on_condition(
+        task, loop.ref, cause="time", reason=f"wake-up time {format_time(loop.deadline)} came before {loop.description}", now=now
+    )
+
+
 ACTIONS: dict[str, Callable[[UnitOfWork, OpenLoop, Task, Drafter, datetime], None]] = {
     "draft_followup_email": _draft_followup_email,
     "send_reminder": _send_reminder,
     "notify_user": _notify_user,
     "cancel_task": _cancel_task,
     "escalate_to_loop": _escalate_to_loop,
+    WAKE_TASK: _wake_task,
 }

@@ -55,6 +55,12 @@ def set_timer(uow: UnitOfWork, *, kind: str, target_id: UUID, due: datetime, now
             hour += HOUR
 
 
+def schedule_stall_check(uow: UnitOfWork, task: Task, at: datetime, now: datetime) -> None:
+    """Records when the task is next checked for stalling, and files the timer for it."""
+    task.schedule_stall_check(at, now=now)
+    set_timer(uow, kind="task_stall_check", target_id=task.id, due=at, now=now)
+
+
 def register_loop(
     uow: UnitOfWork,
     task: Task,

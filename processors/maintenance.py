@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from uuid import UUID
 
 from eventsourcing.persistence import IntegrityError
@@ -19,12 +19,14 @@ from domain import ids
 from domain.open_loop import OpenLoop
 from domain.proactive_run import ProactiveRun
 from domain.task import Task
+from domain.task_types import task_type
 from domain.timers import SHARDS, TimerBucket, TimerWheel
 from domain.timeutil import HOUR, floor_hour
 from processors.application import Loopline, UnitOfWork
 from processors.deadline_actions import take_deadline_action
-from processors.loops import load_task, proactive_run, set_timer
+from processors.loops import load_task, proactive_run, schedule_stall_check, set_timer
 from processors.ports import Drafter
+from processors.wakeups import wake_due
 
 RETRIES = 5
 
@@ -136,8 +138,34 @@ class Maintenance:
         return f"proactive run for {run.tenant}: {summary}"
 
 
+    def _stall_check(self, uow: UnitOfWork, task_id: UUID, now: datetime) -> str | None:
+        """Flags a task idle for its type's `stalled_after_days` for the proactive run, then checks again
+        one idle period after its last activity (so one timer per task is outstanding, not one per event)."""
+        task = uow.get(task_id, Task)
+        if task is None or not task.stall_check_due(now):
+            return None
+        after_days = task_type(task.task_type).stalled_after_days
+        flagged = task.check_stalled(after_days=after_days, now=now)
+        next_check = task.last_activity_at + timedelta(days=after_days)
+        if next_check <= now:  # flagged, or idle but waiting on something: look again one period from now
+            next_check = now + timedelta(days=after_days)
+        schedule_stall_check(uow, task, next_check, now)
+        if not flagged:
+            return None
+        idle = (now - task.last_activity_at).days
+        proactive_run(uow, task.tenant, now).queue_escalation(
+            task_ref=task.ref, loop_ref=None, reason=f"stalled: no activity for {idle} days", now=now
+        )
+        return f"{task.ref}: flagged stalled ({idle} days idle)"
+
+    def _wakeup(self, uow: UnitOfWork, task_id: UUID, now: datetime) -> str | None:
+        return wake_due(uow, task_id, now)
+
+
 FIRE: dict[str, Callable[[Maintenance, UnitOfWork, UUID, datetime], str | None]] = {
     "loop_deadline": Maintenance._loop_deadline,
     "task_expiry": Maintenance._task_expiry,
     "proactive_run": Maintenance._proactive_run,
+    "task_stall_check": Maintenance._stall_check,
+    "task_wakeup": Maintenance._wakeup,
 }

@@ -32,6 +32,7 @@ tasks = Table(
     Column("notifications", Integer, nullable=False),
     Column("last_note", Text),
     Column("status_reason", Text),
+    Column("stalled_since", String(40)),
 )
 
 task_inbox = Table(
@@ -45,6 +46,9 @@ task_inbox = Table(
 
 
 def _update(conn: Connection, event: Any, add: dict[str, int] | None = None, **values: Any) -> None:
+    """Activity (the events that move a task, as Task._moved sees it) clears the stalled flag."""
+    quiet = isinstance(event, (Task.UserNotified, Task.StallFlagged, Task.WakeupScheduled, Task.LoopLinked, Task.LoopClosed))
+    values = values if quiet else {"stalled_since": None, **values}
     writes.update(
         conn, tasks, str(event.originator_id), set={"updated_at": format_time(event.timestamp), **values}, add=add
     )
@@ -57,6 +61,7 @@ def _created(conn: Connection, event: Task.Created, position: int) -> None:
         "priority": event.priority, "contact": event.contact, "created_at": format_time(event.timestamp),
         "updated_at": format_time(event.timestamp), "expires_at": format_time(event.expires_at), "open_loops": 0,
         "actions": 0, "inbox": 0, "notifications": 0, "last_note": None, "status_reason": event.reason,
+        "stalled_since": None,
     })
 
 
@@ -118,6 +123,10 @@ handlers = {
     Task.Completed: _status("summary", "completed"),
     Task.Cancelled: _status("reason", "cancelled"),
     Task.Expired: _status("reason", "expired"),
+    Task.WorkflowOutputRecorded: lambda conn, event, position: _update(conn, event),
+    Task.WakeupScheduled: lambda conn, event, position: _update(conn, event),
+    Task.WokenUp: _status("reason"),
+    Task.StallFlagged: lambda conn, event, position: _update(conn, event, stalled_since=format_time(event.timestamp)),
 }
 
 

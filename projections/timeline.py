@@ -60,6 +60,18 @@ DESCRIPTIONS: dict[type, Describe] = {
     Task.Completed: lambda e: ("task completed", e.summary),
     Task.Cancelled: lambda e: ("task cancelled", e.reason),
     Task.Expired: lambda e: ("task expired", e.reason),
+    Task.WorkflowOutputRecorded: lambda e: (f"workflow {e.workflow} wrote {e.name}", None),
+    Task.WakeupScheduled: lambda e: (
+        "wake-up scheduled " + " or ".join(
+            ([f"at {format_time(e.at)}"] if e.at else []) + ([f"when loop {e.loop_ref} matches"] if e.loop_ref else [])
+        ),
+        e.reason,
+    ),
+    Task.WokenUp: lambda e: (f"woke up ({e.cause}); task is {e.status}", e.reason),
+    Task.StallCheckScheduled: lambda e: (f"next stall check at {format_time(e.at)}", None),
+    Task.StallFlagged: lambda e: (
+        f"flagged stalled: no activity for {e.idle_days} days", f"last activity {format_time(e.last_activity_at)}"
+    ),
     OpenLoop.Registered: lambda e: (
         f"expecting {e.description} on {e.channel} by {format_time(e.deadline)}; if unresolved: {e.if_unresolved}",
         f"{e.origin} loop, watch {json.dumps(e.watch, sort_keys=True)}",

@@ -28,6 +28,7 @@ class _TableWrites:
         self.key_columns = [column.name for column in table.primary_key.columns]
         self.new: dict[Any, dict[str, Any]] = {}
         self.changes: dict[Any, Change] = {}
+        self.stored: dict[Any, dict[str, Any] | None] = {}  # rows read this batch, as stored
 
     def insert(self, row: dict[str, Any]) -> None:
         key = tuple(row[column] for column in self.key_columns)
@@ -50,6 +51,21 @@ class _TableWrites:
             op, old = change.get(column, ("add", 0))
             change[column] = (op, old + delta)
 
+    def row(self, conn: Connection, key: Any) -> dict[str, Any] | None:
+        if key in self.new:
+            return dict(self.new[key])
+        if key not in self.stored:
+            (key_column,) = self.key_columns
+            found = conn.execute(self.table.select().where(self.table.c[key_column] == key)).first()
+            self.stored[key] = dict(found._mapping) if found is not None else None
+        row = self.stored[key]
+        if row is None:
+            return None
+        row = dict(row)
+        for column, (op, value) in self.changes.get(key, {}).items():
+            row[column] = row[column] + value if op == "add" else value
+        return row
+
     def flush(self, conn: Connection) -> None:
         if self.new:
             _insert_rows(conn, self.table, list(self.new.values()))
@@ -60,7 +76,7 @@ class _TableWrites:
         for shape, changes in shapes.items():
             (key_column,) = self.key_columns  # changes are addressed by a single-column primary key
             _update_rows(conn, self.table, key_column, shape, changes)
-        self.new, self.changes = {}, {}
+        self.new, self.changes, self.stored = {}, {}, {}
 
 
 def _writes(conn: Connection, table: Table) -> _TableWrites:
@@ -78,6 +94,19 @@ def insert(conn: Connection, table: Table, row: dict[str, Any]) -> None:
 def update(conn: Connection, table: Table, key: Any, *, set: dict[str, Any] | None = None, add: dict[str, int] | None = None) -> None:  # noqa: A002
     """Queues a change to the row with this primary key: columns to set, counters to add to."""
     _writes(conn, table).update(key, set or {}, add or {})
+
+
+def row(conn: Connection, table: Table, key: Any) -> dict[str, Any] | None:
+    """The row with this primary key as the batch will leave it (queued inserts and changes applied)."""
+    return _writes(conn, table).row(conn, key)
+
+
+def execute(conn: Connection, table: Table, statement: Any) -> Any:
+    """Runs a set-based statement on a table after writing what is queued for it, so order is kept."""
+    pending = conn.info.get(PENDING, {})
+    if table in pending:
+        pending.pop(table).flush(conn)
+    return conn.execute(statement)
 
 
 def flush(conn: Connection) -> None:
