@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlalchemy import JSON, Table, bindparam
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError
 
 PENDING = "loopline.pending"
 _PARAMS_PER_STATEMENT = 30_000  # below PostgreSQL's 65,535 bind parameters per statement
@@ -131,9 +132,15 @@ def _insert_rows(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> 
     as_json = _json_columns(table)
     cursor = conn.connection.dbapi_connection.cursor()
     quoted = ", ".join(f'"{name}"' for name in columns)
-    with cursor.copy(f'COPY "{table.name}" ({quoted}) FROM STDIN') as copy:
-        for row in rows:
-            copy.write_row([json.dumps(row[c]) if c in as_json and row[c] is not None else row[c] for c in columns])
+    statement = f'COPY "{table.name}" ({quoted}) FROM STDIN'
+    try:
+        with cursor.copy(statement) as copy:
+            for row in rows:
+                copy.write_row([json.dumps(row[c]) if c in as_json and row[c] is not None else row[c] for c in columns])
+    except conn.dialect.dbapi.IntegrityError as error:
+        # The driver's own error, raised as SQLAlchemy's, as every other write here does: the runner
+        # treats it as "another runner projected these rows first".
+        raise IntegrityError(statement, None, error) from error
 
 
 def _update_rows(

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import JSON, Boolean, Column, Integer, MetaData, String, Table, select
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import IntegrityError
 
 from adapters.read_model import read_model_engine
 from projections import writes
@@ -97,6 +98,17 @@ def test_rows_with_a_composite_key_insert_and_a_repeated_key_is_refused(engine: 
             writes.insert(conn, pairs, {"a": "x", "b": "1", "data": {}})
         writes.flush(conn)
     assert rows(engine, pairs) == [{"a": "x", "b": "1", "data": [1, 2]}, {"a": "x", "b": "2", "data": {}}]
+
+
+def test_a_row_already_stored_fails_the_batch_with_sqlalchemys_integrity_error(engine: Engine) -> None:
+    row = {"id": "t1", "status": None, "count": 0, "done": False, "data": None, "note": None}
+    with engine.begin() as conn:
+        writes.insert(conn, things, row)
+        writes.flush(conn)
+    with pytest.raises(IntegrityError), engine.begin() as conn:  # what the runner retries on: someone else projected it
+        writes.insert(conn, things, row)
+        writes.flush(conn)
+    assert len(rows(engine, things)) == 1
 
 
 def test_nothing_is_written_when_the_batch_is_discarded(engine: Engine) -> None:
