@@ -8,7 +8,6 @@ from typing import Any
 from eventsourcing.domain import Aggregate
 
 from domain.base import LooplineAggregate
-
 from domain.errors import DomainError
 from domain.expectations import DEADLINE_ACTIONS, WAKE_TASK
 from domain.matching import channel_rule

@@ -8,7 +8,6 @@ from typing import Any
 from eventsourcing.domain import Aggregate
 
 from domain.base import LooplineAggregate
-
 from domain.errors import DomainError
 from domain.status import TERMINAL, TaskStatus, check_transition, parse_status
 

@@ -8,15 +8,14 @@ refused, so a timer can never land where no sweep will look again.
 
 from __future__ import annotations
 
-from datetime import datetime
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Any
 from uuid import UUID
 
 from eventsourcing.domain import Aggregate
 
 from domain.base import LooplineAggregate
-
 from domain.errors import DomainError
 from domain.timeutil import floor_hour
 

@@ -14,12 +14,12 @@ from domain.task_types import task_type
 from domain.timeutil import parse_time
 from processors.application import UnitOfWork
 from processors.loops import (
+    UnknownLoop,
     close_loop,
     close_task_loops,
     load_task,
     proactive_run,
     register_loop,
-    UnknownLoop,
     schedule_run,
     schedule_stall_check,
     set_timer,

@@ -36,7 +36,7 @@ class Postgres:
     def new_database(self) -> str:
         """A fresh, empty database on the server, so tests never see each other's rows."""
         import psycopg
-        from psycopg.conninfo import conninfo_to_dict, make_conninfo
+        from psycopg.conninfo import conninfo_to_dict
 
         name = f"loopline_{uuid.uuid4().hex[:12]}"
         with psycopg.connect(self.url, autocommit=True) as conn:
