@@ -1,10 +1,13 @@
-"""Delivers what Loopline itself sends (user notifications, follow-ups, reminders) through a channel.
+"""Delivers what Loopline itself sends (user notifications, follow-ups, reminders, wake-ups for the
+agent runtime) through a channel.
 
 Each delivery carries an idempotency key (event id), and the channel refuses a key it has seen,
 so redelivery after a crash between sending and recording the position sends nothing twice.
 """
 
 from __future__ import annotations
+
+from uuid import UUID
 
 from eventsourcing.persistence import Tracking
 from eventsourcing.utils import get_topic
@@ -14,7 +17,7 @@ from domain.timeutil import format_time
 from processors.application import Loopline
 from processors.ports import OutboundChannel
 
-TOPICS = [get_topic(Task.UserNotified), get_topic(Task.ActionRecorded)]
+TOPICS = [get_topic(Task.UserNotified), get_topic(Task.ActionRecorded), get_topic(Task.WokenUp)]
 
 
 class Delivery:
@@ -24,6 +27,16 @@ class Delivery:
         self.app = app
         self.channel = channel
         self.batch_size = batch_size
+        self._tasks: dict[UUID, dict[str, str]] = {}
+
+    def _task(self, task_aggregate: UUID) -> dict[str, str]:
+        """Whose task a message is about (tenant and task id), from the task's creation event."""
+        if task_aggregate not in self._tasks:
+            if len(self._tasks) > 10_000:
+                self._tasks.clear()
+            (created,) = self.app.events.get(task_aggregate, lte=1)
+            self._tasks[task_aggregate] = {"tenant": created.tenant, "task_id": created.ref}
+        return self._tasks[task_aggregate]
 
     def run_once(self) -> int:
         notifications = self.app.process_recorder.select_notifications(
@@ -34,6 +47,7 @@ class Delivery:
             event = self.app.mapper.to_domain_event(notification)
             message = outbound_message(event)
             if message is not None:
+                message = {**self._task(event.originator_id), **message}
                 key = f"{event.originator_id}:{event.originator_version}"
                 delivered += self.channel.deliver(key=key, message=message)
             self.app.process_recorder.insert_tracking(Tracking(self.name, notification.id))
@@ -43,6 +57,9 @@ class Delivery:
 def outbound_message(event: object) -> dict | None:
     if isinstance(event, Task.UserNotified):
         return {"to": "user", "kind": event.kind, "text": event.message, "at": format_time(event.timestamp)}
+    if isinstance(event, Task.WokenUp):  # the agent runtime resumes the task
+        return {"to": "agent", "kind": "task_wakeup", "wake_id": event.wake_ref, "cause": event.cause,
+                "text": event.reason, "at": format_time(event.timestamp)}
     if isinstance(event, Task.ActionRecorded) and event.performed_by == "loopline":
         return {"to": event.details.get("to", "counterpart"), "kind": event.action, "text": event.summary,
                 "details": event.details, "at": format_time(event.timestamp)}

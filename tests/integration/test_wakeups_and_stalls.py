@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from adapters.messages import InvalidMessage, parse_message
 from cli.bootstrap import System
 from tests.conftest import command, publish, signal
-from tests.integration.helpers import CREATE_TASK, RAHUL, SEND_EMAIL, loop_row, run_row, task_row, tick, trail
+from tests.integration.helpers import (
+    CREATE_TASK,
+    RAHUL,
+    SEND_EMAIL,
+    TENANT,
+    loop_row,
+    outbox,
+    run_row,
+    task_row,
+    tick,
+    trail,
+)
 
 RAHUL_WRITES = signal("gmail-9", "email.received", "2026-03-14T08:00:00Z", sender=RAHUL)
 
@@ -24,7 +36,7 @@ def wakes(system: System) -> list[dict]:
     return [row for row in trail(system, "task_abc") if row["event"] == "Task.WokenUp"]
 
 
-def test_a_time_wakeup_wakes_the_waiting_task_at_its_time_once(system: System) -> None:
+def test_a_time_wakeup_wakes_the_waiting_task_at_its_time_once(system: System, home: Path) -> None:
     publish(system, CREATE_TASK, SEND_EMAIL, wake("w1", "2026-03-13T11:00:00Z", at="2026-03-15T09:00:00Z", reason="check in"))
     assert task_row(system, "task_abc")["status"] == "waiting"
 
@@ -36,6 +48,8 @@ def test_a_time_wakeup_wakes_the_waiting_task_at_its_time_once(system: System) -
     (woken,) = wakes(system)
     assert woken["payload"]["cause"] == "time" and woken["reason"].startswith("wake-up time 2026-03-15T09:00:00Z")
     assert task_row(system, "task_abc")["status"] == "executing"
+    [told] = [line for line in outbox(home) if line["kind"] == "task_wakeup"]  # the agent runtime is told, once
+    assert (told["to"], told["tenant"], told["task_id"], told["cause"]) == ("agent", TENANT, "task_abc", "time")
 
 
 def test_in_three_days_unless_the_contact_replies_first_the_reply_wins(system: System) -> None:
