@@ -21,7 +21,11 @@ class DuplicateWakeup(DomainError):
 
 
 class Task(LooplineAggregate):
-    """Events carry the business time as their timestamp and every field their `apply` needs."""
+    """Events carry the business time as their timestamp and every field their `apply` needs.
+
+    The state stays small (counters, not lists of everything that happened; the read models
+    keep the history), so snapshots of long-running tasks stay cheap to write and to load.
+    """
 
     class Created(Aggregate.Created):
         tenant: str
@@ -45,7 +49,7 @@ class Task(LooplineAggregate):
         status: str
 
         def apply(self, task: Task) -> None:
-            task.actions.append({"action": self.action, "summary": self.summary, "at": self.timestamp, "by": self.performed_by})
+            task.actions_count += 1
             task._moved(self.status, self.timestamp)
 
     class LoopLinked(Aggregate.Event):
@@ -69,7 +73,7 @@ class Task(LooplineAggregate):
         status: str
 
         def apply(self, task: Task) -> None:
-            task.inbox.append({"signal": self.signal_ref, "type": self.signal_type, "at": self.timestamp})
+            task.inbox_count += 1
             for loop_ref in self.resolved_loops:
                 task.open_loops.remove(loop_ref)
             task._moved(self.status, self.timestamp)
@@ -201,8 +205,8 @@ class Task(LooplineAggregate):
         self.confidence = confidence
         self.context = context
         self.last_activity_at: datetime = self.created_on
-        self.actions: list[dict[str, Any]] = []
-        self.inbox: list[dict[str, Any]] = []
+        self.actions_count = 0
+        self.inbox_count = 0
         self.open_loops: list[str] = []
         self.notifications = 0
         self.escalation_reason: str | None = None
@@ -215,6 +219,15 @@ class Task(LooplineAggregate):
     @classmethod
     def create(cls, *, id: Any, now: datetime, **fields: Any) -> Task:  # noqa: A002
         return cls._create(cls.Created, id=id, timestamp=now, **fields)
+
+    @property
+    def status(self) -> TaskStatus:
+        # Stored as a plain string, so a snapshot (JSON) restores it like every other field.
+        return TaskStatus(self.__dict__["status"])
+
+    @status.setter
+    def status(self, value: str) -> None:
+        self.__dict__["status"] = str(TaskStatus(value))
 
     def _moved(self, status: str, at: datetime) -> None:
         """Every change of state is activity: it also clears a stalled flag."""

@@ -11,6 +11,7 @@ from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.persistence import ProcessRecorder, Tracking
 
 from domain.base import LooplineAggregate
+from domain.task import Task
 from domain.timers import TimerBucket
 from domain.watch_index import WatchIndex
 
@@ -47,13 +48,13 @@ class AggregateCache:
 class Loopline(Application[UUID]):
     """The write side: one event store holding every aggregate; processors record positions in it.
 
-    Index aggregates that collect many small events (timer buckets, match indexes) are
+    Aggregates that collect many events (timer buckets, match indexes, long-running tasks) are
     snapshotted, so loading one replays at most an interval's worth of events. Recently used
     aggregates stay in this process's `cache` between units of work.
     """
 
     name = "loopline"
-    snapshotting_intervals: ClassVar[dict[type, int]] = {TimerBucket: 100, WatchIndex: 100}
+    snapshotting_intervals: ClassVar[dict[type, int]] = {TimerBucket: 100, WatchIndex: 100, Task: 50}
 
     def __init__(self, env: Any = None) -> None:
         super().__init__(env)

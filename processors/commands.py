@@ -73,7 +73,7 @@ def record_action(uow: UnitOfWork, msg: Message) -> str:
     expectation = EXPECTATIONS.get(action)
     if expectation is None or data.get("expect") is False:
         return f"recorded {action} on {task.ref}; no expectation registered"
-    loop_ref = data.get("loop_id") or f"{task.ref}/{action}/{len(task.actions)}"
+    loop_ref = data.get("loop_id") or f"{task.ref}/{action}/{task.actions_count}"
     deadline = parse_time(data["deadline"]) if data.get("deadline") else msg.at + expectation.default_deadline
     register_loop(
         uow, task, loop_ref=loop_ref, channel=expectation.channel, watch=expected_watch(action, details),

@@ -87,7 +87,7 @@ def test_recording_an_email_moves_an_executing_task_to_waiting():
     task = make_task("executing")
     send_email(task, NOW)
     assert task.status is S.WAITING
-    assert [a["action"] for a in task.actions] == ["send_email"]
+    assert task.actions_count == 1
 
 
 def test_signal_wakes_a_waiting_task_and_lands_in_its_inbox():
@@ -96,7 +96,7 @@ def test_signal_wakes_a_waiting_task_and_lands_in_its_inbox():
     task.receive_signal(signal_ref="sig-1", signal_type="email.received", data={"sender": "bob@x.com"},
                         resolved_loops=[], now=NOW + timedelta(hours=1))
     assert task.status is S.EXECUTING
-    assert [m["signal"] for m in task.inbox] == ["sig-1"]
+    assert task.inbox_count == 1
 
 
 def test_signal_resolving_a_linked_loop_removes_it_from_the_task():
@@ -126,7 +126,7 @@ def test_pending_review_task_cannot_act_before_approval():
     task = make_task("pending_review")
     with pytest.raises(InvalidTransition):
         send_email(task, NOW)
-    assert task.actions == []
+    assert task.actions_count == 0
 
 
 def test_rejecting_an_already_cancelled_task_is_refused():
@@ -159,5 +159,5 @@ def test_replaying_events_rebuilds_the_same_task():
     task.receive_signal(signal_ref="sig-1", signal_type="email.received", data={}, resolved_loops=["loop-1"],
                         now=NOW + timedelta(hours=2))
     rebuilt = replay(task)
-    assert (rebuilt.status, rebuilt.inbox, rebuilt.open_loops) == (S.EXECUTING, task.inbox, ["loop-2"])
+    assert (rebuilt.status, rebuilt.inbox_count, rebuilt.open_loops) == (S.EXECUTING, task.inbox_count, ["loop-2"])
     assert rebuilt.last_activity_at == task.last_activity_at
