@@ -162,8 +162,11 @@ class Task(LooplineAggregate):
         status: str
 
         def apply(self, task: Task) -> None:
-            del task.wakeups[self.wake_ref]
-            task._moved(self.status, self.timestamp)
+            task.wakeups.pop(self.wake_ref, None)  # an escalation wakes without a scheduled wake-up
+            if self.cause == "escalation":  # being nudged is not activity: a stalled task stays flagged
+                task.status = self.status
+            else:
+                task._moved(self.status, self.timestamp)
 
     class StallCheckScheduled(Aggregate.Event):
         at: datetime

@@ -132,6 +132,8 @@ class Maintenance:
         for escalation in escalations:
             task = load_task(uow, run.tenant, escalation["task_ref"])
             task.notify_user(kind="escalation", message=f"'{task.title}' needs your decision: {escalation['reason']}", now=now)
+            if not task.is_closed:  # seed 000 lifecycle 6: the escalation is the context of the task's next wake-up
+                task.wake("escalation", cause="escalation", reason=escalation["reason"], now=now)
         summary = f"maintenance: surfaced {len(escalations)} escalation(s)" if escalations else "maintenance: nothing needed attention"
         run.record_run(mode="maintenance", summary=summary, escalations_handled=len(escalations), now=now)
         set_timer(uow, kind="proactive_run", target_id=run.id, due=run.next_run_at, now=now)

@@ -258,7 +258,10 @@ def _wakeup_scheduled(conn: Connection, aggregate_id: str, state: dict[str, Any]
 
 def _woken(conn: Connection, aggregate_id: str, state: dict[str, Any], event: Task.WokenUp) -> None:
     state["wakeups"].pop(event.wake_ref, None)
-    _moved(state, event)
+    if event.cause == "escalation":  # as in Task.WokenUp: a nudge is not activity
+        state["status"] = str(event.status)
+    else:
+        _moved(state, event)
 
 
 def _stalled(conn: Connection, aggregate_id: str, state: dict[str, Any], event: Task.StallFlagged) -> None:

@@ -47,7 +47,9 @@ task_inbox = Table(
 
 def _update(conn: Connection, event: Any, add: dict[str, int] | None = None, **values: Any) -> None:
     """Activity (the events that move a task, as Task._moved sees it) clears the stalled flag."""
-    quiet = isinstance(event, (Task.UserNotified, Task.StallFlagged, Task.WakeupScheduled, Task.LoopLinked, Task.LoopClosed))
+    quiet = isinstance(event, (Task.UserNotified, Task.StallFlagged, Task.WakeupScheduled, Task.LoopLinked, Task.LoopClosed)) or (
+        isinstance(event, Task.WokenUp) and event.cause == "escalation"
+    )
     values = values if quiet else {"stalled_since": None, **values}
     writes.update(
         conn, tasks, str(event.originator_id), set={"updated_at": format_time(event.timestamp), **values}, add=add
@@ -125,7 +127,7 @@ handlers = {
     Task.Expired: _status("reason", "expired"),
     Task.WorkflowOutputRecorded: lambda conn, event, position: _update(conn, event),
     Task.WakeupScheduled: lambda conn, event, position: _update(conn, event),
-    Task.WokenUp: _status("reason"),
+    Task.WokenUp: _status(None),  # the status changes; why the task is in it (e.g. escalated) does not
     Task.StallFlagged: lambda conn, event, position: _update(conn, event, stalled_since=format_time(event.timestamp)),
 }
 

@@ -386,8 +386,9 @@ def test_unresolved_escalate_to_loop_brings_the_proactive_run_forward_to_ask_the
     tick(system, "2026-03-15T14:00:00Z")
 
     assert run_row(system)["pending_escalations"] == 0
-    assert [(line["kind"], line["text"]) for line in outbox(home)] == [
-        ("escalation", "'Get the NDA signed' needs your decision: no Signed NDA by deadline")
+    assert [(line["to"], line["kind"], line["text"]) for line in outbox(home)] == [
+        ("user", "escalation", "'Get the NDA signed' needs your decision: no Signed NDA by deadline"),
+        ("agent", "task_wakeup", "no Signed NDA by deadline"),  # the escalation is the task's wake-up context
     ]
 
 

@@ -33,7 +33,11 @@ def wake(ref: str, sent: str, **data) -> dict:
 
 
 def wakes(system: System) -> list[dict]:
-    return [row for row in trail(system, "task_abc") if row["event"] == "Task.WokenUp"]
+    """The task's self-scheduled wake-ups (not the proactive run's escalation wake-ups of an idle task)."""
+    return [
+        row for row in trail(system, "task_abc")
+        if row["event"] == "Task.WokenUp" and row["payload"]["cause"] != "escalation"
+    ]
 
 
 def test_a_time_wakeup_wakes_the_waiting_task_at_its_time_once(system: System, home: Path) -> None:
@@ -107,11 +111,14 @@ def test_a_task_idle_for_its_types_stall_period_is_flagged_once_for_the_proactiv
     assert task_row(system, "task_abc")["stalled_since"] == "2026-03-17T09:00:00Z"
     assert run_row(system)["pending_escalations"] == 1  # flagged for the tenant's proactive run
 
-    tick(system, "2026-03-21T09:00:00Z")  # the run surfaces it; later checks do not flag it again
+    tick(system, "2026-03-25T09:00:00Z")  # the run surfaces it; later checks (03-20, 03-23) do not flag it again
     flagged = [row for row in trail(system, "task_abc") if row["event"] == "Task.StallFlagged"]
     assert len(flagged) == 1 and flagged[0]["at"] == "2026-03-17T09:00:00Z"
-    surfaced = [row for row in trail(system, "task_abc") if row["event"] == "Task.UserNotified"][-1]
+    [surfaced] = [row for row in trail(system, "task_abc") if row["event"] == "Task.UserNotified"]
     assert surfaced["reason"] == "escalation" and "stalled: no activity for 3 days" in surfaced["summary"]
+    woken = [row for row in trail(system, "task_abc") if row["event"] == "Task.WokenUp"]
+    assert [(row["payload"]["cause"], row["reason"]) for row in woken] == [("escalation", "stalled: no activity for 3 days")]
+    assert task_row(system, "task_abc")["stalled_since"] == "2026-03-17T09:00:00Z"  # the nudge is not activity
 
     publish(system, command("n1", "task.update", "2026-03-18T10:00:00Z", task_id="task_abc", notes="back on it"))
     assert task_row(system, "task_abc")["stalled_since"] is None
