@@ -139,7 +139,6 @@ class Maintenance:
         set_timer(uow, kind="proactive_run", target_id=run.id, due=run.next_run_at, now=now)
         return f"proactive run for {run.tenant}: {summary}"
 
-
     def _stall_check(self, uow: UnitOfWork, task_id: UUID, now: datetime) -> str | None:
         """Flags a task idle for its type's `stalled_after_days` for the proactive run, then checks again
         one idle period after its last activity (so one timer per task is outstanding, not one per event)."""

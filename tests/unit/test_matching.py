@@ -6,7 +6,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain.matching import CALENDAR, CHANNELS, EMAIL, GITHUB, LINEAR, SLACK, WEBHOOK, InvalidWatch, channel_rule
+from domain.matching import CHANNELS, InvalidWatch, channel_rule
+
+EMAIL, SLACK, GITHUB, CALENDAR, LINEAR, WEBHOOK = (
+    CHANNELS[name] for name in ("email", "slack", "github", "calendar", "linear", "webhook")
+)
 
 
 def test_email_sender_matches_case_insensitively():

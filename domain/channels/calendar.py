@@ -1,0 +1,22 @@
+"""calendar: event id and event type, and the attendee (case-insensitive) when the watch names one."""
+
+from __future__ import annotations
+
+from domain.channels.rule import ChannelRule
+
+RULE = ChannelRule(
+    channel="calendar",
+    signal_type="calendar.event",
+    required_watch=("event_type", "event_id"),
+    rule="calendar: event_id and event_type, and attendee_email when the watch names one",
+    watch_key=lambda watch: f"{watch['event_type']}\x1f{watch['event_id']}",
+    signal_key=lambda signal: f"{signal.get('event_type')}\x1f{signal.get('event_id')}",
+    matches=lambda watch, signal: (
+        signal.get("event_type") == watch["event_type"]
+        and signal.get("event_id") == watch["event_id"]
+        and (
+            not watch.get("attendee_email")
+            or str(signal.get("attendee_email", "")).lower() == str(watch["attendee_email"]).lower()
+        )
+    ),
+)

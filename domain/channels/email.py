@@ -1,0 +1,22 @@
+"""email: sender (case-insensitive), and the thread when the watch names one."""
+
+from __future__ import annotations
+
+from domain.channels.rule import ChannelRule, SignalData, Watch
+
+
+def _matches(watch: Watch, signal: SignalData) -> bool:
+    if str(signal.get("sender", "")).lower() != str(watch["sender"]).lower():
+        return False
+    return not watch.get("thread_id") or watch["thread_id"] == signal.get("thread_id")
+
+
+RULE = ChannelRule(
+    channel="email",
+    signal_type="email.received",
+    required_watch=("sender",),
+    rule="email: sender (case-insensitive) and thread_id when the watch names one",
+    watch_key=lambda watch: str(watch["sender"]).lower(),
+    signal_key=lambda signal: str(signal["sender"]).lower() if signal.get("sender") else None,
+    matches=_matches,
+)

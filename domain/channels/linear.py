@@ -1,0 +1,19 @@
+"""linear: issue id and event type, and the status when the watch names a target status."""
+
+from __future__ import annotations
+
+from domain.channels.rule import ChannelRule
+
+RULE = ChannelRule(
+    channel="linear",
+    signal_type="linear.event",
+    required_watch=("event_type", "issue_id"),
+    rule="linear: issue_id and event_type, and status equal to target_status when the watch names one",
+    watch_key=lambda watch: f"{watch['event_type']}\x1f{watch['issue_id']}",
+    signal_key=lambda signal: f"{signal.get('event_type')}\x1f{signal.get('issue_id')}",
+    matches=lambda watch, signal: (
+        signal.get("event_type") == watch["event_type"]
+        and signal.get("issue_id") == watch["issue_id"]
+        and (not watch.get("target_status") or signal.get("status") == watch["target_status"])
+    ),
+)

@@ -1,0 +1,35 @@
+"""slack: user and channel, and `ts > after_ts` compared as numbers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from domain.channels.rule import ChannelRule, SignalData, Watch
+
+
+def _as_number(value: Any) -> float | None:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _matches(watch: Watch, signal: SignalData) -> bool:
+    ts, after = _as_number(signal.get("ts")), _as_number(watch.get("after_ts"))
+    return (
+        signal.get("slack_user_id") == watch["slack_user_id"]
+        and signal.get("channel_id") == watch["channel_id"]
+        and ts is not None
+        and (after is None or ts > after)
+    )
+
+
+RULE = ChannelRule(
+    channel="slack",
+    signal_type="slack.message",
+    required_watch=("slack_user_id", "channel_id"),
+    rule="slack: slack_user_id, channel_id and ts > after_ts (as numbers)",
+    watch_key=lambda watch: f"{watch['slack_user_id']}\x1f{watch['channel_id']}",
+    signal_key=lambda signal: f"{signal.get('slack_user_id')}\x1f{signal.get('channel_id')}",
+    matches=_matches,
+)

@@ -1,0 +1,33 @@
+"""webhook: source, trigger name, and every `match_fields` entry equal in the payload."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from domain.channels.rule import ChannelRule, SignalData, Watch
+
+
+def _key(source: Any, trigger_name: Any) -> str:
+    return f"{source}\x1f{trigger_name}"
+
+
+def _matches(watch: Watch, signal: SignalData) -> bool:
+    payload = signal.get("payload") or {}
+    return (
+        watch["source"] == signal.get("source")
+        and watch["trigger_name"] == signal.get("trigger_name")
+        and all(payload.get(field) == value for field, value in (watch.get("match_fields") or {}).items())
+    )
+
+
+RULE = ChannelRule(
+    channel="webhook",
+    signal_type="webhook.received",
+    required_watch=("source", "trigger_name"),
+    rule="webhook: source, trigger_name and every match_fields entry equal in the payload",
+    watch_key=lambda watch: _key(watch["source"], watch["trigger_name"]),
+    signal_key=lambda signal: (
+        _key(signal["source"], signal["trigger_name"]) if signal.get("source") and signal.get("trigger_name") else None
+    ),
+    matches=_matches,
+)
