@@ -19,7 +19,7 @@ import time
 from collections import Counter
 from datetime import timedelta
 
-from bench.common import T0, load_open_loops, new_system
+from bench.common import T0, close, load_open_loops, new_system
 from domain import ids
 from domain.task import Task
 from processors.application import UnitOfWork
@@ -117,7 +117,7 @@ def measure(size: int, due: int, signal_count: int) -> dict[str, float]:
             "resolved": dict(resolved),
         }
     finally:
-        system.close()
+        close(system)
 
 
 def main() -> None:

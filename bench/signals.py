@@ -20,7 +20,7 @@ import time
 import uuid
 from pathlib import Path
 
-from bench.common import T0, load_open_loops, new_system, postgres_raw_insert_rate, sqlite_raw_insert_rate
+from bench.common import T0, close, load_open_loops, new_system, postgres_raw_insert_rate, sqlite_raw_insert_rate
 from processors.messages import Message
 from processors.router import INBOUND_TOPIC
 
@@ -79,7 +79,7 @@ def run_embedded(loops: int, signal_count: int, tenants: int) -> dict[str, float
         elapsed = time.perf_counter() - start
         raw = sqlite_raw_insert_rate(system.settings.home / "raw.db")
     finally:
-        system.close()
+        close(system)
     return {"signals_per_s": signal_count / elapsed, "raw_inserts_per_s": raw}
 
 
@@ -116,7 +116,7 @@ def run_scale(loops: int, signal_count: int, tenants: int) -> dict[str, float]:
         if worker:
             worker.terminate()
             worker.wait(timeout=30)
-        system.close()
+        close(system)
         broker.stop()
     return {"signals_per_s": signal_count / elapsed, "raw_inserts_per_s": raw}
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+import queue
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
+from multiprocessing import get_context
 from typing import Any, Protocol
 
 from adapters.channels import JsonlOutbox
@@ -20,7 +24,7 @@ from processors.maintenance import Maintenance, TickReport
 from processors.messages import Message
 from processors.router import INBOUND_TOPIC, Outcome, Router
 from projections import open_loops, proactive_runs, task_memory, tasks, timeline
-from projections.runner import ProjectionRunner
+from projections.runner import REBUILD_BATCH, ProjectionRunner
 
 READ_MODELS = (tasks, open_loops, proactive_runs, timeline, task_memory)
 
@@ -111,6 +115,26 @@ class System:
         self.drain()
         return report
 
+    def rebuild(self, names: Sequence[str] = (), progress: Callable[[int], None] | None = None) -> int:
+        """Drops the named read models and projects them again; on PostgreSQL in one process per core,
+        each taking a share of the read models (they keep separate positions, so they are independent).
+        Returns the events read by the group that follows the most event types."""
+        chosen = self.projections.reset(names)
+        workers = min(os.cpu_count() or 1, len(chosen))
+        if workers < 2 or not self.settings.read_model.startswith(("postgresql://", "postgres://")):
+            return self.projections.only(chosen).catch_up(progress, batch_size=REBUILD_BATCH)
+        groups = self.projections.split(chosen, workers)
+        context = get_context("spawn")
+        with context.Manager() as manager, ProcessPoolExecutor(len(groups), mp_context=context) as pool:
+            reports = manager.Queue()
+            futures = [
+                pool.submit(_rebuild_part, self.settings, group, reports if i == 0 else None) for i, group in enumerate(groups)
+            ]
+            while not all(future.done() for future in futures):
+                _drain_reports(reports, progress, timeout=0.2)
+            _drain_reports(reports, progress, timeout=0)
+            return max(future.result() for future in futures)
+
     def close(self) -> None:
         for closable in (self.log, self.relay):
             if hasattr(closable, "close"):
@@ -118,6 +142,28 @@ class System:
         self.leader.close()
         self.projections.engine.dispose()
         self.app.factory.close()
+
+
+def _rebuild_part(settings: Settings, names: list[str], reports: Any) -> int:
+    """One rebuild process: catches up some read models from the event store."""
+    app = Loopline(env=event_store_env(settings.event_store))
+    engine = read_model_engine(settings.read_model)
+    try:
+        runner = ProjectionRunner(app, engine, [p for p in READ_MODELS if p.name in names])
+        return runner.catch_up(reports.put if reports is not None else None, batch_size=REBUILD_BATCH)
+    finally:
+        engine.dispose()
+        app.factory.close()
+
+
+def _drain_reports(reports: Any, progress: Callable[[int], None] | None, timeout: float) -> None:
+    try:
+        while True:
+            count = reports.get(timeout=timeout) if timeout else reports.get_nowait()
+            if progress:
+                progress(count)
+    except queue.Empty:
+        return
 
 
 def build(settings: Settings | None = None) -> System:

@@ -38,7 +38,7 @@ def rebuild(
         head = system.projections.head()
         with Progress(console=err, transient=True) as progress:
             bar = progress.add_task("rebuilding", total=head)
-            events = system.projections.rebuild(names or (), progress=lambda n: progress.advance(bar, n))
+            events = system.rebuild(names or (), progress=lambda n: progress.advance(bar, n))
     result = {"rebuilt": names or known, "events_read": events}
     if json_:
         print_json(result)

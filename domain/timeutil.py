@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+from functools import lru_cache
 
 
 def parse_time(value: str | datetime) -> datetime:
@@ -13,6 +14,7 @@ def parse_time(value: str | datetime) -> datetime:
     return moment.astimezone(timezone.utc)
 
 
+@lru_cache(maxsize=8192)  # events of a batch share few distinct times; projections format each many times
 def format_time(moment: datetime | None) -> str | None:
     return None if moment is None else moment.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
 

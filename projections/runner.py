@@ -127,8 +127,8 @@ class ProjectionRunner:
             current = self._positions(conn)
         return [ProjectionStatus(name, position, head) for name, position in current.items()]
 
-    def rebuild(self, names: Sequence[str] = (), progress: Callable[[int], None] | None = None) -> int:
-        """Drops the named read models (all by default) and projects them again from the event store."""
+    def reset(self, names: Sequence[str] = ()) -> list[str]:
+        """Drops and recreates the named read models (all by default) with their positions at zero."""
         unknown = set(names) - {p.name for p in self.projections}
         if unknown:
             raise ValueError(f"unknown read model(s) {', '.join(sorted(unknown))}; known: {', '.join(p.name for p in self.projections)}")
@@ -140,5 +140,24 @@ class ProjectionRunner:
                 for table in projection.tables:
                     table.create(conn)
                 conn.execute(positions.delete().where(positions.c.name == projection.name))
+        return [p.name for p in chosen]
+
+    def only(self, names: Sequence[str]) -> ProjectionRunner:
+        """A runner for some of these read models (same store and database)."""
+        return ProjectionRunner(self.app, self.engine, [p for p in self.projections if p.name in names], self.batch_size)
+
+    def rebuild(self, names: Sequence[str] = (), progress: Callable[[int], None] | None = None) -> int:
+        """Drops the named read models (all by default) and projects them again from the event store."""
+        chosen = self.reset(names)
         # Larger batches than live projection: most rows are then inserted and changed in memory, and written once.
-        return self.catch_up(progress, batch_size=REBUILD_BATCH)
+        return self.only(chosen).catch_up(progress, batch_size=REBUILD_BATCH)
+
+    def split(self, names: Sequence[str], parts: int) -> list[list[str]]:
+        """Read models in `parts` groups of about equal work (by the number of event types each follows),
+        the group that follows the most event types first."""
+        groups: list[list[Projection]] = [[] for _ in range(min(parts, len(names)))]
+        chosen = sorted((p for p in self.projections if p.name in names), key=lambda p: -len(p.handlers))
+        for projection in chosen:
+            min(groups, key=lambda group: sum(len(p.handlers) for p in group)).append(projection)
+        groups.sort(key=lambda group: -len({cls for p in group for cls in p.handlers}))
+        return [[p.name for p in group] for group in groups if group]

@@ -5,7 +5,7 @@ calls once per batch inside the batch's transaction. A row inserted and then cha
 batch is changed in memory and inserted once. Changes to rows already stored are merged per row
 (a later `set` wins; `add`s sum, on top of a `set` if there was one) and written with one UPDATE
 per distinct shape of change. On PostgreSQL new rows go in with COPY and changes with one
-`UPDATE … FROM (VALUES …)`; elsewhere through the driver's executemany.
+`UPDATE … FROM unnest(arrays)`; elsewhere through the driver's executemany.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
 PENDING = "loopline.pending"
-_PARAMS_PER_STATEMENT = 30_000  # below PostgreSQL's 65,535 bind parameters per statement
 
 Change = dict[str, tuple[str, Any]]  # column -> ("set", value) | ("add", delta)
 
@@ -27,16 +26,16 @@ class _TableWrites:
     def __init__(self, table: Table) -> None:
         self.table = table
         self.key_columns = [column.name for column in table.primary_key.columns]
+        self.single_key = self.key_columns[0] if len(self.key_columns) == 1 else None
         self.new: dict[Any, dict[str, Any]] = {}
         self.changes: dict[Any, Change] = {}
         self.stored: dict[Any, dict[str, Any] | None] = {}  # rows read this batch, as stored
 
     def insert(self, row: dict[str, Any]) -> None:
-        key = tuple(row[column] for column in self.key_columns)
-        key = key[0] if len(key) == 1 else key
+        key = row[self.single_key] if self.single_key else tuple(row[column] for column in self.key_columns)
         if key in self.new or key in self.changes:
             raise ValueError(f"{self.table.name}: row {key!r} inserted twice in one batch")
-        self.new[key] = dict(row)
+        self.new[key] = row
 
     def update(self, key: Any, set_: dict[str, Any], add: dict[str, int]) -> None:
         row = self.new.get(key)
@@ -54,7 +53,7 @@ class _TableWrites:
 
     def row(self, conn: Connection, key: Any) -> dict[str, Any] | None:
         if key in self.new:
-            return dict(self.new[key])
+            return self.new[key]
         if key not in self.stored:
             (key_column,) = self.key_columns
             found = conn.execute(self.table.select().where(self.table.c[key_column] == key)).first()
@@ -88,7 +87,7 @@ def _writes(conn: Connection, table: Table) -> _TableWrites:
 
 
 def insert(conn: Connection, table: Table, row: dict[str, Any]) -> None:
-    """Queues a new row."""
+    """Queues a new row; the queue keeps the dict itself, so build a fresh one per row."""
     _writes(conn, table).insert(row)
 
 
@@ -98,7 +97,8 @@ def update(conn: Connection, table: Table, key: Any, *, set: dict[str, Any] | No
 
 
 def row(conn: Connection, table: Table, key: Any) -> dict[str, Any] | None:
-    """The row with this primary key as the batch will leave it (queued inserts and changes applied)."""
+    """The row with this primary key as the batch will leave it (queued inserts and changes applied).
+    Read it; change it only through `update`."""
     return _writes(conn, table).row(conn, key)
 
 
@@ -154,6 +154,8 @@ def _update_rows(
         statement = table.update().where(table.c[key] == bindparam("v__key")).values(values)
         conn.execute(statement, [{"v__key": k, **{f"v_{c}": v for c, (_, v) in change.items()}} for k, change in changes])
         return
+    # One statement per shape with one array parameter per column: the SQL text stays the same
+    # for every batch (so the driver parses it once), however many rows change.
     dialect = conn.dialect
     as_json = _json_columns(table)
     columns = [column for column, _ in shape]
@@ -161,29 +163,28 @@ def _update_rows(
     def typed(name: str) -> str:
         return f'CAST(v."{name}" AS {table.c[name].type.compile(dialect=dialect)})'
 
+    def array_of(name: str) -> str:
+        python_type = table.c[name].type.python_type if not isinstance(table.c[name].type, JSON) else str
+        return {int: "bigint[]", bool: "boolean[]"}.get(python_type, "text[]")
+
     assignments = ", ".join(
         f'"{column}" = t."{column}" + {typed(column)}' if op == "add" else f'"{column}" = {typed(column)}'
         for column, op in shape
     )
+    arrays = ", ".join(f"%s::{array_of(name)}" for name in [key, *columns])
     names = ", ".join(f'"{c}"' for c in ["_key", *columns])
-    per_row = len(columns) + 1
-    chunk = max(1, _PARAMS_PER_STATEMENT // per_row)
-    placeholder = "(" + ", ".join(["%s"] * per_row) + ")"
-    for start in range(0, len(changes), chunk):
-        part = changes[start:start + chunk]
-        params: list[Any] = []
-        for row_key, change in part:
-            params.append(row_key)
-            for column in columns:
-                value = change[column][1]
-                params.append(json.dumps(value) if column in as_json and value is not None else value)
-        conn.exec_driver_sql(
-            f'UPDATE "{table.name}" AS t SET {assignments} '
-            f'FROM (VALUES {", ".join([placeholder] * len(part))}) AS v({names}) '
-            f'WHERE t."{key}" = {typed_key(table, key, dialect)}',
-            tuple(params),
-        )
+    params: list[list[Any]] = [[row_key for row_key, _ in changes]]
+    for column in columns:
+        values = [change[column][1] for _, change in changes]
+        if column in as_json:
+            values = [json.dumps(value) if value is not None else None for value in values]
+        params.append(values)
+    conn.exec_driver_sql(
+        f'UPDATE "{table.name}" AS t SET {assignments} FROM unnest({arrays}) AS v({names}) '
+        f'WHERE t."{key}" = {_typed_key(table, key, dialect)}',
+        tuple(params),
+    )
 
 
-def typed_key(table: Table, key: str, dialect: Any) -> str:
+def _typed_key(table: Table, key: str, dialect: Any) -> str:
     return f'CAST(v."_key" AS {table.c[key].type.compile(dialect=dialect)})'

@@ -75,8 +75,8 @@ def test_changes_to_stored_rows_merge_per_row_in_order(engine: Engine) -> None:
     ]
 
 
-def test_many_changes_of_one_shape_are_split_below_the_parameter_limit(engine: Engine) -> None:
-    count = 25_000  # 3 parameters a row: 75,000, more than one PostgreSQL statement may carry (65,535)
+def test_many_changes_of_one_shape_go_in_one_statement(engine: Engine) -> None:
+    count = 25_000  # as VALUES rows: 75,000 parameters, more than one PostgreSQL statement may carry
     with engine.begin() as conn:
         for i in range(count):
             writes.insert(conn, things, {"id": f"r{i}", "status": None, "count": 0, "done": False, "data": None, "note": None})

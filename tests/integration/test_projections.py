@@ -15,6 +15,7 @@ from tests.integration.helpers import (
     SEND_EMAIL,
     append,
     dump,
+    event_count,
     loop_rows,
     task_rows,
     tick,
@@ -53,11 +54,32 @@ def _flow_1_and_friends(system: System) -> None:
 def test_rebuilding_every_read_model_gives_identical_rows(system: System) -> None:
     _flow_1_and_friends(system)
     before = dump(system.projections.engine)
-    assert all(before[name] for name in ("tasks", "task_inbox", "open_loops", "proactive_runs", "timeline"))
+    assert all(before[name] for name in ("tasks", "task_inbox", "open_loops", "proactive_runs", "timeline", "memory_log"))
 
     system.projections.rebuild()
 
     assert dump(system.projections.engine) == before
+
+
+def test_rebuild_as_the_cli_runs_it_gives_identical_rows(system: System) -> None:
+    """On PostgreSQL that is one process per core, each rebuilding a share of the read models."""
+    _flow_1_and_friends(system)
+    before = dump(system.projections.engine)
+    events = event_count(system)
+    reports: list[int] = []
+
+    read = system.rebuild(progress=reports.append)
+
+    assert dump(system.projections.engine) == before
+    assert 0 < read <= events and sum(reports) == read
+    assert all(status.lag == 0 for status in system.projections.status())
+
+
+def test_read_models_split_into_groups_of_about_equal_work(system: System) -> None:
+    names = [p.name for p in system.projections.projections]
+    groups = system.projections.split(names, 2)
+    assert sorted(name for group in groups for name in group) == sorted(names)
+    assert "timeline" in groups[0]  # the group that follows every event type reports progress
 
 
 def test_rebuilding_only_the_timeline_gives_identical_rows(system: System) -> None:
