@@ -191,10 +191,17 @@ class UnitOfWork:
         events, self._collected = self._collected, []
         if events or tracking is not None:
             self.app.events.put(events, tracking=tracking)
+        due: dict[UUID, LooplineAggregate] = {}
         for event in events:
-            interval = self.app.snapshotting_intervals.get(type(self._aggregates.get(event.originator_id)))
-            if interval and event.originator_version % interval == 0:
-                self.app.take_snapshot(event.originator_id, version=event.originator_version)
+            aggregate = self._aggregates.get(event.originator_id)
+            interval = self.app.snapshotting_intervals.get(type(aggregate))
+            if aggregate is not None and interval and event.originator_version % interval == 0:
+                due[aggregate.id] = aggregate
+        if due and self.app.snapshots is not None:
+            # From the aggregates in hand, as they stand after this commit: no reload from the store.
+            self.app.snapshots.put([
+                getattr(type(aggregate), "Snapshot", self.app.snapshot_class).take(aggregate) for aggregate in due.values()
+            ])
         self.app.cache.put(self._aggregates.values())
         self._aggregates, self._absent = {}, set()
         return len(events)

@@ -31,7 +31,9 @@ Handler = Callable[[Connection, Any, int], None]
 
 
 class Projection(Protocol):
-    """A read model: a module with a name, its tables, and a handler per event class it follows."""
+    """A read model: a module with a name, its tables, and a handler per event class it follows.
+    It may also define `prefetch(conn, events)`, called once per batch before the handlers, to
+    read in bulk the rows they will need (see `projections.writes.preload`)."""
 
     name: str
     tables: tuple[Table, ...]
@@ -94,12 +96,16 @@ class ProjectionRunner:
                 start=start, limit=batch_size, stop=head, topics=self.topics
             )
             writes.discard(conn)
-            for notification in notifications:
-                event = self.app.mapper.to_domain_event(notification)
+            events = [(notification.id, self.app.mapper.to_domain_event(notification)) for notification in notifications]
+            for projection in self.projections:
+                prefetch = getattr(projection, "prefetch", None)
+                if prefetch is not None:
+                    prefetch(conn, [event for position, event in events if current[projection.name] < position])
+            for position, event in events:
                 for projection in self.projections:
                     handler = projection.handlers.get(type(event))
-                    if handler is not None and current[projection.name] < notification.id:
-                        handler(conn, event, notification.id)
+                    if handler is not None and current[projection.name] < position:
+                        handler(conn, event, position)
             writes.flush(conn)
             reached = notifications[-1].id if len(notifications) == batch_size else head
             self._advance(conn, current, reached)

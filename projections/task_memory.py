@@ -144,6 +144,12 @@ def _owner(event: Any) -> str:
     return str(event.originator_id)
 
 
+def prefetch(conn: Connection, events: list[Any]) -> None:
+    """The state of every task the batch touches, in a few queries rather than one per task."""
+    handled = tuple(cls for cls in handlers if cls is not Task.Created)
+    writes.preload(conn, memory_tasks, [_owner(event) for event in events if isinstance(event, handled)])
+
+
 def _created(conn: Connection, event: Task.Created, position: int) -> None:
     aggregate_id = str(event.originator_id)
     at = format_time(event.timestamp)

@@ -66,6 +66,17 @@ class _TableWrites:
             row[column] = row[column] + value if op == "add" else value
         return row
 
+    def preload(self, conn: Connection, keys: list[Any]) -> None:
+        (key_column,) = self.key_columns
+        wanted = [key for key in dict.fromkeys(keys) if key not in self.new and key not in self.stored]
+        for start in range(0, len(wanted), 1000):
+            part = wanted[start:start + 1000]
+            found = {row._mapping[key_column]: dict(row._mapping) for row in conn.execute(
+                self.table.select().where(self.table.c[key_column].in_(part))
+            )}
+            for key in part:
+                self.stored[key] = found.get(key)
+
     def flush(self, conn: Connection) -> None:
         if self.new:
             _insert_rows(conn, self.table, list(self.new.values()))
@@ -100,6 +111,11 @@ def row(conn: Connection, table: Table, key: Any) -> dict[str, Any] | None:
     """The row with this primary key as the batch will leave it (queued inserts and changes applied).
     Read it; change it only through `update`."""
     return _writes(conn, table).row(conn, key)
+
+
+def preload(conn: Connection, table: Table, keys: list[Any]) -> None:
+    """Reads the stored rows with these primary keys in a few queries, for `row` to find them."""
+    _writes(conn, table).preload(conn, keys)
 
 
 def execute(conn: Connection, table: Table, statement: Any) -> Any:
@@ -171,7 +187,7 @@ def _update_rows(
         f'"{column}" = t."{column}" + {typed(column)}' if op == "add" else f'"{column}" = {typed(column)}'
         for column, op in shape
     )
-    arrays = ", ".join(f"%s::{array_of(name)}" for name in [key, *columns])
+    arrays = ", ".join(f"%b::{array_of(name)}" for name in [key, *columns])  # binary: no escaping of quotes in text
     names = ", ".join(f'"{c}"' for c in ["_key", *columns])
     params: list[list[Any]] = [[row_key for row_key, _ in changes]]
     for column in columns:
