@@ -146,14 +146,17 @@ class System:
 
 def _rebuild_part(settings: Settings, names: list[str], reports: Any) -> int:
     """One rebuild process: catches up some read models from the event store."""
-    app = Loopline(env=event_store_env(settings.event_store))
-    engine = read_model_engine(settings.read_model)
-    try:
+    leader = leader_for(settings.event_store)
+    with leader.creating_schema():  # the store's and read models' CREATE … IF NOT EXISTS race otherwise
+        app = Loopline(env=event_store_env(settings.event_store))
+        engine = read_model_engine(settings.read_model)
         runner = ProjectionRunner(app, engine, [p for p in READ_MODELS if p.name in names])
+    try:
         return runner.catch_up(reports.put if reports is not None else None, batch_size=REBUILD_BATCH)
     finally:
         engine.dispose()
         app.factory.close()
+        leader.close()
 
 
 def _drain_reports(reports: Any, progress: Callable[[int], None] | None, timeout: float) -> None:

@@ -147,7 +147,9 @@ def _owner(event: Any) -> str:
 def prefetch(conn: Connection, events: list[Any]) -> None:
     """The state of every task the batch touches, in a few queries rather than one per task."""
     handled = tuple(cls for cls in handlers if cls is not Task.Created)
-    writes.preload(conn, memory_tasks, [_owner(event) for event in events if isinstance(event, handled)])
+    created = {str(event.originator_id) for event in events if isinstance(event, Task.Created)}  # new this batch
+    owners = (_owner(event) for event in events if isinstance(event, handled))
+    writes.preload(conn, memory_tasks, [owner for owner in owners if owner not in created])
 
 
 def _created(conn: Connection, event: Task.Created, position: int) -> None:
