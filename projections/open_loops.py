@@ -50,6 +50,7 @@ def _resolved(conn: Connection, event: OpenLoop.Resolved, position: int) -> None
 
 
 name = "open_loops"
+cost = 1  # seconds to rebuild bench/rebuild.py's store alone, to share rebuild work evenly
 tables = (open_loops,)
 handlers = {OpenLoop.Registered: _registered, OpenLoop.Resolved: _resolved}
 

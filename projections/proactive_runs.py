@@ -54,6 +54,7 @@ def _ran(conn: Connection, event: ProactiveRun.RunRecorded, position: int) -> No
 
 
 name = "proactive_runs"
+cost = 0.3  # seconds to rebuild bench/rebuild.py's store alone, to share rebuild work evenly
 tables = (proactive_runs,)
 handlers = {
     ProactiveRun.Started: _started,

@@ -33,7 +33,8 @@ Handler = Callable[[Connection, Any, int], None]
 class Projection(Protocol):
     """A read model: a module with a name, its tables, and a handler per event class it follows.
     It may also define `prefetch(conn, events)`, called once per batch before the handlers, to
-    read in bulk the rows they will need (see `projections.writes.preload`)."""
+    read in bulk the rows they will need (see `projections.writes.preload`), and `cost`, its
+    relative rebuild work, used to share a parallel rebuild evenly."""
 
     name: str
     tables: tuple[Table, ...]
@@ -159,11 +160,14 @@ class ProjectionRunner:
         return self.only(chosen).catch_up(progress, batch_size=REBUILD_BATCH)
 
     def split(self, names: Sequence[str], parts: int) -> list[list[str]]:
-        """Read models in `parts` groups of about equal work (by the number of event types each follows),
-        the group that follows the most event types first."""
+        """Read models in `parts` groups of about equal work (by each one's measured `cost`, or the
+        number of event types it follows), the group that follows the most event types first."""
+
+        def cost(projection: Projection) -> float:
+            return float(getattr(projection, "cost", len(projection.handlers)))
+
         groups: list[list[Projection]] = [[] for _ in range(min(parts, len(names)))]
-        chosen = sorted((p for p in self.projections if p.name in names), key=lambda p: -len(p.handlers))
-        for projection in chosen:
-            min(groups, key=lambda group: sum(len(p.handlers) for p in group)).append(projection)
+        for projection in sorted((p for p in self.projections if p.name in names), key=lambda p: -cost(p)):
+            min(groups, key=lambda group: sum(cost(p) for p in group)).append(projection)
         groups.sort(key=lambda group: -len({cls for p in group for cls in p.handlers}))
         return [[p.name for p in group] for group in groups if group]

@@ -285,6 +285,7 @@ def _safe(ref: str) -> str:
 
 
 name = "task_memory"
+cost = 5.5  # seconds to rebuild bench/rebuild.py's store alone, to share rebuild work evenly
 tables = (memory_tasks, memory_log, memory_files)
 handlers = {
     Task.Created: _created,

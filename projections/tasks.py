@@ -110,6 +110,7 @@ def _notified(conn: Connection, event: Task.UserNotified, position: int) -> None
 
 
 name = "tasks"
+cost = 2  # seconds to rebuild bench/rebuild.py's store alone, to share rebuild work evenly
 tables = (tasks, task_inbox)
 handlers = {
     Task.Created: _created,

@@ -152,6 +152,7 @@ def _project(conn: Connection, event: Any, position: int) -> None:
 
 
 name = "timeline"
+cost = 8.5  # seconds to rebuild bench/rebuild.py's store alone, to share rebuild work evenly
 tables = (timeline, timeline_subjects)
 handlers = {event_class: _project for event_class in DESCRIPTIONS}
 
