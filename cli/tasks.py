@@ -77,7 +77,6 @@ def files(
     """The task's memory folder (progress.md, log.md, context.json, inbox/, workflows/): list it, or print one file."""
     with opened() as system, system.projections.engine.connect() as conn:
         memory = _one(task_memory.find(conn, task_id, tenant), task_id, tenant, lambda found: found["tenant"])
-        entries = task_memory.listing(conn, memory)
         if path is not None and not path.endswith("/"):
             try:
                 content = task_memory.read(conn, memory, path)
@@ -88,6 +87,7 @@ def files(
             else:
                 print(content, end="")
             return
+        entries = task_memory.listing(conn, memory)  # rendering every file: only when a listing is asked for
     if path is not None:
         entries = [entry for entry in entries if entry["path"].startswith(path)]
     if json_:

@@ -55,9 +55,7 @@ class _TableWrites:
         if key in self.new:
             return self.new[key]
         if key not in self.stored:
-            (key_column,) = self.key_columns
-            found = conn.execute(self.table.select().where(self.table.c[key_column] == key)).first()
-            self.stored[key] = dict(found._mapping) if found is not None else None
+            self.preload(conn, [key])
         row = self.stored[key]
         if row is None:
             return None
