@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from processors.ports import Draft
+from loopline.processors.ports import Draft
 
 
 class TemplateDrafter:

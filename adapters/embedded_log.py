@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 from eventsourcing.persistence import IntegrityError
 
-from domain import ids
-from domain.inbound import InboundMessage
-from processors.application import Loopline, UnitOfWork
-from processors.messages import Message
+from loopline.domain import ids
+from loopline.domain.inbound import InboundMessage
+from loopline.processors.application import Loopline, UnitOfWork
+from loopline.processors.messages import Message
 
 CHUNK = 500
 

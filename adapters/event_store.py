@@ -14,7 +14,7 @@ def event_store_env(url: str) -> dict[str, str]:
         path = Path(url.removeprefix("sqlite:///"))
         path.parent.mkdir(parents=True, exist_ok=True)
         return {
-            "PERSISTENCE_MODULE": "adapters.sqlite_store:CachingSQLiteFactory",
+            "PERSISTENCE_MODULE": "loopline.adapters.sqlite_store:CachingSQLiteFactory",
             "SQLITE_DBNAME": str(path),
             "SQLITE_LOCK_TIMEOUT": "30",
         }
@@ -34,7 +34,7 @@ def postgres_env(url: str) -> dict[str, str]:
     params = conninfo_to_dict(url)
     return {
         "PERSISTENCE_MODULE": "eventsourcing.postgres",
-        "PROCESS_RECORDER_TOPIC": "adapters.postgres_recorder:UnpipelinedProcessRecorder",
+        "PROCESS_RECORDER_TOPIC": "loopline.adapters.postgres_recorder:UnpipelinedProcessRecorder",
         "POSTGRES_DBNAME": str(params.get("dbname") or "postgres"),
         "POSTGRES_HOST": str(params.get("host") or "localhost"),
         "POSTGRES_PORT": str(params.get("port") or "5432"),

@@ -7,9 +7,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from adapters.embedded_log import AppendReport
-from domain.timeutil import format_time
-from processors.messages import Message
+from loopline.adapters.embedded_log import AppendReport
+from loopline.domain.timeutil import format_time
+from loopline.processors.messages import Message
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from uuid import UUID
 from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.persistence import Tracking
 
-from adapters.kafka_log import Topics, producer
-from processors.application import Loopline
+from loopline.adapters.kafka_log import Topics, producer
+from loopline.processors.application import Loopline
 
 SYSTEM_KEY = "_system"
 

@@ -16,10 +16,10 @@ from typing import Any
 
 from eventsourcing.persistence import IntegrityError, Tracking
 
-from adapters.kafka_log import Topics, producer
-from adapters.messages import InvalidMessage, parse_message
-from processors.application import Loopline, UnitOfWork
-from processors.router import Outcome, prefetch_for, record_and_handle
+from loopline.adapters.kafka_log import Topics, producer
+from loopline.adapters.messages import InvalidMessage, parse_message
+from loopline.processors.application import Loopline, UnitOfWork
+from loopline.processors.router import Outcome, prefetch_for, record_and_handle
 
 log = logging.getLogger("loopline.kafka")
 RETRIES = 10

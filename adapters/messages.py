@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from processors.messages import Message
+from loopline.processors.messages import Message
 
 NonEmpty = Field(min_length=1)
 

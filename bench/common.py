@@ -13,12 +13,12 @@ from pathlib import Path
 
 from rich.progress import Progress
 
-from adapters.config import Settings
-from cli.bootstrap import System, build
-from domain import ids
-from domain.task import Task
-from processors.application import UnitOfWork
-from processors.loops import register_loop
+from loopline.adapters.config import Settings
+from loopline.cli.bootstrap import System, build
+from loopline.domain import ids
+from loopline.domain.task import Task
+from loopline.processors.application import UnitOfWork
+from loopline.processors.loops import register_loop
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
 LOAD_BATCH = 2_000
@@ -79,7 +79,7 @@ def sqlite_raw_insert_rate(path: Path, rows: int = 200_000, batch: int = 2_000) 
     for offset in range(0, rows, batch):
         conn.executemany(
             "INSERT INTO raw (originator, version, topic, state) VALUES (?, ?, ?, ?)",
-            [(f"{i:032x}", 1, "domain.task:Task.Created", payload) for i in range(offset, offset + batch)],
+            [(f"{i:032x}", 1, "loopline.domain.task:Task.Created", payload) for i in range(offset, offset + batch)],
         )
         conn.commit()
     elapsed = time.perf_counter() - start
@@ -99,7 +99,7 @@ def postgres_raw_insert_rate(url: str, rows: int = 200_000, batch: int = 2_000) 
             for offset in range(0, rows, batch):
                 cur.executemany(
                     "INSERT INTO raw (originator, version, topic, state) VALUES (%s, %s, %s, %s)",
-                    [(f"{i:032x}", 1, "domain.task:Task.Created", payload) for i in range(offset, offset + batch)],
+                    [(f"{i:032x}", 1, "loopline.domain.task:Task.Created", payload) for i in range(offset, offset + batch)],
                 )
                 conn.commit()
         return rows / (time.perf_counter() - start)
@@ -115,6 +115,6 @@ def postgres_copy_rate(url: str, rows: int = 500_000) -> float:
         start = time.perf_counter()
         with conn.cursor() as cur, cur.copy("COPY raw_copy FROM STDIN") as copy:
             for i in range(rows):
-                copy.write_row((i, f"{i:032x}", 1, "domain.task:Task.Created", payload))
+                copy.write_row((i, f"{i:032x}", 1, "loopline.domain.task:Task.Created", payload))
         conn.commit()
         return rows / (time.perf_counter() - start)

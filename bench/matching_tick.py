@@ -20,12 +20,12 @@ from collections import Counter
 from datetime import timedelta
 
 from bench.common import T0, close, load_open_loops, new_system
-from domain import ids
-from domain.task import Task
-from processors.application import UnitOfWork
-from processors.loops import register_loop
-from processors.messages import Message
-from processors.signals import handle_signal
+from loopline.domain import ids
+from loopline.domain.task import Task
+from loopline.processors.application import UnitOfWork
+from loopline.processors.loops import register_loop
+from loopline.processors.messages import Message
+from loopline.processors.signals import handle_signal
 
 DUE_AT = T0 + timedelta(days=1)
 NOW = DUE_AT + timedelta(hours=2)

@@ -21,8 +21,8 @@ import uuid
 from pathlib import Path
 
 from bench.common import T0, close, load_open_loops, new_system, postgres_raw_insert_rate, sqlite_raw_insert_rate
-from processors.messages import Message
-from processors.router import INBOUND_TOPIC
+from loopline.processors.messages import Message
+from loopline.processors.router import INBOUND_TOPIC
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -98,7 +98,7 @@ def run_scale(loops: int, signal_count: int, tenants: int) -> dict[str, float]:
         load_open_loops(system, loops, tenants=tenants)
         system.projections.catch_up()
         worker = subprocess.Popen(
-            [sys.executable, "-c", "from cli.main import main; main()", "run", "--interval", "0.05", "--tick-every", "0"],
+            [sys.executable, "-c", "from loopline.cli.main import main; main()", "run", "--interval", "0.05", "--tick-every", "0"],
             cwd=ROOT, env={**os.environ, "LOOPLINE_HOME": str(system.settings.home), **environ},
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )

@@ -11,20 +11,20 @@ from datetime import datetime
 from multiprocessing import get_context
 from typing import Any, Protocol
 
-from adapters.channels import JsonlOutbox
-from adapters.config import Settings
-from adapters.drafting import TemplateDrafter
-from adapters.embedded_log import AppendReport, EmbeddedLog
-from adapters.event_store import event_store_env
-from adapters.leader import PostgresLeader, SoleLeader, leader_for
-from adapters.read_model import read_model_engine
-from processors.application import Loopline
-from processors.delivery import Delivery
-from processors.maintenance import Maintenance, TickReport
-from processors.messages import Message
-from processors.router import INBOUND_TOPIC, Outcome, Router
-from projections import open_loops, proactive_runs, task_memory, tasks, timeline
-from projections.runner import REBUILD_BATCH, ProjectionRunner
+from loopline.adapters.channels import JsonlOutbox
+from loopline.adapters.config import Settings
+from loopline.adapters.drafting import TemplateDrafter
+from loopline.adapters.embedded_log import AppendReport, EmbeddedLog
+from loopline.adapters.event_store import event_store_env
+from loopline.adapters.leader import PostgresLeader, SoleLeader, leader_for
+from loopline.adapters.read_model import read_model_engine
+from loopline.processors.application import Loopline
+from loopline.processors.delivery import Delivery
+from loopline.processors.maintenance import Maintenance, TickReport
+from loopline.processors.messages import Message
+from loopline.processors.router import INBOUND_TOPIC, Outcome, Router
+from loopline.projections import open_loops, proactive_runs, task_memory, tasks, timeline
+from loopline.projections.runner import REBUILD_BATCH, ProjectionRunner
 
 READ_MODELS = (tasks, open_loops, proactive_runs, timeline, task_memory)
 
@@ -96,8 +96,8 @@ class System:
             )
             return [{"source": "embedded log", "end": head, "processed": self.app.position(self.router.name),
                      "lag": len(pending)}]
-        from adapters.kafka_log import Topics, end_offsets
-        from adapters.kafka_worker import PartitionPositions
+        from loopline.adapters.kafka_log import Topics, end_offsets
+        from loopline.adapters.kafka_worker import PartitionPositions
 
         assert self.settings.kafka is not None
         topics = Topics(self.settings.kafka_topic_prefix)
@@ -187,8 +187,8 @@ def build(settings: Settings | None = None) -> System:
         leader=leader,
     )
     if settings.kafka:
-        from adapters.kafka_log import KafkaPublisher, Topics, ensure_topics
-        from adapters.kafka_relay import OutboxRelay
+        from loopline.adapters.kafka_log import KafkaPublisher, Topics, ensure_topics
+        from loopline.adapters.kafka_relay import OutboxRelay
 
         topics = Topics(settings.kafka_topic_prefix)
         ensure_topics(settings.kafka, topics, settings.kafka_partitions)

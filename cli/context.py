@@ -7,9 +7,9 @@ from contextlib import contextmanager
 
 import typer
 
-from adapters.event_store import UnsupportedStore
-from cli.bootstrap import System, build
-from cli.output import err
+from loopline.adapters.event_store import UnsupportedStore
+from loopline.cli.bootstrap import System, build
+from loopline.cli.output import err
 
 USAGE_ERROR = 2
 REJECTED = 1

@@ -11,15 +11,15 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from adapters.config import Settings
-from adapters.messages import parse_message
-from cli.bootstrap import System, build
-from cli.output import out, print_table
-from domain.timeutil import parse_time
-from projections.open_loops import list_loops
-from projections.proactive_runs import list_runs
-from projections.tasks import list_tasks
-from projections.timeline import timeline
+from loopline.adapters.config import Settings
+from loopline.adapters.messages import parse_message
+from loopline.cli.bootstrap import System, build
+from loopline.cli.output import out, print_table
+from loopline.domain.timeutil import parse_time
+from loopline.projections.open_loops import list_loops
+from loopline.projections.proactive_runs import list_runs
+from loopline.projections.tasks import list_tasks
+from loopline.projections.timeline import timeline
 
 TENANT = "user_xyz"
 

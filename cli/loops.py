@@ -6,9 +6,9 @@ from typing import Annotated
 
 import typer
 
-from cli.context import opened
-from cli.output import print_json, print_table
-from projections.open_loops import list_loops
+from loopline.cli.context import opened
+from loopline.cli.output import print_json, print_table
+from loopline.projections.open_loops import list_loops
 
 app = typer.Typer(help="Open loops: what Loopline is waiting for.", no_args_is_help=True)
 

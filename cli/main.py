@@ -10,16 +10,16 @@ from typing import Annotated
 import typer
 from rich.progress import Progress
 
-from adapters.clock import SystemClock
-from adapters.messages import InvalidMessage, parse_message
-from cli import demo as demo_module
-from cli import loops, projections, tasks
-from cli.context import REJECTED, fail, opened
-from cli.output import err, out, print_json, print_table
-from domain.timeutil import format_time, parse_time
-from processors.messages import Message
-from processors.rejects import record_rejected_input
-from projections.timeline import task_trail
+from loopline.adapters.clock import SystemClock
+from loopline.adapters.messages import InvalidMessage, parse_message
+from loopline.cli import demo as demo_module
+from loopline.cli import loops, projections, tasks
+from loopline.cli.context import REJECTED, fail, opened
+from loopline.cli.output import err, out, print_json, print_table
+from loopline.domain.timeutil import format_time, parse_time
+from loopline.processors.messages import Message
+from loopline.processors.rejects import record_rejected_input
+from loopline.projections.timeline import task_trail
 
 app = typer.Typer(
     help="Loopline: an event-sourced follow-through engine for AI agents.", no_args_is_help=True, add_completion=False
@@ -136,7 +136,7 @@ def run(
         if system.is_scale:
             if once:
                 fail("--once is for the embedded deployment; a scale worker runs until stopped")
-            from cli.worker import run_scale
+            from loopline.cli.worker import run_scale
 
             run_scale(system, interval=interval, tick_every=tick_every)
             return

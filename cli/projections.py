@@ -7,8 +7,8 @@ from typing import Annotated
 import typer
 from rich.progress import Progress
 
-from cli.context import fail, opened
-from cli.output import err, out, print_json, print_table
+from loopline.cli.context import fail, opened
+from loopline.cli.output import err, out, print_json, print_table
 
 app = typer.Typer(help="Read models: positions, lag, rebuild.", no_args_is_help=True)
 

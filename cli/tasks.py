@@ -7,13 +7,13 @@ from typing import Annotated, Any
 
 import typer
 
-from cli.context import fail, opened
-from cli.output import out, print_json, print_table
-from domain.timeutil import format_time, parse_time
-from projections import task_memory
-from projections.open_loops import list_loops
-from projections.tasks import find_tasks, inbox, list_tasks
-from projections.timeline import task_trail
+from loopline.cli.context import fail, opened
+from loopline.cli.output import out, print_json, print_table
+from loopline.domain.timeutil import format_time, parse_time
+from loopline.projections import task_memory
+from loopline.projections.open_loops import list_loops
+from loopline.projections.tasks import find_tasks, inbox, list_tasks
+from loopline.projections.timeline import task_trail
 
 app = typer.Typer(help="Tasks: status, loops, inbox, memory files, context for agent prompts.", no_args_is_help=True)
 

@@ -15,12 +15,12 @@ import os
 import signal
 import time
 
-from adapters.clock import SystemClock
-from adapters.config import Settings
-from adapters.kafka_log import Topics
-from adapters.kafka_worker import BatchReport, KafkaWorker
-from cli.bootstrap import System, build
-from cli.output import out
+from loopline.adapters.clock import SystemClock
+from loopline.adapters.config import Settings
+from loopline.adapters.kafka_log import Topics
+from loopline.adapters.kafka_worker import BatchReport, KafkaWorker
+from loopline.cli.bootstrap import System, build
+from loopline.cli.output import out
 
 
 def run_scale(system: System, *, interval: float, tick_every: float) -> None:

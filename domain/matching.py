@@ -8,8 +8,8 @@ channel is that module plus its entry below (and its signal schema in `adapters/
 
 from __future__ import annotations
 
-from domain.channels import calendar, email, github, linear, slack, webhook
-from domain.channels.rule import ChannelRule, InvalidWatch, SignalData, Watch
+from loopline.domain.channels import calendar, email, github, linear, slack, webhook
+from loopline.domain.channels.rule import ChannelRule, InvalidWatch, SignalData, Watch
 
 __all__ = ["CHANNELS", "CHANNEL_BY_SIGNAL", "ChannelRule", "InvalidWatch", "SignalData", "Watch", "channel_rule"]
 

@@ -7,10 +7,10 @@ from typing import Any
 
 from eventsourcing.domain import Aggregate
 
-from domain.base import LooplineAggregate
-from domain.errors import DomainError
-from domain.expectations import DEADLINE_ACTIONS, WAKE_TASK
-from domain.matching import channel_rule
+from loopline.domain.base import LooplineAggregate
+from loopline.domain.errors import DomainError
+from loopline.domain.expectations import DEADLINE_ACTIONS, WAKE_TASK
+from loopline.domain.matching import channel_rule
 
 RESOLVED_BY = ("signal_match", "task_completed", "cancelled", "expired", "manual")
 

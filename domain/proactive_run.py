@@ -7,7 +7,7 @@ from typing import Any
 
 from eventsourcing.domain import Aggregate
 
-from domain.base import LooplineAggregate
+from loopline.domain.base import LooplineAggregate
 
 MIN_INTERVAL = timedelta(minutes=30)
 MAX_INTERVAL = timedelta(days=7)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from domain.errors import DomainError
+from loopline.domain.errors import DomainError
 
 
 class TaskStatus(StrEnum):

@@ -7,9 +7,9 @@ from typing import Any
 
 from eventsourcing.domain import Aggregate
 
-from domain.base import LooplineAggregate
-from domain.errors import DomainError
-from domain.status import TERMINAL, TaskStatus, check_transition, parse_status
+from loopline.domain.base import LooplineAggregate
+from loopline.domain.errors import DomainError
+from loopline.domain.status import TERMINAL, TaskStatus, check_transition, parse_status
 
 
 class TaskClosed(DomainError):

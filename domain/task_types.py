@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from domain.errors import DomainError
+from loopline.domain.errors import DomainError
 
 
 class UnknownTaskType(DomainError):

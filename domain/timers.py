@@ -15,9 +15,9 @@ from uuid import UUID
 
 from eventsourcing.domain import Aggregate
 
-from domain.base import LooplineAggregate
-from domain.errors import DomainError
-from domain.timeutil import floor_hour
+from loopline.domain.base import LooplineAggregate
+from loopline.domain.errors import DomainError
+from loopline.domain.timeutil import floor_hour
 
 SHARDS = 8
 

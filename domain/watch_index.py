@@ -12,7 +12,7 @@ from typing import Any
 
 from eventsourcing.domain import Aggregate
 
-from domain.base import LooplineAggregate
+from loopline.domain.base import LooplineAggregate
 
 
 class WatchIndex(LooplineAggregate):

@@ -10,10 +10,10 @@ from uuid import UUID
 from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.persistence import ProcessRecorder, Tracking
 
-from domain.base import LooplineAggregate
-from domain.task import Task
-from domain.timers import TimerBucket
-from domain.watch_index import WatchIndex
+from loopline.domain.base import LooplineAggregate
+from loopline.domain.task import Task
+from loopline.domain.timers import TimerBucket
+from loopline.domain.watch_index import WatchIndex
 
 A = TypeVar("A", bound=LooplineAggregate)
 

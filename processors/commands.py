@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import timedelta
 
-from domain import ids
-from domain.expectations import EXPECTATIONS, expected_watch
-from domain.open_loop import OpenLoop
-from domain.status import TaskStatus
-from domain.task import Task
-from domain.task_types import task_type
-from domain.timeutil import parse_time
-from processors.application import UnitOfWork
-from processors.loops import (
+from loopline.domain import ids
+from loopline.domain.expectations import EXPECTATIONS, expected_watch
+from loopline.domain.open_loop import OpenLoop
+from loopline.domain.status import TaskStatus
+from loopline.domain.task import Task
+from loopline.domain.task_types import task_type
+from loopline.domain.timeutil import parse_time
+from loopline.processors.application import UnitOfWork
+from loopline.processors.loops import (
     UnknownLoop,
     close_loop,
     close_task_loops,
@@ -24,8 +24,8 @@ from processors.loops import (
     schedule_stall_check,
     set_timer,
 )
-from processors.messages import Message
-from processors.wakeups import record_workflow_output, schedule_wakeup, wake_on_condition
+from loopline.processors.messages import Message
+from loopline.processors.wakeups import record_workflow_output, schedule_wakeup, wake_on_condition
 
 Handler = Callable[[UnitOfWork, Message], str]
 

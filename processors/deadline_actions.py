@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from domain.expectations import EXPECTATIONS, WAKE_TASK
-from domain.open_loop import OpenLoop
-from domain.task import Task
-from domain.timeutil import format_time
-from processors.application import UnitOfWork
-from processors.loops import close_loop, close_task_loops, proactive_run, register_loop, schedule_run
-from processors.ports import Drafter
-from processors.wakeups import wake_on_condition
+from loopline.domain.expectations import EXPECTATIONS, WAKE_TASK
+from loopline.domain.open_loop import OpenLoop
+from loopline.domain.task import Task
+from loopline.domain.timeutil import format_time
+from loopline.processors.application import UnitOfWork
+from loopline.processors.loops import close_loop, close_task_loops, proactive_run, register_loop, schedule_run
+from loopline.processors.ports import Drafter
+from loopline.processors.wakeups import wake_on_condition
 
 ESCALATION_RUN_DELAY = timedelta(hours=4)
 FOLLOWUP_IF_UNRESOLVED = "notify_user"

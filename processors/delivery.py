@@ -12,10 +12,10 @@ from uuid import UUID
 from eventsourcing.persistence import Tracking
 from eventsourcing.utils import get_topic
 
-from domain.task import Task
-from domain.timeutil import format_time
-from processors.application import Loopline
-from processors.ports import OutboundChannel
+from loopline.domain.task import Task
+from loopline.domain.timeutil import format_time
+from loopline.processors.application import Loopline
+from loopline.processors.ports import OutboundChannel
 
 TOPICS = [get_topic(Task.UserNotified), get_topic(Task.ActionRecorded), get_topic(Task.WokenUp)]
 

@@ -6,16 +6,16 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from domain import ids
-from domain.errors import DomainError
-from domain.matching import channel_rule
-from domain.open_loop import OpenLoop
-from domain.proactive_run import ProactiveRun
-from domain.task import Task
-from domain.timers import BucketClosed, TimerBucket, TimerWheel, shard_of
-from domain.timeutil import HOUR
-from domain.watch_index import WatchIndex
-from processors.application import UnitOfWork
+from loopline.domain import ids
+from loopline.domain.errors import DomainError
+from loopline.domain.matching import channel_rule
+from loopline.domain.open_loop import OpenLoop
+from loopline.domain.proactive_run import ProactiveRun
+from loopline.domain.task import Task
+from loopline.domain.timers import BucketClosed, TimerBucket, TimerWheel, shard_of
+from loopline.domain.timeutil import HOUR
+from loopline.domain.watch_index import WatchIndex
+from loopline.processors.application import UnitOfWork
 
 
 class UnknownTask(DomainError):

@@ -15,18 +15,18 @@ from uuid import UUID
 
 from eventsourcing.persistence import IntegrityError
 
-from domain import ids
-from domain.open_loop import OpenLoop
-from domain.proactive_run import ProactiveRun
-from domain.task import Task
-from domain.task_types import task_type
-from domain.timers import SHARDS, TimerBucket, TimerWheel
-from domain.timeutil import HOUR, floor_hour
-from processors.application import Loopline, UnitOfWork
-from processors.deadline_actions import take_deadline_action
-from processors.loops import load_task, proactive_run, schedule_stall_check, set_timer
-from processors.ports import Drafter
-from processors.wakeups import wake_due
+from loopline.domain import ids
+from loopline.domain.open_loop import OpenLoop
+from loopline.domain.proactive_run import ProactiveRun
+from loopline.domain.task import Task
+from loopline.domain.task_types import task_type
+from loopline.domain.timers import SHARDS, TimerBucket, TimerWheel
+from loopline.domain.timeutil import HOUR, floor_hour
+from loopline.processors.application import Loopline, UnitOfWork
+from loopline.processors.deadline_actions import take_deadline_action
+from loopline.processors.loops import load_task, proactive_run, schedule_stall_check, set_timer
+from loopline.processors.ports import Drafter
+from loopline.processors.wakeups import wake_due
 
 RETRIES = 5
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import hashlib
 from datetime import datetime
 
-from domain import ids
-from domain.inbound import RejectedInput
-from processors.application import Loopline, UnitOfWork
+from loopline.domain import ids
+from loopline.domain.inbound import RejectedInput
+from loopline.processors.application import Loopline, UnitOfWork
 
 
 def record_rejected_input(app: Loopline, *, source: str, position: str, raw: str, reason: str, now: datetime) -> None:

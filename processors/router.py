@@ -8,16 +8,16 @@ from uuid import UUID
 from eventsourcing.persistence import Tracking
 from eventsourcing.utils import get_topic
 
-from domain import ids
-from domain.errors import DomainError
-from domain.inbound import InboundMessage
-from domain.matching import CHANNEL_BY_SIGNAL
-from domain.open_loop import OpenLoop
-from domain.watch_index import WatchIndex
-from processors.application import Loopline, UnitOfWork
-from processors.commands import COMMANDS
-from processors.messages import Message
-from processors.signals import handle_signal
+from loopline.domain import ids
+from loopline.domain.errors import DomainError
+from loopline.domain.inbound import InboundMessage
+from loopline.domain.matching import CHANNEL_BY_SIGNAL
+from loopline.domain.open_loop import OpenLoop
+from loopline.domain.watch_index import WatchIndex
+from loopline.processors.application import Loopline, UnitOfWork
+from loopline.processors.commands import COMMANDS
+from loopline.processors.messages import Message
+from loopline.processors.signals import handle_signal
 
 INBOUND_TOPIC = get_topic(InboundMessage.Received)
 

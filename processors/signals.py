@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from domain import ids
-from domain.matching import CHANNEL_BY_SIGNAL
-from domain.open_loop import OpenLoop
-from domain.watch_index import WatchIndex
-from processors.application import UnitOfWork
-from processors.loops import load_task, proactive_run, watch_index
-from processors.messages import Message
+from loopline.domain import ids
+from loopline.domain.matching import CHANNEL_BY_SIGNAL
+from loopline.domain.open_loop import OpenLoop
+from loopline.domain.watch_index import WatchIndex
+from loopline.processors.application import UnitOfWork
+from loopline.processors.loops import load_task, proactive_run, watch_index
+from loopline.processors.messages import Message
 
 
 def handle_signal(uow: UnitOfWork, msg: Message) -> str:

@@ -15,12 +15,12 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from uuid import UUID
 
-from domain.expectations import WAKE_TASK
-from domain.task import Task
-from domain.timeutil import format_time, parse_time
-from processors.application import UnitOfWork
-from processors.loops import load_task, register_loop, set_timer
-from processors.messages import Message
+from loopline.domain.expectations import WAKE_TASK
+from loopline.domain.task import Task
+from loopline.domain.timeutil import format_time, parse_time
+from loopline.processors.application import UnitOfWork
+from loopline.processors.loops import load_task, register_loop, set_timer
+from loopline.processors.messages import Message
 
 CONDITION_ONLY_DEADLINE = timedelta(days=30)
 """How long a condition-only wake-up waits when the task never expires and no deadline is given."""

@@ -7,10 +7,10 @@ from typing import Any
 from sqlalchemy import JSON, Boolean, Column, String, Table, Text, select
 from sqlalchemy.engine import Connection
 
-from domain.open_loop import OpenLoop
-from domain.timeutil import format_time
-from projections import writes
-from projections.runner import metadata
+from loopline.domain.open_loop import OpenLoop
+from loopline.domain.timeutil import format_time
+from loopline.projections import writes
+from loopline.projections.runner import metadata
 
 open_loops = Table(
     "open_loops", metadata,

@@ -7,10 +7,10 @@ from typing import Any
 from sqlalchemy import Column, Integer, String, Table, Text, select
 from sqlalchemy.engine import Connection
 
-from domain.proactive_run import ProactiveRun
-from domain.timeutil import format_time
-from projections import writes
-from projections.runner import metadata
+from loopline.domain.proactive_run import ProactiveRun
+from loopline.domain.timeutil import format_time
+from loopline.projections import writes
+from loopline.projections.runner import metadata
 
 proactive_runs = Table(
     "proactive_runs", metadata,

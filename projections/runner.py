@@ -11,8 +11,8 @@ from sqlalchemy import Column, Integer, MetaData, String, Table, select
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
-from processors.application import Loopline
-from projections import writes
+from loopline.processors.application import Loopline
+from loopline.projections import writes
 
 metadata = MetaData()
 positions = Table(

@@ -24,13 +24,13 @@ from typing import Any
 from sqlalchemy import JSON, Column, Integer, String, Table, Text, func, literal, select
 from sqlalchemy.engine import Connection
 
-from domain import ids
-from domain.open_loop import OpenLoop
-from domain.task import Task
-from domain.timeutil import format_time, parse_time
-from projections import writes
-from projections.runner import metadata
-from projections.timeline import DESCRIPTIONS
+from loopline.domain import ids
+from loopline.domain.open_loop import OpenLoop
+from loopline.domain.task import Task
+from loopline.domain.timeutil import format_time, parse_time
+from loopline.projections import writes
+from loopline.projections.runner import metadata
+from loopline.projections.timeline import DESCRIPTIONS
 
 LOG_LIMIT = 500
 LOG_COMPACT_SHARE = 0.8

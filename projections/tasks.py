@@ -7,10 +7,10 @@ from typing import Any
 from sqlalchemy import JSON, Column, Integer, String, Table, Text, select
 from sqlalchemy.engine import Connection
 
-from domain.task import Task
-from domain.timeutil import format_time
-from projections import writes
-from projections.runner import metadata
+from loopline.domain.task import Task
+from loopline.domain.timeutil import format_time
+from loopline.projections import writes
+from loopline.projections.runner import metadata
 
 tasks = Table(
     "tasks", metadata,

@@ -11,13 +11,13 @@ from uuid import UUID
 from sqlalchemy import JSON, Column, Integer, String, Table, Text, select
 from sqlalchemy.engine import Connection
 
-from domain.inbound import InboundMessage, RejectedInput
-from domain.open_loop import OpenLoop
-from domain.proactive_run import ProactiveRun
-from domain.task import Task
-from domain.timeutil import format_time
-from projections import writes
-from projections.runner import metadata
+from loopline.domain.inbound import InboundMessage, RejectedInput
+from loopline.domain.open_loop import OpenLoop
+from loopline.domain.proactive_run import ProactiveRun
+from loopline.domain.task import Task
+from loopline.domain.timeutil import format_time
+from loopline.projections import writes
+from loopline.projections.runner import metadata
 
 timeline = Table(
     "timeline", metadata,

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from adapters.config import Settings
-from adapters.messages import parse_message
-from cli.bootstrap import DrainReport, System, build
+from loopline.adapters.config import Settings
+from loopline.adapters.messages import parse_message
+from loopline.cli.bootstrap import DrainReport, System, build
 from tests.servers import Broker, Postgres
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from domain.channels.rule import ChannelRule, SignalData, Watch
+from loopline.domain.channels.rule import ChannelRule, SignalData, Watch
 
 
 def _matches(watch: Watch, signal: SignalData) -> bool:

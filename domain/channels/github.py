@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from domain.channels.rule import ChannelRule
+from loopline.domain.channels.rule import ChannelRule
 
 RULE = ChannelRule(
     channel="github",

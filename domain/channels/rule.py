@@ -6,7 +6,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from domain.errors import DomainError
+from loopline.domain.errors import DomainError
 
 Watch = Mapping[str, Any]
 SignalData = Mapping[str, Any]

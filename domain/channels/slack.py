@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from domain.channels.rule import ChannelRule, SignalData, Watch
+from loopline.domain.channels.rule import ChannelRule, SignalData, Watch
 
 
 def _as_number(value: Any) -> float | None:

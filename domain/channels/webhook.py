@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from domain.channels.rule import ChannelRule, SignalData, Watch
+from loopline.domain.channels.rule import ChannelRule, SignalData, Watch
 
 
 def _key(source: Any, trigger_name: Any) -> str:

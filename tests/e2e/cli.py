@@ -9,10 +9,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from adapters.config import Settings
-from adapters.messages import InvalidMessage, parse_message
-from cli.bootstrap import System, build
-from processors.router import INBOUND_TOPIC
+from loopline.adapters.config import Settings
+from loopline.adapters.messages import InvalidMessage, parse_message
+from loopline.cli.bootstrap import System, build
+from loopline.processors.router import INBOUND_TOPIC
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -31,7 +31,7 @@ class Cli:
         if args[0] == "publish":
             self._expect(stdin if args[1] == "-" else Path(args[1]).read_text() if Path(args[1]).exists() else "")
         result = subprocess.run(
-            [sys.executable, "-c", "from cli.main import main; main()", *args],
+            [sys.executable, "-c", "from loopline.cli.main import main; main()", *args],
             cwd=ROOT, env=self.environ, input=stdin, capture_output=True, text=True, timeout=120,
         )
         if args[0] in ("publish", "tick"):
@@ -72,7 +72,7 @@ class Cli:
 
     def run_json(self, *args: str) -> str:
         result = subprocess.run(
-            [sys.executable, "-c", "from cli.main import main; main()", *args, "--json"],
+            [sys.executable, "-c", "from loopline.cli.main import main; main()", *args, "--json"],
             cwd=ROOT, env=self.environ, capture_output=True, text=True, timeout=120,
         )
         assert result.returncode == 0, result.stderr

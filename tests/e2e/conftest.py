@@ -28,7 +28,7 @@ def cli(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Cli]:
     cli = Cli(tmp_path / "home", environ)
     assert cli("status").returncode == 0  # creates the topics before the worker subscribes
     worker = subprocess.Popen(
-        [sys.executable, "-c", "from cli.main import main; main()", "run", "--interval", "0.1", "--tick-every", "0"],
+        [sys.executable, "-c", "from loopline.cli.main import main; main()", "run", "--interval", "0.1", "--tick-every", "0"],
         cwd=ROOT, env=cli.environ, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )
     try:

@@ -22,13 +22,13 @@ import psycopg
 from eventsourcing.utils import get_topic
 from sqlalchemy import select
 
-from adapters.config import Settings
-from adapters.messages import parse_message
-from cli.bootstrap import System, build
-from processors.delivery import TOPICS as DELIVERED_TOPICS
-from processors.router import INBOUND_TOPIC
-from projections.open_loops import open_loops
-from projections.tasks import task_inbox, tasks
+from loopline.adapters.config import Settings
+from loopline.adapters.messages import parse_message
+from loopline.cli.bootstrap import System, build
+from loopline.processors.delivery import TOPICS as DELIVERED_TOPICS
+from loopline.processors.router import INBOUND_TOPIC
+from loopline.projections.open_loops import open_loops
+from loopline.projections.tasks import task_inbox, tasks
 from tests.servers import Broker, Postgres
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,7 +46,7 @@ class Worker:
         with output.open("wb") as sink:
             # No wall-clock ticks: test messages are dated in the past, and no deadline may pass unasked.
             self.process = subprocess.Popen(
-                [sys.executable, "-c", "from cli.main import main; main()", "run", "--interval", "0.2", "--tick-every", "0"],
+                [sys.executable, "-c", "from loopline.cli.main import main; main()", "run", "--interval", "0.2", "--tick-every", "0"],
                 cwd=ROOT, env=environ, stdout=sink, stderr=subprocess.STDOUT,
             )
 

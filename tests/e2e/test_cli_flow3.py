@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from domain.timeutil import format_time
+from loopline.domain.timeutil import format_time
 from tests.conftest import command, signal
 from tests.e2e.cli import Cli
 

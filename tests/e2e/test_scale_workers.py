@@ -17,11 +17,11 @@ import pytest
 from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.utils import get_topic
 
-from adapters.kafka_log import Topics
-from domain import ids
-from domain.inbound import InboundMessage
-from domain.open_loop import OpenLoop
-from domain.task import Task
+from loopline.adapters.kafka_log import Topics
+from loopline.domain import ids
+from loopline.domain.inbound import InboundMessage
+from loopline.domain.open_loop import OpenLoop
+from loopline.domain.task import Task
 from tests.conftest import command, signal
 from tests.e2e.scale import ScaleDeployment
 from tests.servers import Broker, Postgres

@@ -9,14 +9,14 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from adapters.embedded_log import AppendReport
-from adapters.messages import parse_message
-from cli.bootstrap import System
-from domain import ids
-from domain.timeutil import parse_time
-from processors.maintenance import TickReport
-from projections import open_loops, proactive_runs, tasks, timeline
-from projections.runner import metadata
+from loopline.adapters.embedded_log import AppendReport
+from loopline.adapters.messages import parse_message
+from loopline.cli.bootstrap import System
+from loopline.domain import ids
+from loopline.domain.timeutil import parse_time
+from loopline.processors.maintenance import TickReport
+from loopline.projections import open_loops, proactive_runs, tasks, timeline
+from loopline.projections.runner import metadata
 from tests.conftest import command, signal
 
 TENANT = "user_xyz"

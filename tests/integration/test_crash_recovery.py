@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from cli.bootstrap import System
-from processors.commands import COMMANDS
-from processors.maintenance import FIRE
-from processors.router import Router
+from loopline.cli.bootstrap import System
+from loopline.processors.commands import COMMANDS
+from loopline.processors.maintenance import FIRE
+from loopline.processors.router import Router
 from tests.conftest import build_system, command, publish, signal
 from tests.integration.helpers import append, dump, event_count, loop_rows, outbox, recent, tick
 
@@ -51,7 +51,7 @@ def _task_messages(i: int) -> list[dict[str, Any]]:
 def _publish(home: Path, path: Path) -> subprocess.Popen[bytes]:
     """`loopline publish FILE` in its own process, as an operator would run it."""
     return subprocess.Popen(
-        [sys.executable, "-c", "from cli.main import main; main()", "publish", str(path)],
+        [sys.executable, "-c", "from loopline.cli.main import main; main()", "publish", str(path)],
         cwd=ROOT, env={"LOOPLINE_HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin")},
         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cli.demo import FLOW_1
-from domain.timeutil import parse_time
+from loopline.cli.demo import FLOW_1
+from loopline.domain.timeutil import parse_time
 from tests.conftest import build_system, publish
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cli.bootstrap import System
+from loopline.cli.bootstrap import System
 from tests.conftest import command, publish, signal
 from tests.integration.helpers import (
     CREATE_TASK,

@@ -16,8 +16,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from domain.open_loop import OpenLoop
-from domain.timeutil import format_time
+from loopline.domain.open_loop import OpenLoop
+from loopline.domain.timeutil import format_time
 from tests.conftest import build_system, command, publish, signal
 
 T0 = datetime(2026, 3, 13, 10, 0, tzinfo=timezone.utc)
@@ -114,7 +114,7 @@ def test_any_interleaving_resolves_every_matching_loop_once_and_only_in_its_tena
         ]
         assert not [i for i, count in Counter(e.originator_id for e in resolutions).items() if count > 1], "a loop resolved twice"
         for (tenant, loop_ref), expected in loops.items():
-            from domain import ids
+            from loopline.domain import ids
 
             actual = system.app.repository.get(ids.loop_id(tenant, loop_ref))
             assert isinstance(actual, OpenLoop)

@@ -9,8 +9,8 @@ from sqlalchemy import JSON, Boolean, Column, Integer, MetaData, String, Table, 
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
-from adapters.read_model import read_model_engine
-from projections import writes
+from loopline.adapters.read_model import read_model_engine
+from loopline.projections import writes
 
 metadata = MetaData()
 things = Table(

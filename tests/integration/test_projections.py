@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from cli.bootstrap import System
+from loopline.cli.bootstrap import System
 from tests.conftest import build_system, command, publish, signal
 from tests.integration.helpers import (
     COMPLETE,

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from cli.bootstrap import System
-from domain import ids
-from domain.status import TaskStatus
-from domain.task import Task
-from domain.timeutil import format_time, parse_time
-from processors.application import UnitOfWork
+from loopline.cli.bootstrap import System
+from loopline.domain import ids
+from loopline.domain.status import TaskStatus
+from loopline.domain.task import Task
+from loopline.domain.timeutil import format_time, parse_time
+from loopline.processors.application import UnitOfWork
 from tests.conftest import command, publish
 from tests.integration.helpers import CREATE_TASK, TENANT
 

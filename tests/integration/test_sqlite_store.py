@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from adapters.event_store import event_store_env
-from processors.application import Loopline
+from loopline.adapters.event_store import event_store_env
+from loopline.processors.application import Loopline
 
 
 def _cache_size(app: Loopline) -> int:

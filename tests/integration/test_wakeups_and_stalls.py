@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from adapters.messages import InvalidMessage, parse_message
-from cli.bootstrap import System
+from loopline.adapters.messages import InvalidMessage, parse_message
+from loopline.cli.bootstrap import System
 from tests.conftest import command, publish, signal
 from tests.integration.helpers import (
     CREATE_TASK,

@@ -18,9 +18,9 @@ from urllib.parse import urlsplit
 import pytest
 import yaml
 
-import adapters.config
-from adapters.config import Settings
-from adapters.event_store import postgres_env
+import loopline.adapters.config
+from loopline.adapters.config import Settings
+from loopline.adapters.event_store import postgres_env
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -183,7 +183,7 @@ def test_worker_kafka_is_the_brokers_internal_listener(services: dict[str, Any])
 
 def test_worker_environment_is_what_loopline_reads(services: dict[str, Any]) -> None:
     env = _environment(services["worker"])
-    known = set(re.findall(r'"((?:LOOPLINE|ANTHROPIC)_[A-Z_]+)"', Path(adapters.config.__file__).read_text(encoding="utf-8")))
+    known = set(re.findall(r'"((?:LOOPLINE|ANTHROPIC)_[A-Z_]+)"', Path(loopline.adapters.config.__file__).read_text(encoding="utf-8")))
     unknown = {key for key in env if key.startswith(("LOOPLINE_", "ANTHROPIC_"))} - known
     assert not unknown, f"adapters/config.py reads no such variable: {unknown}"
 

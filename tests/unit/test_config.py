@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from adapters.config import Settings
+from loopline.adapters.config import Settings
 
 
 def test_loopline_toml_sets_keys_and_the_environment_wins(tmp_path: Path) -> None:

@@ -6,10 +6,10 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from domain import ids
-from domain.expectations import EXPECTATIONS, expected_watch
-from domain.matching import InvalidWatch, channel_rule
-from domain.open_loop import InvalidDeadlineAction, LoopAlreadyResolved, OpenLoop
+from loopline.domain import ids
+from loopline.domain.expectations import EXPECTATIONS, expected_watch
+from loopline.domain.matching import InvalidWatch, channel_rule
+from loopline.domain.open_loop import InvalidDeadlineAction, LoopAlreadyResolved, OpenLoop
 
 NOW = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
 

@@ -6,8 +6,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from domain import ids
-from domain.timers import BucketClosed, TimerBucket, TimerWheel
+from loopline.domain import ids
+from loopline.domain.timers import BucketClosed, TimerBucket, TimerWheel
 
 NOW = datetime(2025, 3, 1, 9, 30, tzinfo=timezone.utc)
 HOUR = timedelta(hours=1)

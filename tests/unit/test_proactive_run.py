@@ -7,8 +7,8 @@ from datetime import datetime, timedelta, timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
-from domain import ids
-from domain.proactive_run import ProactiveRun, clamp_next_run
+from loopline.domain import ids
+from loopline.domain.proactive_run import ProactiveRun, clamp_next_run
 
 NOW = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
 

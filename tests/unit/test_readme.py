@@ -6,8 +6,8 @@ import json
 import re
 from pathlib import Path
 
-from adapters.messages import parse_message
-from domain.matching import CHANNEL_BY_SIGNAL, channel_rule
+from loopline.adapters.messages import parse_message
+from loopline.domain.matching import CHANNEL_BY_SIGNAL, channel_rule
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

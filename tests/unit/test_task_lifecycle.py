@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domain import ids
-from domain.errors import DomainError
-from domain.status import TERMINAL, TRANSITIONS, InvalidTransition, TaskStatus, check_transition
-from domain.task import Task
+from loopline.domain import ids
+from loopline.domain.errors import DomainError
+from loopline.domain.status import TERMINAL, TRANSITIONS, InvalidTransition, TaskStatus, check_transition
+from loopline.domain.task import Task
 
 NOW = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
 S = TaskStatus

@@ -2,8 +2,8 @@ from pathlib import Path
 
 import pytest
 
-from domain.status import UnknownStatus
-from domain.task_types import TASK_TYPES, UnknownTaskType, task_type
+from loopline.domain.status import UnknownStatus
+from loopline.domain.task_types import TASK_TYPES, UnknownTaskType, task_type
 from tests.unit.test_task_lifecycle import NOW, make_task
 
 SKILLS = Path(__file__).resolve().parents[2] / "skills"
