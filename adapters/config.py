@@ -16,7 +16,6 @@ class Settings:
     kafka: str | None
     kafka_topic_prefix: str
     kafka_partitions: int
-    anthropic_api_key: str | None
 
     @classmethod
     def load(cls, environ: dict[str, str] | None = None, config_file: Path = Path("loopline.toml")) -> Settings:
@@ -32,5 +31,4 @@ class Settings:
             kafka=values.get("LOOPLINE_KAFKA") or None,
             kafka_topic_prefix=values.get("LOOPLINE_KAFKA_TOPIC_PREFIX") or "",
             kafka_partitions=int(values.get("LOOPLINE_KAFKA_PARTITIONS") or 6),
-            anthropic_api_key=values.get("ANTHROPIC_API_KEY") or None,
         )

@@ -1,4 +1,4 @@
-"""Follow-up drafting. The offline template is deterministic; the Anthropic model plugs in behind the same port."""
+"""Follow-up drafting by a deterministic offline template (the adapter of the `Drafter` port)."""
 
 from __future__ import annotations
 

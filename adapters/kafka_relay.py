@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
-from uuid import UUID
 
-from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.persistence import Tracking
 
 from loopline.adapters.kafka_log import Topics, producer
@@ -27,7 +25,6 @@ class OutboxRelay:
         self.topics = topics
         self.batch_size = batch_size
         self._producer = producer(bootstrap)
-        self._tenants: dict[UUID, str] = {}
 
     def run_once(self) -> int:
         notifications = self.app.process_recorder.select_notifications(
@@ -40,19 +37,10 @@ class OutboxRelay:
             self.app.process_recorder.insert_tracking(Tracking(self.name, notifications[-1].id))
         return len(notifications)
 
-    def _tenant_of(self, notification: Any) -> str:
-        """Creation events name their tenant; other events inherit it (loaded once if not seen)."""
-        originator_id = notification.originator_id
-        if originator_id not in self._tenants and notification.originator_version == 1:
-            tenant = getattr(self.app.mapper.to_domain_event(notification), "tenant", None)
-            self._tenants[originator_id] = tenant or SYSTEM_KEY
-        if originator_id not in self._tenants:
-            try:
-                aggregate = self.app.repository.get(originator_id)
-            except AggregateNotFoundError:
-                return SYSTEM_KEY
-            self._tenants[originator_id] = getattr(aggregate, "tenant", None) or SYSTEM_KEY
-        return self._tenants[originator_id]
+    @staticmethod
+    def _tenant_of(notification: Any) -> str:
+        """Every tenant's event names its tenant; system events (timers) go under one key."""
+        return json.loads(notification.state).get("tenant") or SYSTEM_KEY
 
     def close(self) -> None:
         self._producer.close()

@@ -118,7 +118,10 @@ def audit(
     with opened() as system, system.projections.engine.connect() as conn:
         rows = task_trail(conn, task_id, tenant)
     if not rows:
-        fail(f"no events for task {task_id!r}; see `loopline tasks list`", 1)
+        fail(f"no events for task {task_id!r}{f' of tenant {tenant!r}' if tenant else ''}; see `loopline tasks list`", 1)
+    tenants = sorted({row["tenant"] for row in rows})
+    if len(tenants) > 1:
+        fail(f"task id {task_id!r} exists for several tenants ({', '.join(tenants)}); pass --tenant")
     if json_:
         print_json(rows)
     else:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Annotated, Any
 
 import typer
 
+from loopline.adapters.clock import SystemClock
 from loopline.cli.context import fail, opened
 from loopline.cli.output import out, print_json, print_table
 from loopline.domain.timeutil import format_time, parse_time
@@ -109,7 +110,7 @@ def context(
     json_: Json = False,
 ) -> None:
     """What an agent prompt includes: the tenant's active tasks with status and expired or soon-expiring loops."""
-    moment = parse_time(now) if now else datetime.now(timezone.utc)
+    moment = parse_time(now) if now else SystemClock().now()
     with opened() as system, system.projections.engine.connect() as conn:
         active = [_summary(row, moment) for row in task_memory.active_tasks(conn, tenant)]
         progress = None

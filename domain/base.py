@@ -8,14 +8,31 @@ trail) does not depend on where a batch began.
 from __future__ import annotations
 
 from itertools import count
-from typing import Any
+from typing import Any, ClassVar
 
 from eventsourcing.domain import Aggregate
 
 _triggered = count()
 
 
+class TenantEvent(Aggregate.Event):
+    """An event that says whose it is, so readers copy its owner instead of looking it up."""
+
+    tenant: str
+
+
+class TaskEvent(TenantEvent):
+    task_ref: str
+
+
+class LoopEvent(TaskEvent):
+    loop_ref: str
+
+
 class LooplineAggregate(Aggregate):
+    OWNER: ClassVar[dict[str, str]] = {}
+    """Event field -> aggregate attribute, copied onto every event the aggregate triggers after creation."""
+
     @classmethod
     def _create(cls, event_class: Any, **kwargs: Any) -> Any:
         aggregate = super()._create(event_class, **kwargs)
@@ -23,7 +40,8 @@ class LooplineAggregate(Aggregate):
         return aggregate
 
     def trigger_event(self, event_class: Any, **kwargs: Any) -> None:
-        super().trigger_event(event_class, **kwargs)
+        owner = {field: getattr(self, attribute) for field, attribute in self.OWNER.items()}
+        super().trigger_event(event_class, **owner, **kwargs)
         self.__dict__.setdefault("_trigger_order", []).append(next(_triggered))
 
     def collect_ordered_events(self) -> list[tuple[int, Any]]:

@@ -7,11 +7,19 @@ from typing import Any
 
 from eventsourcing.domain import Aggregate
 
-from loopline.domain.base import LooplineAggregate
+from loopline.domain.base import LooplineAggregate, TenantEvent
+
+
+class MessageEvent(TenantEvent):
+    kind: str
+    ref: str
+    task_ref: str | None
 
 
 class InboundMessage(LooplineAggregate):
     """One command or signal, keyed by (tenant, message id) so a repeated id is one message."""
+
+    OWNER = {"tenant": "tenant", "kind": "kind", "ref": "ref", "task_ref": "task_ref"}
 
     class Received(Aggregate.Created):
         kind: str
@@ -21,7 +29,7 @@ class InboundMessage(LooplineAggregate):
         data: dict[str, Any]
         source: str
 
-    class Rejected(Aggregate.Event):
+    class Rejected(MessageEvent):
         reason: str
 
         def apply(self, message: InboundMessage) -> None:
@@ -35,6 +43,12 @@ class InboundMessage(LooplineAggregate):
         self.data = data
         self.source = source
         self.rejection: str | None = None
+
+    @property
+    def task_ref(self) -> str | None:
+        """The task a command names, if any (signals name none)."""
+        task_ref = self.data.get("task_id")
+        return str(task_ref) if task_ref is not None else None
 
     @classmethod
     def receive(cls, *, id: Any, at: datetime, **fields: Any) -> InboundMessage:  # noqa: A002

@@ -7,7 +7,7 @@ from typing import Any
 
 from eventsourcing.domain import Aggregate
 
-from loopline.domain.base import LooplineAggregate
+from loopline.domain.base import LoopEvent, LooplineAggregate
 from loopline.domain.errors import DomainError
 from loopline.domain.expectations import DEADLINE_ACTIONS, WAKE_TASK
 from loopline.domain.matching import channel_rule
@@ -24,6 +24,8 @@ class InvalidDeadlineAction(DomainError):
 
 
 class OpenLoop(LooplineAggregate):
+    OWNER = {"tenant": "tenant", "task_ref": "task_ref", "loop_ref": "ref"}
+
     class Registered(Aggregate.Created):
         tenant: str
         ref: str
@@ -36,7 +38,7 @@ class OpenLoop(LooplineAggregate):
         origin: str
         subject: str | None
 
-    class Resolved(Aggregate.Event):
+    class Resolved(LoopEvent):
         resolved_by: str
         reason: str
         signal_ref: str | None

@@ -7,7 +7,7 @@ from typing import Any
 
 from eventsourcing.domain import Aggregate
 
-from loopline.domain.base import LooplineAggregate
+from loopline.domain.base import TenantEvent, LooplineAggregate
 
 MIN_INTERVAL = timedelta(minutes=30)
 MAX_INTERVAL = timedelta(days=7)
@@ -20,12 +20,14 @@ def clamp_next_run(requested: datetime, now: datetime) -> datetime:
 
 
 class ProactiveRun(LooplineAggregate):
+    OWNER = {"tenant": "tenant"}
+
     class Started(Aggregate.Created):
         tenant: str
         next_run_at: datetime
         next_run_reason: str
 
-    class NextRunScheduled(Aggregate.Event):
+    class NextRunScheduled(TenantEvent):
         requested_at: datetime
         next_run_at: datetime
         reason: str
@@ -34,7 +36,7 @@ class ProactiveRun(LooplineAggregate):
             run.next_run_at = self.next_run_at
             run.next_run_reason = self.reason
 
-    class EscalationQueued(Aggregate.Event):
+    class EscalationQueued(TenantEvent):
         task_ref: str
         loop_ref: str | None
         reason: str
@@ -42,7 +44,7 @@ class ProactiveRun(LooplineAggregate):
         def apply(self, run: ProactiveRun) -> None:
             run.pending_escalations.append({"task_ref": self.task_ref, "loop_ref": self.loop_ref, "reason": self.reason})
 
-    class RunRecorded(Aggregate.Event):
+    class RunRecorded(TenantEvent):
         mode: str
         summary: str
         escalations_handled: int

@@ -7,7 +7,7 @@ from typing import Any
 
 from eventsourcing.domain import Aggregate
 
-from loopline.domain.base import LooplineAggregate
+from loopline.domain.base import LooplineAggregate, TaskEvent
 from loopline.domain.errors import DomainError
 from loopline.domain.status import TERMINAL, TaskStatus, check_transition, parse_status
 
@@ -25,7 +25,11 @@ class Task(LooplineAggregate):
 
     The state stays small (counters, not lists of everything that happened; the read models
     keep the history), so snapshots of long-running tasks stay cheap to write and to load.
+    Every event names its tenant and task, and every event that moves the task names the
+    status it leads to.
     """
+
+    OWNER = {"tenant": "tenant", "task_ref": "ref"}
 
     class Created(Aggregate.Created):
         tenant: str
@@ -41,7 +45,7 @@ class Task(LooplineAggregate):
         context: dict[str, Any]
         reason: str
 
-    class ActionRecorded(Aggregate.Event):
+    class ActionRecorded(TaskEvent):
         action: str
         details: dict[str, Any]
         summary: str
@@ -52,20 +56,20 @@ class Task(LooplineAggregate):
             task.actions_count += 1
             task._moved(self.status, self.timestamp)
 
-    class LoopLinked(Aggregate.Event):
+    class LoopLinked(TaskEvent):
         loop_ref: str
 
         def apply(self, task: Task) -> None:
             task.open_loops.append(self.loop_ref)
 
-    class LoopClosed(Aggregate.Event):
+    class LoopClosed(TaskEvent):
         loop_ref: str
         resolved_by: str
 
         def apply(self, task: Task) -> None:
             task.open_loops.remove(self.loop_ref)
 
-    class SignalReceived(Aggregate.Event):
+    class SignalReceived(TaskEvent):
         signal_ref: str
         signal_type: str
         data: dict[str, Any]
@@ -78,21 +82,21 @@ class Task(LooplineAggregate):
                 task.open_loops.remove(loop_ref)
             task._moved(self.status, self.timestamp)
 
-    class ProgressNoted(Aggregate.Event):
+    class ProgressNoted(TaskEvent):
         notes: str
         status: str
 
         def apply(self, task: Task) -> None:
             task._moved(self.status, self.timestamp)
 
-    class UserNotified(Aggregate.Event):
+    class UserNotified(TaskEvent):
         kind: str
         message: str
 
         def apply(self, task: Task) -> None:
             task.notifications += 1
 
-    class Reviewed(Aggregate.Event):
+    class Reviewed(TaskEvent):
         decision: str
         reason: str
         rejection_type: str | None
@@ -101,7 +105,7 @@ class Task(LooplineAggregate):
         def apply(self, task: Task) -> None:
             task._moved(self.status, self.timestamp)
 
-    class GuidanceGiven(Aggregate.Event):
+    class GuidanceGiven(TaskEvent):
         text: str
         status: str
 
@@ -109,34 +113,38 @@ class Task(LooplineAggregate):
             task.escalation_reason = None
             task._moved(self.status, self.timestamp)
 
-    class Escalated(Aggregate.Event):
+    class Escalated(TaskEvent):
         reason: str
         cause: str
+        status: str
 
         def apply(self, task: Task) -> None:
             task.escalation_reason = self.reason
             task.escalation_cause = self.cause
-            task._moved(TaskStatus.ESCALATED, self.timestamp)
+            task._moved(self.status, self.timestamp)
 
-    class Completed(Aggregate.Event):
+    class Completed(TaskEvent):
         summary: str
+        status: str
 
         def apply(self, task: Task) -> None:
-            task._moved(TaskStatus.COMPLETED, self.timestamp)
+            task._moved(self.status, self.timestamp)
 
-    class Cancelled(Aggregate.Event):
+    class Cancelled(TaskEvent):
         reason: str
+        status: str
 
         def apply(self, task: Task) -> None:
-            task._moved(TaskStatus.CANCELLED, self.timestamp)
+            task._moved(self.status, self.timestamp)
 
-    class Expired(Aggregate.Event):
+    class Expired(TaskEvent):
         reason: str
+        status: str
 
         def apply(self, task: Task) -> None:
-            task._moved(TaskStatus.EXPIRED, self.timestamp)
+            task._moved(self.status, self.timestamp)
 
-    class WorkflowOutputRecorded(Aggregate.Event):
+    class WorkflowOutputRecorded(TaskEvent):
         workflow: str
         name: str
         output: Any
@@ -146,7 +154,7 @@ class Task(LooplineAggregate):
             task.workflows[self.workflow] += 1
             task._moved(task.status, self.timestamp)
 
-    class WakeupScheduled(Aggregate.Event):
+    class WakeupScheduled(TaskEvent):
         wake_ref: str
         at: datetime | None
         loop_ref: str | None
@@ -155,7 +163,7 @@ class Task(LooplineAggregate):
         def apply(self, task: Task) -> None:
             task.wakeups[self.wake_ref] = {"at": self.at, "loop_ref": self.loop_ref, "reason": self.reason}
 
-    class WokenUp(Aggregate.Event):
+    class WokenUp(TaskEvent):
         wake_ref: str
         cause: str
         reason: str
@@ -168,13 +176,13 @@ class Task(LooplineAggregate):
             else:
                 task._moved(self.status, self.timestamp)
 
-    class StallCheckScheduled(Aggregate.Event):
+    class StallCheckScheduled(TaskEvent):
         at: datetime
 
         def apply(self, task: Task) -> None:
             task.next_stall_check = self.at
 
-    class StallFlagged(Aggregate.Event):
+    class StallFlagged(TaskEvent):
         idle_days: int
         last_activity_at: datetime
 
@@ -318,20 +326,17 @@ class Task(LooplineAggregate):
         self.trigger_event(self.GuidanceGiven, timestamp=now, text=text, status=self._target(TaskStatus.EXECUTING))
 
     def escalate(self, *, reason: str, cause: str, now: datetime) -> None:
-        self._target(TaskStatus.ESCALATED)
-        self.trigger_event(self.Escalated, timestamp=now, reason=reason, cause=cause)
+        status = self._target(TaskStatus.ESCALATED)
+        self.trigger_event(self.Escalated, timestamp=now, reason=reason, cause=cause, status=status)
 
     def complete(self, *, summary: str, now: datetime) -> None:
-        self._target(TaskStatus.COMPLETED)
-        self.trigger_event(self.Completed, timestamp=now, summary=summary)
+        self.trigger_event(self.Completed, timestamp=now, summary=summary, status=self._target(TaskStatus.COMPLETED))
 
     def cancel(self, *, reason: str, now: datetime) -> None:
-        self._target(TaskStatus.CANCELLED)
-        self.trigger_event(self.Cancelled, timestamp=now, reason=reason)
+        self.trigger_event(self.Cancelled, timestamp=now, reason=reason, status=self._target(TaskStatus.CANCELLED))
 
     def expire(self, *, reason: str, now: datetime) -> None:
-        self._target(TaskStatus.EXPIRED)
-        self.trigger_event(self.Expired, timestamp=now, reason=reason)
+        self.trigger_event(self.Expired, timestamp=now, reason=reason, status=self._target(TaskStatus.EXPIRED))
 
     def record_workflow_output(self, *, workflow: str, output: Any, now: datetime) -> str:
         """Stores one output of a workflow the task owns, under a file name unique within the task."""

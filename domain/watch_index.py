@@ -12,22 +12,24 @@ from typing import Any
 
 from eventsourcing.domain import Aggregate
 
-from loopline.domain.base import LooplineAggregate
+from loopline.domain.base import TenantEvent, LooplineAggregate
 
 
 class WatchIndex(LooplineAggregate):
+    OWNER = {"tenant": "tenant"}
+
     class Created(Aggregate.Created):
         tenant: str
         channel: str
         key: str
 
-    class Watched(Aggregate.Event):
+    class Watched(TenantEvent):
         loop_ref: str
 
         def apply(self, index: WatchIndex) -> None:
             index.loop_refs.append(self.loop_ref)
 
-    class Unwatched(Aggregate.Event):
+    class Unwatched(TenantEvent):
         loop_ref: str
 
         def apply(self, index: WatchIndex) -> None:

@@ -7,8 +7,6 @@ so redelivery after a crash between sending and recording the position sends not
 
 from __future__ import annotations
 
-from uuid import UUID
-
 from eventsourcing.persistence import Tracking
 from eventsourcing.utils import get_topic
 
@@ -27,16 +25,6 @@ class Delivery:
         self.app = app
         self.channel = channel
         self.batch_size = batch_size
-        self._tasks: dict[UUID, dict[str, str]] = {}
-
-    def _task(self, task_aggregate: UUID) -> dict[str, str]:
-        """Whose task a message is about (tenant and task id), from the task's creation event."""
-        if task_aggregate not in self._tasks:
-            if len(self._tasks) > 10_000:
-                self._tasks.clear()
-            (created,) = self.app.events.get(task_aggregate, lte=1)
-            self._tasks[task_aggregate] = {"tenant": created.tenant, "task_id": created.ref}
-        return self._tasks[task_aggregate]
 
     def run_once(self) -> int:
         notifications = self.app.process_recorder.select_notifications(
@@ -47,7 +35,7 @@ class Delivery:
             event = self.app.mapper.to_domain_event(notification)
             message = outbound_message(event)
             if message is not None:
-                message = {**self._task(event.originator_id), **message}
+                message = {"tenant": event.tenant, "task_id": event.task_ref, **message}
                 key = f"{event.originator_id}:{event.originator_version}"
                 delivered += self.channel.deliver(key=key, message=message)
             self.app.process_recorder.insert_tracking(Tracking(self.name, notification.id))

@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Protocol
+
+
+class Clock(Protocol):
+    """The wall clock, read only at the edges (a CLI default, a worker's periodic tick); business
+    time comes from the messages and `--now`."""
+
+    def now(self) -> datetime: ...
 
 
 @dataclass(frozen=True)
@@ -15,6 +23,9 @@ class Draft:
 
 
 class Drafter(Protocol):
+    """The language-model port: what Loopline writes itself. The offline template is its only
+    adapter until the model arrives; a draft is recorded in the event it leads to, never redrafted."""
+
     def draft_followup(self, *, task_title: str, contact: str, original_subject: str | None, days_waiting: int) -> Draft: ...
 
 

@@ -89,11 +89,9 @@ def _signal(conn: Connection, event: Task.SignalReceived, position: int) -> None
     })
 
 
-def _status(reason_field: str | None, status: str | None = None):
+def _status(reason_field: str | None):
     def handler(conn: Connection, event: Any, position: int) -> None:
-        values: dict[str, Any] = {}
-        if status or hasattr(event, "status"):
-            values["status"] = status or event.status
+        values: dict[str, Any] = {"status": event.status}
         if reason_field:
             values["status_reason"] = getattr(event, reason_field)
         _update(conn, event, **values)
@@ -122,10 +120,10 @@ handlers = {
     Task.UserNotified: _notified,
     Task.Reviewed: _status("reason"),
     Task.GuidanceGiven: _status("text"),
-    Task.Escalated: _status("reason", "escalated"),
-    Task.Completed: _status("summary", "completed"),
-    Task.Cancelled: _status("reason", "cancelled"),
-    Task.Expired: _status("reason", "expired"),
+    Task.Escalated: _status("reason"),
+    Task.Completed: _status("summary"),
+    Task.Cancelled: _status("reason"),
+    Task.Expired: _status("reason"),
     Task.WorkflowOutputRecorded: lambda conn, event, position: _update(conn, event),
     Task.WakeupScheduled: lambda conn, event, position: _update(conn, event),
     Task.WokenUp: _status(None),  # the status changes; why the task is in it (e.g. escalated) does not

@@ -32,15 +32,6 @@ timeline = Table(
     Column("payload", JSON, nullable=False),
 )
 
-# Events do not repeat who they belong to; creation events tell, and this table remembers.
-timeline_subjects = Table(
-    "timeline_subjects", metadata,
-    Column("aggregate_id", String(36), primary_key=True),
-    Column("tenant", String(200)),
-    Column("task_id", String(200)),
-    Column("subject", String(400), nullable=False),
-)
-
 Describe = Callable[[Any], tuple[str, str | None]]
 
 DESCRIPTIONS: dict[type, Describe] = {
@@ -94,17 +85,24 @@ DESCRIPTIONS: dict[type, Describe] = {
 }
 
 
-def _subject_of(event: Any) -> tuple[str | None, str | None, str]:
+def _subject(event: Any) -> tuple[str | None, str | None, str]:
+    """Whose the event is (tenant, task) and what it is about, as the event itself says."""
     if isinstance(event, Task.Created):
         return event.tenant, event.ref, f"task {event.ref}"
     if isinstance(event, OpenLoop.Registered):
         return event.tenant, event.task_ref, f"loop {event.ref}"
-    if isinstance(event, ProactiveRun.Started):
-        return event.tenant, None, f"proactive run {event.tenant}"
     if isinstance(event, InboundMessage.Received):
         return event.tenant, event.data.get("task_id"), f"{event.kind} {event.ref}"
-    assert isinstance(event, RejectedInput.Recorded)
-    return None, None, f"input {event.source}:{event.position}"
+    if isinstance(event, InboundMessage.Rejected):
+        return event.tenant, event.task_ref, f"{event.kind} {event.ref}"
+    if isinstance(event, RejectedInput.Recorded):
+        return None, None, f"input {event.source}:{event.position}"
+    if hasattr(event, "loop_ref"):
+        return event.tenant, event.task_ref, f"loop {event.loop_ref}"
+    if hasattr(event, "task_ref"):
+        return event.tenant, event.task_ref, f"task {event.task_ref}"
+    assert isinstance(event, (ProactiveRun.Started, ProactiveRun.Event)), f"{type(event).__qualname__} names no subject"
+    return event.tenant, None, f"proactive run {event.tenant}"
 
 
 def _plain(value: Any) -> Any:
@@ -124,26 +122,8 @@ def _payload(event: Any) -> dict[str, Any]:
     return {k: _plain(v) for k, v in vars(event).items() if k not in ("originator_id", "originator_version", "timestamp")}
 
 
-_SUBJECT_EVENTS = (Task.Created, OpenLoop.Registered, ProactiveRun.Started, InboundMessage.Received, RejectedInput.Recorded)
-
-# Who an aggregate belongs to never changes, so it is safe to remember across batches and rebuilds.
-_subjects: dict[str, tuple[str | None, str | None, str]] = {}
-
-
-def _subject(conn: Connection, event: Any) -> tuple[str | None, str | None, str]:
-    aggregate_id = str(event.originator_id)
-    if isinstance(event, _SUBJECT_EVENTS):
-        _subjects[aggregate_id] = _subject_of(event)
-        tenant, task_id, subject = _subjects[aggregate_id]
-        writes.insert(conn, timeline_subjects, {"aggregate_id": aggregate_id, "tenant": tenant, "task_id": task_id, "subject": subject})
-    elif aggregate_id not in _subjects:
-        row = conn.execute(select(timeline_subjects).where(timeline_subjects.c.aggregate_id == aggregate_id)).one()
-        _subjects[aggregate_id] = (row.tenant, row.task_id, row.subject)
-    return _subjects[aggregate_id]
-
-
 def _project(conn: Connection, event: Any, position: int) -> None:
-    tenant, task_id, subject = _subject(conn, event)
+    tenant, task_id, subject = _subject(event)
     summary, reason = DESCRIPTIONS[type(event)](event)
     writes.insert(conn, timeline, {
         "position": position, "tenant": tenant, "task_id": task_id, "subject": subject, "event": type(event).__qualname__,
@@ -153,7 +133,7 @@ def _project(conn: Connection, event: Any, position: int) -> None:
 
 name = "timeline"
 cost = 8.5  # seconds to rebuild bench/rebuild.py's store alone, to share rebuild work evenly
-tables = (timeline, timeline_subjects)
+tables = (timeline,)
 handlers = {event_class: _project for event_class in DESCRIPTIONS}
 
 

@@ -233,7 +233,7 @@ def test_dockerfile_copies_every_package_and_dockerignore_keeps_them(pyproject: 
         if keyword == "COPY":
             sources = [arg for arg in rest.split() if not arg.startswith("--")][:-1]
             copied |= {source.rstrip("/") for source in sources}
-    packages = {pattern.rstrip("*") for pattern in pyproject["tool"]["setuptools"]["packages"]["find"]["include"]}
+    packages = set(pyproject["tool"]["setuptools"]["package-dir"].values())
     needed = packages | {"pyproject.toml", pyproject["project"]["readme"]}
     assert needed <= copied, f"the image build needs {sorted(needed - copied)}"
 

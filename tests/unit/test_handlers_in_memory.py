@@ -1,0 +1,77 @@
+"""Command handlers, matching and the tick on eventsourcing's in-memory persistence, with fake ports."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+
+from loopline.adapters.embedded_log import EmbeddedLog
+from loopline.adapters.messages import parse_message
+from loopline.domain import ids
+from loopline.domain.task import Task
+from loopline.processors.application import Loopline, UnitOfWork
+from loopline.processors.maintenance import Maintenance
+from loopline.processors.router import Router
+from tests.conftest import command, signal
+from tests.unit.fakes import RecordingDrafter
+
+TENANT = "user_xyz"
+
+
+def _app() -> Loopline:
+    return Loopline(env={"PERSISTENCE_MODULE": "eventsourcing.popo", "IS_SNAPSHOTTING_ENABLED": "y"})
+
+
+def _publish(app: Loopline, *messages: dict) -> list:
+    EmbeddedLog(app).append([parse_message(json.dumps(m)) for m in messages], "test")
+    return Router(app).run_once()
+
+
+def _task(app: Loopline, ref: str) -> Task:
+    task = UnitOfWork(app).get(ids.task_id(TENANT, ref), Task)
+    assert task is not None
+    return task
+
+
+def test_unanswered_email_gets_one_followup_drafted_through_the_drafter_port() -> None:
+    app, drafter = _app(), RecordingDrafter()
+    _publish(
+        app,
+        command("c1", "task.create", "2026-03-13T10:00:00Z", task_id="t1", title="Meet Rahul"),
+        command("c2", "action.record", "2026-03-13T10:00:00Z", task_id="t1", action="send_email",
+                to="rahul@company.com", subject="Meeting next week?"),
+    )
+    maintenance = Maintenance(app, drafter)
+    later = datetime(2026, 3, 16, 10, 0, 1, tzinfo=timezone.utc)
+    first = maintenance.tick(later)
+    second = maintenance.tick(later)
+
+    assert [request["contact"] for request in drafter.requests] == ["rahul@company.com"]
+    assert any("draft_followup_email" in action for action in first.actions)
+    assert not any("draft_followup_email" in action for action in second.actions)
+    assert _task(app, "t1").actions_count == 2  # the agent's email and Loopline's follow-up
+
+
+def test_reply_resolves_the_loop_and_wakes_the_task() -> None:
+    app = _app()
+    outcomes = _publish(
+        app,
+        command("c1", "task.create", "2026-03-13T10:00:00Z", task_id="t1", title="Meet Rahul"),
+        command("c2", "action.record", "2026-03-13T10:00:00Z", task_id="t1", action="send_email", to="rahul@company.com"),
+        signal("s1", "email.received", "2026-03-14T09:00:00Z", sender="Rahul@Company.com"),
+    )
+    assert all(outcome.accepted for outcome in outcomes)
+    task = _task(app, "t1")
+    assert task.open_loops == [] and task.inbox_count == 1 and task.status == "executing"
+
+
+def test_command_for_unknown_task_is_refused_and_the_batch_goes_on() -> None:
+    app = _app()
+    outcomes = _publish(
+        app,
+        command("c1", "task.complete", "2026-03-13T10:00:00Z", task_id="nope", summary="done"),
+        command("c2", "task.create", "2026-03-13T10:00:00Z", task_id="t1", title="Meet Rahul"),
+    )
+    assert [outcome.accepted for outcome in outcomes] == [False, True]
+    assert "has no task 'nope'" in outcomes[0].detail
+    assert _task(app, "t1").title == "Meet Rahul"
