@@ -294,6 +294,15 @@ class Task(LooplineAggregate):
             self.SignalReceived, timestamp=now, signal_ref=signal_ref, signal_type=signal_type, data=data,
             resolved_loops=resolved, status=status,
         )
+        self._wake_for_signal(resolved, signal_ref=signal_ref, signal_type=signal_type, now=now)
+
+    def close_loop_by_signal_in_inbox(self, loop_ref: str, *, signal_ref: str, signal_type: str, now: datetime) -> None:
+        """A signal this task already received resolves one more of its loops (registered late): no second
+        inbox entry, but the loop closes and its wake-up wakes as if both had been resolved together."""
+        self.close_loop(loop_ref, resolved_by="signal_match", now=now)
+        self._wake_for_signal([loop_ref], signal_ref=signal_ref, signal_type=signal_type, now=now)
+
+    def _wake_for_signal(self, resolved: list[str], *, signal_ref: str, signal_type: str, now: datetime) -> None:
         for wake_ref, wakeup in list(self.wakeups.items()):
             if wakeup["loop_ref"] in resolved:
                 self.wake(wake_ref, cause="signal", reason=f"{signal_type} {signal_ref} came first", now=now)

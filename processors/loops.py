@@ -75,7 +75,11 @@ def register_loop(
     now: datetime,
     subject: str | None = None,
 ) -> OpenLoop:
-    """Registers a loop with its task link, match-index entry and deadline timer, all in one save."""
+    """Registers a loop with its task link, match-index entry and deadline timer, all in one save.
+
+    A signal kept in the match index that would have resolved the loop, had it been processed
+    after the registration, resolves it at once instead (see `domain/watch_index.py`).
+    """
     task.check_open()
     loop_id = ids.loop_id(task.tenant, loop_ref)
     if uow.get(loop_id, OpenLoop) is not None:
@@ -88,9 +92,31 @@ def register_loop(
         )
     )
     task.link_loop(loop_ref, now=now)
-    watch_index(uow, task.tenant, channel, channel_rule(channel).watch_key(watch), now).watch(loop_ref, now=now)
-    set_timer(uow, kind="loop_deadline", target_id=loop_id, due=deadline, now=now)
+    index = watch_index(uow, task.tenant, channel, channel_rule(channel).watch_key(watch), now)
+    kept = index.kept_match(watch, now)
+    if kept is None:
+        index.watch(loop_ref, now=now)
+        set_timer(uow, kind="loop_deadline", target_id=loop_id, due=deadline, now=now)
+        return loop
+    # Everything is stamped with the signal's time, so the events are those of the other order.
+    signal_ref, signal_type, at = kept["ref"], kept["type"], kept["at"]
+    resolve_by_signal(loop, signal_ref=signal_ref, signal_type=signal_type, at=at)
+    if task.ref in kept["tasks"]:
+        task.close_loop_by_signal_in_inbox(loop_ref, signal_ref=signal_ref, signal_type=signal_type, now=at)
+    else:
+        task.receive_signal(
+            signal_ref=signal_ref, signal_type=signal_type, data=dict(kept["data"]), resolved_loops=[loop_ref], now=at
+        )
+        index.mark_delivered(signal_ref, task.ref, now=at)
     return loop
+
+
+def resolve_by_signal(loop: OpenLoop, *, signal_ref: str, signal_type: str, at: datetime) -> None:
+    """The one way a signal resolves a loop, whether it came after the loop or was kept for it."""
+    loop.resolve(
+        resolved_by="signal_match", reason=f"{signal_type} {signal_ref} matched", signal_ref=signal_ref,
+        rule=channel_rule(loop.channel).rule, now=at,
+    )
 
 
 def watch_index(uow: UnitOfWork, tenant: str, channel: str, key: str, now: datetime) -> WatchIndex:

@@ -34,9 +34,10 @@ def schedule_wakeup(uow: UnitOfWork, msg: Message) -> str:
     when = data.get("when")
     wake_ref = data.get("wake_id") or f"{task.ref}/wake/{task.version}"
     reason = data.get("reason") or "self-scheduled wake-up"
-    loop_ref = None
+    loop_ref = f"{wake_ref}/condition" if when else None
+    # Filed before its loop, so a kept signal that resolves the loop at once also wakes the task.
+    task.schedule_wakeup(wake_ref, at=at, loop_ref=loop_ref, reason=reason, now=msg.at)
     if when:
-        loop_ref = f"{wake_ref}/condition"
         if at is not None:
             deadline, if_unresolved = at, WAKE_TASK
         else:
@@ -49,7 +50,6 @@ def schedule_wakeup(uow: UnitOfWork, msg: Message) -> str:
     else:
         assert at is not None, "the message schema requires `at`, `when` or both"
         set_timer(uow, kind="task_wakeup", target_id=task.id, due=at, now=msg.at)
-    task.schedule_wakeup(wake_ref, at=at, loop_ref=loop_ref, reason=reason, now=msg.at)
     parts = ([f"at {format_time(at)}"] if at else []) + ([f"when {when['channel']} {loop_ref} matches"] if when else [])
     return f"{task.ref} will wake {' or '.join(parts)} ({wake_ref})"
 
