@@ -22,7 +22,7 @@ from loopline.processors.application import Loopline
 from loopline.processors.delivery import Delivery
 from loopline.processors.maintenance import Maintenance, TickReport
 from loopline.processors.messages import Message
-from loopline.processors.router import INBOUND_TOPIC, Outcome, Router
+from loopline.processors.router import INBOUND_TOPIC, MessageOutcome, Router
 from loopline.projections import open_loops, proactive_runs, task_memory, tasks, timeline
 from loopline.projections.runner import REBUILD_BATCH, ProjectionRunner
 
@@ -31,13 +31,13 @@ READ_MODELS = (tasks, open_loops, proactive_runs, timeline, task_memory)
 
 @dataclass
 class DrainReport:
-    outcomes: list[Outcome] = field(default_factory=list)
+    outcomes: list[MessageOutcome] = field(default_factory=list)
     delivered: int = 0
     relayed: int = 0
     projected: int = 0
 
     @property
-    def rejected(self) -> list[Outcome]:
+    def rejected(self) -> list[MessageOutcome]:
         return [outcome for outcome in self.outcomes if not outcome.accepted]
 
 

@@ -61,7 +61,8 @@ def publish(
             report = system.drain(progress=lambda n: progress.advance(bar, n))
         scale = system.is_scale
     rejected = invalid + [
-        {"id": o.message.ref, "tenant": o.message.tenant, "type": o.message.type, "reason": o.detail} for o in report.rejected
+        {"id": o.step.message.ref, "tenant": o.step.message.tenant, "type": o.step.message.type, "reason": o.detail}
+        for o in report.rejected
     ]
     for reject in rejected:
         where = f"line {reject['line']}" if "line" in reject else f"message {reject['id']} ({reject['type']})"
