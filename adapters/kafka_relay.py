@@ -1,7 +1,10 @@
-"""The outbox relay: publishes every stored domain event to `loopline.events` in notification order.
+"""The outbox relay: publishes every stored domain event to `loopline.events` in notification order,
+and every input a Kafka worker rejected to `<topic>.dlq`.
 
 At-least-once into Kafka: the relay's position is recorded after the producer flushed, so a
-crash in between republishes a tail that consumers dedupe by `notification_id`.
+crash in between republishes a tail that consumers dedupe by `notification_id` (events) or the
+`loopline-key` header (dead letters). Dead letters are sent from here, after the batch that
+rejected them committed, so a retried batch never sends one twice.
 """
 
 from __future__ import annotations
@@ -10,11 +13,15 @@ import json
 from typing import Any
 
 from eventsourcing.persistence import Tracking
+from eventsourcing.utils import get_topic
 
 from loopline.adapters.kafka_log import Topics, producer
+from loopline.domain.inbound import RejectedInput
 from loopline.processors.application import Loopline
+from loopline.processors.rejects import raw_bytes
 
 SYSTEM_KEY = "_system"
+REJECTED_TOPIC = get_topic(RejectedInput.Recorded)
 
 
 class OutboxRelay:
@@ -32,10 +39,27 @@ class OutboxRelay:
         )
         for notification in notifications:
             self._producer.send(self.topics.events, key=self._tenant_of(notification).encode(), value=_value(notification))
+            if notification.topic == REJECTED_TOPIC:
+                self._dead_letter(notification)
         if notifications:
             self._producer.flush()
             self.app.process_recorder.insert_tracking(Tracking(self.name, notifications[-1].id))
         return len(notifications)
+
+    def _dead_letter(self, notification: Any) -> None:
+        """Sends a Kafka worker's reject, with its original bytes and key, to its topic's dead-letter topic."""
+        reject = self.app.mapper.to_domain_event(notification)
+        assert isinstance(reject, RejectedInput.Recorded)
+        if reject.source not in (self.topics.commands, self.topics.signals):
+            return  # rejected by `loopline publish` from a file: reported there, never on Kafka
+        self._producer.send(
+            self.topics.dlq(reject.source), key=reject.key.encode() if reject.key is not None else None,
+            value=raw_bytes(reject), headers=[
+                ("loopline-reason", reject.reason.encode()),
+                ("loopline-source", f"{reject.source}:{reject.position}".encode()),
+                ("loopline-key", str(reject.originator_id).encode()),
+            ],
+        )
 
     @staticmethod
     def _tenant_of(notification: Any) -> str:

@@ -3,8 +3,10 @@
 Each fetched batch of one partition is applied in one transaction together with the
 partition's position (`Tracking("kafka:<topic>:<partition>", offset + 1)`). A message at or
 below the stored position is skipped, and on every (re)assignment the consumer seeks to the
-stored position, so Kafka's own committed offsets are only a hint. Malformed input goes to
-`<topic>.dlq` with the original bytes, the reason and its source position.
+stored position, so Kafka's own committed offsets are only a hint; the position moves by
+compare-and-set, so two workers that both hold a partition during a rebalance cannot both apply
+a batch. Malformed input is recorded in the batch's transaction (`RejectedInput`); the leader's
+relay sends it to `<topic>.dlq` once it is committed (adapters/kafka_relay.py).
 """
 
 from __future__ import annotations
@@ -12,14 +14,17 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
 from eventsourcing.persistence import IntegrityError, Tracking
 
-from loopline.adapters.kafka_log import Topics, producer
+from loopline.adapters.kafka_log import Topics
 from loopline.adapters.messages import InvalidMessage, parse_message
-from loopline.processors.application import Loopline, UnitOfWork
-from loopline.processors.router import Outcome, prefetch_for, record_and_handle
+from loopline.processors.application import Loopline, Position, UnitOfWork
+from loopline.processors.rejects import reject_input
+from loopline.processors.router import MessageOutcome, fresh_steps, prefetch_for
+from loopline.processors.steps import apply_steps
 
 log = logging.getLogger("loopline.kafka")
 RETRIES = 10
@@ -63,7 +68,7 @@ class PartitionPositions:
 
 @dataclass
 class BatchReport:
-    applied: list[Outcome] = field(default_factory=list)
+    applied: list[MessageOutcome] = field(default_factory=list)
     duplicates: int = 0
     dead_lettered: int = 0
     skipped: int = 0
@@ -72,11 +77,10 @@ class BatchReport:
 class PartitionBatchApplier:
     """Applies one partition's records; synchronous, so it can run in a worker thread."""
 
-    def __init__(self, app: Loopline, topics: Topics, bootstrap: str) -> None:
+    def __init__(self, app: Loopline, topics: Topics) -> None:
         self.app = app
         self.topics = topics
         self.positions = PartitionPositions(app)
-        self._dlq = producer(bootstrap)
 
     def apply(self, topic: str, partition: int, records: list[Any]) -> BatchReport:
         for _ in range(RETRIES):
@@ -103,30 +107,24 @@ class PartitionBatchApplier:
                 if message.kind != expected_kind:
                     raise InvalidMessage(f"kind: a {message.kind} on {topic}; send it to {self.topics.for_kind(message.kind)}")
             except InvalidMessage as error:
-                self._dead_letter(topic, partition, record, str(error))
+                log.warning("dead-lettering %s[%s]@%s: %s", topic, partition, record.offset, error)
+                reject_input(
+                    uow, source=topic, position=f"{partition}:{record.offset}", raw=record.value, reason=str(error),
+                    key=record.key, now=_record_time(record),
+                )
                 report.dead_lettered += 1
                 continue
-            parsed.append((record, message))
-        prefetch_for(uow, [message for _, message in parsed])
-        for record, message in parsed:
-            outcome = record_and_handle(uow, message, source=f"{topic}:{partition}:{record.offset}")
-            if outcome is None:
-                report.duplicates += 1
-            else:
-                report.applied.append(outcome)
-        self._dlq.flush()
-        uow.commit(Tracking(name, fresh[-1].offset + 1))
+            parsed.append((message, f"{topic}:{partition}:{record.offset}"))
+        prefetch_for(uow, [message for message, _ in parsed])
+        steps, report.duplicates = fresh_steps(uow, parsed)
+        report.applied = apply_steps(uow, steps)
+        uow.commit(Position(name, fresh[-1].offset + 1, previous=stored))
         return report
 
-    def _dead_letter(self, topic: str, partition: int, record: Any, reason: str) -> None:
-        log.warning("dead-lettering %s[%s]@%s: %s", topic, partition, record.offset, reason)
-        self._dlq.send(
-            self.topics.dlq(topic), key=record.key, value=record.value,
-            headers=[("loopline-reason", reason.encode()), ("loopline-source", f"{topic}:{partition}:{record.offset}".encode())],
-        )
 
-    def close(self) -> None:
-        self._dlq.close()
+def _record_time(record: Any) -> datetime:
+    """When the broker took the record (its timestamp, in ms): a rejected record has no trusted `at`."""
+    return datetime.fromtimestamp(record.timestamp / 1000, tz=timezone.utc)
 
 
 class KafkaWorker:
@@ -135,7 +133,7 @@ class KafkaWorker:
         self.bootstrap = bootstrap
         self.topics = topics
         self.group_id = group_id
-        self.applier = PartitionBatchApplier(app, topics, bootstrap)
+        self.applier = PartitionBatchApplier(app, topics)
 
     async def run(self, stop: asyncio.Event, on_batch: Any = None) -> None:
         from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener
@@ -174,4 +172,3 @@ class KafkaWorker:
                         on_batch(report)
         finally:
             await consumer.stop()
-            self.applier.close()

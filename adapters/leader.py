@@ -6,27 +6,103 @@
   `loopline tick` from the CLI never scan together, and neither waits long for the other.
 * The schema lock is held while a process creates its tables.
 
-The embedded deployment has one process, which always leads.
+The embedded deployment leads in whichever process holds the home lock: an exclusive `flock` on
+`$LOOPLINE_HOME/lock` that every writing pass (publish, tick, each pass of `loopline run`)
+holds, so two processes never write or deliver at once; a second one waits and says who holds it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any
+import fcntl
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
+from pathlib import Path
+from typing import Any, ContextManager
 
 LEADER_KEY = 0x6C6F6F70  # "loop"
 SCHEDULER_KEY = 0x7469636B  # "tick"
 SCHEMA_KEY = 0x73636865  # "sche"
 
 
+NOTICE_AFTER = 1.0  # seconds a writer waits for the home lock before saying who holds it
+
+
+class HomeLock:
+    """An exclusive lock on a Loopline home, re-entrant within the process that holds it.
+
+    The holder writes its pid and command beside the lock file, so a waiting process can say
+    which one it waits for.
+    """
+
+    def __init__(self, home: Path, notice: Callable[[str], None] | None = None) -> None:
+        self.path = home / "lock"
+        self.holder_path = home / "lock.holder"
+        self.notice = notice or (lambda text: print(text, file=sys.stderr, flush=True))
+        self._fd: int | None = None
+        self._depth = 0
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        if self._depth == 0:
+            self._acquire()
+        self._depth += 1
+        try:
+            yield
+        finally:
+            self._depth -= 1
+            if self._depth == 0:
+                self._release()
+
+    def _acquire(self) -> None:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        started, told = time.monotonic(), False
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if not told and time.monotonic() - started >= NOTICE_AFTER:
+                    self.notice(f"waiting for {self.path.parent}: {self._holder()} is writing to it")
+                    told = True
+                time.sleep(0.05)
+        if told:
+            self.notice(f"{self.path.parent} is free; going on")
+        self._fd = fd
+        self.holder_path.write_text(json.dumps({"pid": os.getpid(), "command": " ".join(sys.argv)}))
+
+    def _holder(self) -> str:
+        try:
+            holder = json.loads(self.holder_path.read_text())
+            return f"process {holder['pid']} ({holder['command']})"
+        except (OSError, ValueError, KeyError):
+            return "another process"
+
+    def _release(self) -> None:
+        assert self._fd is not None
+        fcntl.flock(self._fd, fcntl.LOCK_UN)
+        os.close(self._fd)
+        self._fd = None
+
+
 class SoleLeader:
+    """The embedded deployment: the process holding the home lock writes, ticks and delivers."""
+
+    def __init__(self, home: Path) -> None:
+        self.lock = HomeLock(home)
+
     def try_lead(self) -> bool:
         return True
 
-    @contextmanager
-    def scheduling(self) -> Iterator[None]:
-        yield
+    def writing(self) -> ContextManager[None]:
+        """Held by every pass that writes to the home: appending, draining, ticking."""
+        return self.lock.held()
+
+    def scheduling(self) -> ContextManager[None]:
+        return self.lock.held()
 
     @contextmanager
     def creating_schema(self) -> Iterator[None]:
@@ -45,6 +121,10 @@ class PostgresLeader:
         import psycopg
 
         return psycopg.connect(self.url, autocommit=True)
+
+    def writing(self) -> ContextManager[None]:
+        """At scale the event store keeps concurrent writers apart (positions and versions compare-and-set)."""
+        return nullcontext()
 
     def try_lead(self) -> bool:
         """True while this process holds the leader lock (taking it if it is free)."""
@@ -89,7 +169,7 @@ class PostgresLeader:
         self._conn = None
 
 
-def leader_for(event_store_url: str) -> SoleLeader | PostgresLeader:
+def leader_for(event_store_url: str, home: Path) -> SoleLeader | PostgresLeader:
     if event_store_url.startswith(("postgresql://", "postgres://")):
         return PostgresLeader(event_store_url)
-    return SoleLeader()
+    return SoleLeader(home)

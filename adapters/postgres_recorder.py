@@ -1,4 +1,5 @@
-"""eventsourcing's PostgreSQL process recorder, writing without psycopg's pipeline mode.
+"""eventsourcing's PostgreSQL process recorder, writing without psycopg's pipeline mode, and
+moving positions by compare-and-set.
 
 The library sends a transaction's events as one large statement inside a pipeline; with
 psycopg 3.3 a statement larger than the socket buffers can stall there, the client waiting
@@ -12,8 +13,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from eventsourcing.persistence import StoredEvent
+from eventsourcing.persistence import IntegrityError, StoredEvent, Tracking
 from eventsourcing.postgres import PostgresProcessRecorder
+
+from loopline.processors.application import Position
 
 
 class UnpipelinedProcessRecorder(PostgresProcessRecorder):
@@ -25,6 +28,27 @@ class UnpipelinedProcessRecorder(PostgresProcessRecorder):
                 self._insert_stored_events(curs, stored_events, **kwargs)
                 notification_ids = self._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
         return notification_ids
+
+    def _insert_tracking(self, curs: Any, tracking: Tracking) -> None:
+        # eventsourcing 9.5.6 single-row tracking stores any position higher than the stored one, so a
+        # batch read just before another process committed it would be applied again on top of it.
+        # A `Position` states the position it read; it is stored only where that is still the stored
+        # one. Checked against eventsourcing 9.5.6 (`PostgresTrackingRecorder._insert_tracking`).
+        if not isinstance(tracking, Position):
+            super()._insert_tracking(curs, tracking)
+            return
+        from psycopg.sql import SQL, Identifier
+
+        curs.execute(
+            SQL(
+                "INSERT INTO {schema}.{table} VALUES (%(name)s, %(position)s) "
+                "ON CONFLICT (application_name) DO UPDATE SET notification_id = %(position)s "
+                "WHERE {schema}.{table}.notification_id = %(previous)s RETURNING notification_id"
+            ).format(schema=Identifier(self.datastore.schema), table=Identifier(self.tracking_table_name)),
+            {"name": tracking.application_name, "position": tracking.notification_id, "previous": tracking.previous},
+        )
+        if curs.fetchone() is None:
+            raise IntegrityError(f"position {tracking.application_name} moved from {tracking.previous} meanwhile")
 
     def select_latest(
         self, originator_ids: Sequence[Any], snapshots_table: str | None, after: dict[Any, int] | None = None

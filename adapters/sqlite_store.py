@@ -1,4 +1,5 @@
-"""eventsourcing's SQLite persistence with a page cache sized for a large event store.
+"""eventsourcing's SQLite persistence with a page cache sized for a large event store, and
+positions moved by compare-and-set.
 
 SQLite's default page cache is 2 MiB per connection. Once the store holds millions of events,
 the upper levels of its indexes no longer stay in it, and every aggregate load pays for reading
@@ -9,7 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from eventsourcing.sqlite import SQLiteConnection, SQLiteConnectionPool, SQLiteFactory
+from eventsourcing.persistence import IntegrityError, Tracking
+from eventsourcing.sqlite import (
+    SQLiteConnection,
+    SQLiteConnectionPool,
+    SQLiteCursor,
+    SQLiteFactory,
+    SQLiteProcessRecorder,
+)
+
+from loopline.processors.application import Position
 
 CACHE_MIB = "SQLITE_CACHE_MIB"
 
@@ -25,7 +35,33 @@ class CachingSQLiteConnectionPool(SQLiteConnectionPool):
         return connection
 
 
+class ComparingSQLiteProcessRecorder(SQLiteProcessRecorder):
+    # eventsourcing 9.5.6 single-row tracking stores any position higher than the stored one, so a
+    # batch read just before another process committed it would be applied again on top of it.
+    # A `Position` states the position it read; it is stored only where that is still the stored
+    # one. Checked against eventsourcing 9.5.6 (`SQLiteTrackingRecorder._insert_tracking`).
+    compare_and_set_statement = (
+        "INSERT INTO tracking VALUES (:application_name, :notification_id) "
+        "ON CONFLICT (application_name) DO UPDATE SET notification_id = :notification_id "
+        "WHERE tracking.notification_id = :previous "
+        "RETURNING notification_id"
+    )
+
+    def _insert_tracking(self, c: SQLiteCursor, tracking: Tracking) -> None:
+        if not isinstance(tracking, Position):
+            super()._insert_tracking(c, tracking)
+            return
+        c.execute(self.compare_and_set_statement, {
+            "application_name": tracking.application_name, "notification_id": tracking.notification_id,
+            "previous": tracking.previous,
+        })
+        if c.fetchone() is None:
+            raise IntegrityError(f"position {tracking.application_name} moved from {tracking.previous} meanwhile")
+
+
 class CachingSQLiteFactory(SQLiteFactory):
+    process_recorder_class = ComparingSQLiteProcessRecorder
+
     def __init__(self, env: Any) -> None:
         super().__init__(env)
         default = self.datastore.pool

@@ -22,7 +22,7 @@ from loopline.processors.application import Loopline
 from loopline.processors.delivery import Delivery
 from loopline.processors.maintenance import Maintenance, TickReport
 from loopline.processors.messages import Message
-from loopline.processors.router import INBOUND_TOPIC, Outcome, Router
+from loopline.processors.router import INBOUND_TOPIC, MessageOutcome, Router
 from loopline.projections import open_loops, proactive_runs, task_memory, tasks, timeline
 from loopline.projections.runner import REBUILD_BATCH, ProjectionRunner
 
@@ -31,13 +31,13 @@ READ_MODELS = (tasks, open_loops, proactive_runs, timeline, task_memory)
 
 @dataclass
 class DrainReport:
-    outcomes: list[Outcome] = field(default_factory=list)
+    outcomes: list[MessageOutcome] = field(default_factory=list)
     delivered: int = 0
     relayed: int = 0
     projected: int = 0
 
     @property
-    def rejected(self) -> list[Outcome]:
+    def rejected(self) -> list[MessageOutcome]:
         return [outcome for outcome in self.outcomes if not outcome.accepted]
 
 
@@ -67,24 +67,25 @@ class System:
         """Runs the processors this process may run until none has work left, so the next query sees the effects.
 
         At scale inbound messages are the Kafka workers' job and the relay and delivery the
-        leader's; projections are safe to run anywhere (their positions are compare-and-set).
+        leader's, checked before each batch (a lost lock stops them at once); projections are safe
+        to run anywhere (their positions are compare-and-set). Embedded, the home lock is held throughout.
         """
         report = DrainReport()
-        leads = self.leader.try_lead()
-        while True:
-            outcomes = self.router.run_once() if self.router else []
-            report.outcomes += outcomes
-            if progress and outcomes:
-                progress(len(outcomes))
-            if outcomes:
-                continue
-            report.projected += self.projections.catch_up()  # first: it is what the next query reads
-            relayed = self.relay.run_once() if self.relay and leads else 0
-            delivered = self.delivery.run_once() if leads else 0
-            report.relayed += relayed
-            report.delivered += delivered
-            if not (relayed or delivered):
-                break
+        with self.leader.writing():
+            while True:
+                outcomes = self.router.run_once() if self.router else []
+                report.outcomes += outcomes
+                if progress and outcomes:
+                    progress(len(outcomes))
+                if outcomes:
+                    continue
+                report.projected += self.projections.catch_up()  # first: it is what the next query reads
+                relayed = self.relay.run_once() if self.relay and self.leader.try_lead() else 0
+                delivered = self.delivery.run_once() if self.leader.try_lead() else 0
+                report.relayed += relayed
+                report.delivered += delivered
+                if not (relayed or delivered):
+                    break
         return report
 
     def input_lag(self) -> list[dict[str, Any]]:
@@ -110,9 +111,10 @@ class System:
 
     def tick(self, now: datetime, progress: Callable[[int, int], None] | None = None) -> TickReport:
         """One scheduler scan at a time across all processes, then drain."""
-        with self.leader.scheduling():
-            report = self.maintenance.tick(now, progress)
-        self.drain()
+        with self.leader.writing():
+            with self.leader.scheduling():
+                report = self.maintenance.tick(now, progress)
+            self.drain()
         return report
 
     def rebuild(self, names: Sequence[str] = (), progress: Callable[[int], None] | None = None) -> int:
@@ -146,7 +148,7 @@ class System:
 
 def _rebuild_part(settings: Settings, names: list[str], reports: Any) -> int:
     """One rebuild process: catches up some read models from the event store."""
-    leader = leader_for(settings.event_store)
+    leader = leader_for(settings.event_store, settings.home)
     with leader.creating_schema():  # the store's and read models' CREATE … IF NOT EXISTS race otherwise
         app = Loopline(env=event_store_env(settings.event_store))
         engine = read_model_engine(settings.read_model)
@@ -172,7 +174,7 @@ def _drain_reports(reports: Any, progress: Callable[[int], None] | None, timeout
 def build(settings: Settings | None = None) -> System:
     settings = settings or Settings.load()
     settings.home.mkdir(parents=True, exist_ok=True)
-    leader = leader_for(settings.event_store)
+    leader = leader_for(settings.event_store, settings.home)
     with leader.creating_schema():
         app = Loopline(env=event_store_env(settings.event_store))
         projections = ProjectionRunner(app, read_model_engine(settings.read_model), READ_MODELS)

@@ -45,7 +45,7 @@ def publish(
         fail(f"cannot read {file}: {error.strerror}; give a JSONL file path or - for standard input")
     valid: list[Message] = []
     invalid: list[dict] = []
-    with opened() as system:
+    with opened() as system, system.leader.writing():
         now = SystemClock().now()
         for number, line in enumerate(lines, start=1):
             if not line.strip():
@@ -61,7 +61,8 @@ def publish(
             report = system.drain(progress=lambda n: progress.advance(bar, n))
         scale = system.is_scale
     rejected = invalid + [
-        {"id": o.message.ref, "tenant": o.message.tenant, "type": o.message.type, "reason": o.detail} for o in report.rejected
+        {"id": o.step.message.ref, "tenant": o.step.message.tenant, "type": o.step.message.type, "reason": o.detail}
+        for o in report.rejected
     ]
     for reject in rejected:
         where = f"line {reject['line']}" if "line" in reject else f"message {reject['id']} ({reject['type']})"
@@ -100,11 +101,13 @@ def tick(
         bar = progress.add_task("scanning", total=None)
         report = system.tick(moment, progress=lambda done, total: progress.update(bar, completed=done, total=total))
     if json_:
-        print_json({"now": format_time(moment), "actions": report.actions})
-    elif report.actions:
-        for action in report.actions:
-            out.print(f"{format_time(moment)}  {action}", highlight=False)
-    else:
+        print_json({"now": format_time(moment), "actions": report.actions, "refused": report.refused})
+        return
+    for action in report.actions:
+        out.print(f"{format_time(moment)}  {action}", highlight=False)
+    for refusal in report.refused:  # recorded, shown in `loopline audit`, and never fired again
+        out.print(f"{format_time(moment)}  {refusal}", highlight=False)
+    if not (report.actions or report.refused):
         out.print(f"{format_time(moment)}  nothing was due")
 
 
@@ -146,13 +149,14 @@ def run(
         clock = SystemClock()
         last_tick = float("-inf")
         while True:
-            report = system.drain()
-            if report.outcomes:
-                out.print(f"processed {len(report.outcomes)} message(s), {len(report.rejected)} rejected")
-            if (tick_every > 0 and time.monotonic() - last_tick >= tick_every) or once:
-                for action in system.tick(clock.now()).actions:
-                    out.print(action, highlight=False)
-                last_tick = time.monotonic()
+            with system.leader.writing():  # one pass at a time on this home; the lock is free while sleeping
+                report = system.drain()
+                if report.outcomes:
+                    out.print(f"processed {len(report.outcomes)} message(s), {len(report.rejected)} rejected")
+                if (tick_every > 0 and time.monotonic() - last_tick >= tick_every) or once:
+                    for action in system.tick(clock.now()).actions:
+                        out.print(action, highlight=False)
+                    last_tick = time.monotonic()
             if once:
                 return
             time.sleep(interval)

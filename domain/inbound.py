@@ -59,18 +59,26 @@ class InboundMessage(LooplineAggregate):
 
 
 class RejectedInput(LooplineAggregate):
-    """Input that never became a message (bad JSON, failed validation), kept with its reason."""
+    """Input that never became a message (bad JSON, failed validation), kept with its reason.
+
+    `raw` is the input as it came, as text, or base64 (`encoding`) when its bytes were not UTF-8;
+    `key` is the Kafka record's key, so a dead letter goes out keyed like the original.
+    """
 
     class Recorded(Aggregate.Created):
         source: str
         position: str
         raw: str
+        encoding: str
+        key: str | None
         reason: str
 
-    def __init__(self, source: str, position: str, raw: str, reason: str) -> None:
+    def __init__(self, source: str, position: str, raw: str, encoding: str, key: str | None, reason: str) -> None:
         self.source = source
         self.position = position
         self.raw = raw
+        self.encoding = encoding
+        self.key = key
         self.reason = reason
 
     @classmethod

@@ -35,6 +35,19 @@ TRANSITIONS: dict[TaskStatus, frozenset[TaskStatus]] = {
 
 TERMINAL: frozenset[TaskStatus] = frozenset(s for s, targets in TRANSITIONS.items() if not targets)
 
+# What reaching its expiry does to an open task, by status: (without open loops, with open loops).
+# A task the agent is working on hands unresolved loops to the owner; one not yet approved or
+# paused has nobody acting on it, so it expires and its loops close with it; an escalated task
+# is already with the owner and stays there, escalated again for expiry (the owner is told once).
+AT_EXPIRY: dict[TaskStatus, tuple[TaskStatus, TaskStatus]] = {
+    S.PENDING_REVIEW: (S.EXPIRED, S.EXPIRED),
+    S.READY: (S.EXPIRED, S.ESCALATED),
+    S.EXECUTING: (S.EXPIRED, S.ESCALATED),
+    S.WAITING: (S.EXPIRED, S.ESCALATED),
+    S.DORMANT: (S.EXPIRED, S.EXPIRED),
+    S.ESCALATED: (S.ESCALATED, S.ESCALATED),
+}
+
 # Each seed's status words mapped onto the canonical set. A value that is not a
 # TaskStatus names a condition flagged on a task rather than a state.
 SEED_VOCABULARY: dict[str, dict[str, TaskStatus | str]] = {

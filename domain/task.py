@@ -9,7 +9,7 @@ from eventsourcing.domain import Aggregate
 
 from loopline.domain.base import LooplineAggregate, TaskEvent
 from loopline.domain.errors import DomainError
-from loopline.domain.status import TERMINAL, TaskStatus, check_transition, parse_status
+from loopline.domain.status import AT_EXPIRY, TERMINAL, TaskStatus, check_transition, parse_status
 
 
 class TaskClosed(DomainError):
@@ -335,7 +335,8 @@ class Task(LooplineAggregate):
         self.trigger_event(self.GuidanceGiven, timestamp=now, text=text, status=self._target(TaskStatus.EXECUTING))
 
     def escalate(self, *, reason: str, cause: str, now: datetime) -> None:
-        status = self._target(TaskStatus.ESCALATED)
+        """Hands the task to the owner; an escalated task escalated again stays escalated with the newer reason."""
+        status = self.status if self.status is TaskStatus.ESCALATED else self._target(TaskStatus.ESCALATED)
         self.trigger_event(self.Escalated, timestamp=now, reason=reason, cause=cause, status=status)
 
     def complete(self, *, summary: str, now: datetime) -> None:
@@ -399,6 +400,12 @@ class Task(LooplineAggregate):
             return False
         self.trigger_event(self.StallFlagged, timestamp=now, idle_days=idle.days, last_activity_at=self.last_activity_at)
         return True
+
+    def expiry_outcome(self) -> TaskStatus:
+        """The status reaching its expiry leads to from the task's current status (`AT_EXPIRY`)."""
+        self.check_open()
+        without_loops, with_loops = AT_EXPIRY[self.status]
+        return with_loops if self.open_loops else without_loops
 
     def is_due_to_expire(self, now: datetime) -> bool:
         """Due, and not already escalated for expiry (seed 000 lifecycle step 5 guards re-escalation)."""

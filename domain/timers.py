@@ -86,6 +86,15 @@ class TimerBucket(LooplineAggregate):
         def apply(self, bucket: TimerBucket) -> None:
             bucket.size += 1
 
+    class TimerRefused(Aggregate.Event):
+        """A timer whose firing the domain refused: kept with the rule and reason, and never fired again."""
+
+        kind: str
+        target_id: UUID
+        due: datetime
+        rule: str
+        reason: str
+
     class Closed(Aggregate.Event):
         def apply(self, bucket: TimerBucket) -> None:
             bucket.closed = True
@@ -106,11 +115,20 @@ class TimerBucket(LooplineAggregate):
             raise BucketClosed(f"timer bucket {self.hour.isoformat()}#{self.shard} has been swept and closed")
         self.trigger_event(self.TimerSet, timestamp=now, kind=kind, target_id=target_id, due=due)
 
+    def refuse_timer(self, *, kind: str, target_id: UUID, due: datetime, rule: str, reason: str, now: datetime) -> None:
+        self.trigger_event(self.TimerRefused, timestamp=now, kind=kind, target_id=target_id, due=due, rule=rule, reason=reason)
+
     @staticmethod
     def due(events: Iterable[Any], now: datetime) -> list[tuple[str, UUID, datetime]]:
-        """The distinct timers among a bucket's events that are due at `now`, earliest first."""
-        timers = {(e.kind, e.target_id, e.due) for e in events if isinstance(e, TimerBucket.TimerSet) and e.due <= now}
-        return sorted(timers, key=lambda timer: (timer[2], timer[0], str(timer[1])))
+        """The distinct timers among a bucket's events that are due at `now` and were never refused, earliest first."""
+        timers: set[tuple[str, UUID, datetime]] = set()
+        refused: set[tuple[str, UUID, datetime]] = set()
+        for e in events:
+            if isinstance(e, TimerBucket.TimerSet) and e.due <= now:
+                timers.add((e.kind, e.target_id, e.due))
+            elif isinstance(e, TimerBucket.TimerRefused):
+                refused.add((e.kind, e.target_id, e.due))
+        return sorted(timers - refused, key=lambda timer: (timer[2], timer[0], str(timer[1])))
 
     def close(self, *, now: datetime) -> None:
         if not self.closed:

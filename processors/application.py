@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 from uuid import UUID
 
@@ -16,6 +17,15 @@ from loopline.domain.timers import TimerBucket
 from loopline.domain.watch_index import WatchIndex
 
 A = TypeVar("A", bound=LooplineAggregate)
+
+
+@dataclass(frozen=True)
+class Position(Tracking):
+    """A processor's new position together with the one it read: the recorders store it only if the
+    stored position is still `previous` (IntegrityError otherwise), so two processes reading the
+    same batch cannot both apply it."""
+
+    previous: int = 0
 
 
 class AggregateCache:

@@ -3,7 +3,9 @@
 Work follows the timer wheel, so a tick touches due items only. Each bucket is swept in one
 transaction (its due timers' effects and, once its hour has passed, its closing), and every
 timer checks its aggregate's state first, which makes a tick idempotent: running it again, or
-after a crash half-way, changes nothing that was already done.
+after a crash half-way, changes nothing that was already done. Each firing is a step of the one
+batch path (`processors/steps.py`): a firing the domain refuses is undone, kept on its bucket
+with the rule that refused it (so it never fires again), and told to the task's owner.
 """
 
 from __future__ import annotations
@@ -16,25 +18,30 @@ from uuid import UUID
 from eventsourcing.persistence import IntegrityError
 
 from loopline.domain import ids
+from loopline.domain.errors import DomainError
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.proactive_run import ProactiveRun
+from loopline.domain.status import TaskStatus
 from loopline.domain.task import Task
 from loopline.domain.task_types import task_type
 from loopline.domain.timers import SHARDS, TimerBucket, TimerWheel
 from loopline.domain.timeutil import HOUR, floor_hour
 from loopline.processors.application import Loopline, UnitOfWork
 from loopline.processors.deadline_actions import take_deadline_action
-from loopline.processors.loops import load_task, proactive_run, schedule_stall_check, set_timer
+from loopline.processors.loops import close_task_loops, load_task, proactive_run, schedule_stall_check, set_timer
 from loopline.processors.ports import Drafter
+from loopline.processors.steps import apply_steps
 from loopline.processors.wakeups import wake_due
 
 RETRIES = 5
+EXPIRED_BECAUSE = {TaskStatus.PENDING_REVIEW: "without the owner's review", TaskStatus.DORMANT: "while dormant"}
 
 
 @dataclass
 class TickReport:
     now: datetime
     actions: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
     buckets_swept: int = 0
 
 
@@ -68,12 +75,13 @@ class Maintenance:
             if bucket is None or bucket.closed:
                 return
             size = bucket.size
-            outcomes: list[str] = []
-            for kind, target_id, _due in TimerBucket.due(self.app.events.get(bucket_id), now):
-                outcome = FIRE[kind](self, uow, target_id, now)
-                uow.end_step()
-                if outcome:
-                    outcomes.append(outcome)
+            firings = [
+                TimerFiring(self, bucket_id, kind, target_id, due, now)
+                for kind, target_id, due in TimerBucket.due(self.app.events.get(bucket_id), now)
+            ]
+            outcomes = apply_steps(uow, firings)
+            bucket = uow.get(bucket_id, TimerBucket)  # a refused step may have rebuilt it
+            assert bucket is not None
             closing = hour + HOUR <= now and bucket.size == size  # a timer filed while firing: sweep again first
             if closing:
                 bucket.close(now=now)
@@ -81,7 +89,8 @@ class Maintenance:
                 uow.commit()
             except IntegrityError:
                 continue  # a concurrent writer changed the bucket or a target: sweep it again
-            report.actions += outcomes
+            report.actions += [o.detail for o in outcomes if o.accepted and o.detail]
+            report.refused += [f"{o.step.kind} timer of {o.step.target_id} refused: {o.detail}" for o in outcomes if not o.accepted]
             report.buckets_swept += closing
             if closing or hour + HOUR > now:
                 return
@@ -106,22 +115,27 @@ class Maintenance:
         return take_deadline_action(uow, loop, load_task(uow, loop.tenant, loop.task_ref), self.drafter, now)
 
     def _task_expiry(self, uow: UnitOfWork, task_id: UUID, now: datetime) -> str | None:
+        """Takes the outcome the task's status gives its expiry (`domain/status.py` AT_EXPIRY)."""
         task = uow.get(task_id, Task)
         if task is None or not task.is_due_to_expire(now):
             return None
         age = (now - task.created_on).days
-        if task.open_loops:
-            reason = (
-                f"expired after {age} days with unresolved loops {', '.join(task.open_loops)}; "
-                "decide: extend, notify or cancel"
-            )
+        if task.expiry_outcome() is TaskStatus.ESCALATED:
+            if task.open_loops:
+                waiting, label = f"with unresolved loops {', '.join(task.open_loops)}", "expired with open loops"
+            else:
+                waiting, label = f"while escalated ({task.escalation_reason})", "expired while escalated"
+            reason = f"expired after {age} days {waiting}; decide: extend, notify or cancel"
             task.escalate(reason=reason, cause="expiry", now=now)
             proactive_run(uow, task.tenant, now).queue_escalation(
                 task_ref=task.ref, loop_ref=None, reason=f"synthesis requested: {reason}", now=now
             )
-            return f"{task.ref}: escalated (expired with open loops)"
-        task.expire(reason=f"expired after {age} days with no activity", now=now)
-        task.notify_user(kind="task_expired", message=f"Task '{task.title}' expired after {age} days with no activity", now=now)
+            return f"{task.ref}: escalated ({label})"
+        why = EXPIRED_BECAUSE.get(task.status, "with no activity")
+        reason = f"expired after {age} days {why}"
+        close_task_loops(uow, task, resolved_by="expired", reason=f"task expired: {reason}", now=now)
+        task.expire(reason=reason, now=now)
+        task.notify_user(kind="task_expired", message=f"Task '{task.title}' {reason}", now=now)
         return f"{task.ref}: expired"
 
     def _proactive_run(self, uow: UnitOfWork, run_id: UUID, now: datetime) -> str | None:
@@ -161,6 +175,43 @@ class Maintenance:
 
     def _wakeup(self, uow: UnitOfWork, task_id: UUID, now: datetime) -> str | None:
         return wake_due(uow, task_id, now)
+
+
+@dataclass(frozen=True)
+class TimerFiring:
+    """One due timer as a step; refused, its bucket keeps it as refused and the task's owner is told."""
+
+    maintenance: Maintenance
+    bucket_id: UUID
+    kind: str
+    target_id: UUID
+    due: datetime
+    now: datetime
+
+    def apply(self, uow: UnitOfWork) -> str | None:
+        return FIRE[self.kind](self.maintenance, uow, self.target_id, self.now)
+
+    def refuse(self, uow: UnitOfWork, error: DomainError) -> None:
+        rule = type(error).__name__
+        bucket = uow.get(self.bucket_id, TimerBucket)
+        assert bucket is not None
+        bucket.refuse_timer(kind=self.kind, target_id=self.target_id, due=self.due, rule=rule, reason=str(error), now=self.now)
+        task = self._task(uow)
+        if task is not None:
+            task.notify_user(
+                kind="timer_refused",
+                message=f"'{task.title}': the {self.kind.replace('_', ' ')} timer due {self.due.isoformat()} was refused "
+                f"by rule {rule}: {error}. It will not fire again; decide what should happen next.",
+                now=self.now,
+            )
+
+    def _task(self, uow: UnitOfWork) -> Task | None:
+        if self.kind == "loop_deadline":
+            loop = uow.get(self.target_id, OpenLoop)
+            return uow.get(ids.task_id(loop.tenant, loop.task_ref), Task) if loop is not None else None
+        if self.kind == "proactive_run":
+            return None
+        return uow.get(self.target_id, Task)
 
 
 FIRE: dict[str, Callable[[Maintenance, UnitOfWork, UUID, datetime], str | None]] = {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 from datetime import datetime
 
@@ -12,9 +13,30 @@ from loopline.processors.application import Loopline, UnitOfWork
 
 def record_rejected_input(app: Loopline, *, source: str, position: str, raw: str, reason: str, now: datetime) -> None:
     """The same bad input at the same place is kept once, however often it is published."""
-    fingerprint = hashlib.sha256(f"{source}\x1f{position}\x1f{raw}".encode()).hexdigest()
-    reject_id = ids.rejected_input_id(fingerprint)
     uow = UnitOfWork(app)
-    if uow.get(reject_id, RejectedInput) is None:
-        uow.add(RejectedInput.record(id=reject_id, now=now, source=source, position=position, raw=raw, reason=reason))
-        uow.commit()
+    reject_input(uow, source=source, position=position, raw=raw, reason=reason, key=None, now=now)
+    uow.commit()
+
+
+def reject_input(
+    uow: UnitOfWork, *, source: str, position: str, raw: str | bytes, reason: str, key: bytes | None, now: datetime
+) -> None:
+    """Adds the reject to a unit of work (a Kafka batch records its dead letters in its own transaction)."""
+    data = raw.encode() if isinstance(raw, str) else raw
+    fingerprint = hashlib.sha256(f"{source}\x1f{position}\x1f".encode() + data).hexdigest()
+    reject_id = ids.rejected_input_id(fingerprint)
+    if uow.get(reject_id, RejectedInput) is not None:
+        return
+    try:
+        text, encoding = data.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        text, encoding = base64.b64encode(data).decode(), "base64"
+    uow.add(RejectedInput.record(
+        id=reject_id, now=now, source=source, position=position, raw=text, encoding=encoding,
+        key=key.decode("utf-8", "backslashreplace") if key is not None else None, reason=reason,
+    ))
+
+
+def raw_bytes(reject: RejectedInput.Recorded) -> bytes:
+    """The rejected input's original bytes."""
+    return base64.b64decode(reject.raw) if reject.encoding == "base64" else reject.raw.encode()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from uuid import UUID
 
-from eventsourcing.persistence import Tracking
+from eventsourcing.persistence import IntegrityError
 from eventsourcing.utils import get_topic
 
 from loopline.domain import ids
@@ -14,60 +14,66 @@ from loopline.domain.inbound import InboundMessage
 from loopline.domain.matching import CHANNEL_BY_SIGNAL
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.watch_index import WatchIndex
-from loopline.processors.application import Loopline, UnitOfWork
+from loopline.processors.application import Loopline, Position, UnitOfWork
 from loopline.processors.commands import COMMANDS
 from loopline.processors.messages import Message
 from loopline.processors.signals import handle_signal
+from loopline.processors.steps import Outcome, apply_steps
 
 INBOUND_TOPIC = get_topic(InboundMessage.Received)
+RETRIES = 10
+
+
+def handle_message(uow: UnitOfWork, msg: Message) -> str:
+    """The single dispatch point for commands and signals; a DomainError refuses the message."""
+    return COMMANDS[msg.type](uow, msg) if msg.kind == "command" else handle_signal(uow, msg)
 
 
 @dataclass(frozen=True)
-class Outcome:
+class MessageStep:
+    """One command or signal as a step; refused, its receipt records the reason."""
+
+    message_id: UUID
     message: Message
-    accepted: bool
-    detail: str
+    source: str | None = None  # where it came in, when its receipt is not stored yet (Kafka)
+
+    def apply(self, uow: UnitOfWork) -> str:
+        if self.source is not None:
+            self._receive(uow)
+        return handle_message(uow, self.message)
+
+    def refuse(self, uow: UnitOfWork, error: DomainError) -> None:
+        inbound = uow.get(self.message_id, InboundMessage) or self._receive(uow)
+        inbound.reject(reason=str(error))
+
+    def _receive(self, uow: UnitOfWork) -> InboundMessage:
+        msg = self.message
+        return uow.add(
+            InboundMessage.receive(
+                id=self.message_id, at=msg.at, kind=msg.kind, ref=msg.ref, type=msg.type, tenant=msg.tenant,
+                data=msg.data, source=self.source or "",
+            )
+        )
 
 
-def handle_message(uow: UnitOfWork, msg: Message) -> Outcome:
-    """Applies one message as one step of the unit of work; a domain error undoes the step and rejects it."""
-    try:
-        detail = COMMANDS[msg.type](uow, msg) if msg.kind == "command" else handle_signal(uow, msg)
-    except DomainError as error:
-        uow.rollback_step()
-        reason = str(error)
-        return Outcome(msg, accepted=False, detail=reason)
-    uow.end_step()
-    return Outcome(msg, accepted=True, detail=detail)
+MessageOutcome = Outcome[MessageStep]
 
 
-def record_and_handle(uow: UnitOfWork, msg: Message, source: str) -> Outcome | None:
-    """Records the message's receipt and applies it; None when this (tenant, id) was seen before.
+def fresh_steps(uow: UnitOfWork, messages: list[tuple[Message, str]]) -> tuple[list[MessageStep], int]:
+    """Steps for the messages whose (tenant, id) was never received, with how many were repeats.
 
-    Used where the log is not the event store (Kafka): the receipt is saved in the same
+    Used where the log is not the event store (Kafka): each step saves the receipt in the same
     transaction as the message's effects, so a redelivered message finds it and changes nothing.
     """
-    message_id = ids.message_id(msg.tenant, msg.ref)
-    if uow.get(message_id, InboundMessage) is not None:
-        return None
-    uow.add(
-        InboundMessage.receive(
-            id=message_id, at=msg.at, kind=msg.kind, ref=msg.ref, type=msg.type, tenant=msg.tenant, data=msg.data,
-            source=source,
-        )
-    )
-    uow.end_step()
-    return _handle_or_reject(uow, message_id, msg)
-
-
-def _handle_or_reject(uow: UnitOfWork, message_id: UUID, msg: Message) -> Outcome:
-    outcome = handle_message(uow, msg)
-    if not outcome.accepted:
-        inbound = uow.get(message_id, InboundMessage)
-        assert inbound is not None
-        inbound.reject(reason=outcome.detail)
-        uow.end_step()
-    return outcome
+    steps: list[MessageStep] = []
+    seen: set[UUID] = set()
+    for msg, source in messages:
+        message_id = ids.message_id(msg.tenant, msg.ref)
+        if message_id in seen or uow.get(message_id, InboundMessage) is not None:
+            continue
+        seen.add(message_id)
+        steps.append(MessageStep(message_id, msg, source))
+    return steps, len(messages) - len(steps)
 
 
 def prefetch_for(uow: UnitOfWork, messages: list[Message]) -> None:
@@ -92,8 +98,10 @@ def prefetch_for(uow: UnitOfWork, messages: list[Message]) -> None:
 class Router:
     """Follows the embedded log (InboundMessage events in the event store) in batches.
 
-    Each batch is one transaction: every event it caused, each reject, and the router's position.
-    A crash before the commit leaves the position where it was, so the batch is simply redone.
+    Each batch is one transaction: every event it caused, each reject, and the router's position,
+    moved by compare-and-set from the position the batch was read at. A crash before the commit
+    leaves the position where it was, so the batch is simply redone; a process that committed the
+    same batch first makes this commit fail, and the batch after it is read instead.
     """
 
     name = "router"
@@ -102,22 +110,31 @@ class Router:
         self.app = app
         self.batch_size = batch_size
 
-    def run_once(self) -> list[Outcome]:
+    def run_once(self) -> list[MessageOutcome]:
+        for _ in range(RETRIES):
+            try:
+                return self._apply_batch()
+            except IntegrityError:
+                continue  # another process moved the position or wrote the same aggregates first
+        raise RuntimeError("the router kept conflicting with another process on this home; run it again")
+
+    def _apply_batch(self) -> list[MessageOutcome]:
+        previous = self.app.position(self.name)
         notifications = self.app.process_recorder.select_notifications(
-            start=self.app.position(self.name) + 1, limit=self.batch_size, topics=[INBOUND_TOPIC]
+            start=previous + 1, limit=self.batch_size, topics=[INBOUND_TOPIC]
         )
         if not notifications:
             return []
         uow = UnitOfWork(self.app)
-        batch = []
+        steps = []
         for notification in notifications:
             received = self.app.mapper.to_domain_event(notification)
             assert isinstance(received, InboundMessage.Received)
-            batch.append((received.originator_id, Message(
+            steps.append(MessageStep(received.originator_id, Message(
                 kind=received.kind, ref=received.ref, type=received.type, tenant=received.tenant,
                 at=received.timestamp, data=received.data,
             )))
-        prefetch_for(uow, [msg for _, msg in batch])
-        outcomes = [_handle_or_reject(uow, message_id, msg) for message_id, msg in batch]
-        uow.commit(Tracking(self.name, notifications[-1].id))
+        prefetch_for(uow, [step.message for step in steps])
+        outcomes = apply_steps(uow, steps)
+        uow.commit(Position(self.name, notifications[-1].id, previous=previous))
         return outcomes
