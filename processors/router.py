@@ -15,7 +15,7 @@ from loopline.domain.matching import CHANNEL_BY_SIGNAL
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.watch_index import WatchIndex
 from loopline.processors.application import Loopline, UnitOfWork
-from loopline.processors.commands import COMMANDS
+from loopline.processors.commands import command_from_data, handle_command
 from loopline.processors.messages import Message
 from loopline.processors.signals import handle_signal
 
@@ -32,7 +32,7 @@ class Outcome:
 def handle_message(uow: UnitOfWork, msg: Message) -> Outcome:
     """Applies one message as one step of the unit of work; a domain error undoes the step and rejects it."""
     try:
-        detail = COMMANDS[msg.type](uow, msg) if msg.kind == "command" else handle_signal(uow, msg)
+        detail = handle_command(uow, msg) if msg.kind == "command" else handle_signal(uow, msg)
     except DomainError as error:
         uow.rollback_step()
         reason = str(error)
@@ -116,6 +116,7 @@ class Router:
             batch.append((received.originator_id, Message(
                 kind=received.kind, ref=received.ref, type=received.type, tenant=received.tenant,
                 at=received.timestamp, data=received.data,
+                command=command_from_data(received.type, received.data) if received.kind == "command" else None,
             )))
         prefetch_for(uow, [msg for _, msg in batch])
         outcomes = [_handle_or_reject(uow, message_id, msg) for message_id, msg in batch]
