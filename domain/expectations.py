@@ -92,15 +92,15 @@ def _put(target: dict[str, Any], key: str, value: Any, path: str, source: str, s
     set_by[path] = source
 
 
-def _webhook_fields(trigger: str) -> tuple[ActionField, ...]:
+def _webhook_fields(thing: str, trigger: str) -> tuple[ActionField, ...]:
     return (
         ActionField("resource_id", watch="match_fields.resource_id",
-                    doc="the document's id; only a webhook whose payload has this resource_id resolves the loop"),
+                    doc=f"the {thing}'s id; only a webhook whose payload carries this `resource_id` resolves the loop"),
         ActionField("match_fields", type=dict[str, Any], watch="match_fields",
                     doc="payload fields the completing webhook must carry with these values"),
         ActionField("source", watch="source", doc="the webhook's source (default `loopline`)"),
         ActionField("trigger_name", watch="trigger_name", doc=f"the webhook's trigger (default `{trigger}`)"),
-        ActionField("to", doc="who it was sent to (recorded)"),
+        ActionField("to", doc="who it went to"),
     )
 
 
@@ -112,7 +112,7 @@ _CONTRACTS = (
             ActionField("thread_id", watch="thread_id", doc="only a reply in this thread resolves the loop"),
             ActionField("subject", doc="the email's subject; a follow-up answers it with `Re:`"),
             ActionField("message_id", doc="the sent email's Message-ID; a follow-up is threaded under it"),
-            ActionField("body", doc="the text sent (recorded)"),
+            ActionField("body", doc="the text sent"),
         ),
     ),
     Expectation(
@@ -121,13 +121,13 @@ _CONTRACTS = (
         fields=(
             ActionField("event_id", required=True, watch="event_id", doc="the event; its `invite_accepted` resolves the loop"),
             ActionField("attendee_email", watch="attendee_email", doc="only this invitee's acceptance resolves the loop"),
-            ActionField("attendees", type=list[str], doc="everyone invited (recorded)"),
+            ActionField("attendees", type=list[str], doc="everyone invited"),
         ),
         watch_defaults={"event_type": "invite_accepted"},
     ),
     Expectation(
         "send_contract", "Signed return or acknowledgment", "webhook", timedelta(days=7), DeadlineAction.SEND_REMINDER,
-        fields=_webhook_fields("document_signed"),
+        fields=_webhook_fields("document", "document_signed"),
         watch_defaults={"source": "loopline", "trigger_name": "document_signed"},
     ),
     Expectation(
@@ -145,12 +145,12 @@ _CONTRACTS = (
             ActionField("channel_id", required=True, watch="channel_id", doc="the DM channel"),
             ActionField("ts", watch="after_ts", doc="the sent message's ts; only a later message resolves the loop"),
             ActionField("after_ts", watch="after_ts", doc="the same as `ts`"),
-            ActionField("text", doc="the text sent (recorded)"),
+            ActionField("text", doc="the text sent"),
         ),
     ),
     Expectation(
         "create_todo", "Completion or acknowledgment", "webhook", timedelta(days=2), DeadlineAction.SEND_REMINDER,
-        fields=_webhook_fields("todo_completed"),
+        fields=_webhook_fields("todo", "todo_completed"),
         watch_defaults={"source": "loopline", "trigger_name": "todo_completed"},
     ),
 )
