@@ -20,6 +20,17 @@ class DuplicateWakeup(DomainError):
     pass
 
 
+class OwnerDecision(DomainError):
+    """A status change only the owner may make (seed 002 §3, seed 004 §2), asked for by progress notes."""
+
+
+OWNER_DECISIONS: dict[tuple[TaskStatus, TaskStatus], str] = {
+    (TaskStatus.PENDING_REVIEW, TaskStatus.READY): "only the owner approves: use task.approve",
+    (TaskStatus.ESCALATED, TaskStatus.EXECUTING): "only owner guidance resumes: use task.guidance",
+}
+"""Transitions `task.update` may not make, with the command that makes each."""
+
+
 class Task(LooplineAggregate):
     """Events carry the business time as their timestamp and every field their `apply` needs.
 
@@ -314,6 +325,9 @@ class Task(LooplineAggregate):
             check_transition(self.status, target)
         if target in TERMINAL:
             raise TaskClosed(f"use task.complete or task.cancel to close task {self.ref}, not task.update")
+        owner_decision = OWNER_DECISIONS.get((self.status, target))
+        if owner_decision:
+            raise OwnerDecision(f"task.update cannot move task {self.ref} from {self.status} to {target}; {owner_decision}")
         self.trigger_event(self.ProgressNoted, timestamp=now, notes=notes, status=target)
 
     def notify_user(self, *, kind: str, message: str, now: datetime) -> None:

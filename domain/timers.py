@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 from uuid import UUID
 
@@ -20,6 +21,16 @@ from loopline.domain.errors import DomainError
 from loopline.domain.timeutil import floor_hour
 
 SHARDS = 8
+
+
+class TimerKind(StrEnum):
+    """Every kind of timer; the scan's handlers (`processors/maintenance.py` FIRE) cover exactly these."""
+
+    LOOP_DEADLINE = "loop_deadline"
+    TASK_EXPIRY = "task_expiry"
+    PROACTIVE_RUN = "proactive_run"
+    TASK_STALL_CHECK = "task_stall_check"
+    TASK_WAKEUP = "task_wakeup"
 
 
 class BucketClosed(DomainError):
@@ -109,11 +120,12 @@ class TimerBucket(LooplineAggregate):
     def open(cls, *, id: Any, hour: datetime, shard: int, now: datetime) -> TimerBucket:  # noqa: A002
         return cls._create(cls.Opened, id=id, timestamp=now, hour=hour, shard=shard)
 
-    def set_timer(self, *, kind: str, target_id: UUID, due: datetime, now: datetime) -> None:
+    def set_timer(self, *, kind: TimerKind, target_id: UUID, due: datetime, now: datetime) -> None:
         """Files a timer; the same timer filed twice fires once (see `due`), and firing is idempotent anyway."""
+        kind = TimerKind(kind)  # an unknown kind is refused here, never met by a tick
         if self.closed:
             raise BucketClosed(f"timer bucket {self.hour.isoformat()}#{self.shard} has been swept and closed")
-        self.trigger_event(self.TimerSet, timestamp=now, kind=kind, target_id=target_id, due=due)
+        self.trigger_event(self.TimerSet, timestamp=now, kind=str(kind), target_id=target_id, due=due)
 
     def refuse_timer(self, *, kind: str, target_id: UUID, due: datetime, rule: str, reason: str, now: datetime) -> None:
         self.trigger_event(self.TimerRefused, timestamp=now, kind=kind, target_id=target_id, due=due, rule=rule, reason=reason)

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 from loopline.domain import ids
-from loopline.domain.expectations import EXPECTATIONS, expected_watch
+from loopline.domain.expectations import expectation_for
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.status import TaskStatus
 from loopline.domain.task import Task
 from loopline.domain.task_types import task_type
-from loopline.domain.timeutil import parse_time
+from loopline.domain.timers import TimerKind
+from loopline.domain.timeutil import format_time
 from loopline.processors.application import UnitOfWork
 from loopline.processors.loops import (
     UnknownLoop,
@@ -24,30 +27,45 @@ from loopline.processors.loops import (
     schedule_stall_check,
     set_timer,
 )
+from loopline.processors.commands_types import (
+    CancelTask,
+    CompleteTask,
+    CreateTask,
+    GiveGuidance,
+    RecordAction,
+    RecordWorkflowOutput,
+    RegisterLoop,
+    ResolveLoop,
+    ReviewTask,
+    ScheduleRun,
+    UpdateTask,
+    WakeTask,
+    from_data,
+)
 from loopline.processors.messages import Message
 from loopline.processors.wakeups import record_workflow_output, schedule_wakeup, wake_on_condition
 
-Handler = Callable[[UnitOfWork, Message], str]
+Handler = Callable[[UnitOfWork, Message, Any], str]
+"""Takes the unit of work, the message (tenant, time) and the message's typed command."""
 
 
-def create_task(uow: UnitOfWork, msg: Message) -> str:
-    data, tenant = msg.data, msg.tenant
-    task_ref = data["task_id"]
-    task_uuid = ids.task_id(tenant, task_ref)
+def create_task(uow: UnitOfWork, msg: Message, cmd: CreateTask) -> str:
+    tenant = msg.tenant
+    task_uuid = ids.task_id(tenant, cmd.task_id)
     if uow.get(task_uuid, Task) is not None:
-        return f"task {task_ref} already exists; nothing changed"
-    kind = task_type(data.get("task_type") or "ad_hoc")
-    confidence = data.get("confidence")
+        return f"task {cmd.task_id} already exists; nothing changed"
+    kind = task_type(cmd.task_type or "ad_hoc")
+    confidence = cmd.confidence
     needs_review = confidence is not None and confidence < kind.auto_threshold
-    expires_in_days = data.get("expires_in_days", kind.expires_in_days)
+    expires_in_days = cmd.expires_in_days if cmd.expires_in_days is not None else kind.expires_in_days
     expires_at = msg.at + timedelta(days=expires_in_days) if expires_in_days else None
     task = uow.add(
         Task.create(
-            id=task_uuid, now=msg.at, tenant=tenant, ref=task_ref, title=data["title"],
-            description=data.get("description") or "", task_type=kind.name,
+            id=task_uuid, now=msg.at, tenant=tenant, ref=cmd.task_id, title=cmd.title,
+            description=cmd.description or "", task_type=kind.name,
             status=TaskStatus.PENDING_REVIEW if needs_review else TaskStatus.EXECUTING,
-            expires_at=expires_at, priority=data.get("priority"), contact=data.get("contact"),
-            confidence=confidence, context=data.get("context") or {},
+            expires_at=expires_at, priority=cmd.priority, contact=cmd.contact,
+            confidence=confidence, context=dict(cmd.context or {}),
             reason=(
                 f"confidence {confidence} below {kind.name} auto threshold {kind.auto_threshold}: owner review"
                 if needs_review
@@ -56,122 +74,144 @@ def create_task(uow: UnitOfWork, msg: Message) -> str:
         )
     )
     if expires_at is not None:
-        set_timer(uow, kind="task_expiry", target_id=task.id, due=expires_at, now=msg.at)
+        set_timer(uow, kind=TimerKind.TASK_EXPIRY, target_id=task.id, due=expires_at, now=msg.at)
     schedule_stall_check(uow, task, msg.at + timedelta(days=kind.stalled_after_days), msg.at)
     proactive_run(uow, tenant, msg.at)
-    return f"created task {task_ref} ({task.status})"
+    return f"created task {cmd.task_id} ({task.status})"
 
 
-def record_action(uow: UnitOfWork, msg: Message) -> str:
-    data = msg.data
-    task = load_task(uow, msg.tenant, data["task_id"])
-    action = data["action"]
-    details = {k: v for k, v in data.items() if k not in ("task_id", "action", "summary", "expect")}
+def record_action(uow: UnitOfWork, msg: Message, cmd: RecordAction) -> str:
+    task = load_task(uow, msg.tenant, cmd.task_id)
+    action, details = cmd.action, dict(cmd.details)
+    expectation = None if cmd.expect is False else expectation_for(action)
+    recorded = {  # the intent overrides stay on the action's record, as the agent sent them
+        **details,
+        **({"loop_id": cmd.loop_id} if cmd.loop_id else {}),
+        **({"deadline": format_time(cmd.deadline)} if cmd.deadline else {}),
+        **({"if_unresolved": str(cmd.if_unresolved)} if cmd.if_unresolved else {}),
+    }
     task.record_action(
-        action=action, details=details, summary=data.get("summary") or action, performed_by="agent", now=msg.at
+        action=action, details=recorded, summary=cmd.summary or action, performed_by="agent", now=msg.at
     )
-    expectation = EXPECTATIONS.get(action)
-    if expectation is None or data.get("expect") is False:
+    if expectation is None:
         return f"recorded {action} on {task.ref}; no expectation registered"
-    loop_ref = data.get("loop_id") or f"{task.ref}/{action}/{task.actions_count}"
-    deadline = parse_time(data["deadline"]) if data.get("deadline") else msg.at + expectation.default_deadline
+    loop_ref = cmd.loop_id or f"{task.ref}/{action}/{task.actions_count}"
+    deadline = cmd.deadline or msg.at + expectation.default_deadline
     register_loop(
-        uow, task, loop_ref=loop_ref, channel=expectation.channel, watch=expected_watch(action, details),
-        deadline=deadline, if_unresolved=data.get("if_unresolved") or expectation.if_unresolved,
+        uow, task, loop_ref=loop_ref, channel=expectation.channel, watch=expectation.watch(details),
+        deadline=deadline, if_unresolved=str(cmd.if_unresolved or expectation.if_unresolved),
         description=f"{expectation.expects} ({details.get('to') or action})", origin="auto", now=msg.at,
         subject=details.get("subject"),
     )
     return f"recorded {action} on {task.ref}; expecting '{expectation.expects}' by {deadline.isoformat()}"
 
 
-def register_explicit_loop(uow: UnitOfWork, msg: Message) -> str:
-    data = msg.data
-    task = load_task(uow, msg.tenant, data["task_id"])
+def register_explicit_loop(uow: UnitOfWork, msg: Message, cmd: RegisterLoop) -> str:
+    task = load_task(uow, msg.tenant, cmd.task_id)
     register_loop(
-        uow, task, loop_ref=data["loop_id"], channel=data["channel"], watch=dict(data["watch"]),
-        deadline=parse_time(data["deadline"]), if_unresolved=data["if_unresolved"],
-        description=data.get("description") or "", origin="explicit", now=msg.at,
+        uow, task, loop_ref=cmd.loop_id, channel=cmd.channel, watch=dict(cmd.watch),
+        deadline=cmd.deadline, if_unresolved=str(cmd.if_unresolved),
+        description=cmd.description or "", origin="explicit", now=msg.at,
     )
-    return f"registered loop {data['loop_id']} on {task.ref}"
+    return f"registered loop {cmd.loop_id} on {task.ref}"
 
 
-def resolve_loop(uow: UnitOfWork, msg: Message) -> str:
-    loop_ref = msg.data["loop_id"]
-    loop = uow.get(ids.loop_id(msg.tenant, loop_ref), OpenLoop)
+def resolve_loop(uow: UnitOfWork, msg: Message, cmd: ResolveLoop) -> str:
+    loop = uow.get(ids.loop_id(msg.tenant, cmd.loop_id), OpenLoop)
     if loop is None:
-        raise UnknownLoop(f"tenant {msg.tenant!r} has no loop {loop_ref!r}")
+        raise UnknownLoop(f"tenant {msg.tenant!r} has no loop {cmd.loop_id!r}")
     task = load_task(uow, msg.tenant, loop.task_ref)
-    reason = msg.data.get("reason") or "resolved by hand"
+    reason = cmd.reason or "resolved by hand"
     close_loop(uow, loop, task, resolved_by="manual", reason=reason, now=msg.at)
-    wake_on_condition(task, loop_ref, cause="manual", reason=f"condition resolved by hand: {reason}", now=msg.at)
-    return f"resolved loop {loop_ref} by hand"
+    wake_on_condition(task, cmd.loop_id, cause="manual", reason=f"condition resolved by hand: {reason}", now=msg.at)
+    return f"resolved loop {cmd.loop_id} by hand"
 
 
-def update_task(uow: UnitOfWork, msg: Message) -> str:
-    task = load_task(uow, msg.tenant, msg.data["task_id"])
-    task.note_progress(notes=msg.data.get("notes") or "", status=msg.data.get("status"), now=msg.at)
+def update_task(uow: UnitOfWork, msg: Message, cmd: UpdateTask) -> str:
+    task = load_task(uow, msg.tenant, cmd.task_id)
+    task.note_progress(notes=cmd.notes or "", status=cmd.status, now=msg.at)
     return f"noted progress on {task.ref} ({task.status})"
 
 
-def complete_task(uow: UnitOfWork, msg: Message) -> str:
-    task = load_task(uow, msg.tenant, msg.data["task_id"])
-    summary = msg.data["summary"]
+def complete_task(uow: UnitOfWork, msg: Message, cmd: CompleteTask) -> str:
+    task = load_task(uow, msg.tenant, cmd.task_id)
     task.check_open()
-    close_task_loops(uow, task, resolved_by="task_completed", reason=f"task completed: {summary}", now=msg.at)
-    task.complete(summary=summary, now=msg.at)
+    close_task_loops(uow, task, resolved_by="task_completed", reason=f"task completed: {cmd.summary}", now=msg.at)
+    task.complete(summary=cmd.summary, now=msg.at)
     conversation = task.context.get("conversation_id")
     back = f" (back to conversation {conversation})" if conversation else ""
-    task.notify_user(kind="task_completed", message=f"Done: {task.title}. {summary}{back}", now=msg.at)
+    task.notify_user(kind="task_completed", message=f"Done: {task.title}. {cmd.summary}{back}", now=msg.at)
     return f"completed {task.ref}"
 
 
-def cancel_task(uow: UnitOfWork, msg: Message) -> str:
-    task = load_task(uow, msg.tenant, msg.data["task_id"])
-    reason = msg.data["reason"]
+def cancel_task(uow: UnitOfWork, msg: Message, cmd: CancelTask) -> str:
+    task = load_task(uow, msg.tenant, cmd.task_id)
     task.check_open()
-    close_task_loops(uow, task, resolved_by="cancelled", reason=f"task cancelled: {reason}", now=msg.at)
-    task.cancel(reason=reason, now=msg.at)
+    close_task_loops(uow, task, resolved_by="cancelled", reason=f"task cancelled: {cmd.reason}", now=msg.at)
+    task.cancel(reason=cmd.reason, now=msg.at)
     return f"cancelled {task.ref}"
 
 
-def approve_task(uow: UnitOfWork, msg: Message) -> str:
-    task = load_task(uow, msg.tenant, msg.data["task_id"])
-    task.approve(reason=msg.data.get("reason") or "approved by owner", now=msg.at)
+def approve_task(uow: UnitOfWork, msg: Message, cmd: ReviewTask) -> str:
+    task = load_task(uow, msg.tenant, cmd.task_id)
+    task.approve(reason=cmd.reason or "approved by owner", now=msg.at)
     return f"approved {task.ref}"
 
 
-def reject_task(uow: UnitOfWork, msg: Message) -> str:
-    task = load_task(uow, msg.tenant, msg.data["task_id"])
-    reason = msg.data.get("reason") or "rejected by owner"
+def reject_task(uow: UnitOfWork, msg: Message, cmd: ReviewTask) -> str:
+    task = load_task(uow, msg.tenant, cmd.task_id)
+    reason = cmd.reason or "rejected by owner"
     close_task_loops(uow, task, resolved_by="cancelled", reason=f"task rejected: {reason}", now=msg.at)
-    task.reject(reason=reason, rejection_type=msg.data.get("rejection_type"), now=msg.at)
+    task.reject(reason=reason, rejection_type=cmd.rejection_type, now=msg.at)
     return f"rejected {task.ref}"
 
 
-def give_guidance(uow: UnitOfWork, msg: Message) -> str:
-    task = load_task(uow, msg.tenant, msg.data["task_id"])
-    task.give_guidance(text=msg.data["text"], now=msg.at)
+def give_guidance(uow: UnitOfWork, msg: Message, cmd: GiveGuidance) -> str:
+    task = load_task(uow, msg.tenant, cmd.task_id)
+    task.give_guidance(text=cmd.text, now=msg.at)
     return f"guidance given; {task.ref} resumed"
 
 
-def schedule_proactive_run(uow: UnitOfWork, msg: Message) -> str:
+def schedule_proactive_run(uow: UnitOfWork, msg: Message, cmd: ScheduleRun) -> str:
     run = proactive_run(uow, msg.tenant, msg.at)
-    schedule_run(uow, run, requested_at=parse_time(msg.data["at"]), reason=msg.data["reason"], now=msg.at)
+    schedule_run(uow, run, requested_at=cmd.at, reason=cmd.reason, now=msg.at)
     return f"next proactive run at {run.next_run_at.isoformat()}"
 
 
-COMMANDS: dict[str, Handler] = {
-    "task.create": create_task,
-    "action.record": record_action,
-    "loop.register": register_explicit_loop,
-    "loop.resolve": resolve_loop,
-    "task.update": update_task,
-    "task.complete": complete_task,
-    "task.cancel": cancel_task,
-    "task.approve": approve_task,
-    "task.reject": reject_task,
-    "task.guidance": give_guidance,
-    "run.schedule": schedule_proactive_run,
-    "task.wake": schedule_wakeup,
-    "workflow.output": record_workflow_output,
+@dataclass(frozen=True)
+class CommandRoute:
+    """One command type: its name on the wire, the typed command its `data` becomes, and its handler."""
+
+    type: str
+    command: type
+    handle: Handler
+
+
+COMMANDS: dict[str, CommandRoute] = {
+    route.type: route
+    for route in (
+        CommandRoute("task.create", CreateTask, create_task),
+        CommandRoute("action.record", RecordAction, record_action),
+        CommandRoute("loop.register", RegisterLoop, register_explicit_loop),
+        CommandRoute("loop.resolve", ResolveLoop, resolve_loop),
+        CommandRoute("task.update", UpdateTask, update_task),
+        CommandRoute("task.complete", CompleteTask, complete_task),
+        CommandRoute("task.cancel", CancelTask, cancel_task),
+        CommandRoute("task.approve", ReviewTask, approve_task),
+        CommandRoute("task.reject", ReviewTask, reject_task),
+        CommandRoute("task.guidance", GiveGuidance, give_guidance),
+        CommandRoute("run.schedule", ScheduleRun, schedule_proactive_run),
+        CommandRoute("task.wake", WakeTask, schedule_wakeup),
+        CommandRoute("workflow.output", RecordWorkflowOutput, record_workflow_output),
+    )
 }
+
+
+def command_from_data(command_type: str, data: dict[str, Any]) -> Any:
+    """The typed command of a validated message: the edge's and the log's one way to build it."""
+    return from_data(COMMANDS[command_type].command, data)
+
+
+def handle_command(uow: UnitOfWork, msg: Message) -> str:
+    assert msg.command is not None, f"command {msg.ref} reached its handler without its typed command"
+    return COMMANDS[msg.type].handle(uow, msg, msg.command)

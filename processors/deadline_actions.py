@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from loopline.domain.expectations import EXPECTATIONS, WAKE_TASK
+from loopline.domain.expectations import EXPECTATIONS, WAKE_TASK, DeadlineAction
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time
@@ -15,7 +15,7 @@ from loopline.processors.ports import Drafter
 from loopline.processors.wakeups import wake_on_condition
 
 ESCALATION_RUN_DELAY = timedelta(hours=4)
-FOLLOWUP_IF_UNRESOLVED = "notify_user"
+FOLLOWUP_IF_UNRESOLVED = DeadlineAction.NOTIFY_USER
 
 
 def take_deadline_action(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, now: datetime) -> str:
@@ -88,10 +88,12 @@ def _wake_task(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, no
 
 
 ACTIONS: dict[str, Callable[[UnitOfWork, OpenLoop, Task, Drafter, datetime], None]] = {
-    "draft_followup_email": _draft_followup_email,
-    "send_reminder": _send_reminder,
-    "notify_user": _notify_user,
-    "cancel_task": _cancel_task,
-    "escalate_to_loop": _escalate_to_loop,
+    DeadlineAction.DRAFT_FOLLOWUP_EMAIL: _draft_followup_email,
+    DeadlineAction.SEND_REMINDER: _send_reminder,
+    DeadlineAction.NOTIFY_USER: _notify_user,
+    DeadlineAction.CANCEL_TASK: _cancel_task,
+    DeadlineAction.ESCALATE_TO_LOOP: _escalate_to_loop,
     WAKE_TASK: _wake_task,
 }
+if set(ACTIONS) != {*DeadlineAction, WAKE_TASK}:  # a loop could name an action no deadline could take
+    raise ImportError(f"deadline ACTIONS misses {sorted({*DeadlineAction, WAKE_TASK} - set(ACTIONS))}")

@@ -12,7 +12,7 @@ from loopline.domain.matching import channel_rule
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.proactive_run import ProactiveRun
 from loopline.domain.task import Task
-from loopline.domain.timers import BucketClosed, TimerBucket, TimerWheel, shard_of
+from loopline.domain.timers import BucketClosed, TimerBucket, TimerKind, TimerWheel, shard_of
 from loopline.domain.timeutil import HOUR
 from loopline.domain.watch_index import WatchIndex
 from loopline.processors.application import UnitOfWork
@@ -37,7 +37,7 @@ def load_task(uow: UnitOfWork, tenant: str, task_ref: str) -> Task:
     return task
 
 
-def set_timer(uow: UnitOfWork, *, kind: str, target_id: UUID, due: datetime, now: datetime) -> None:
+def set_timer(uow: UnitOfWork, *, kind: TimerKind, target_id: UUID, due: datetime, now: datetime) -> None:
     """Files a timer in the wheel; a bucket already swept and closed pushes it to the next hour."""
     wheel_id = ids.timer_wheel_id()
     wheel = uow.get_or_create(wheel_id, TimerWheel, lambda: TimerWheel.start(id=wheel_id, due=due, now=now))
@@ -58,7 +58,7 @@ def set_timer(uow: UnitOfWork, *, kind: str, target_id: UUID, due: datetime, now
 def schedule_stall_check(uow: UnitOfWork, task: Task, at: datetime, now: datetime) -> None:
     """Records when the task is next checked for stalling, and files the timer for it."""
     task.schedule_stall_check(at, now=now)
-    set_timer(uow, kind="task_stall_check", target_id=task.id, due=at, now=now)
+    set_timer(uow, kind=TimerKind.TASK_STALL_CHECK, target_id=task.id, due=at, now=now)
 
 
 def register_loop(
@@ -96,7 +96,7 @@ def register_loop(
     kept = index.kept_match(watch, now)
     if kept is None:
         index.watch(loop_ref, now=now)
-        set_timer(uow, kind="loop_deadline", target_id=loop_id, due=deadline, now=now)
+        set_timer(uow, kind=TimerKind.LOOP_DEADLINE, target_id=loop_id, due=deadline, now=now)
         return loop
     # Everything is stamped with the signal's time, so the events are those of the other order.
     signal_ref, signal_type, at = kept["ref"], kept["type"], kept["at"]
@@ -148,10 +148,10 @@ def proactive_run(uow: UnitOfWork, tenant: str, now: datetime) -> ProactiveRun:
     run = uow.get(run_id, ProactiveRun)
     if run is None:
         run = uow.add(ProactiveRun.start(id=run_id, tenant=tenant, now=now))
-        set_timer(uow, kind="proactive_run", target_id=run_id, due=run.next_run_at, now=now)
+        set_timer(uow, kind=TimerKind.PROACTIVE_RUN, target_id=run_id, due=run.next_run_at, now=now)
     return run
 
 
 def schedule_run(uow: UnitOfWork, run: ProactiveRun, *, requested_at: datetime, reason: str, now: datetime) -> None:
     run.schedule_next(requested_at=requested_at, reason=reason, now=now)
-    set_timer(uow, kind="proactive_run", target_id=run.id, due=run.next_run_at, now=now)
+    set_timer(uow, kind=TimerKind.PROACTIVE_RUN, target_id=run.id, due=run.next_run_at, now=now)

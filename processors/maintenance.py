@@ -24,7 +24,7 @@ from loopline.domain.proactive_run import ProactiveRun
 from loopline.domain.status import TaskStatus
 from loopline.domain.task import Task
 from loopline.domain.task_types import task_type
-from loopline.domain.timers import SHARDS, TimerBucket, TimerWheel
+from loopline.domain.timers import SHARDS, TimerBucket, TimerKind, TimerWheel
 from loopline.domain.timeutil import HOUR, floor_hour
 from loopline.processors.application import Loopline, UnitOfWork
 from loopline.processors.deadline_actions import take_deadline_action
@@ -150,7 +150,7 @@ class Maintenance:
                 task.wake("escalation", cause="escalation", reason=escalation["reason"], now=now)
         summary = f"maintenance: surfaced {len(escalations)} escalation(s)" if escalations else "maintenance: nothing needed attention"
         run.record_run(mode="maintenance", summary=summary, escalations_handled=len(escalations), now=now)
-        set_timer(uow, kind="proactive_run", target_id=run.id, due=run.next_run_at, now=now)
+        set_timer(uow, kind=TimerKind.PROACTIVE_RUN, target_id=run.id, due=run.next_run_at, now=now)
         return f"proactive run for {run.tenant}: {summary}"
 
     def _stall_check(self, uow: UnitOfWork, task_id: UUID, now: datetime) -> str | None:
@@ -206,18 +206,20 @@ class TimerFiring:
             )
 
     def _task(self, uow: UnitOfWork) -> Task | None:
-        if self.kind == "loop_deadline":
+        if self.kind == TimerKind.LOOP_DEADLINE:
             loop = uow.get(self.target_id, OpenLoop)
             return uow.get(ids.task_id(loop.tenant, loop.task_ref), Task) if loop is not None else None
-        if self.kind == "proactive_run":
+        if self.kind == TimerKind.PROACTIVE_RUN:
             return None
         return uow.get(self.target_id, Task)
 
 
-FIRE: dict[str, Callable[[Maintenance, UnitOfWork, UUID, datetime], str | None]] = {
-    "loop_deadline": Maintenance._loop_deadline,
-    "task_expiry": Maintenance._task_expiry,
-    "proactive_run": Maintenance._proactive_run,
-    "task_stall_check": Maintenance._stall_check,
-    "task_wakeup": Maintenance._wakeup,
+FIRE: dict[TimerKind, Callable[[Maintenance, UnitOfWork, UUID, datetime], str | None]] = {
+    TimerKind.LOOP_DEADLINE: Maintenance._loop_deadline,
+    TimerKind.TASK_EXPIRY: Maintenance._task_expiry,
+    TimerKind.PROACTIVE_RUN: Maintenance._proactive_run,
+    TimerKind.TASK_STALL_CHECK: Maintenance._stall_check,
+    TimerKind.TASK_WAKEUP: Maintenance._wakeup,
 }
+if set(FIRE) != set(TimerKind):  # a kind a timer can be filed with but no tick could fire
+    raise ImportError(f"maintenance FIRE misses timer kinds {sorted(set(TimerKind) - set(FIRE))}")

@@ -9,9 +9,13 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Message:
+    """The envelope, its validated `data` as JSON (what the log stores and signal matching reads),
+    and for a command the typed object its handler takes (`processors/commands_types.py`)."""
+
     kind: str
     ref: str
     type: str
     tenant: str
     at: datetime
     data: dict[str, Any] = field(default_factory=dict)
+    command: Any = None

@@ -15,7 +15,7 @@ from loopline.domain.matching import CHANNEL_BY_SIGNAL
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.watch_index import WatchIndex
 from loopline.processors.application import Loopline, Position, UnitOfWork
-from loopline.processors.commands import COMMANDS
+from loopline.processors.commands import command_from_data, handle_command
 from loopline.processors.messages import Message
 from loopline.processors.signals import handle_signal
 from loopline.processors.steps import Outcome, apply_steps
@@ -26,7 +26,7 @@ RETRIES = 10
 
 def handle_message(uow: UnitOfWork, msg: Message) -> str:
     """The single dispatch point for commands and signals; a DomainError refuses the message."""
-    return COMMANDS[msg.type](uow, msg) if msg.kind == "command" else handle_signal(uow, msg)
+    return handle_command(uow, msg) if msg.kind == "command" else handle_signal(uow, msg)
 
 
 @dataclass(frozen=True)
@@ -133,6 +133,7 @@ class Router:
             steps.append(MessageStep(received.originator_id, Message(
                 kind=received.kind, ref=received.ref, type=received.type, tenant=received.tenant,
                 at=received.timestamp, data=received.data,
+                command=command_from_data(received.type, received.data) if received.kind == "command" else None,
             )))
         prefetch_for(uow, [step.message for step in steps])
         outcomes = apply_steps(uow, steps)

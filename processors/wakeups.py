@@ -15,25 +15,25 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from uuid import UUID
 
-from loopline.domain.expectations import WAKE_TASK
+from loopline.domain.expectations import WAKE_TASK, DeadlineAction
 from loopline.domain.task import Task
-from loopline.domain.timeutil import format_time, parse_time
+from loopline.domain.timers import TimerKind
+from loopline.domain.timeutil import format_time
 from loopline.processors.application import UnitOfWork
 from loopline.processors.loops import load_task, register_loop, set_timer
+from loopline.processors.commands_types import RecordWorkflowOutput, WakeTask
 from loopline.processors.messages import Message
 
 CONDITION_ONLY_DEADLINE = timedelta(days=30)
 """How long a condition-only wake-up waits when the task never expires and no deadline is given."""
 
 
-def schedule_wakeup(uow: UnitOfWork, msg: Message) -> str:
-    data = msg.data
-    task = load_task(uow, msg.tenant, data["task_id"])
+def schedule_wakeup(uow: UnitOfWork, msg: Message, cmd: WakeTask) -> str:
+    task = load_task(uow, msg.tenant, cmd.task_id)
     task.check_open()
-    at = parse_time(data["at"]) if data.get("at") else None
-    when = data.get("when")
-    wake_ref = data.get("wake_id") or f"{task.ref}/wake/{task.version}"
-    reason = data.get("reason") or "self-scheduled wake-up"
+    at, when = cmd.at, cmd.when
+    wake_ref = cmd.wake_id or f"{task.ref}/wake/{task.version}"
+    reason = cmd.reason or "self-scheduled wake-up"
     loop_ref = f"{wake_ref}/condition" if when else None
     # Filed before its loop, so a kept signal that resolves the loop at once also wakes the task.
     task.schedule_wakeup(wake_ref, at=at, loop_ref=loop_ref, reason=reason, now=msg.at)
@@ -41,16 +41,16 @@ def schedule_wakeup(uow: UnitOfWork, msg: Message) -> str:
         if at is not None:
             deadline, if_unresolved = at, WAKE_TASK
         else:
-            deadline = parse_time(when["deadline"]) if when.get("deadline") else (task.expires_at or msg.at + CONDITION_ONLY_DEADLINE)
-            if_unresolved = when.get("if_unresolved") or "notify_user"
+            deadline = when.deadline or task.expires_at or msg.at + CONDITION_ONLY_DEADLINE
+            if_unresolved = str(when.if_unresolved or DeadlineAction.NOTIFY_USER)
         register_loop(
-            uow, task, loop_ref=loop_ref, channel=when["channel"], watch=dict(when["watch"]), deadline=deadline,
+            uow, task, loop_ref=loop_ref, channel=when.channel, watch=dict(when.watch), deadline=deadline,
             if_unresolved=if_unresolved, description=f"wake-up condition: {reason}", origin="wakeup", now=msg.at,
         )
     else:
         assert at is not None, "the message schema requires `at`, `when` or both"
-        set_timer(uow, kind="task_wakeup", target_id=task.id, due=at, now=msg.at)
-    parts = ([f"at {format_time(at)}"] if at else []) + ([f"when {when['channel']} {loop_ref} matches"] if when else [])
+        set_timer(uow, kind=TimerKind.TASK_WAKEUP, target_id=task.id, due=at, now=msg.at)
+    parts = ([f"at {format_time(at)}"] if at else []) + ([f"when {when.channel} {loop_ref} matches"] if when else [])
     return f"{task.ref} will wake {' or '.join(parts)} ({wake_ref})"
 
 
@@ -73,8 +73,7 @@ def wake_on_condition(task: Task, loop_ref: str, *, cause: str, reason: str, now
         task.wake(wake_ref, cause=cause, reason=reason, now=now)
 
 
-def record_workflow_output(uow: UnitOfWork, msg: Message) -> str:
-    data = msg.data
-    task = load_task(uow, msg.tenant, data["task_id"])
-    name = task.record_workflow_output(workflow=data["workflow"], output=data["output"], now=msg.at)
-    return f"stored {data['workflow']} output {name} for {task.ref}"
+def record_workflow_output(uow: UnitOfWork, msg: Message, cmd: RecordWorkflowOutput) -> str:
+    task = load_task(uow, msg.tenant, cmd.task_id)
+    name = task.record_workflow_output(workflow=cmd.workflow, output=cmd.output, now=msg.at)
+    return f"stored {cmd.workflow} output {name} for {task.ref}"

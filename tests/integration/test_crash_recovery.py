@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -198,7 +199,8 @@ def test_router_crash_mid_batch_commits_nothing_of_it_and_a_new_router_resumes(
 ) -> None:
     publish(clean[0], *SCRIPT)
     system.router = Router(system.app, batch_size=3)
-    monkeypatch.setitem(COMMANDS, "task.complete", _crash_on_call(COMMANDS["task.complete"], 3))
+    route = COMMANDS["task.complete"]
+    monkeypatch.setitem(COMMANDS, "task.complete", replace(route, handle=_crash_on_call(route.handle, 3)))
     append(system, *SCRIPT)
 
     with pytest.raises(Crash):

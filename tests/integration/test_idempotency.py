@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from loopline.adapters.messages import InvalidMessage
 from loopline.cli.bootstrap import System
 from tests.conftest import command, publish, signal
 from tests.integration.helpers import (
@@ -143,12 +146,13 @@ def test_action_whose_expectation_is_invalid_leaves_no_half_recorded_action(syst
     drained = publish(
         system,
         command("m1", "task.create", T0, task_id="t1", title="Real task"),
-        command("m2", "action.record", T0, task_id="t1", action="send_email", to=RAHUL, if_unresolved="shrug"),
+        command("m2", "action.record", T0, task_id="t1", action="send_slack_dm", slack_user_id="U1", channel_id="D1",
+                if_unresolved="draft_followup_email"),
         command("m3", "action.record", T0, task_id="t1", action="send_email", to="ann@acme.com"),
     )
 
     assert [outcome.accepted for outcome in drained.outcomes] == [True, False, True]
-    assert "if_unresolved 'shrug' is not a deadline action" in drained.rejected[0].detail
+    assert "draft_followup_email needs an email loop, not slack" in drained.rejected[0].detail
     task = task_row(system, "t1")
     assert (task["actions"], task["open_loops"]) == (1, 1)
     assert trail_events(system, "t1").count("Task.ActionRecorded") == 1
@@ -156,14 +160,14 @@ def test_action_whose_expectation_is_invalid_leaves_no_half_recorded_action(syst
     assert loop_row(system, "t1/send_email/1")["watch"] == {"sender": "ann@acme.com"}
 
 
-def test_email_action_without_recipient_is_rejected_whole(system: System) -> None:
+def test_email_action_without_recipient_is_rejected_at_the_edge(system: System) -> None:
     publish(system, CREATE_TASK)
     events = event_count(system)
 
-    drained = publish(system, command("m2", "action.record", T0, task_id="task_abc", action="send_email"))
+    with pytest.raises(InvalidMessage, match="data.to: Field required"):
+        publish(system, command("m2", "action.record", T0, task_id="task_abc", action="send_email"))
 
-    assert not drained.outcomes[0].accepted
-    assert event_count(system) == events + 2  # the message and its rejection; nothing on the task
+    assert event_count(system) == events
     assert task_row(system, "task_abc")["actions"] == 0
 
 

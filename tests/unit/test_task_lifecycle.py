@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from loopline.domain import ids
 from loopline.domain.errors import DomainError
 from loopline.domain.status import TERMINAL, TRANSITIONS, InvalidTransition, TaskStatus, check_transition
-from loopline.domain.task import Task
+from loopline.domain.task import OWNER_DECISIONS, OwnerDecision, Task
 
 NOW = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
 S = TaskStatus
@@ -58,7 +58,7 @@ def replay(task: Task) -> Task:
 
 
 @settings(max_examples=300, deadline=None)
-@given(start=st.sampled_from(["executing", "pending_review"]), commands=st.lists(command_st, max_size=15))
+@given(start=st.sampled_from(["executing", "pending_review", "escalated"]), commands=st.lists(command_st, max_size=15))
 def test_every_status_change_follows_the_transition_table(start, commands):
     task = make_task(start)
     for step, (name, target, apply) in enumerate(commands, start=1):
@@ -70,6 +70,7 @@ def test_every_status_change_follows_the_transition_table(start, commands):
             continue
         after = task.status
         assert isinstance(after, TaskStatus)
+        assert name != "note_progress" or (before, after) not in OWNER_DECISIONS, f"task.update made {before} -> {after}"
         if before in TERMINAL:
             assert after is before, f"{name} moved a {before} task to {after}"
             assert target is None or target == before, f"{name} toward {target} succeeded on a {before} task"
@@ -120,6 +121,25 @@ def test_approving_a_pending_review_task_makes_it_ready():
     task = make_task("pending_review")
     task.approve(reason="go", now=NOW)
     assert task.status is S.READY
+
+
+def test_progress_notes_cannot_approve_a_task_awaiting_review():
+    task = make_task("pending_review")
+    with pytest.raises(OwnerDecision, match="only the owner approves: use task.approve"):
+        task.note_progress(notes="looks fine to me", status="ready", now=NOW)
+    assert task.status is S.PENDING_REVIEW
+    task.approve(reason="go", now=NOW)
+    assert task.status is S.READY
+
+
+def test_progress_notes_cannot_resume_an_escalated_task():
+    task = make_task("executing")
+    task.escalate(reason="member asked about refunds", cause="agent", now=NOW)
+    with pytest.raises(OwnerDecision, match="only owner guidance resumes: use task.guidance"):
+        task.note_progress(notes="carrying on", status="executing", now=NOW + timedelta(minutes=1))
+    assert task.status is S.ESCALATED
+    task.give_guidance(text="offer a pause instead", now=NOW + timedelta(minutes=2))
+    assert task.status is S.EXECUTING
 
 
 def test_pending_review_task_cannot_act_before_approval():
