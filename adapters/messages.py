@@ -43,6 +43,7 @@ class ActionRecord(BaseModel):
     task_id: str = NonEmpty
     action: str = NonEmpty
     summary: str | None = None
+    message_id: str | None = None
     loop_id: str | None = None
     deadline: AwareDatetime | None = None
     if_unresolved: str | None = None

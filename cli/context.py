@@ -7,6 +7,7 @@ from contextlib import contextmanager
 
 import typer
 
+from loopline.adapters.config import InvalidSetting
 from loopline.adapters.event_store import UnsupportedStore
 from loopline.cli.bootstrap import System, build
 from loopline.cli.output import err
@@ -19,7 +20,7 @@ REJECTED = 1
 def opened() -> Iterator[System]:
     try:
         system = build()
-    except UnsupportedStore as error:
+    except (UnsupportedStore, InvalidSetting) as error:
         err.print(f"[red]error:[/red] {error}")
         raise typer.Exit(USAGE_ERROR) from None
     try:

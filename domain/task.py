@@ -71,6 +71,8 @@ class Task(LooplineAggregate):
         data: dict[str, Any]
         resolved_loops: list[str]
         status: str
+        woke: bool
+        """True when the signal moved a waiting or dormant task back to executing."""
 
         def apply(self, task: Task) -> None:
             task.inbox_count += 1
@@ -284,7 +286,7 @@ class Task(LooplineAggregate):
         resolved = [ref for ref in resolved_loops if ref in self.open_loops]
         self.trigger_event(
             self.SignalReceived, timestamp=now, signal_ref=signal_ref, signal_type=signal_type, data=data,
-            resolved_loops=resolved, status=status,
+            resolved_loops=resolved, status=status, woke=status != self.status,
         )
         for wake_ref, wakeup in list(self.wakeups.items()):
             if wakeup["loop_ref"] in resolved:
