@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import command, signal as signal_message
-from tests.e2e.cli import Cli
+from tests.e2e.cli import ROOT, Cli
 from tests.servers import SmtpSink, WebhookReceiver
 
 ORIGINAL_ID = "<CAF-scheduling-1@mail.company.com>"
@@ -98,3 +100,34 @@ def test_webhook_sent_again_after_a_kill_between_sending_and_marking_keeps_its_d
         assert all(body["key"] == key for key, body in received)
     finally:
         receiver.stop()
+
+
+def test_two_publishes_and_a_run_on_one_home_write_each_outbox_key_once(tmp_path: Path) -> None:
+    cli = Cli(tmp_path / "home")
+    files = []
+    for batch in ("a", "b"):
+        messages = [
+            m for i in range(100) for m in (
+                command(f"{batch}c{i}", "task.create", "2026-03-13T10:00:00Z", task_id=f"{batch}{i}", title=f"Task {i}"),
+                command(f"{batch}d{i}", "task.complete", "2026-03-13T11:00:00Z", task_id=f"{batch}{i}", summary="done"),
+            )
+        ]
+        files.append(tmp_path / f"{batch}.jsonl")
+        files[-1].write_text("".join(json.dumps(m) + "\n" for m in messages))
+    loopline = [sys.executable, "-c", "from loopline.cli.main import main; main()"]
+    run = subprocess.Popen([*loopline, "run", "--interval", "0.05", "--tick-every", "0"], cwd=ROOT, env=cli.environ,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        publishes = [subprocess.Popen([*loopline, "publish", str(f)], cwd=ROOT, env=cli.environ,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for f in files]
+        for process in publishes:
+            process.wait(timeout=300)
+    finally:
+        run.terminate()
+        run.wait(timeout=30)
+    assert cli.publish(tmp_path, [], "flush").returncode == 0  # whatever a process left undelivered goes out now
+
+    keys = [line["key"] for line in outbox(cli.home)]
+    completed = [t for t in cli.json("tasks", "list") if t["status"] == "completed"]
+    assert len(keys) == len(set(keys))
+    assert len(keys) == len(completed) > 0  # one completion notice per completed task, none twice

@@ -114,7 +114,7 @@ def reference(tmp_path_factory: pytest.TempPathFactory, messages_file: Path) -> 
     assert proc.returncode == 0, stderr.decode()
     state = _state(home)
     assert len(state["views"]["tasks"]) == 400
-    assert len(state["outbox"]) == 320  # one completion notice per completed task
+    assert len(state["outbox"]) == 320 + 400  # a completion notice per completed task, a wake-up per reply
     return state
 
 
