@@ -15,15 +15,16 @@ import socket
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import Column, Float, Integer, MetaData, String, Table, Text, and_, insert, or_, select, update
+from sqlalchemy import Column, Float, Integer, MetaData, String, Table, Text, and_, bindparam, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
 
 from loopline.processors.ports import Attempt
 
 SENDING, RETRYING, DELIVERED, FAILED = "sending", "retrying", "delivered", "failed"
-LEASE_SECONDS = 60.0
-"""How long a claim holds against other hosts; longer than any channel's send timeout."""
+LEASE_SECONDS = 300.0
+"""How long a claim holds against other hosts: longer than a batch of sends takes. (On the claiming
+host a dead claimer is seen at once; another host only leads once this one lost the lead.)"""
 
 metadata = MetaData()
 deliveries = Table(
@@ -76,14 +77,28 @@ class SqlDeliveryLedger:
         dialect = postgresql if self.engine.dialect.name == "postgresql" else sqlite
         return dialect.insert(deliveries).on_conflict_do_nothing()
 
-    def claim(self, *, key: str, channel: str, message: dict[str, Any], now: float) -> Attempt | None:
+    def claim(self, wanted: list[tuple[str, str, dict[str, Any]]], *, now: float) -> list[Attempt]:
+        """One statement claims every key not seen before; a key seen before is looked at on its own."""
+        if not wanted:
+            return []
+        rows = [
+            {"key": key, "channel": channel, "status": SENDING, "attempts": 1, "next_attempt_at": now + self.lease,
+             "claimed_by": self.me, "message": json.dumps(message, sort_keys=True), "updated_at": now}
+            for key, channel, message in wanted
+        ]
         with self.engine.begin() as conn:
-            inserted = conn.execute(self._insert().values(
-                key=key, channel=channel, status=SENDING, attempts=1, next_attempt_at=now + self.lease,
-                claimed_by=self.me, message=json.dumps(message, sort_keys=True), updated_at=now,
-            )).rowcount
-        if inserted:
-            return Attempt(key=key, channel=channel, message=message, attempts=1)
+            inserted = {tuple(row) for row in conn.execute(
+                self._insert().returning(deliveries.c.key, deliveries.c.channel), rows
+            )}
+        attempts = []
+        for key, channel, message in wanted:
+            if (key, channel) in inserted:
+                attempts.append(Attempt(key=key, channel=channel, message=message, attempts=1))
+            elif (attempt := self._claim_seen(key, channel, now)) is not None:
+                attempts.append(attempt)
+        return attempts
+
+    def _claim_seen(self, key: str, channel: str, now: float) -> Attempt | None:
         with self.engine.connect() as conn:
             row = conn.execute(
                 select(deliveries).where(deliveries.c.key == key, deliveries.c.channel == channel)
@@ -116,20 +131,25 @@ class SqlDeliveryLedger:
         attempts = [self._take(row, now) for row in rows if _claimable(row, now)]
         return [attempt for attempt in attempts if attempt is not None]
 
-    def delivered(self, attempt: Attempt, *, now: float) -> None:
-        self._record(attempt, now, status=DELIVERED, next_attempt_at=None, last_error=None)
+    def delivered(self, attempts: list[Attempt], *, now: float) -> None:
+        if not attempts:
+            return
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(deliveries)
+                .where(deliveries.c.key == bindparam("k"), deliveries.c.channel == bindparam("c"))
+                .values(status=DELIVERED, next_attempt_at=None, last_error=None, claimed_by=None, updated_at=now),
+                [{"k": attempt.key, "c": attempt.channel} for attempt in attempts],
+            )
 
     def failed(self, attempt: Attempt, *, error: str, retry_at: float | None, now: float) -> None:
-        self._record(attempt, now, status=RETRYING if retry_at is not None else FAILED, next_attempt_at=retry_at,
-                     last_error=error[:2000])
-
-    def _record(self, attempt: Attempt, now: float, **values: Any) -> None:
         with self.engine.begin() as conn:
             conn.execute(
                 update(deliveries)
                 .where(deliveries.c.key == attempt.key, deliveries.c.channel == attempt.channel,
                        deliveries.c.status != DELIVERED)
-                .values(claimed_by=None, updated_at=now, **values)
+                .values(status=RETRYING if retry_at is not None else FAILED, next_attempt_at=retry_at,
+                        last_error=error[:2000], claimed_by=None, updated_at=now)
             )
 
     def parked(self) -> list[dict[str, Any]]:

@@ -71,35 +71,39 @@ class Delivery:
         return self._tasks[task_aggregate]
 
     def run_once(self) -> int:
-        """Sends the retries that are due, then the messages of the next batch of events; returns how many of each."""
+        """Sends the retries that are due, then the messages of the next batch of events; returns how many of each.
+
+        The batch's sends are claimed in one transaction and marked in one after they went out,
+        so a crash in between sends that batch's messages again, with the same keys."""
         retried = self.ledger.due(now=self.clock(), limit=self.batch_size)
-        for attempt in retried:
-            self._send(attempt)
+        sent = [attempt for attempt in retried if self._send(attempt)]
         notifications = self.app.process_recorder.select_notifications(
             start=self.app.position(self.name) + 1, limit=self.batch_size, topics=TOPICS
         )
+        wanted: list[tuple[str, str, dict[str, Any]]] = []
         for notification in notifications:
             event = self.app.mapper.to_domain_event(notification)
             message = outbound_message(event)
             if message is not None:
-                self._deliver(f"{event.originator_id}:{event.originator_version}",
-                              {**self._task(event.originator_id), **message})
+                message = {**self._task(event.originator_id), **message}
+                wanted += self._routes(f"{event.originator_id}:{event.originator_version}", message)
+        sent += [attempt for attempt in self.ledger.claim(wanted, now=self.clock()) if self._send(attempt)]
+        self.ledger.delivered(sent, now=self.clock())
+        if notifications:
             try:
-                self.app.process_recorder.insert_tracking(Tracking(self.name, notification.id))
+                self.app.process_recorder.insert_tracking(Tracking(self.name, notifications[-1].id))
             except IntegrityError:
                 pass  # another delivering process recorded this position first; the ledger kept the sends single
         return len(retried) + len(notifications)
 
-    def _deliver(self, key: str, message: dict[str, Any]) -> None:
+    def _routes(self, key: str, message: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
         channels = [channel for channel in self.channels.values() if channel.accepts(message)]
         if is_contact_email(message):
             message["emailed"] = any(channel.name == "smtp" for channel in channels)
-        for channel in channels:
-            attempt = self.ledger.claim(key=key, channel=channel.name, message=message, now=self.clock())
-            if attempt is not None:
-                self._send(attempt)
+        return [(key, channel.name, message) for channel in channels]
 
-    def _send(self, attempt: Attempt) -> None:
+    def _send(self, attempt: Attempt) -> bool:
+        """True when the channel took the message; a failure is recorded for a retry, or parked after the last."""
         channel = self.channels.get(attempt.channel)
         try:
             if channel is None:
@@ -109,8 +113,8 @@ class Delivery:
             last = attempt.attempts >= self.max_attempts
             retry_at = None if last else self.clock() + self.backoff * 2 ** (attempt.attempts - 1)
             self.ledger.failed(attempt, error=str(error), retry_at=retry_at, now=self.clock())
-            return
-        self.ledger.delivered(attempt, now=self.clock())
+            return False
+        return True
 
 
 def is_contact_email(message: dict[str, Any]) -> bool:

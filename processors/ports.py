@@ -47,15 +47,16 @@ class Attempt:
 class DeliveryLedger(Protocol):
     """The durable delivery state per key and channel: who may send, and what happened."""
 
-    def claim(self, *, key: str, channel: str, message: dict[str, Any], now: float) -> Attempt | None:
-        """The attempt to make now, or None: delivered, parked, waiting for a retry, or being sent by a live process."""
+    def claim(self, wanted: list[tuple[str, str, dict[str, Any]]], *, now: float) -> list[Attempt]:
+        """Of (key, channel, message) triples, the ones to send now, in order: not those delivered,
+        parked, waiting for a retry, or being sent by a live process."""
         ...
 
     def due(self, *, now: float, limit: int) -> list[Attempt]:
         """Claims retries whose time has come and sends that a dead process left in doubt."""
         ...
 
-    def delivered(self, attempt: Attempt, *, now: float) -> None: ...
+    def delivered(self, attempts: list[Attempt], *, now: float) -> None: ...
 
     def failed(self, attempt: Attempt, *, error: str, retry_at: float | None, now: float) -> None:
         """Records a failed attempt: retried at `retry_at`, or parked for good when it is None."""

@@ -34,11 +34,13 @@ class FakeLedger:
     def __init__(self) -> None:
         self.rows: dict[tuple[str, str], dict[str, Any]] = {}
 
-    def claim(self, *, key: str, channel: str, message: dict[str, Any], now: float) -> Attempt | None:
-        row = self.rows.setdefault((key, channel), {"status": "new", "attempts": 0, "message": message, "retry_at": None})
-        if row["status"] not in ("new",):
-            return None
-        return self._take(key, channel, row)
+    def claim(self, wanted: list[tuple[str, str, dict[str, Any]]], *, now: float) -> list[Attempt]:
+        attempts = []
+        for key, channel, message in wanted:
+            row = self.rows.setdefault((key, channel), {"status": "new", "attempts": 0, "message": message, "retry_at": None})
+            if row["status"] == "new":
+                attempts.append(self._take(key, channel, row))
+        return attempts
 
     def _take(self, key: str, channel: str, row: dict[str, Any]) -> Attempt:
         row["status"], row["attempts"] = "sending", row["attempts"] + 1
@@ -48,8 +50,9 @@ class FakeLedger:
         due = [(key, row) for key, row in self.rows.items() if row["status"] == "retrying" and row["retry_at"] <= now]
         return [self._take(key, channel, row) for (key, channel), row in due[:limit]]
 
-    def delivered(self, attempt: Attempt, *, now: float) -> None:
-        self.rows[(attempt.key, attempt.channel)]["status"] = "delivered"
+    def delivered(self, attempts: list[Attempt], *, now: float) -> None:
+        for attempt in attempts:
+            self.rows[(attempt.key, attempt.channel)]["status"] = "delivered"
 
     def failed(self, attempt: Attempt, *, error: str, retry_at: float | None, now: float) -> None:
         row = self.rows[(attempt.key, attempt.channel)]
