@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from loopline.domain.timeutil import parse_time
 from tests.conftest import command, signal as signal_message
 from tests.e2e.cli import ROOT, Cli
-from tests.servers import SmtpSink, WebhookReceiver
+from tests.e2e.scale import ScaleDeployment
+from tests.servers import Broker, Postgres, SmtpSink, WebhookReceiver
 
 ORIGINAL_ID = "<CAF-scheduling-1@mail.company.com>"
 FLOW_1 = [
@@ -131,3 +133,27 @@ def test_two_publishes_and_a_run_on_one_home_write_each_outbox_key_once(tmp_path
     completed = [t for t in cli.json("tasks", "list") if t["status"] == "completed"]
     assert len(keys) == len(set(keys))
     assert len(keys) == len(completed) > 0  # one completion notice per completed task, none twice
+
+
+def test_scale_leader_killed_between_sending_and_marking_resends_with_the_same_message_id(
+    postgres: Postgres, broker: Broker, smtp: SmtpSink, tmp_path: Path
+) -> None:
+    deployment = ScaleDeployment(postgres, broker, tmp_path / "home")
+    deployment.environ.update(LOOPLINE_SMTP_URL=smtp.url, LOOPLINE_TEST_KILL_AFTER_SEND="smtp")
+    try:
+        victim = deployment.start_worker()
+        deployment.publish(FLOW_1)
+        deployment.settle(inbound=2)
+        deployment.system.tick(parse_time(AFTER_DEADLINE))  # from the host: it never delivers itself
+
+        victim.process.wait(timeout=60)  # its leader was killed right after the email went out, and it stopped
+        assert len(smtp.messages) == 1
+        del deployment.environ["LOOPLINE_TEST_KILL_AFTER_SEND"]
+        deployment.start_worker()
+        first, again = smtp.wait_for(2)
+        deployment.settle(inbound=2)
+    finally:
+        deployment.close()
+
+    assert len(smtp.messages) == 2 and first["Message-ID"] == again["Message-ID"]
+    assert [line["kind"] for line in deployment.outbox()] == ["send_email", "followup_sent"]
