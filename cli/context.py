@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import typer
+from rich.markup import escape
 
 from loopline.adapters.config import InvalidSetting
 from loopline.adapters.event_store import UnsupportedStore
@@ -21,7 +22,7 @@ def opened() -> Iterator[System]:
     try:
         system = build()
     except (UnsupportedStore, InvalidSetting) as error:
-        err.print(f"[red]error:[/red] {error}")
+        err.print(f"[red]error:[/red] {escape(str(error))}")
         raise typer.Exit(USAGE_ERROR) from None
     try:
         yield system

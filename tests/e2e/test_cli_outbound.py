@@ -157,3 +157,10 @@ def test_scale_leader_killed_between_sending_and_marking_resends_with_the_same_m
 
     assert len(smtp.messages) == 2 and first["Message-ID"] == again["Message-ID"]
     assert [line["kind"] for line in deployment.outbox()] == ["send_email", "followup_sent"]
+
+
+def test_a_wrong_channel_setting_is_named_with_the_form_it_needs(tmp_path: Path) -> None:
+    bad_url = Cli(tmp_path / "home", {"LOOPLINE_SMTP_URL": "mail:25"})("status")
+    assert bad_url.returncode == 2 and "smtp://[user:pass@]host:port" in bad_url.stderr
+    no_secret = Cli(tmp_path / "home", {"LOOPLINE_WEBHOOK_URL": "http://127.0.0.1:9/hook"})("status")
+    assert no_secret.returncode == 2 and "LOOPLINE_WEBHOOK_SECRET" in no_secret.stderr
