@@ -81,7 +81,6 @@ class System:
         report = DrainReport()
         if deliver is None:
             deliver = not self.is_scale
-        leads = self.leader.try_lead()
         while True:
             outcomes = self.router.run_once() if self.router else []
             report.outcomes += outcomes
@@ -90,6 +89,7 @@ class System:
             if outcomes:
                 continue
             report.projected += self.projections.catch_up()  # first: it is what the next query reads
+            leads = self.leader.try_lead()  # before each batch: a leader that lost its lock stops at once
             relayed = self.relay.run_once() if self.relay and leads else 0
             delivered = self.delivery.run_once() if leads and deliver else 0
             report.relayed += relayed
