@@ -8,6 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
+class InvalidSetting(ValueError):
+    """A configuration value cannot be used; the text names the setting and the expected form."""
+
+
 @dataclass(frozen=True)
 class Settings:
     home: Path
@@ -16,6 +20,10 @@ class Settings:
     kafka: str | None
     kafka_topic_prefix: str
     kafka_partitions: int
+    smtp_url: str | None
+    email_from: str
+    webhook_url: str | None
+    webhook_secret: str | None
 
     @classmethod
     def load(cls, environ: dict[str, str] | None = None, config_file: Path = Path("loopline.toml")) -> Settings:
@@ -31,4 +39,8 @@ class Settings:
             kafka=values.get("LOOPLINE_KAFKA") or None,
             kafka_topic_prefix=values.get("LOOPLINE_KAFKA_TOPIC_PREFIX") or "",
             kafka_partitions=int(values.get("LOOPLINE_KAFKA_PARTITIONS") or 6),
+            smtp_url=values.get("LOOPLINE_SMTP_URL") or None,
+            email_from=values.get("LOOPLINE_EMAIL_FROM") or "loopline@localhost",
+            webhook_url=values.get("LOOPLINE_WEBHOOK_URL") or None,
+            webhook_secret=values.get("LOOPLINE_WEBHOOK_SECRET") or None,
         )

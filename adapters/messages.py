@@ -67,6 +67,7 @@ class ActionRecordCommon(Strict):
     task_id: str = NonEmpty
     action: str = NonEmpty
     summary: str | None = None
+    message_id: str | None = Field(default=None, min_length=1)
     loop_id: str | None = Field(default=None, min_length=1)
     deadline: AwareDatetime | None = None
     if_unresolved: DeadlineAction | None = None

@@ -11,17 +11,23 @@ from datetime import datetime
 from multiprocessing import get_context
 from typing import Any, Protocol
 
-from loopline.adapters.channels import JsonlOutbox
-from loopline.adapters.config import Settings
+from sqlalchemy.engine import Engine
+
+from loopline.adapters.channels import JsonlOutbox, KillAfterSend
+from loopline.adapters.config import InvalidSetting, Settings
+from loopline.adapters.delivery_state import SqlDeliveryLedger
 from loopline.adapters.drafting import TemplateDrafter
 from loopline.adapters.embedded_log import AppendReport, EmbeddedLog
 from loopline.adapters.event_store import event_store_env
 from loopline.adapters.leader import PostgresLeader, SoleLeader, leader_for
 from loopline.adapters.read_model import read_model_engine
+from loopline.adapters.smtp import SmtpChannel, SmtpServer
+from loopline.adapters.webhook import WebhookChannel
 from loopline.processors.application import Loopline
 from loopline.processors.delivery import Delivery
 from loopline.processors.maintenance import Maintenance, TickReport
 from loopline.processors.messages import Message
+from loopline.processors.ports import OutboundChannel
 from loopline.processors.router import INBOUND_TOPIC, MessageOutcome, Router
 from loopline.projections import open_loops, proactive_runs, task_memory, tasks, timeline
 from loopline.projections.runner import REBUILD_BATCH, ProjectionRunner
@@ -57,20 +63,25 @@ class System:
     delivery: Delivery
     projections: ProjectionRunner
     leader: SoleLeader | PostgresLeader
+    ledger_engine: Engine
     relay: Any = None
 
     @property
     def is_scale(self) -> bool:
         return self.router is None
 
-    def drain(self, progress: Callable[[int], None] | None = None) -> DrainReport:
+    def drain(self, progress: Callable[[int], None] | None = None, *, deliver: bool | None = None) -> DrainReport:
         """Runs the processors this process may run until none has work left, so the next query sees the effects.
 
-        At scale inbound messages are the Kafka workers' job and the relay and delivery the
-        leader's, checked before each batch (a lost lock stops them at once); projections are safe
-        to run anywhere (their positions are compare-and-set). Embedded, the home lock is held throughout.
+        At scale inbound messages are the Kafka workers' job and the relay the leader's; delivery
+        only a `loopline run` leader's (it passes `deliver=True`), never a `publish` or `tick`
+        from a host. Leadership is checked before each batch (a lost lock stops them at once).
+        Embedded, the home lock is held throughout and its holder delivers. Projections are safe
+        to run anywhere (their positions are compare-and-set).
         """
         report = DrainReport()
+        if deliver is None:
+            deliver = not self.is_scale
         with self.leader.writing():
             while True:
                 outcomes = self.router.run_once() if self.router else []
@@ -81,7 +92,7 @@ class System:
                     continue
                 report.projected += self.projections.catch_up()  # first: it is what the next query reads
                 relayed = self.relay.run_once() if self.relay and self.leader.try_lead() else 0
-                delivered = self.delivery.run_once() if self.leader.try_lead() else 0
+                delivered = self.delivery.run_once() if deliver and self.leader.try_lead() else 0
                 report.relayed += relayed
                 report.delivered += delivered
                 if not (relayed or delivered):
@@ -142,6 +153,7 @@ class System:
             if hasattr(closable, "close"):
                 closable.close()
         self.leader.close()
+        self.ledger_engine.dispose()
         self.projections.engine.dispose()
         self.app.factory.close()
 
@@ -175,18 +187,23 @@ def build(settings: Settings | None = None) -> System:
     settings = settings or Settings.load()
     settings.home.mkdir(parents=True, exist_ok=True)
     leader = leader_for(settings.event_store, settings.home)
+    channels = channels_for(settings)
     with leader.creating_schema():
         app = Loopline(env=event_store_env(settings.event_store))
         projections = ProjectionRunner(app, read_model_engine(settings.read_model), READ_MODELS)
+        # The delivery ledger lives beside the events (not the read models): a rebuild never resends.
+        ledger_engine = read_model_engine(settings.event_store)
+        ledger = SqlDeliveryLedger(ledger_engine)
     system = System(
         settings=settings,
         app=app,
         log=EmbeddedLog(app),
         router=Router(app),
         maintenance=Maintenance(app, TemplateDrafter()),
-        delivery=Delivery(app, JsonlOutbox(settings.home / "outbox.jsonl")),
+        delivery=Delivery(app, ledger, channels),
         projections=projections,
         leader=leader,
+        ledger_engine=ledger_engine,
     )
     if settings.kafka:
         from loopline.adapters.kafka_log import KafkaPublisher, Topics, ensure_topics
@@ -198,3 +215,17 @@ def build(settings: Settings | None = None) -> System:
         system.router = None
         system.relay = OutboxRelay(app, settings.kafka, topics)
     return system
+
+
+def channels_for(settings: Settings) -> list[OutboundChannel]:
+    """The JSONL outbox always; email to contacts and webhooks to the owner and agent when configured."""
+    channels: list[OutboundChannel] = [JsonlOutbox(settings.home / "outbox.jsonl")]
+    if settings.smtp_url:
+        channels.append(SmtpChannel(SmtpServer.from_url(settings.smtp_url), settings.email_from))
+    if settings.webhook_url:
+        if not settings.webhook_secret:
+            raise InvalidSetting("LOOPLINE_WEBHOOK_URL is set but LOOPLINE_WEBHOOK_SECRET is not: set the secret "
+                                 "the receiver verifies X-Loopline-Signature with")
+        channels.append(WebhookChannel(settings.webhook_url, settings.webhook_secret))
+    killed_after = os.environ.get("LOOPLINE_TEST_KILL_AFTER_SEND")  # test-only: see KillAfterSend
+    return [KillAfterSend(c) if c.name == killed_after else c for c in channels]

@@ -6,7 +6,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import typer
+from rich.markup import escape
 
+from loopline.adapters.config import InvalidSetting
 from loopline.adapters.event_store import UnsupportedStore
 from loopline.cli.bootstrap import System, build
 from loopline.cli.output import err
@@ -19,8 +21,8 @@ REJECTED = 1
 def opened() -> Iterator[System]:
     try:
         system = build()
-    except UnsupportedStore as error:
-        err.print(f"[red]error:[/red] {error}")
+    except (UnsupportedStore, InvalidSetting) as error:
+        err.print(f"[red]error:[/red] {escape(str(error))}")
         raise typer.Exit(USAGE_ERROR) from None
     try:
         yield system

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 from rich.progress import Progress
 
+from loopline.adapters.channels import ConsoleChannel
 from loopline.adapters.clock import SystemClock
 from loopline.adapters.messages import InvalidMessage, parse_message
 from loopline.cli import demo as demo_module
@@ -136,16 +137,19 @@ def run(
     interval: Annotated[float, typer.Option(help="Seconds between polls.")] = 1.0,
     tick_every: Annotated[float, typer.Option(help="Seconds between scheduler ticks at wall-clock time; 0 leaves time to `loopline tick --now`.")] = 60.0,
     once: Annotated[bool, typer.Option("--once", help="Embedded only: drain and tick once, then exit.")] = False,
+    console: Annotated[bool, typer.Option("--console", help="Also print every message delivered.")] = False,
 ) -> None:
     """Run the processors continuously. With LOOPLINE_KAFKA set, run as one of any number of workers."""
+    from loopline.cli.worker import print_delivered, run_scale
+
     with opened() as system:
         if system.is_scale:
             if once:
                 fail("--once is for the embedded deployment; a scale worker runs until stopped")
-            from loopline.cli.worker import run_scale
-
-            run_scale(system, interval=interval, tick_every=tick_every)
+            run_scale(system, interval=interval, tick_every=tick_every, console=console)
             return
+        if console:
+            system.delivery.add_channel(ConsoleChannel(print_delivered))
         clock = SystemClock()
         last_tick = float("-inf")
         while True:
@@ -164,17 +168,24 @@ def run(
 
 @app.command()
 def status(json_: Json = False) -> None:
-    """How far processing lags: inputs (Kafka partitions at scale) and read models."""
+    """How far processing lags (inputs, Kafka partitions at scale, read models) and deliveries parked as failed."""
     with opened() as system:
         read_models = [{"name": s.name, "position": s.position, "head": s.head, "lag": s.lag} for s in system.projections.status()]
         inputs = system.input_lag()
-    result = {"deployment": "scale" if system.is_scale else "embedded", "inputs": inputs, "read_models": read_models}
+        parked = system.delivery.ledger.parked()
+    result = {
+        "deployment": "scale" if system.is_scale else "embedded", "inputs": inputs, "read_models": read_models,
+        "parked_deliveries": {"count": len(parked), "deliveries": parked},
+    }
     if json_:
         print_json(result)
         return
     out.print(f"deployment: {result['deployment']}")
     print_table("inputs", inputs, ["source", "end", "processed", "lag"])
     print_table("read models", read_models, ["name", "position", "head", "lag"])
+    out.print(f"parked deliveries (failed after every retry): {len(parked)}")
+    if parked:
+        print_table("parked deliveries", parked, ["parked_at", "channel", "key", "tenant", "task_id", "kind", "attempts", "last_error"])
 
 
 def main() -> None:

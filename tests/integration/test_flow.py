@@ -131,7 +131,7 @@ def test_ticking_later_but_before_the_new_deadline_changes_nothing_a_user_sees(s
     assert (task_rows(system), loop_rows(system), run_row(system), outbox(home)) == before
 
 
-def test_reply_from_rahul_resolves_the_followup_loop_and_wakes_the_task(system: System) -> None:
+def test_reply_from_rahul_resolves_the_followup_loop_and_wakes_the_task(system: System, home: Path) -> None:
     _after_followup(system)
 
     publish(system, RAHUL_REPLIES)
@@ -146,6 +146,11 @@ def test_reply_from_rahul_resolves_the_followup_loop_and_wakes_the_task(system: 
     (received,) = inbox(system, "task_abc")
     assert received["signal_id"] == "gmail-evt-77"
     assert received["data"]["body"] == "Thursday 3pm or Friday 2pm works."
+    [told] = [line for line in outbox(home) if line["to"] == "agent"]  # the agent runtime hears of the reply, once
+    assert (told["kind"], told["task_id"], told["signal_type"], told["signal_id"]) == (
+        "task_signal", "task_abc", "email.received", "gmail-evt-77"
+    )
+    assert told["resolved_loops"] == [FOLLOWUP_LOOP]
 
 
 def test_completing_the_task_points_the_user_back_to_the_conversation(system: System, home: Path) -> None:
@@ -162,7 +167,7 @@ def test_completing_the_task_points_the_user_back_to_the_conversation(system: Sy
     assert last["text"] == (
         "Done: Schedule meeting with Rahul. Meeting booked with Rahul for Thursday 3pm (back to conversation conv_123)"
     )
-    assert len(outbox(home)) == 3
+    assert [line["kind"] for line in outbox(home)] == ["send_email", "followup_sent", "task_signal", "task_completed"]
 
 
 def test_reply_before_the_deadline_means_no_followup_is_ever_sent(system: System, home: Path) -> None:
@@ -173,7 +178,7 @@ def test_reply_before_the_deadline_means_no_followup_is_ever_sent(system: System
 
     assert loop_row(system, FIRST_LOOP)["resolved_by"] == "signal_match"
     assert [row["loop_id"] for row in loop_rows(system)] == [FIRST_LOOP]
-    assert [line["kind"] for line in outbox(home)] == []
+    assert [line["kind"] for line in outbox(home)] == ["task_signal"]  # the agent is told of the reply; no follow-up
 
 
 def test_reply_in_another_thread_does_not_resolve_a_thread_loop(system: System) -> None:

@@ -1,11 +1,66 @@
-"""Hand-written fakes for the ports in processors/ports.py, for unit tests that touch no server."""
+"""Hand-written fakes of the ports: a drafter, channels that record or fail, and an in-memory delivery ledger."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from loopline.processors.ports import Draft
+from loopline.processors.ports import Attempt, DeliveryFailed, Draft
+
+
+class FakeChannel:
+    """Records what it sends; fails the first `failures` sends; takes the messages `accepts` says."""
+
+    def __init__(self, name: str, accepts: Callable[[dict[str, Any]], bool] = lambda message: True, failures: int = 0) -> None:
+        self.name = name
+        self._accepts = accepts
+        self.failures = failures
+        self.sent: list[tuple[str, dict[str, Any]]] = []
+        self.tries = 0
+
+    def accepts(self, message: dict[str, Any]) -> bool:
+        return self._accepts(message)
+
+    def send(self, *, key: str, message: dict[str, Any]) -> None:
+        self.tries += 1
+        if self.tries <= self.failures:
+            raise DeliveryFailed(f"{self.name} is down (try {self.tries})")
+        self.sent.append((key, message))
+
+
+class FakeLedger:
+    """The delivery ledger in a dict: one row per (key, channel)."""
+
+    def __init__(self) -> None:
+        self.rows: dict[tuple[str, str], dict[str, Any]] = {}
+
+    def claim(self, wanted: list[tuple[str, str, dict[str, Any]]], *, now: float) -> list[Attempt]:
+        attempts = []
+        for key, channel, message in wanted:
+            row = self.rows.setdefault((key, channel), {"status": "new", "attempts": 0, "message": message, "retry_at": None})
+            if row["status"] == "new":
+                attempts.append(self._take(key, channel, row))
+        return attempts
+
+    def _take(self, key: str, channel: str, row: dict[str, Any]) -> Attempt:
+        row["status"], row["attempts"] = "sending", row["attempts"] + 1
+        return Attempt(key=key, channel=channel, message=row["message"], attempts=row["attempts"])
+
+    def due(self, *, now: float, limit: int) -> list[Attempt]:
+        due = [(key, row) for key, row in self.rows.items() if row["status"] == "retrying" and row["retry_at"] <= now]
+        return [self._take(key, channel, row) for (key, channel), row in due[:limit]]
+
+    def delivered(self, attempts: list[Attempt], *, now: float) -> None:
+        for attempt in attempts:
+            self.rows[(attempt.key, attempt.channel)]["status"] = "delivered"
+
+    def failed(self, attempt: Attempt, *, error: str, retry_at: float | None, now: float) -> None:
+        row = self.rows[(attempt.key, attempt.channel)]
+        row.update(status="retrying" if retry_at is not None else "failed", retry_at=retry_at, error=error)
+
+    def parked(self) -> list[dict[str, Any]]:
+        return [{"key": key, "channel": channel, **row} for (key, channel), row in self.rows.items() if row["status"] == "failed"]
 
 
 @dataclass
@@ -18,17 +73,3 @@ class RecordingDrafter:
         self.requests.append({"task_title": task_title, "contact": contact, "original_subject": original_subject,
                               "days_waiting": days_waiting})
         return Draft(subject=f"Re: {original_subject}", body="fake draft", decided_by="fake drafter")
-
-
-@dataclass
-class RecordingChannel:
-    """An outbound channel that keeps what it was given, once per idempotency key."""
-
-    name: str = "fake"
-    delivered: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-    def deliver(self, *, key: str, message: dict[str, Any]) -> bool:
-        if key in self.delivered:
-            return False
-        self.delivered[key] = message
-        return True

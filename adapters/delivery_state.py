@@ -1,0 +1,170 @@
+"""The durable delivery state, one row per idempotency key and channel, in the event store's database.
+
+It is write-side state, not a read model: rebuilding the read models never touches it, so a
+rebuild never sends anything again. A process claims a row before sending (compare-and-set on
+its status and attempt count), so two processes never send one key on one channel at once; a
+claim left by a process that died mid-send is taken over (at once when that process is known
+dead on this host, else when its lease runs out) and the message is sent again with its key.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import Column, Float, Integer, MetaData, String, Table, Text, and_, bindparam, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Engine
+
+from loopline.processors.ports import Attempt
+
+SENDING, RETRYING, DELIVERED, FAILED = "sending", "retrying", "delivered", "failed"
+LEASE_SECONDS = 300.0
+"""How long a claim holds against other hosts: longer than a batch of sends takes. (On the claiming
+host a dead claimer is seen at once; another host only leads once this one lost the lead.)"""
+
+metadata = MetaData()
+deliveries = Table(
+    "loopline_deliveries", metadata,
+    Column("key", String(200), primary_key=True),
+    Column("channel", String(40), primary_key=True),
+    Column("status", String(20), nullable=False),
+    Column("attempts", Integer, nullable=False),
+    Column("next_attempt_at", Float, nullable=True),
+    Column("claimed_by", String(300), nullable=True),
+    Column("last_error", Text, nullable=True),
+    Column("message", Text, nullable=False),
+    Column("updated_at", Float, nullable=False),
+)
+
+
+def _alive_here(claimed_by: str | None) -> bool | None:
+    """Whether the claiming process still runs, when it ran on this host (None: another host, so unknown)."""
+    host, _, pid = (claimed_by or "").rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return None
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _claimable(row: Any, now: float) -> bool:
+    if row.status == RETRYING:
+        return row.next_attempt_at is None or row.next_attempt_at <= now
+    if row.status == SENDING:
+        alive = _alive_here(row.claimed_by)
+        return alive is False or (row.next_attempt_at is not None and row.next_attempt_at <= now)
+    return False
+
+
+class SqlDeliveryLedger:
+    """The delivery state table on SQLite or PostgreSQL (SQLAlchemy Core)."""
+
+    def __init__(self, engine: Engine, lease: float = LEASE_SECONDS) -> None:
+        self.engine = engine
+        self.lease = lease
+        self.me = f"{socket.gethostname()}:{os.getpid()}"
+        metadata.create_all(engine)
+
+    def _insert(self) -> Any:
+        dialect = postgresql if self.engine.dialect.name == "postgresql" else sqlite
+        return dialect.insert(deliveries).on_conflict_do_nothing()
+
+    def claim(self, wanted: list[tuple[str, str, dict[str, Any]]], *, now: float) -> list[Attempt]:
+        """One statement claims every key not seen before; a key seen before is looked at on its own."""
+        if not wanted:
+            return []
+        rows = [
+            {"key": key, "channel": channel, "status": SENDING, "attempts": 1, "next_attempt_at": now + self.lease,
+             "claimed_by": self.me, "message": json.dumps(message, sort_keys=True), "updated_at": now}
+            for key, channel, message in wanted
+        ]
+        with self.engine.begin() as conn:
+            inserted = {tuple(row) for row in conn.execute(
+                self._insert().returning(deliveries.c.key, deliveries.c.channel), rows
+            )}
+        attempts = []
+        for key, channel, message in wanted:
+            if (key, channel) in inserted:
+                attempts.append(Attempt(key=key, channel=channel, message=message, attempts=1))
+            elif (attempt := self._claim_seen(key, channel, now)) is not None:
+                attempts.append(attempt)
+        return attempts
+
+    def _claim_seen(self, key: str, channel: str, now: float) -> Attempt | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                select(deliveries).where(deliveries.c.key == key, deliveries.c.channel == channel)
+            ).one()
+        return self._take(row, now) if _claimable(row, now) else None
+
+    def _take(self, row: Any, now: float) -> Attempt | None:
+        """Compare-and-set on the row as read: of two processes taking it, one wins."""
+        with self.engine.begin() as conn:
+            taken = conn.execute(
+                update(deliveries)
+                .where(deliveries.c.key == row.key, deliveries.c.channel == row.channel,
+                       deliveries.c.status == row.status, deliveries.c.attempts == row.attempts)
+                .values(status=SENDING, attempts=row.attempts + 1, next_attempt_at=now + self.lease,
+                        claimed_by=self.me, updated_at=now)
+            ).rowcount
+        if not taken:
+            return None
+        return Attempt(key=row.key, channel=row.channel, message=json.loads(row.message), attempts=row.attempts + 1)
+
+    def due(self, *, now: float, limit: int) -> list[Attempt]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(deliveries)
+                .where(or_(and_(deliveries.c.status == RETRYING, deliveries.c.next_attempt_at <= now),
+                           deliveries.c.status == SENDING))
+                .order_by(deliveries.c.next_attempt_at)
+                .limit(limit)
+            ).all()
+        attempts = [self._take(row, now) for row in rows if _claimable(row, now)]
+        return [attempt for attempt in attempts if attempt is not None]
+
+    def delivered(self, attempts: list[Attempt], *, now: float) -> None:
+        if not attempts:
+            return
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(deliveries)
+                .where(deliveries.c.key == bindparam("k"), deliveries.c.channel == bindparam("c"))
+                .values(status=DELIVERED, next_attempt_at=None, last_error=None, claimed_by=None, updated_at=now),
+                [{"k": attempt.key, "c": attempt.channel} for attempt in attempts],
+            )
+
+    def failed(self, attempt: Attempt, *, error: str, retry_at: float | None, now: float) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(deliveries)
+                .where(deliveries.c.key == attempt.key, deliveries.c.channel == attempt.channel,
+                       deliveries.c.status != DELIVERED)
+                .values(status=RETRYING if retry_at is not None else FAILED, next_attempt_at=retry_at,
+                        last_error=error[:2000], claimed_by=None, updated_at=now)
+            )
+
+    def parked(self) -> list[dict[str, Any]]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(deliveries).where(deliveries.c.status == FAILED).order_by(deliveries.c.updated_at)
+            ).all()
+        return [_describe(row) for row in rows]
+
+
+def _describe(row: Any) -> dict[str, Any]:
+    message = json.loads(row.message)
+    return {
+        "key": row.key, "channel": row.channel, "attempts": row.attempts, "last_error": row.last_error,
+        "parked_at": datetime.fromtimestamp(row.updated_at, timezone.utc).isoformat().replace("+00:00", "Z"),
+        "tenant": message.get("tenant"), "task_id": message.get("task_id"), "to": message.get("to"),
+        "kind": message.get("kind"),
+    }

@@ -1,0 +1,101 @@
+"""Email to contacts over SMTP (LOOPLINE_SMTP_URL), with the standard library's smtplib and email.
+
+The Message-ID is derived from the idempotency key, so a message sent again after a crash
+carries the same Message-ID and the receiving side can drop the repeat.
+"""
+
+from __future__ import annotations
+
+import smtplib
+from dataclasses import dataclass
+from email.message import EmailMessage
+from email.utils import format_datetime
+from typing import Any
+from urllib.parse import parse_qs, quote, unquote, urlsplit
+
+from loopline.adapters.config import InvalidSetting
+from loopline.domain.timeutil import parse_time
+from loopline.processors.delivery import is_contact_email
+from loopline.processors.ports import DeliveryFailed
+
+SEND_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True)
+class SmtpServer:
+    host: str
+    port: int
+    user: str | None
+    password: str | None
+    starttls: bool
+
+    @classmethod
+    def from_url(cls, url: str) -> SmtpServer:
+        """Reads `smtp://[user:pass@]host:port[?starttls=true]`."""
+        parts = urlsplit(url)
+        if parts.scheme != "smtp" or not parts.hostname:
+            raise InvalidSetting(f"LOOPLINE_SMTP_URL={url!r} is not smtp://[user:pass@]host:port[?starttls=true]")
+        try:
+            port = parts.port or 25
+        except ValueError:
+            raise InvalidSetting(f"LOOPLINE_SMTP_URL={url!r} has an invalid port") from None
+        starttls = parse_qs(parts.query).get("starttls", ["false"])[-1].lower()
+        if starttls not in ("true", "false"):
+            raise InvalidSetting(f"LOOPLINE_SMTP_URL={url!r}: starttls must be true or false")
+        return cls(
+            host=parts.hostname, port=port, user=unquote(parts.username) if parts.username else None,
+            password=unquote(parts.password) if parts.password else None, starttls=starttls == "true",
+        )
+
+
+def message_id(key: str, sender: str) -> str:
+    """`<loopline.<aggregate id>.<version>@<sender's domain>>`: the same key always gives the same id."""
+    domain = sender.rpartition("@")[2] or "localhost"
+    return f"<loopline.{key.replace(':', '.')}@{domain}>"
+
+
+def compose(*, key: str, message: dict[str, Any], sender: str) -> EmailMessage:
+    """The email for one message to a contact: threaded under the message the loop waited on, and
+    with one-click unsubscribe headers (RFC 8058) like every message Loopline sends to a contact."""
+    details = message.get("details") or {}
+    email = EmailMessage()
+    email["From"] = sender
+    email["To"] = message["to"]
+    email["Subject"] = details.get("subject") or message.get("text") or "(no subject)"
+    email["Message-ID"] = message_id(key, sender)
+    email["Date"] = format_datetime(parse_time(message["at"]))
+    if details.get("in_reply_to"):
+        original = details["in_reply_to"].strip()
+        original = original if original.startswith("<") else f"<{original}>"
+        email["In-Reply-To"] = original
+        email["References"] = original
+    unsubscribe = quote(f"unsubscribe {message.get('tenant', '')} {message['to']}")
+    email["List-Unsubscribe"] = f"<mailto:{sender}?subject={unsubscribe}>"
+    email["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
+    email["X-Loopline-Delivery"] = key
+    email.set_content(details.get("body") or message.get("text") or "")
+    return email
+
+
+class SmtpChannel:
+    name = "smtp"
+
+    def __init__(self, server: SmtpServer, sender: str) -> None:
+        self.server = server
+        self.sender = sender
+
+    def accepts(self, message: dict[str, Any]) -> bool:
+        return is_contact_email(message)
+
+    def send(self, *, key: str, message: dict[str, Any]) -> None:
+        email = compose(key=key, message=message, sender=self.sender)
+        where = f"{self.server.host}:{self.server.port}"
+        try:
+            with smtplib.SMTP(self.server.host, self.server.port, timeout=SEND_TIMEOUT) as smtp:
+                if self.server.starttls:
+                    smtp.starttls()
+                if self.server.user:
+                    smtp.login(self.server.user, self.server.password or "")
+                smtp.send_message(email)
+        except (smtplib.SMTPException, OSError) as error:
+            raise DeliveryFailed(f"SMTP {where} refused or unreachable: {error}") from error
