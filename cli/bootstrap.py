@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from sqlalchemy.engine import Engine
 
 from loopline.adapters.channels import JsonlOutbox, KillAfterSend
+from loopline.adapters.clock import SystemClock
 from loopline.adapters.config import InvalidSetting, Settings
 from loopline.adapters.delivery_state import SqlDeliveryLedger
 from loopline.adapters.drafting import TemplateDrafter
@@ -200,7 +201,7 @@ def build(settings: Settings | None = None) -> System:
         log=EmbeddedLog(app),
         router=Router(app),
         maintenance=Maintenance(app, TemplateDrafter()),
-        delivery=Delivery(app, ledger, channels),
+        delivery=Delivery(app, ledger, channels, clock=SystemClock()),
         projections=projections,
         leader=leader,
         ledger_engine=ledger_engine,

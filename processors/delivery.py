@@ -14,7 +14,6 @@ never holds up other messages) and after the last attempt parked as failed, visi
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -24,7 +23,7 @@ from eventsourcing.utils import get_topic
 from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time
 from loopline.processors.application import Loopline
-from loopline.processors.ports import Attempt, DeliveryFailed, DeliveryLedger, OutboundChannel
+from loopline.processors.ports import Attempt, Clock, DeliveryFailed, DeliveryLedger, OutboundChannel
 
 TOPICS = [
     get_topic(Task.UserNotified), get_topic(Task.ActionRecorded), get_topic(Task.WokenUp), get_topic(Task.SignalReceived)
@@ -43,7 +42,7 @@ class Delivery:
         ledger: DeliveryLedger,
         channels: Sequence[OutboundChannel],
         *,
-        clock: Callable[[], float] = time.time,
+        clock: Clock,
         batch_size: int = 200,
         max_attempts: int = MAX_ATTEMPTS,
         backoff: float = BACKOFF_SECONDS,
@@ -56,6 +55,10 @@ class Delivery:
         self.max_attempts = max_attempts
         self.backoff = backoff
 
+    def _now(self) -> float:
+        """Retry times are wall-clock seconds: how long a channel has been down, not business time."""
+        return self.clock.now().timestamp()
+
     def add_channel(self, channel: OutboundChannel) -> None:
         self.channels[channel.name] = channel
 
@@ -64,7 +67,7 @@ class Delivery:
 
         The batch's sends are claimed in one transaction and marked in one after they went out,
         so a crash in between sends that batch's messages again, with the same keys."""
-        retried = self.ledger.due(now=self.clock(), limit=self.batch_size)
+        retried = self.ledger.due(now=self._now(), limit=self.batch_size)
         sent = [attempt for attempt in retried if self._send(attempt)]
         notifications = self.app.process_recorder.select_notifications(
             start=self.app.position(self.name) + 1, limit=self.batch_size, topics=TOPICS
@@ -76,8 +79,8 @@ class Delivery:
             if message is not None:
                 message = {"tenant": event.tenant, "task_id": event.task_ref, **message}
                 wanted += self._routes(f"{event.originator_id}:{event.originator_version}", message)
-        sent += [attempt for attempt in self.ledger.claim(wanted, now=self.clock()) if self._send(attempt)]
-        self.ledger.delivered(sent, now=self.clock())
+        sent += [attempt for attempt in self.ledger.claim(wanted, now=self._now()) if self._send(attempt)]
+        self.ledger.delivered(sent, now=self._now())
         if notifications:
             try:
                 self.app.process_recorder.insert_tracking(Tracking(self.name, notifications[-1].id))
@@ -100,8 +103,8 @@ class Delivery:
             channel.send(key=attempt.key, message=attempt.message)
         except DeliveryFailed as error:
             last = attempt.attempts >= self.max_attempts
-            retry_at = None if last else self.clock() + self.backoff * 2 ** (attempt.attempts - 1)
-            self.ledger.failed(attempt, error=str(error), retry_at=retry_at, now=self.clock())
+            retry_at = None if last else self._now() + self.backoff * 2 ** (attempt.attempts - 1)
+            self.ledger.failed(attempt, error=str(error), retry_at=retry_at, now=self._now())
             return False
         return True
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -17,8 +18,10 @@ def _site_packages(venv: Path) -> Path:
 
 
 def test_wheel_installs_only_the_loopline_package_and_the_demo_runs(tmp_path: Path) -> None:
+    source = tmp_path / "source"  # a copy, so the build leaves nothing in the working tree
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".venv", ".git", "build", "*.egg-info", "__pycache__"))
     wheels = tmp_path / "wheels"
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(ROOT)], check=True)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(source)], check=True)
     (wheel,) = wheels.glob("loopline-*.whl")
     top_level = {name.split("/")[0] for name in zipfile.ZipFile(wheel).namelist()}
     assert {name for name in top_level if not name.endswith(".dist-info")} == {"loopline"}

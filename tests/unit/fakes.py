@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
 from loopline.processors.ports import Attempt, DeliveryFailed, Draft
@@ -73,3 +74,13 @@ class RecordingDrafter:
         self.requests.append({"task_title": task_title, "contact": contact, "original_subject": original_subject,
                               "days_waiting": days_waiting})
         return Draft(subject=f"Re: {original_subject}", body="fake draft", decided_by="fake drafter")
+
+
+@dataclass
+class FakeClock:
+    """The clock port, at whatever time the test sets."""
+
+    moment: datetime = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+    def now(self) -> datetime:
+        return self.moment

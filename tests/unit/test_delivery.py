@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -14,18 +14,12 @@ from loopline.domain import ids
 from loopline.domain.task import Task
 from loopline.processors.application import Loopline, UnitOfWork
 from loopline.processors.delivery import Delivery, is_contact_email
-from tests.unit.fakes import FakeChannel, FakeLedger
+from tests.unit.fakes import FakeChannel, FakeClock, FakeLedger
 
 NOW = datetime(2026, 3, 16, 10, 0, tzinfo=timezone.utc)
 RAHUL = "rahul@company.com"
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture
@@ -57,7 +51,7 @@ def test_each_message_goes_to_the_channels_that_take_it(app: Loopline) -> None:
     jsonl, email = FakeChannel("jsonl"), FakeChannel("smtp", accepts=is_contact_email)
     owner = FakeChannel("webhook", accepts=lambda message: message["to"] in ("user", "agent"))
 
-    Delivery(app, FakeLedger(), [jsonl, email, owner]).run_once()
+    Delivery(app, FakeLedger(), [jsonl, email, owner], clock=FakeClock()).run_once()
 
     assert [m["kind"] for _, m in jsonl.sent] == ["send_email", "followup_sent"]
     assert [(m["to"], m["emailed"]) for _, m in email.sent] == [(RAHUL, True)]
@@ -71,31 +65,32 @@ def test_events_read_again_after_a_crash_send_nothing_the_ledger_has_as_delivere
     ledger, first, again = FakeLedger(), FakeChannel("jsonl"), FakeChannel("jsonl")
     with monkeypatch.context() as crash:  # the process dies after marking, before recording its position
         crash.setattr(app.process_recorder, "insert_tracking", lambda tracking: None)
-        Delivery(app, ledger, [first]).run_once()
+        Delivery(app, ledger, [first], clock=FakeClock()).run_once()
 
-    assert Delivery(app, ledger, [again]).run_once() == 3  # the same three events read again…
+    assert Delivery(app, ledger, [again], clock=FakeClock()).run_once() == 3  # the same three events read again…
     assert len(first.sent) == 2 and again.sent == []  # …and nothing sent twice
 
 
 def test_a_failing_channel_is_retried_with_backoff_then_parked_without_holding_up_others(app: Loopline) -> None:
     _task(app, _followup)
-    clock, ledger = Clock(), FakeLedger()
+    clock, ledger = FakeClock(), FakeLedger()
+    start = clock.moment
     down, jsonl = FakeChannel("webhook", accepts=lambda m: m["to"] == "user", failures=99), FakeChannel("jsonl")
     delivery = Delivery(app, ledger, [jsonl, down], clock=clock, max_attempts=3, backoff=10)
 
     delivery.run_once()
     assert len(jsonl.sent) == 2 and down.tries == 1
-    clock.now = 9
+    clock.moment = start + timedelta(seconds=9)
     delivery.run_once()
     assert down.tries == 1  # not due yet
-    clock.now = 10
+    clock.moment = start + timedelta(seconds=10)
     delivery.run_once()
-    clock.now = 29
+    clock.moment = start + timedelta(seconds=29)
     delivery.run_once()
     assert down.tries == 2  # the second retry waits twice as long
-    clock.now = 30
+    clock.moment = start + timedelta(seconds=30)
     delivery.run_once()
-    clock.now = 10_000
+    clock.moment = start + timedelta(seconds=10_000)
     delivery.run_once()
 
     assert down.tries == 3
@@ -109,7 +104,7 @@ def test_a_signal_that_wakes_a_waiting_task_tells_the_agent(app: Loopline) -> No
     ))
     jsonl = FakeChannel("jsonl")
 
-    Delivery(app, FakeLedger(), [jsonl]).run_once()
+    Delivery(app, FakeLedger(), [jsonl], clock=FakeClock()).run_once()
 
     [(_, told)] = jsonl.sent
     assert (told["to"], told["kind"], told["signal_type"], told["signal_id"]) == ("agent", "task_signal", "email.received", "g1")
@@ -123,7 +118,7 @@ def test_a_signal_on_a_task_already_executing_tells_no_one(app: Loopline) -> Non
     _task(app, two_signals)
     jsonl = FakeChannel("jsonl")
 
-    Delivery(app, FakeLedger(), [jsonl]).run_once()
+    Delivery(app, FakeLedger(), [jsonl], clock=FakeClock()).run_once()
 
     assert [m["signal_id"] for _, m in jsonl.sent] == ["g1"]
 
