@@ -289,6 +289,12 @@ def parse_message(raw: str | bytes) -> Message:
 
 def _validate_action(common: ActionRecord, data: dict[str, Any]) -> BaseModel:
     """An action with a contract is validated by it; a custom action must say it expects nothing."""
+    ignored = [name for name in ("loop_id", "deadline", "if_unresolved") if getattr(common, name) is not None]
+    if common.expect is False and ignored:
+        raise InvalidMessage(
+            f"data.expect: with \"expect\": false no loop is registered, so {', '.join(ignored)} would be ignored; "
+            "drop them, or register the loop with loop.register"
+        )
     if common.action not in ACTION_SCHEMAS and common.expect is False:
         return common
     try:

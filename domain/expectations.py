@@ -166,8 +166,3 @@ def expectation_for(action: str) -> Expectation:
             f"unknown action {action!r}; known actions: {', '.join(EXPECTATIONS)}. A custom action passes "
             '"expect": false (recorded, no loop) or registers its loop with loop.register'
         ) from None
-
-
-def expected_watch(action: str, details: Mapping[str, Any]) -> dict[str, Any]:
-    """The watch an action implies, from the channel fields recorded with it."""
-    return expectation_for(action).watch(details)

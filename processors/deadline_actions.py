@@ -15,7 +15,7 @@ from loopline.processors.ports import Drafter
 from loopline.processors.wakeups import wake_on_condition
 
 ESCALATION_RUN_DELAY = timedelta(hours=4)
-FOLLOWUP_IF_UNRESOLVED = DeadlineAction.NOTIFY_USER
+FOLLOWUP_IF_UNRESOLVED = DeadlineAction.NOTIFY_USER.value
 
 
 def take_deadline_action(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, now: datetime) -> str:

@@ -91,6 +91,12 @@ def test_custom_action_is_accepted_only_when_it_expects_nothing() -> None:
         parse("action.record", task_id="t1", action="post_to_forum", expect=True)
 
 
+def test_loop_overrides_on_an_action_that_expects_nothing_are_refused() -> None:
+    with pytest.raises(InvalidMessage, match="deadline, if_unresolved would be ignored"):
+        parse("action.record", task_id="t1", action="send_email", to="a@b.c", expect=False,
+              deadline="2026-03-20T10:00:00Z", if_unresolved="notify_user")
+
+
 @pytest.mark.parametrize("action", sorted(EXPECTATIONS))
 def test_each_action_requires_exactly_its_contracts_required_fields(action: str) -> None:
     row = EXPECTATIONS[action]

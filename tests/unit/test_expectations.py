@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from loopline.domain import ids
-from loopline.domain.expectations import EXPECTATIONS, expected_watch
+from loopline.domain.expectations import EXPECTATIONS
 from loopline.domain.matching import InvalidWatch, channel_rule
 from loopline.domain.open_loop import InvalidDeadlineAction, LoopAlreadyResolved, OpenLoop
 
@@ -38,7 +38,7 @@ CHANNEL_FIELDS = {
 @pytest.mark.parametrize("action", sorted(EXPECTATIONS))
 def test_expected_watch_is_valid_for_the_rows_channel(action):
     row = EXPECTATIONS[action]
-    watch = expected_watch(action, CHANNEL_FIELDS[action])
+    watch = row.watch(CHANNEL_FIELDS[action])
     channel_rule(row.channel).check_watch(watch)
     loop = register(channel=row.channel, watch=watch, if_unresolved=row.if_unresolved)
     assert loop.deadline == NOW + timedelta(days=1) and not loop.resolved
@@ -46,7 +46,7 @@ def test_expected_watch_is_valid_for_the_rows_channel(action):
 
 def test_email_without_a_recipient_gives_an_invalid_watch():
     with pytest.raises(InvalidWatch, match="sender"):
-        channel_rule("email").check_watch(expected_watch("send_email", {}))
+        channel_rule("email").check_watch(EXPECTATIONS["send_email"].watch({}))
 
 
 def register(*, channel="email", watch=None, if_unresolved="notify_user", deadline=NOW + timedelta(days=1)) -> OpenLoop:
