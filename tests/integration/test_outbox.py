@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from tests.conftest import build_system, command, publish
 from tests.e2e.cli import Cli
 from tests.integration.helpers import outbox, tick
 from tests.servers import SmtpSink, WebhookReceiver
+from tests.unit.fakes import FakeClock
 
 SECRET = "s3cret"
 RAHUL = "rahul@company.com"
@@ -25,16 +27,6 @@ FLOW_1 = [
 AFTER_DEADLINE = "2026-03-16T10:00:01Z"
 
 
-class Clock:
-    """Wall-clock seconds the test moves forward, so retries come due without waiting."""
-
-    def __init__(self) -> None:
-        self.now = 1_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @pytest.fixture
 def receiver() -> Iterator[WebhookReceiver]:
     started = WebhookReceiver(SECRET)
@@ -42,7 +34,7 @@ def receiver() -> Iterator[WebhookReceiver]:
     started.stop()
 
 
-def _with_webhook(home: Path, store_environ: dict[str, str], receiver: WebhookReceiver, clock: Clock) -> System:
+def _with_webhook(home: Path, store_environ: dict[str, str], receiver: WebhookReceiver, clock: FakeClock) -> System:
     system = build_system(home, LOOPLINE_WEBHOOK_URL=receiver.url, LOOPLINE_WEBHOOK_SECRET=SECRET, **store_environ)
     system.delivery.clock = clock
     return system
@@ -120,7 +112,7 @@ def test_webhook_posts_signed_json_and_a_failure_does_not_hold_up_other_channels
     home: Path, store_environ: dict[str, str], receiver: WebhookReceiver
 ) -> None:
     receiver.failures = 2
-    clock = Clock()
+    clock = FakeClock()  # moved forward by the test, so retries come due without waiting
     system = _with_webhook(home, store_environ, receiver, clock)
     try:
         publish(system, *FLOW_1)
@@ -129,7 +121,7 @@ def test_webhook_posts_signed_json_and_a_failure_does_not_hold_up_other_channels
         assert receiver.received == []
 
         for _ in range(3):
-            clock.now += 3600
+            clock.moment += timedelta(hours=1)
             system.drain()
     finally:
         system.close()
@@ -144,13 +136,13 @@ def test_webhook_that_keeps_failing_is_parked_and_shown_by_status(
     home: Path, store_environ: dict[str, str], receiver: WebhookReceiver
 ) -> None:
     receiver.failures = 1_000
-    clock = Clock()
+    clock = FakeClock()  # moved forward by the test, so retries come due without waiting
     system = _with_webhook(home, store_environ, receiver, clock)
     try:
         publish(system, *FLOW_1)
         tick(system, AFTER_DEADLINE)
         for _ in range(10):
-            clock.now += 3600
+            clock.moment += timedelta(hours=1)
             system.drain()
     finally:
         system.close()
