@@ -33,7 +33,7 @@ CONTACTS = ("ana@x.com", "ben@x.com")
 THREADS = (None, "th1", "th2")
 SLACK_USERS = ("U1", "U2")
 DOCUMENTS = ("doc1", "doc2")
-AFTER_EVERY_DEADLINE = T0 + timedelta(days=10)
+AFTER_EVERY_DEADLINE = T0 + timedelta(days=5)  # a short tick: contracts are given a 1-day deadline
 
 
 def _at(hour: int, minute: int) -> str:
@@ -45,7 +45,7 @@ def _slack_ts(hour: int, minute: int) -> str:
 
 
 minutes = st.integers(0, 59)
-hours = st.integers(1, 48)
+hours = st.integers(1, 24)
 actions = st.one_of(
     st.tuples(st.just("send_email"), hours, minutes, st.sampled_from(CONTACTS), st.sampled_from(THREADS)),
     st.tuples(st.just("send_slack_dm"), hours, minutes, st.sampled_from(SLACK_USERS)),
@@ -69,7 +69,8 @@ def _command(n: int, tenant: str, task: str, action: tuple[Any, ...]) -> dict[st
         return command(ref, "action.record", at, tenant, task_id=task, action=kind, slack_user_id=target,
                        channel_id="D1", ts=_slack_ts(hour, minute))
     if kind == "send_contract":
-        return command(ref, "action.record", at, tenant, task_id=task, action=kind, resource_id=target)
+        return command(ref, "action.record", at, tenant, task_id=task, action=kind, resource_id=target,
+                       deadline=_at(hour + 24, minute))
     return command(ref, kind, at, tenant, task_id=task, loop_id=f"{task}/explicit/{n}", channel="email",
                    watch={"sender": target}, deadline=_at(hour + 30, minute), if_unresolved="notify_user")
 
