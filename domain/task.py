@@ -256,7 +256,8 @@ class Task(LooplineAggregate):
     def _moved(self, status: str, at: datetime) -> None:
         """Every change of state is activity: it also clears a stalled flag."""
         self.status = TaskStatus(status)
-        self.last_activity_at = at
+        # A reply kept for a loop registered late is stamped with its own, later time: never go back.
+        self.last_activity_at = max(self.last_activity_at, at)
         self.stalled_since = None
 
     @property

@@ -22,6 +22,7 @@ from loopline.domain import ids
 from loopline.domain.inbound import InboundMessage
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.task import Task
+from loopline.domain.watch_index import WatchIndex
 from tests.conftest import command, signal
 from tests.e2e.scale import ScaleDeployment
 from tests.servers import Broker, Postgres
@@ -313,3 +314,21 @@ def test_malformed_messages_go_to_the_dlq_while_valid_ones_are_applied(deploy: D
         assert bad[record.value] in headers["loopline-reason"], headers
         assert headers["loopline-source"] == sources[record.value]
         assert record.key == tenant.encode()
+
+
+@pytest.mark.slow
+def test_replies_published_right_behind_their_emails_resolve_every_loop_with_two_workers(deploy: Deploy) -> None:
+    # Commands and signals travel on two topics, so many replies are applied before the email they answer.
+    loopline = deploy()
+    loopline.start_worker(), loopline.start_worker()
+    wait_for(lambda: group_members(loopline) == 2, "both workers to join the consumer group")
+    tenants = [f"tenant{n:04d}" for n in range(1500)]
+    loopline.publish([message for tenant in tenants for message in email_follow_up(tenant)])
+    loopline.settle(inbound=3 * len(tenants), timeout=300)
+
+    resolved = {event.originator_id: (event.resolved_by, event.signal_ref) for event in loopline.events(OpenLoop.Resolved)}
+    assert resolved == {ids.loop_id(tenant, "task_a/send_email/1"): ("signal_match", f"{tenant}-s1") for tenant in tenants}
+    received = Counter((event.originator_id, event.signal_ref) for event in loopline.events(Task.SignalReceived))
+    assert received == {(ids.task_id(tenant, "task_a"), f"{tenant}-s1"): 1 for tenant in tenants}
+    replies_first = len(loopline.events(WatchIndex.SignalDelivered))
+    assert replies_first > 0, "no reply was applied before its email: this run did not exercise the race"

@@ -112,3 +112,11 @@ def test_a_kept_reply_is_forgotten_after_seven_days_of_event_time(system: System
     publish(system, SEND_EMAIL)  # registered 03-13: only the 03-17 reply would have matched, and it is gone
 
     assert loop_row(system, FIRST_LOOP)["resolved"] is False
+
+
+def test_a_note_processed_after_a_kept_reply_does_not_make_the_task_look_idle_since_the_note(system: System) -> None:
+    publish(system, CREATE_TASK, RAHUL_REPLIES, SEND_EMAIL)  # the reply (03-17 09:12) wakes the task at once
+    publish(system, command("n1", "task.update", "2026-03-14T10:00:00Z", task_id="task_abc", notes="drafting"))
+    tick(system, "2026-03-19T10:00:00Z")  # 5 days after the note, 2 after the reply: not idle for 3 days
+
+    assert task_row(system, "task_abc")["stalled_since"] is None
