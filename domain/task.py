@@ -86,8 +86,6 @@ class Task(LooplineAggregate):
         data: dict[str, Any]
         resolved_loops: list[str]
         status: str
-        woke: bool
-        """True when the signal moved a waiting or dormant task back to executing."""
 
         def apply(self, task: Task) -> None:
             task.inbox_count += 1
@@ -306,7 +304,7 @@ class Task(LooplineAggregate):
         resolved = [ref for ref in resolved_loops if ref in self.open_loops]
         self.trigger_event(
             self.SignalReceived, timestamp=now, signal_ref=signal_ref, signal_type=signal_type, data=data,
-            resolved_loops=resolved, status=status, woke=status != self.status,
+            resolved_loops=resolved, status=status,
         )
         self._wake_for_signal(resolved, signal_ref=signal_ref, signal_type=signal_type, now=now)
 

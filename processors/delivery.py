@@ -2,8 +2,7 @@
 agent runtime) through every channel that takes it.
 
 The outbox is the event store: each outbound message is derived from a stored event
-(Task.UserNotified, Task.ActionRecorded by Loopline, Task.WokenUp, Task.SignalReceived that
-woke the task), and that event was committed in the same transaction as its cause. Its
+(Task.UserNotified, Task.ActionRecorded by Loopline, Task.WokenUp, Task.SignalReceived), and that event was committed in the same transaction as its cause. Its
 idempotency key is `<originator_id>:<originator_version>`. Per key and channel the durable
 delivery ledger says whether it was delivered; a channel's send is claimed there first and
 marked after. A crash between sending and marking sends again with the same key, which each
@@ -120,10 +119,11 @@ def outbound_message(event: object) -> dict | None:
     if isinstance(event, Task.WokenUp):  # the agent runtime resumes the task
         return {"to": "agent", "kind": "task_wakeup", "wake_id": event.wake_ref, "cause": event.cause,
                 "text": event.reason, "at": format_time(event.timestamp)}
-    if isinstance(event, Task.SignalReceived) and event.woke:  # a reply woke the task: the agent runtime takes over
+    if isinstance(event, Task.SignalReceived):
+        # Every signal that reaches a task wakes it for the agent runtime, whatever the task was doing
+        # when it was processed: that keeps the outbox the same in any processing order.
         return {"to": "agent", "kind": "task_signal", "signal_type": event.signal_type, "signal_id": event.signal_ref,
-                "resolved_loops": list(event.resolved_loops), "text": f"{event.signal_type} {event.signal_ref} arrived",
-                "at": format_time(event.timestamp)}
+                "text": f"{event.signal_type} {event.signal_ref} arrived", "at": format_time(event.timestamp)}
     if isinstance(event, Task.ActionRecorded) and event.performed_by == "loopline":
         return {"to": event.details.get("to", "counterpart"), "kind": event.action, "text": event.summary,
                 "details": event.details, "at": format_time(event.timestamp)}

@@ -110,7 +110,7 @@ def test_a_signal_that_wakes_a_waiting_task_tells_the_agent(app: Loopline) -> No
     assert (told["to"], told["kind"], told["signal_type"], told["signal_id"]) == ("agent", "task_signal", "email.received", "g1")
 
 
-def test_a_signal_on_a_task_already_executing_tells_no_one(app: Loopline) -> None:
+def test_every_signal_that_reaches_a_task_tells_the_agent_even_when_it_was_executing(app: Loopline) -> None:
     def two_signals(task: Task) -> None:
         for ref in ("g1", "g2"):
             task.receive_signal(signal_ref=ref, signal_type="email.received", data={}, resolved_loops=[], now=NOW)
@@ -120,7 +120,7 @@ def test_a_signal_on_a_task_already_executing_tells_no_one(app: Loopline) -> Non
 
     Delivery(app, FakeLedger(), [jsonl], clock=FakeClock()).run_once()
 
-    assert [m["signal_id"] for _, m in jsonl.sent] == ["g1"]
+    assert [m["signal_id"] for _, m in jsonl.sent] == ["g1", "g2"]
 
 
 def test_follow_up_email_is_threaded_and_carries_one_click_unsubscribe() -> None:
