@@ -104,9 +104,9 @@ class SoleLeader:
     def scheduling(self) -> ContextManager[None]:
         return self.lock.held()
 
-    @contextmanager
-    def creating_schema(self) -> Iterator[None]:
-        yield
+    def creating_schema(self) -> ContextManager[None]:
+        """Processes starting together on a new home would both create the read-model tables."""
+        return self.lock.held()
 
     def close(self) -> None:
         return None
