@@ -45,9 +45,10 @@ def test_a_batch_retried_after_a_conflict_sends_each_dead_letter_once(
     scale: System, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     topics = Topics(scale.settings.kafka_topic_prefix)
+    refused = json.dumps(command("c0", "action.record", AT, "acme", task_id="nope", action="send_email", to="a@x.com")).encode()
     valid = json.dumps(command("c1", "task.create", AT, "acme", task_id="t", title="Valid")).encode()
     bad = [b'{"kind": "command", "id": "c2", ', b"\xff\xfe not even text"]
-    records = [Record(0, b"acme", valid), Record(1, b"acme", bad[0]), Record(2, b"acme", bad[1])]
+    records = [Record(0, b"acme", bad[0]), Record(1, b"acme", refused), Record(2, b"acme", bad[1]), Record(3, b"acme", valid)]
 
     real_commit, conflicts = UnitOfWork.commit, []
 
@@ -60,7 +61,8 @@ def test_a_batch_retried_after_a_conflict_sends_each_dead_letter_once(
     monkeypatch.setattr(UnitOfWork, "commit", first_commit_conflicts)
     report = PartitionBatchApplier(scale.app, topics).apply(topics.commands, 0, records)
     monkeypatch.undo()
-    assert conflicts and report.dead_lettered == 2 and len(report.applied) == 1
+    assert conflicts and report.dead_lettered == 2
+    assert [outcome.accepted for outcome in report.applied] == [False, True]  # the domain refused c0
 
     scale.drain()  # the leader's relay sends what the committed batch recorded
     scale.drain()
@@ -68,5 +70,5 @@ def test_a_batch_retried_after_a_conflict_sends_each_dead_letter_once(
     assert sorted(record.value for record in dead) == sorted(bad)
     headers = [{name: value.decode() for name, value in record.headers} for record in dead]
     assert len({h["loopline-key"] for h in headers}) == len(bad)
-    assert sorted(h["loopline-source"] for h in headers) == [f"{topics.commands}:0:1", f"{topics.commands}:0:2"]
+    assert sorted(h["loopline-source"] for h in headers) == [f"{topics.commands}:0:0", f"{topics.commands}:0:2"]
     assert all(record.key == b"acme" for record in dead)
