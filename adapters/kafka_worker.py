@@ -115,6 +115,7 @@ class PartitionBatchApplier:
                 report.dead_lettered += 1
                 continue
             parsed.append((message, f"{topic}:{partition}:{record.offset}"))
+        uow.end_step()  # the dead letters are a step of their own: a refused message must not undo them
         prefetch_for(uow, [message for message, _ in parsed])
         steps, report.duplicates = fresh_steps(uow, parsed)
         report.applied = apply_steps(uow, steps)

@@ -18,7 +18,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, ContextManager
@@ -38,10 +38,9 @@ class HomeLock:
     which one it waits for.
     """
 
-    def __init__(self, home: Path, notice: Callable[[str], None] | None = None) -> None:
+    def __init__(self, home: Path) -> None:
         self.path = home / "lock"
         self.holder_path = home / "lock.holder"
-        self.notice = notice or (lambda text: print(text, file=sys.stderr, flush=True))
         self._fd: int | None = None
         self._depth = 0
 
@@ -66,13 +65,14 @@ class HomeLock:
                 break
             except BlockingIOError:
                 if not told and time.monotonic() - started >= NOTICE_AFTER:
-                    self.notice(f"waiting for {self.path.parent}: {self._holder()} is writing to it")
+                    print(f"waiting for {self.path.parent}: {self._holder()} is writing to it", file=sys.stderr, flush=True)
                     told = True
                 time.sleep(0.05)
         if told:
-            self.notice(f"{self.path.parent} is free; going on")
+            print(f"{self.path.parent} is free; going on", file=sys.stderr, flush=True)
         self._fd = fd
-        self.holder_path.write_text(json.dumps({"pid": os.getpid(), "command": " ".join(sys.argv)}))
+        command = " ".join(["loopline", *sys.argv[1:]])
+        self.holder_path.write_text(json.dumps({"pid": os.getpid(), "command": command}))
 
     def _holder(self) -> str:
         try:
@@ -104,9 +104,9 @@ class SoleLeader:
     def scheduling(self) -> ContextManager[None]:
         return self.lock.held()
 
-    @contextmanager
-    def creating_schema(self) -> Iterator[None]:
-        yield
+    def creating_schema(self) -> ContextManager[None]:
+        """Processes starting together on a new home would both create the read-model tables."""
+        return self.lock.held()
 
     def close(self) -> None:
         return None

@@ -92,8 +92,9 @@ class System:
                 if outcomes:
                     continue
                 report.projected += self.projections.catch_up()  # first: it is what the next query reads
-                relayed = self.relay.run_once() if self.relay and self.leader.try_lead() else 0
-                delivered = self.delivery.run_once() if deliver and self.leader.try_lead() else 0
+                leads = self.leader.try_lead()  # before each batch: a lost lock stops relaying and delivering at once
+                relayed = self.relay.run_once() if self.relay and leads else 0
+                delivered = self.delivery.run_once() if leads and deliver else 0
                 report.relayed += relayed
                 report.delivered += delivered
                 if not (relayed or delivered):

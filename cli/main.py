@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Annotated
@@ -152,7 +154,10 @@ def run(
             system.delivery.add_channel(ConsoleChannel(print_delivered))
         clock = SystemClock()
         last_tick = float("-inf")
-        while True:
+        stopping = threading.Event()
+        for signum in (signal.SIGINT, signal.SIGTERM):  # stop between passes, and exit 0
+            signal.signal(signum, lambda *_: stopping.set())
+        while not stopping.is_set():
             with system.leader.writing():  # one pass at a time on this home; the lock is free while sleeping
                 report = system.drain()
                 if report.outcomes:
@@ -163,7 +168,7 @@ def run(
                     last_tick = time.monotonic()
             if once:
                 return
-            time.sleep(interval)
+            stopping.wait(interval)
 
 
 @app.command()

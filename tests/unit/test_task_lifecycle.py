@@ -181,3 +181,37 @@ def test_replaying_events_rebuilds_the_same_task():
     rebuilt = replay(task)
     assert (rebuilt.status, rebuilt.inbox_count, rebuilt.open_loops) == (S.EXECUTING, task.inbox_count, ["loop-2"])
     assert rebuilt.last_activity_at == task.last_activity_at
+
+
+@pytest.mark.parametrize(
+    ("status", "with_loop", "outcome"),
+    [
+        ("pending_review", False, S.EXPIRED), ("pending_review", True, S.EXPIRED),
+        ("ready", False, S.EXPIRED), ("ready", True, S.ESCALATED),
+        ("executing", False, S.EXPIRED), ("executing", True, S.ESCALATED),
+        ("waiting", False, S.EXPIRED), ("waiting", True, S.ESCALATED),
+        ("dormant", False, S.EXPIRED), ("dormant", True, S.EXPIRED),
+        ("escalated", False, S.ESCALATED), ("escalated", True, S.ESCALATED),
+    ],
+)
+def test_every_open_status_has_an_outcome_at_expiry_that_its_transitions_allow(status, with_loop, outcome):
+    task = make_task(status, expires_at=NOW)
+    if with_loop:
+        task.link_loop("reply", now=NOW)
+    assert task.is_due_to_expire(NOW)
+    assert task.expiry_outcome() is outcome
+    if outcome is S.EXPIRED:
+        task.expire(reason="old", now=NOW)
+    else:
+        task.escalate(reason="expired", cause="expiry", now=NOW)
+    assert (task.status, task.escalation_cause if outcome is S.ESCALATED else None) == (
+        outcome, "expiry" if outcome is S.ESCALATED else None
+    )
+    assert not task.is_due_to_expire(NOW + timedelta(days=1))
+
+
+def test_a_closed_task_has_no_expiry_outcome():
+    task = make_task("executing")
+    task.complete(summary="done", now=NOW)
+    with pytest.raises(DomainError):
+        task.expiry_outcome()

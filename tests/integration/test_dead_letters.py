@@ -1,0 +1,74 @@
+"""Dead letters at the Kafka edge: recorded with their batch, sent to `<topic>.dlq` once, by the relay."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from eventsourcing.persistence import IntegrityError
+
+from loopline.adapters.kafka_log import Topics
+from loopline.adapters.kafka_worker import PartitionBatchApplier
+from loopline.cli.bootstrap import System
+from loopline.processors.application import UnitOfWork
+from tests.conftest import build_system, command
+from tests.e2e.test_scale_workers import consume_all
+from tests.servers import Broker, Postgres
+
+AT = "2026-03-13T10:00:00Z"
+
+
+@dataclass(frozen=True)
+class Record:
+    offset: int
+    key: bytes
+    value: bytes
+    timestamp: int = 1_773_396_000_000
+
+
+@pytest.fixture
+def scale(home: Path, postgres: Postgres, broker: Broker) -> Iterator[System]:
+    database = postgres.new_database()
+    built = build_system(
+        home, LOOPLINE_EVENT_STORE=database, LOOPLINE_READ_MODEL=database, LOOPLINE_KAFKA=broker.bootstrap,
+        LOOPLINE_KAFKA_TOPIC_PREFIX=f"dl{uuid.uuid4().hex[:8]}.",
+    )
+    yield built
+    built.close()
+
+
+def test_a_batch_retried_after_a_conflict_sends_each_dead_letter_once(
+    scale: System, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    topics = Topics(scale.settings.kafka_topic_prefix)
+    refused = json.dumps(command("c0", "action.record", AT, "acme", task_id="nope", action="send_email", to="a@x.com")).encode()
+    valid = json.dumps(command("c1", "task.create", AT, "acme", task_id="t", title="Valid")).encode()
+    bad = [b'{"kind": "command", "id": "c2", ', b"\xff\xfe not even text"]
+    records = [Record(0, b"acme", bad[0]), Record(1, b"acme", refused), Record(2, b"acme", bad[1]), Record(3, b"acme", valid)]
+
+    real_commit, conflicts = UnitOfWork.commit, []
+
+    def first_commit_conflicts(uow: UnitOfWork, tracking: object = None) -> int:
+        if not conflicts:  # another worker wrote first: the batch is applied again from the start
+            conflicts.append(True)
+            raise IntegrityError("simulated conflict")
+        return real_commit(uow, tracking)
+
+    monkeypatch.setattr(UnitOfWork, "commit", first_commit_conflicts)
+    report = PartitionBatchApplier(scale.app, topics).apply(topics.commands, 0, records)
+    monkeypatch.undo()
+    assert conflicts and report.dead_lettered == 2
+    assert [outcome.accepted for outcome in report.applied] == [False, True]  # the domain refused c0
+
+    scale.drain()  # the leader's relay sends what the committed batch recorded
+    scale.drain()
+    dead = consume_all(scale.settings.kafka, topics.dlq(topics.commands), expected=len(bad))
+    assert sorted(record.value for record in dead) == sorted(bad)
+    headers = [{name: value.decode() for name, value in record.headers} for record in dead]
+    assert len({h["loopline-key"] for h in headers}) == len(bad)
+    assert sorted(h["loopline-source"] for h in headers) == [f"{topics.commands}:0:0", f"{topics.commands}:0:2"]
+    assert all(record.key == b"acme" for record in dead)

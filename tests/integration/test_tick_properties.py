@@ -1,0 +1,132 @@
+"""Property: whatever commands, signals and ticks come in whatever order, a tick never raises.
+
+Every command type, every `if_unresolved` and every task status (by `task.update`, review,
+guidance, completion, cancellation, expiry and deadline actions) is reachable from the
+operations below. A timer the domain refuses is recorded once and never fires again, so a
+repeated tick at the same time refuses nothing new.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from hypothesis import HealthCheck, Phase, event, given, settings
+from hypothesis import strategies as st
+
+from loopline.domain.status import TaskStatus
+from loopline.domain.task import Task
+from loopline.domain.timers import TimerBucket
+from loopline.domain.timeutil import format_time
+from loopline.processors.commands import COMMANDS
+from loopline.processors.deadline_actions import ACTIONS
+from tests.conftest import build_system, command, publish, signal
+
+T0 = datetime(2026, 3, 13, 10, 0, tzinfo=timezone.utc)
+TASKS = ("t1", "t2", "t3")
+CONTACTS = ("ana@x.com", "ben@x.com")
+STATUSES = tuple(status.value for status in TaskStatus)
+IF_UNRESOLVED = tuple(ACTIONS)
+PHASES = tuple(Phase)[:-2] if os.environ.get("CI") else tuple(Phase)  # no minutes-long shrinking in CI runs
+
+task = st.sampled_from(TASKS)
+hours = st.integers(1, 60)
+operations = st.lists(
+    st.one_of(
+        st.tuples(st.just("task.create"), task, st.booleans(), st.integers(1, 4)),
+        st.tuples(st.just("action.record"), task, st.sampled_from(CONTACTS), st.sampled_from(IF_UNRESOLVED), hours),
+        st.tuples(st.just("loop.register"), task, st.sampled_from(CONTACTS), st.sampled_from(IF_UNRESOLVED), hours),
+        st.tuples(st.just("loop.resolve"), st.integers(0, 20)),
+        st.tuples(st.just("task.update"), task, st.sampled_from(STATUSES)),
+        st.tuples(st.sampled_from(["task.complete", "task.cancel", "task.approve", "task.reject", "task.guidance"]), task),
+        st.tuples(st.just("run.schedule"), hours),
+        st.tuples(st.just("task.wake"), task, hours, st.sampled_from([None, *CONTACTS])),
+        st.tuples(st.just("workflow.output"), task),
+        st.tuples(st.just("reply"), st.sampled_from(CONTACTS)),
+        st.tuples(st.just("tick"), st.integers(1, 72)),
+    ),
+    min_size=5, max_size=30,
+)
+COVERED = {"task.create", "action.record", "loop.register", "loop.resolve", "task.update", "task.complete", "task.cancel",
+           "task.approve", "task.reject", "task.guidance", "run.schedule", "task.wake", "workflow.output"}
+
+
+def test_the_operations_cover_every_command_type() -> None:
+    assert set(COMMANDS) == COVERED
+
+
+def message(n: int, op: tuple, at: datetime) -> dict:
+    kind, *args = op
+    ref, stamp = f"m{n}", format_time(at)
+    later = lambda h: format_time(at + timedelta(hours=h))  # noqa: E731
+    cmd = lambda **data: {**command(ref, kind, stamp), "data": data}  # noqa: E731 - data may hold its own `at`
+    if kind == "task.create":
+        name, review, days = args
+        return cmd(task_id=name, title=name, expires_in_days=days, **({"confidence": 0.1} if review else {}))
+    if kind == "action.record":
+        name, contact, if_unresolved, h = args
+        return cmd(task_id=name, action="send_email", to=contact, deadline=later(h), if_unresolved=if_unresolved)
+    if kind == "loop.register":
+        name, contact, if_unresolved, h = args
+        return cmd(task_id=name, loop_id=f"loop{n}", channel="email", watch={"sender": contact},
+                       deadline=later(h), if_unresolved=if_unresolved)
+    if kind == "loop.resolve":
+        return cmd(loop_id=f"loop{args[0]}")
+    if kind == "task.update":
+        return cmd(task_id=args[0], status=args[1], notes="moved")
+    if kind == "task.complete":
+        return cmd(task_id=args[0], summary="done")
+    if kind == "task.cancel":
+        return cmd(task_id=args[0], reason="no longer needed")
+    if kind in ("task.approve", "task.reject"):
+        return cmd(task_id=args[0])
+    if kind == "task.guidance":
+        return cmd(task_id=args[0], text="go ahead")
+    if kind == "run.schedule":
+        return cmd(at=later(args[0]), reason="check in")
+    if kind == "task.wake":
+        name, h, contact = args
+        when = {"when": {"channel": "email", "watch": {"sender": contact}}} if contact else {}
+        return cmd(task_id=name, at=later(h), **when)
+    if kind == "workflow.output":
+        return cmd(task_id=args[0], workflow="digest", output={"n": n})
+    assert kind == "reply"
+    return signal(ref, "email.received", stamp, sender=args[0])
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow], phases=PHASES)
+@given(operations, st.integers(1, 3))
+def test_a_tick_never_raises_whatever_came_before_it(ops, batch) -> None:
+    system = build_system(Path(tempfile.mkdtemp(prefix="loopline-tick-prop-")))
+    try:
+        now, pending = T0, []
+        for n, op in enumerate(ops):
+            now += timedelta(minutes=30)
+            if op[0] != "tick":
+                pending.append(message(n, op, now))
+                if len(pending) >= batch:
+                    publish(system, *pending)
+                    pending.clear()
+                continue
+            publish(system, *pending)
+            pending.clear()
+            now += timedelta(hours=op[1])
+            system.maintenance.tick(now)
+            again = system.maintenance.tick(now)
+            assert again.refused == [], "a refused timer fired again"
+            system.drain()
+        publish(system, *pending)
+        final = system.maintenance.tick(now + timedelta(days=30))
+        assert system.maintenance.tick(now + timedelta(days=30)).refused == []
+
+        events = [system.app.mapper.to_domain_event(n) for n in system.app.recorder.select_notifications(start=1, limit=100_000)]
+        refusals = [e for e in events if isinstance(e, TimerBucket.TimerRefused)]
+        assert len(refusals) == len({(e.kind, e.target_id, e.due) for e in refusals}), "a timer was refused twice"
+        event(f"timers refused: {'some' if refusals else 'none'}")  # --hypothesis-show-statistics
+        told = [e for e in events if isinstance(e, Task.UserNotified) and e.kind == "timer_refused"]
+        assert len(told) <= len(refusals)
+        assert final is not None
+    finally:
+        system.close()
