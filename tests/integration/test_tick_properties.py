@@ -17,18 +17,18 @@ from hypothesis import HealthCheck, Phase, event, given, settings
 from hypothesis import strategies as st
 
 from loopline.domain.status import TaskStatus
+from loopline.domain.expectations import DeadlineAction
 from loopline.domain.task import Task
 from loopline.domain.timers import TimerBucket
 from loopline.domain.timeutil import format_time
 from loopline.processors.commands import COMMANDS
-from loopline.processors.deadline_actions import ACTIONS
 from tests.conftest import build_system, command, publish, signal
 
 T0 = datetime(2026, 3, 13, 10, 0, tzinfo=timezone.utc)
 TASKS = ("t1", "t2", "t3")
 CONTACTS = ("ana@x.com", "ben@x.com")
 STATUSES = tuple(status.value for status in TaskStatus)
-IF_UNRESOLVED = tuple(ACTIONS)
+IF_UNRESOLVED = tuple(action.value for action in DeadlineAction)  # wake_task comes from task.wake with `at` and `when`
 PHASES = tuple(Phase)[:-2] if os.environ.get("CI") else tuple(Phase)  # no minutes-long shrinking in CI runs
 
 task = st.sampled_from(TASKS)
