@@ -22,6 +22,8 @@ from tests.integration.helpers import task_rows
 EXPECTED_STATUS = {
     "task_abc": "completed", "t-review": "cancelled", "t-pr": "executing", "t-dm": "executing",
     "t-cancel": "cancelled", "t-quiet": "expired", "t-esc": "escalated",
+    "t-refused": "pending_review",  # its follow-up timer was refused: a draft before review
+    "t-kept": "executing",  # its reply was processed before its email and kept until then
 }
 
 
