@@ -1,4 +1,14 @@
-"""Deterministic aggregate ids: the same external reference always names the same aggregate."""
+"""Deterministic aggregate ids: the same external reference always names the same aggregate.
+
+Every id and key made of several strings goes through `composite`, which gives distinct tuples
+distinct strings. Version 1 joined the parts with SEP, which input may contain: tenant `carol\x1fx`
+with task `y` and tenant `carol` with task `x\x1fy` named the same task. `composite` keeps that
+join wherever it was unambiguous, so stored ids and keys keep their meaning: when no part holds
+SEP and the join does not start with SEP (only an empty first part makes it), splitting on SEP
+gives the parts back. Every other tuple is written as SEP, then `len:part` for each part: reading
+a length, then that many characters, gives the parts back. Joins never start with SEP, so the two
+forms never meet.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +16,20 @@ from datetime import datetime
 from uuid import UUID, uuid5
 
 NAMESPACE = UUID("6f1c7f7e-3b1a-4c55-9a57-2d1f3c0b7a11")
+SEP = "\x1f"
+
+
+def composite(first: str, *rest: str) -> str:
+    """One string per tuple of strings, distinct for distinct tuples, equal to version 1's join wherever that was."""
+    parts = (first, *rest)
+    joined = SEP.join(parts)
+    if SEP not in "".join(parts) and not joined.startswith(SEP):
+        return joined
+    return SEP + "".join(f"{len(part)}:{part}" for part in parts)
 
 
 def _id(*parts: str) -> UUID:
-    return uuid5(NAMESPACE, "\x1f".join(parts))
+    return uuid5(NAMESPACE, composite(*parts))
 
 
 def task_id(tenant: str, task_ref: str) -> UUID:
@@ -32,8 +52,9 @@ def rejected_input_id(fingerprint: str) -> UUID:
     return _id("rejected-input", fingerprint)
 
 
-def watch_index_id(tenant: str, channel: str, key: str) -> UUID:
-    return _id("watch-index", tenant, channel, key)
+def watch_index_id(tenant: str, channel: str, key: tuple[str, ...]) -> UUID:
+    """The key's parts go in as parts, not as their composite, so version 1's ids are kept."""
+    return _id("watch-index", tenant, channel, *key)
 
 
 def timer_wheel_id() -> UUID:

@@ -120,11 +120,11 @@ def resolve_by_signal(loop: OpenLoop, *, signal_ref: str, signal_type: str, at: 
     )
 
 
-def watch_index(uow: UnitOfWork, tenant: str, channel: str, key: str, now: datetime) -> WatchIndex:
+def watch_index(uow: UnitOfWork, tenant: str, channel: str, key: tuple[str, ...], now: datetime) -> WatchIndex:
     index_id = ids.watch_index_id(tenant, channel, key)
-    return uow.get_or_create(
-        index_id, WatchIndex, lambda: WatchIndex.open(id=index_id, tenant=tenant, channel=channel, key=key, now=now)
-    )
+    return uow.get_or_create(index_id, WatchIndex, lambda: WatchIndex.open(
+        id=index_id, tenant=tenant, channel=channel, key=ids.composite(*key), now=now
+    ))
 
 
 def close_loop(uow: UnitOfWork, loop: OpenLoop, task: Task, *, resolved_by: str, reason: str, now: datetime) -> None:

@@ -23,7 +23,9 @@ def reject_input(
 ) -> None:
     """Adds the reject to a unit of work (a Kafka batch records its dead letters in its own transaction)."""
     data = raw.encode() if isinstance(raw, str) else raw
-    fingerprint = hashlib.sha256(f"{source}\x1f{position}\x1f".encode() + data).hexdigest()
+    # Two parts, then SEP, then the bytes: version 1's fingerprints stay, and no source or position
+    # can pass for another (see `ids.composite`).
+    fingerprint = hashlib.sha256(f"{ids.composite(source, position)}{ids.SEP}".encode() + data).hexdigest()
     reject_id = ids.rejected_input_id(fingerprint)
     if uow.get(reject_id, RejectedInput) is not None:
         return

@@ -9,8 +9,8 @@ RULE = ChannelRule(
     signal_type="calendar.event",
     required_watch=("event_type", "event_id"),
     rule="calendar: event_id and event_type, and attendee_email when the watch names one",
-    watch_key=lambda watch: f"{watch['event_type']}\x1f{watch['event_id']}",
-    signal_key=lambda signal: f"{signal.get('event_type')}\x1f{signal.get('event_id')}",
+    watch_key=lambda watch: (str(watch["event_type"]), str(watch["event_id"])),
+    signal_key=lambda signal: (str(signal.get("event_type")), str(signal.get("event_id"))),
     matches=lambda watch, signal: (
         signal.get("event_type") == watch["event_type"]
         and signal.get("event_id") == watch["event_id"]

@@ -16,7 +16,7 @@ RULE = ChannelRule(
     signal_type="email.received",
     required_watch=("sender",),
     rule="email: sender (case-insensitive) and thread_id when the watch names one",
-    watch_key=lambda watch: str(watch["sender"]).lower(),
-    signal_key=lambda signal: str(signal["sender"]).lower() if signal.get("sender") else None,
+    watch_key=lambda watch: (str(watch["sender"]).lower(),),
+    signal_key=lambda signal: (str(signal["sender"]).lower(),) if signal.get("sender") else None,
     matches=_matches,
 )

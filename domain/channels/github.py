@@ -9,8 +9,8 @@ RULE = ChannelRule(
     signal_type="github.event",
     required_watch=("event_type", "resource_id"),
     rule="github: event_type and resource_id, and repo when the watch names one",
-    watch_key=lambda watch: f"{watch['event_type']}\x1f{watch['resource_id']}",
-    signal_key=lambda signal: f"{signal.get('event_type')}\x1f{signal.get('resource_id')}",
+    watch_key=lambda watch: (str(watch["event_type"]), str(watch["resource_id"])),
+    signal_key=lambda signal: (str(signal.get("event_type")), str(signal.get("resource_id"))),
     matches=lambda watch, signal: (
         signal.get("event_type") == watch["event_type"]
         and signal.get("resource_id") == watch["resource_id"]

@@ -9,8 +9,8 @@ RULE = ChannelRule(
     signal_type="linear.event",
     required_watch=("event_type", "issue_id"),
     rule="linear: issue_id and event_type, and status equal to target_status when the watch names one",
-    watch_key=lambda watch: f"{watch['event_type']}\x1f{watch['issue_id']}",
-    signal_key=lambda signal: f"{signal.get('event_type')}\x1f{signal.get('issue_id')}",
+    watch_key=lambda watch: (str(watch["event_type"]), str(watch["issue_id"])),
+    signal_key=lambda signal: (str(signal.get("event_type")), str(signal.get("issue_id"))),
     matches=lambda watch, signal: (
         signal.get("event_type") == watch["event_type"]
         and signal.get("issue_id") == watch["issue_id"]

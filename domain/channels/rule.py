@@ -1,4 +1,8 @@
-"""What a channel is: the watch a loop must give, the key a watch and a matching signal share, and the rule."""
+"""What a channel is: the watch a loop must give, the key a watch and a matching signal share, and the rule.
+
+A key is a tuple of strings, never one string joined by hand, so that its parts cannot run into
+each other: `ids.composite` makes the one string that names it.
+"""
 
 from __future__ import annotations
 
@@ -22,8 +26,8 @@ class ChannelRule:
     signal_type: str
     required_watch: tuple[str, ...]
     rule: str
-    watch_key: Callable[[Watch], str]
-    signal_key: Callable[[SignalData], str | None]
+    watch_key: Callable[[Watch], tuple[str, ...]]
+    signal_key: Callable[[SignalData], tuple[str, ...] | None]
     matches: Callable[[Watch, SignalData], bool]
 
     def check_watch(self, watch: Watch) -> None:

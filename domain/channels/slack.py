@@ -29,7 +29,7 @@ RULE = ChannelRule(
     signal_type="slack.message",
     required_watch=("slack_user_id", "channel_id"),
     rule="slack: slack_user_id, channel_id and ts > after_ts (as numbers)",
-    watch_key=lambda watch: f"{watch['slack_user_id']}\x1f{watch['channel_id']}",
-    signal_key=lambda signal: f"{signal.get('slack_user_id')}\x1f{signal.get('channel_id')}",
+    watch_key=lambda watch: (str(watch["slack_user_id"]), str(watch["channel_id"])),
+    signal_key=lambda signal: (str(signal.get("slack_user_id")), str(signal.get("channel_id"))),
     matches=_matches,
 )

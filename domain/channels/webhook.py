@@ -7,8 +7,8 @@ from typing import Any
 from loopline.domain.channels.rule import ChannelRule, SignalData, Watch
 
 
-def _key(source: Any, trigger_name: Any) -> str:
-    return f"{source}\x1f{trigger_name}"
+def _key(source: Any, trigger_name: Any) -> tuple[str, str]:
+    return str(source), str(trigger_name)
 
 
 def _matches(watch: Watch, signal: SignalData) -> bool:

@@ -17,7 +17,7 @@ from loopline.cli.bootstrap import System
 from loopline.domain.task import Task
 from tests.conftest import build_system, command, publish
 from tests.fixtures.stored_events import FIXTURE
-from tests.integration.helpers import task_rows
+from tests.integration.helpers import loop_row, task_rows
 
 EXPECTED_STATUS = {
     "task_abc": "completed", "t-review": "cancelled", "t-pr": "executing", "t-dm": "executing",
@@ -77,5 +77,21 @@ def test_new_messages_apply_on_top_of_the_stored_history(home: Path) -> None:
         report = publish(system, command("v2-1", "task.complete", "2026-03-30T10:00:00Z", task_id="t-pr", summary="merged"))
         assert report.rejected == []
         assert {row["task_id"]: row["status"] for row in task_rows(system)} == {**EXPECTED_STATUS, "t-pr": "completed"}
+    finally:
+        system.close()
+
+
+def test_a_stored_match_index_is_found_under_its_version_1_id(home: Path) -> None:
+    system = _load_fixture(home)
+    try:
+        system.app.process_recorder.insert_tracking(Tracking("router", system.app.recorder.max_notification_id()))
+        # Registered before the stored review (s10, 06:00) happened: the kept review resolves it at once.
+        report = publish(system, command(
+            "v2-2", "loop.register", "2026-03-13T15:00:00Z", task_id="t-pr", loop_id="t-pr/review", channel="github",
+            watch={"event_type": "pull_request_review", "resource_id": "42"}, deadline="2026-03-20T10:00:00Z",
+            if_unresolved="notify_user",
+        ))
+        assert report.rejected == []
+        assert loop_row(system, "t-pr/review")["resolved_by"] == "signal_match"
     finally:
         system.close()
