@@ -6,12 +6,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import typer
-from rich.markup import escape
-
 from loopline.adapters.config import InvalidSetting
 from loopline.adapters.event_store import UnsupportedStore
 from loopline.cli.bootstrap import System, build
-from loopline.cli.output import err
+from loopline.cli.output import err, styled
 
 USAGE_ERROR = 2
 REJECTED = 1
@@ -22,7 +20,7 @@ def opened() -> Iterator[System]:
     try:
         system = build()
     except (UnsupportedStore, InvalidSetting) as error:
-        err.print(f"[red]error:[/red] {escape(str(error))}")
+        err.print(styled("error:", "red", f" {error}"))
         raise typer.Exit(USAGE_ERROR) from None
     try:
         yield system
@@ -31,5 +29,5 @@ def opened() -> Iterator[System]:
 
 
 def fail(message: str, code: int = USAGE_ERROR) -> None:
-    err.print(f"[red]error:[/red] {message}")
+    err.print(styled("error:", "red", f" {message}"))
     raise typer.Exit(code)

@@ -9,12 +9,12 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
+from rich.text import Text
 
 from loopline.adapters.config import Settings
 from loopline.adapters.messages import parse_message
 from loopline.cli.bootstrap import System, build
-from loopline.cli.output import out, print_table
+from loopline.cli.output import out, print_table, styled
 from loopline.domain.timeutil import parse_time
 from loopline.projections.open_loops import list_loops
 from loopline.projections.proactive_runs import list_runs
@@ -62,7 +62,7 @@ def demo(
     try:
         shown = 0
         for number, (narration, step) in enumerate(FLOW_1, start=1):
-            out.rule(f"[bold]{number}. {narration}")
+            out.rule(styled(f"{number}. {narration}", "bold"))
             if isinstance(step, str):
                 actions = system.tick(parse_time(step)).actions
                 out.print(f"tick --now {step}: {len(actions)} action(s)")
@@ -73,7 +73,7 @@ def demo(
             system.drain()
             shown = _print_new_timeline(system, shown)
         _print_state(system)
-        out.print(f"\n[dim]files in {home}; demo took {time.monotonic() - started:.1f}s[/dim]")
+        out.print(f"\nfiles in {home}; demo took {time.monotonic() - started:.1f}s", style="dim")
     finally:
         system.close()
 
@@ -84,13 +84,13 @@ def _print_new_timeline(system: System, after: int) -> int:
     for row in rows:
         if row.event.startswith("InboundMessage"):
             continue
-        reason = f"  [dim]({escape(row.reason)})[/dim]" if row.reason else ""
-        out.print(f"  {row.at}  [cyan]{escape(row.subject)}[/cyan]  {escape(row.summary)}{reason}", highlight=False)
+        reason = (f"  ({row.reason})", "dim") if row.reason else ""
+        out.print(Text.assemble(f"  {row.at}  ", (row.subject, "cyan"), f"  {row.summary}", reason))
     return rows[-1].position if rows else after
 
 
 def _print_state(system: System) -> None:
-    out.rule("[bold]Read models at the end")
+    out.rule(styled("Read models at the end", "bold"))
     with system.projections.engine.connect() as conn:
         print_table("tasks", list_tasks(conn), ["task_id", "title", "status", "open_loops", "actions", "inbox", "notifications"])
         print_table("loops", list_loops(conn), ["loop_id", "channel", "deadline", "resolved", "resolved_by"])

@@ -18,7 +18,7 @@ from loopline.adapters.messages import InvalidMessage, parse_message
 from loopline.cli import demo as demo_module
 from loopline.cli import loops, projections, tasks
 from loopline.cli.context import REJECTED, fail, opened
-from loopline.cli.output import err, out, print_json, print_table
+from loopline.cli.output import err, out, print_json, print_table, styled
 from loopline.domain.timeutil import format_time, parse_time
 from loopline.processors.messages import Message
 from loopline.processors.rejects import record_rejected_input
@@ -69,7 +69,7 @@ def publish(
     ]
     for reject in rejected:
         where = f"line {reject['line']}" if "line" in reject else f"message {reject['id']} ({reject['type']})"
-        err.print(f"[red]rejected[/red] {source} {where}: {reject['reason']}", highlight=False)
+        err.print(styled("rejected", "red", f" {source} {where}: {reject['reason']}"), highlight=False)
     summary = {
         "appended": appended.appended,
         "duplicates_ignored": appended.duplicates,

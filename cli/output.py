@@ -1,4 +1,9 @@
-"""Printing for the CLI: rich tables for people, JSON for machines."""
+"""Printing for the CLI: rich tables for people, JSON for machines.
+
+Both consoles read no markup: ids, titles, reasons and file names are printed as users wrote them
+(`[/x]` in a title would otherwise crash a command, `[bold]` restyle it). Style with `style=` or
+`styled`, never with tags in a string.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +12,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
-out = Console()
-err = Console(stderr=True)
+out = Console(markup=False)
+err = Console(stderr=True, markup=False)
+
+
+def styled(label: str, style: str, rest: str = "") -> Text:
+    """A styled label followed by plain text, e.g. `styled("error:", "red", " no such task")`."""
+    return Text.assemble((label, style), rest)
 
 
 def print_json(data: Any) -> None:
@@ -20,11 +30,11 @@ def print_json(data: Any) -> None:
 
 def print_table(title: str, rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> None:
     if not rows:
-        out.print(f"[dim]{title}: none[/dim]")
+        out.print(f"{title}: none", style="dim")
         return
     table = Table(title=title, title_justify="left", show_lines=False)
     for column in columns:
         table.add_column(column, overflow="fold")
     for row in rows:
-        table.add_row(*("" if row.get(c) is None else escape(str(row.get(c))) for c in columns))
+        table.add_row(*("" if row.get(c) is None else str(row.get(c)) for c in columns))
     out.print(table)

@@ -9,7 +9,7 @@ import typer
 
 from loopline.adapters.clock import SystemClock
 from loopline.cli.context import fail, opened
-from loopline.cli.output import out, print_json, print_table
+from loopline.cli.output import out, print_json, print_table, styled
 from loopline.domain.timeutil import format_time, parse_time
 from loopline.projections import task_memory
 from loopline.projections.open_loops import list_loops
@@ -53,7 +53,7 @@ def show(task_id: str, json_: Json = False, tenant: Tenant = None) -> None:
         print_json(task)
         return
     for key in ("tenant", "task_id", "title", "status", "status_reason", "task_type", "created_at", "expires_at", "last_note"):
-        out.print(f"[bold]{key}[/bold]: {task[key]}")
+        out.print(styled(key, "bold", f": {task[key]}"))
     print_table("loops", task["loops"], ["loop_id", "channel", "deadline", "if_unresolved", "resolved", "resolved_by"])
     print_table("inbox", task["inbox_items"], ["received_at", "type", "signal_id", "data"])
     print_table("notifications", task["notifications_sent"], ["at", "kind", "message"])
