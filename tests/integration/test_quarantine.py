@@ -1,0 +1,152 @@
+"""Poison messages are parked with their reason and the stream goes on for everyone (embedded log).
+
+The poison values here pass no validation of this version, so they are written to the log directly,
+as a log written by an older, laxer version would hold them; the rest go through `publish`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from typing import Any
+
+import pytest
+
+from loopline.cli.bootstrap import System
+from loopline.cli.parked import everything_parked, parked_counts
+from loopline.domain import ids
+from loopline.domain.inbound import InboundMessage
+from loopline.domain.parked import ParkedMessageClosed
+from loopline.domain.timeutil import parse_time
+from loopline.processors import faults
+from loopline.processors import parked as parked_messages
+from loopline.processors.application import UnitOfWork
+from tests.conftest import command, publish, signal
+from tests.integration.helpers import loop_row, task_row, task_rows
+
+T0 = "2026-03-13T10:00:00Z"
+NOW = datetime(2026, 3, 20, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def no_faults() -> Iterator[None]:
+    yield
+    faults.configure("")
+
+
+def append_raw(system: System, message: dict[str, Any]) -> None:
+    """Writes a message to the embedded log as it is, without this version's validation."""
+    uow = UnitOfWork(system.app)
+    uow.add(InboundMessage.receive(
+        id=ids.message_id(message["tenant"], message["id"]), at=parse_time(message["at"]), kind=message["kind"],
+        ref=message["id"], type=message["type"], tenant=message["tenant"], data=message["data"], source="older version",
+    ))
+    uow.commit()
+
+
+def healthy(tenant: str) -> list[dict[str, Any]]:
+    return [command(f"{tenant}-1", "task.create", T0, tenant, task_id="t", title=f"Task of {tenant}")]
+
+
+def only_parked(system: System) -> dict[str, Any]:
+    (row,) = [row for row in everything_parked(system) if row["parked"] == "message"]
+    return row
+
+
+def test_a_task_expiring_beyond_the_calendar_is_parked_and_everyone_else_goes_on(system: System) -> None:
+    append_raw(system, command("p-1", "task.create", T0, "poisoned", task_id="forever", title="Far", expires_in_days=3_000_000))
+    report = publish(system, *healthy("alice"), *healthy("bob"),
+                     command("p-2", "task.create", T0, "poisoned", task_id="ok", title="Fine"))
+
+    assert [o.step.message.ref for o in report.parked] == ["p-1"]
+    assert report.rejected == []
+    assert sorted((row["tenant"], row["task_id"]) for row in task_rows(system)) == [
+        ("alice", "t"), ("bob", "t"), ("poisoned", "ok")
+    ]
+    parked = only_parked(system)
+    assert parked["tenant"] == "poisoned" and parked["what"] == "command task.create p-1"
+    assert parked["error"].startswith("OverflowError") and parked["attempts"] == 3
+    assert parked["source"].startswith("embedded log:") and "in create_task" in parked["trace"]
+    assert parked_counts(system) == {"messages": 1, "read_model_events": 0, "deliveries": 0}
+    # Processing goes on after it: the next publish and tick work.
+    publish(system, *healthy("carol"))
+    assert task_row(system, "t", "carol")["status"] == "executing"
+
+
+def test_a_webhook_signal_against_a_malformed_watch_is_parked_and_the_tenant_goes_on(system: System) -> None:
+    publish(system, command("w-1", "task.create", T0, "acme", task_id="nda", title="Get the NDA signed"))
+    append_raw(system, command("w-2", "loop.register", T0, "acme", loop_id="nda/signature", task_id="nda", channel="webhook",
+                               watch={"source": "docusign", "trigger_name": "signed", "match_fields": ["doc-1"]},
+                               deadline="2026-04-12T10:00:00Z", if_unresolved="notify_user"))
+    report = publish(
+        system,
+        signal("w-3", "webhook.received", "2026-03-14T10:00:00Z", "acme", source="docusign", trigger_name="signed",
+               payload={"doc": "doc-1"}),
+        *healthy("zed"),
+    )
+
+    assert [o.step.message.ref for o in report.parked] == ["w-3"]
+    assert only_parked(system)["error"].startswith("AttributeError")
+    assert not loop_row(system, "nda/signature", "acme")["resolved"]
+    assert task_row(system, "t", "zed")["status"] == "executing"
+
+
+def test_retry_after_the_fix_applies_the_message_once(system: System, no_faults: None) -> None:
+    faults.configure("handler:POISON")
+    publish(system, command("f-1", "task.create", T0, "acme", task_id="later", title="POISON until fixed"), *healthy("bob"))
+    parked = only_parked(system)
+    assert parked["error"].startswith("InjectedFault")
+    assert task_row(system, "t", "bob")["status"] == "executing"
+
+    with pytest.raises(parked_messages.StillFailing):  # not fixed yet: stays parked with the new error
+        parked_messages.retry(system.app, parked["_ref"], by="ops", now=NOW)
+    assert only_parked(system)["attempts"] == 4
+
+    faults.configure("")  # the fix
+    outcome = parked_messages.retry(system.app, parked["_ref"], by="ops", now=NOW)
+    system.drain()
+    assert outcome == "created task later (executing)"
+    assert task_row(system, "later", "acme")["title"] == "POISON until fixed"
+    with pytest.raises(ParkedMessageClosed, match="retried already"):
+        parked_messages.retry(system.app, parked["_ref"], by="ops", now=NOW)
+    assert parked_counts(system)["messages"] == 0
+    (closed,) = [row for row in everything_parked(system, include_closed=True) if row["parked"] == "message"]
+    assert closed["status"] == "retried" and closed["closed_by"] == "ops"
+
+
+def test_two_retries_at_once_apply_the_message_once(system: System, no_faults: None) -> None:
+    faults.configure("handler:POISON")
+    publish(system, command("f-1", "action.record", T0, "acme", task_id="t", action="send_email", to="x@acme.example",
+                            summary="POISON"), *healthy("acme"))
+    parked_id = only_parked(system)["_ref"]
+    faults.configure("")
+    results: list[str] = []
+    barrier = threading.Barrier(2)
+
+    def retry() -> None:
+        barrier.wait()
+        try:
+            results.append(parked_messages.retry(system.app, parked_id, by="ops", now=NOW))
+        except ParkedMessageClosed:
+            results.append("closed")
+
+    threads = [threading.Thread(target=retry) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    system.drain()
+    assert results.count("closed") == 1, results
+    assert task_row(system, "t", "acme")["actions"] == 1
+
+
+def test_a_dropped_message_is_never_applied(system: System, no_faults: None) -> None:
+    faults.configure("handler:POISON")
+    publish(system, command("f-1", "task.create", T0, "acme", task_id="x", title="POISON"))
+    parked_id = only_parked(system)["_ref"]
+    parked_messages.drop(system.app, parked_id, by="ops", now=NOW)
+    faults.configure("")
+    with pytest.raises(ParkedMessageClosed, match="dropped already"):
+        parked_messages.retry(system.app, parked_id, by="ops", now=NOW)
+    assert task_rows(system) == []
