@@ -150,3 +150,113 @@ def test_a_dropped_message_is_never_applied(system: System, no_faults: None) -> 
     with pytest.raises(ParkedMessageClosed, match="dropped already"):
         parked_messages.retry(system.app, parked_id, by="ops", now=NOW)
     assert task_rows(system) == []
+
+
+# --- read models ---------------------------------------------------------------------------------
+
+
+def parked_events(system: System) -> list[dict[str, Any]]:
+    return [row for row in everything_parked(system) if row["parked"] == "read model event"]
+
+
+def test_a_read_model_handler_that_fails_on_one_event_parks_it_and_projects_the_rest(
+    system: System, no_faults: None
+) -> None:
+    faults.configure("projection:Broken title")
+    publish(system, *healthy("alice"), command("b-1", "task.create", T0, "acme", task_id="b", title="Broken title"),
+            *healthy("bob"))
+
+    assert sorted(row["tenant"] for row in task_rows(system)) == ["alice", "bob"]
+    parked = parked_events(system)
+    assert {row["tenant"] for row in parked} == {"acme"} and all(row["error"].startswith("InjectedFault") for row in parked)
+    (created,) = [row for row in parked if row["what"] == "Task.Created in read model tasks"]
+    assert created["id"] == f"p-tasks-{created['_ref'][1]}"
+    assert all(status.lag == 0 for status in system.projections.status())
+    assert parked_counts(system)["read_model_events"] == len(parked)
+
+    faults.configure("")  # the fix
+    name, position = created["_ref"]
+    system.projections.retry_parked(name, position, by="ops", now=NOW)
+    assert task_row(system, "b", "acme")["title"] == "Broken title"
+    from loopline.projections.runner import ParkedEventClosed
+
+    with pytest.raises(ParkedEventClosed):
+        system.projections.retry_parked(name, position, by="ops", now=NOW)
+    assert task_row(system, "b", "acme")["title"] == "Broken title"
+
+
+@pytest.mark.parametrize("tenant, title", [("t" * 201, "Too long a tenant"), ("acme", "A NUL \x00 in a title")])
+def test_values_postgresql_cannot_store_park_their_events_and_the_rest_is_projected(
+    home: Any, postgres: Any, tenant: str, title: str
+) -> None:
+    from tests.conftest import build_system
+
+    database = postgres.new_database()
+    system = build_system(home, LOOPLINE_EVENT_STORE=database, LOOPLINE_READ_MODEL=database)
+    try:
+        append_raw(system, command("x-1", "task.create", T0, tenant, task_id="x", title=title))
+        publish(system, *healthy("alice"))
+        publish(system, *healthy("bob"))
+
+        assert sorted(row["tenant"] for row in task_rows(system)) == ["alice", "bob"]
+        parked = parked_events(system)
+        assert parked and {row["error"].split(":")[0] for row in parked} <= {"DataError", "StringDataRightTruncation"}
+        assert all(status.lag == 0 for status in system.projections.status())
+    finally:
+        system.close()
+
+
+# --- delivery ------------------------------------------------------------------------------------
+
+
+def completed(tenant: str, title: str) -> list[dict[str, Any]]:
+    return [command(f"{tenant}-c1", "task.create", T0, tenant, task_id="t", title=title),
+            command(f"{tenant}-c2", "task.complete", T0, tenant, task_id="t", summary="done")]
+
+
+def notices(home: Any) -> list[tuple[str, str]]:
+    from tests.integration.helpers import outbox
+
+    return [(line["tenant"], line["kind"]) for line in outbox(home)]
+
+
+def test_an_event_that_cannot_become_a_message_is_parked_and_requeued_once(
+    system: System, home: Any, no_faults: None
+) -> None:
+    faults.configure("delivery:Broken deal")
+    publish(system, *completed("acme", "Broken deal"), *completed("bob", "Fine deal"))
+    assert notices(home) == [("bob", "task_completed")]
+    (parked,) = [row for row in everything_parked(system) if row["parked"] == "delivery"]
+    assert parked["tenant"] == "acme" and parked["what"].endswith("via routing")
+    assert parked["error"].startswith("InjectedFault") and parked_counts(system)["deliveries"] == 1
+
+    faults.configure("")  # the fix
+    assert system.delivery.ledger.requeue(*parked["_ref"], now=NOW.timestamp())
+    system.drain()
+    assert not system.delivery.ledger.requeue(*parked["_ref"], now=NOW.timestamp())
+    system.drain()
+    assert sorted(notices(home)) == [("acme", "task_completed"), ("bob", "task_completed")]
+    assert parked_counts(system)["deliveries"] == 0
+
+
+class Exploding:
+    """A channel with a bug for one tenant's messages."""
+
+    name = "exploding"
+
+    def accepts(self, message: dict[str, Any]) -> bool:
+        return True
+
+    def send(self, *, key: str, message: dict[str, Any]) -> None:
+        if message["tenant"] == "acme":
+            raise TypeError("unsupported operand")
+
+
+def test_a_channel_that_raises_unexpectedly_parks_that_delivery_and_the_pass_goes_on(system: System, home: Any) -> None:
+    system.delivery.add_channel(Exploding())
+    publish(system, *completed("acme", "Deal"), *completed("bob", "Deal"))
+
+    assert sorted(notices(home)) == [("acme", "task_completed"), ("bob", "task_completed")]  # the JSONL channel
+    (parked,) = [row for row in everything_parked(system) if row["parked"] == "delivery"]
+    assert parked["what"] == "task_completed to user via exploding" and parked["attempts"] == 1
+    assert parked["error"] == "TypeError: unsupported operand"
