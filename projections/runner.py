@@ -114,11 +114,14 @@ class ProjectionRunner:
             # One event made a handler or the batch's writes fail: find it, one event and read model at a time.
             return self._project_one_by_one(batch_size, head)
 
-    def _read_batch(self, conn: Connection, batch_size: int, head: int) -> tuple[dict[str, int], list[tuple[int, Any]]]:
+    def _read_batch(
+        self, conn: Connection, batch_size: int, head: int
+    ) -> tuple[dict[str, int], list[tuple[int, Any]]] | None:
+        """The positions and the next batch of events the read models follow; None when all are at the head."""
         current = self._positions(conn)
         start = min(current.values(), default=head) + 1
         if start > head:
-            return current, []
+            return None
         notifications = self.app.process_recorder.select_notifications(
             start=start, limit=batch_size, stop=head, topics=self.topics
         )
@@ -127,9 +130,10 @@ class ProjectionRunner:
     def _project_together(self, batch_size: int, head: int) -> int:
         """The whole batch in one transaction: every read model's rows and positions."""
         with self.engine.begin() as conn:
-            current, events = self._read_batch(conn, batch_size, head)
-            if not events:
+            batch = self._read_batch(conn, batch_size, head)
+            if batch is None:
                 return 0
+            current, events = batch
             writes.discard(conn)
             for projection in self.projections:
                 prefetch = getattr(projection, "prefetch", None)
@@ -152,9 +156,10 @@ class ProjectionRunner:
         position; one that fails is parked for that read model (in the same transaction as the
         position passing it) and the rest go on. Slow, and only taken after a batch failed."""
         with self.engine.connect() as conn:
-            current, events = self._read_batch(conn, batch_size, head)
-        if not events:
+            batch = self._read_batch(conn, batch_size, head)
+        if batch is None:
             return 0
+        current, events = batch
         for position, event in events:
             for projection in self.projections:
                 handler = projection.handlers.get(type(event))
