@@ -21,8 +21,10 @@ from loopline.cli import loops, parked, projections, tasks
 from loopline.cli.context import REJECTED, fail, opened
 from loopline.cli.output import err, out, print_json, print_table
 from loopline.cli.parked import parked_counts
+from loopline.domain import ids
 from loopline.domain.timeutil import format_time, parse_time
 from loopline.processors.messages import Message
+from loopline.processors.parked import short_id
 from loopline.processors.rejects import record_rejected_input
 from loopline.projections.timeline import task_trail
 
@@ -74,8 +76,9 @@ def publish(
         where = f"line {reject['line']}" if "line" in reject else f"message {reject['id']} ({reject['type']})"
         err.print(f"[red]rejected[/red] {source} {where}: {reject['reason']}", highlight=False)
     for outcome in report.parked:  # its handler kept failing: set aside, the rest went on
-        err.print(f"[yellow]parked[/yellow] message {escape(outcome.step.message.ref)}: {escape(outcome.detail or '')}; "
-                  "see `loopline parked list`", highlight=False)
+        parked_id = short_id(ids.parked_message_id(outcome.step.message_id))
+        err.print(f"[yellow]parked[/yellow] message {escape(outcome.step.message.ref)} as {parked_id}: "
+                  f"{escape(outcome.detail or '')}; see `loopline parked list`", highlight=False)
     summary = {
         "appended": appended.appended,
         "duplicates_ignored": appended.duplicates,

@@ -21,7 +21,7 @@ from loopline.processors.application import Loopline, Position, UnitOfWork
 from loopline.processors.commands import command_from_data, handle_command
 from loopline.processors.messages import Message
 from loopline.processors.signals import handle_signal
-from loopline.processors.steps import Fault, Outcome, apply_steps
+from loopline.processors.steps import Fault, Outcome, apply_steps, is_infrastructure
 
 INBOUND_TOPIC = get_topic(InboundMessage.Received)
 RETRIES = 10
@@ -156,17 +156,29 @@ class Router:
         self.batch_size = batch_size
 
     def run_once(self) -> list[MessageOutcome]:
+        one_by_one = False
         for _ in range(RETRIES):
             try:
-                return self._apply_batch()
+                return self._apply_one_by_one() if one_by_one else self._apply_batch(self.batch_size)
             except IntegrityError:
                 continue  # another process moved the position or wrote the same aggregates first
+            except UnstorableBatch:
+                one_by_one = True  # one message's events cannot be stored: find it, one transaction per message
         raise RuntimeError("the router kept conflicting with another process on this home; run it again")
 
-    def _apply_batch(self) -> list[MessageOutcome]:
+    def _apply_one_by_one(self) -> list[MessageOutcome]:
+        outcomes: list[MessageOutcome] = []
+        for _ in range(self.batch_size):
+            applied = self._apply_batch(1)
+            if not applied:
+                break
+            outcomes += applied
+        return outcomes
+
+    def _apply_batch(self, limit: int) -> list[MessageOutcome]:
         previous = self.app.position(self.name)
         notifications = self.app.process_recorder.select_notifications(
-            start=previous + 1, limit=self.batch_size, topics=[INBOUND_TOPIC]
+            start=previous + 1, limit=limit, topics=[INBOUND_TOPIC]
         )
         if not notifications:
             return []
@@ -179,5 +191,30 @@ class Router:
                                      position=str(notification.id)))
         prefetch_for(uow, [step.message for step in steps])
         outcomes = apply_steps(uow, steps)
-        uow.commit(Position(self.name, notifications[-1].id, previous=previous))
+        position = Position(self.name, notifications[-1].id, previous=previous)
+        return commit_batch(uow, position, outcomes, single=len(notifications) == 1)
+
+
+class UnstorableBatch(Exception):
+    """A batch of several messages could not be committed because of what one of them caused."""
+
+
+def commit_batch(
+    uow: UnitOfWork, tracking: Position, outcomes: list[MessageOutcome], *, single: bool
+) -> list[MessageOutcome]:
+    """Commits a batch with its position. A commit failing because of content (an event that cannot be
+    encoded; not the storage, whose errors propagate) raises UnstorableBatch, unless the batch is a
+    `single` message: that message is then parked in its place, with the position."""
+    try:
+        uow.commit(tracking)
         return outcomes
+    except Exception as error:
+        if isinstance(error, IntegrityError) or is_infrastructure(error):
+            raise
+        if not single or len(outcomes) != 1:
+            raise UnstorableBatch(str(error)) from error
+        step, fault = outcomes[0].step, Fault(error, attempts=1)
+        parking = UnitOfWork(uow.app)
+        step.park(parking, fault)
+        parking.commit(tracking)
+        return [Outcome(step, accepted=False, detail=fault.reason, parked=True)]

@@ -109,6 +109,6 @@ def apply_step(uow: UnitOfWork, step: StepT) -> Outcome[StepT]:
             fault = Fault(error, attempts=attempt)
             step.park(uow, fault)
             uow.end_step()
-            return Outcome(step, accepted=False, detail=f"parked: {fault.reason}", parked=True)
+            return Outcome(step, accepted=False, detail=fault.reason, parked=True)
         uow.end_step()
         return Outcome(step, accepted=True, detail=detail)

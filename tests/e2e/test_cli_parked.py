@@ -30,6 +30,7 @@ def test_an_operator_lists_retries_and_drops_parked_messages(cli: Cli, tmp_path:
     assert published.returncode == 0, published.stderr
     if not cli.scale:
         assert published.stderr.count("parked message") == 2 and "loopline parked list" in published.stderr
+        assert "as m-" in published.stderr
 
     listed = cli.json("parked", "list")
     assert sorted(row["what"] for row in listed) == ["command task.create a-1", "command task.create a-2"]

@@ -260,3 +260,52 @@ def test_a_channel_that_raises_unexpectedly_parks_that_delivery_and_the_pass_goe
     (parked,) = [row for row in everything_parked(system) if row["parked"] == "delivery"]
     assert parked["what"] == "task_completed to user via exploding" and parked["attempts"] == 1
     assert parked["error"] == "TypeError: unsupported operand"
+
+
+# --- a commit that fails because of one message ------------------------------------------------
+
+
+@pytest.fixture
+def unstorable_titles(system: System, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The event store's encoder refuses a task titled "Unstorable", as it would a value it cannot encode."""
+    real = system.app.mapper.to_stored_event
+
+    def to_stored_event(event: Any) -> Any:
+        if getattr(event, "title", None) == "Unstorable":
+            raise ValueError("cannot encode this title")
+        return real(event)
+
+    monkeypatch.setattr(system.app.mapper, "to_stored_event", to_stored_event)
+
+
+def test_a_message_whose_events_cannot_be_stored_is_parked_alone_and_its_batch_commits(
+    system: System, unstorable_titles: None
+) -> None:
+    report = publish(system, *healthy("alice"), command("u-1", "task.create", T0, "acme", task_id="u", title="Unstorable"),
+                     *healthy("bob"))
+
+    assert [o.step.message.ref for o in report.parked] == ["u-1"]
+    assert sorted(row["tenant"] for row in task_rows(system)) == ["alice", "bob"]
+    parked = only_parked(system)
+    assert parked["error"] == "ValueError: cannot encode this title" and parked["attempts"] == 1
+
+
+def test_at_the_kafka_edge_a_message_whose_events_cannot_be_stored_is_parked_alone(
+    system: System, unstorable_titles: None
+) -> None:
+    import json
+
+    from loopline.adapters.kafka_log import Topics
+    from loopline.adapters.kafka_worker import PartitionBatchApplier
+    from tests.integration.test_dead_letters import Record
+
+    topics = Topics("q.")
+    messages = [*healthy("alice"), command("u-1", "task.create", T0, "acme", task_id="u", title="Unstorable"), *healthy("bob")]
+    records = [Record(n, m["tenant"].encode(), json.dumps(m).encode()) for n, m in enumerate(messages)]
+    report = PartitionBatchApplier(system.app, topics).apply(topics.commands, 0, records)
+    system.drain()
+
+    assert [(o.step.message.ref, o.parked) for o in report.applied] == [("alice-1", False), ("u-1", True), ("bob-1", False)]
+    assert sorted(row["tenant"] for row in task_rows(system)) == ["alice", "bob"]
+    assert only_parked(system)["source"] == f"{topics.commands}:0:1"
+    assert system.app.position(f"kafka:{topics.commands}:0") == 3

@@ -67,7 +67,7 @@ def test_a_step_that_keeps_failing_is_parked_with_its_error_and_the_next_step_go
     outcomes = apply_steps(uow, [poison, healthy])
     uow.commit()
     assert [(o.accepted, o.parked) for o in outcomes] == [(False, True), (True, False)]
-    assert poison.tried == ATTEMPTS and outcomes[0].detail == "parked: OverflowError: date value out of range"
+    assert poison.tried == ATTEMPTS and outcomes[0].detail == "OverflowError: date value out of range"
     [fault] = poison.parked
     assert fault.attempts == ATTEMPTS and "in apply" in fault.trace
     assert _stored(app) == 1  # none of the poison step's attempts left anything
