@@ -309,3 +309,15 @@ def test_at_the_kafka_edge_a_message_whose_events_cannot_be_stored_is_parked_alo
     assert sorted(row["tenant"] for row in task_rows(system)) == ["alice", "bob"]
     assert only_parked(system)["source"] == f"{topics.commands}:0:1"
     assert system.app.position(f"kafka:{topics.commands}:0") == 3
+
+
+def test_an_action_at_the_end_of_the_calendar_is_parked_and_the_tenant_goes_on(system: System) -> None:
+    publish(system, command("e-1", "task.create", T0, "acme", task_id="t", title="Last day"))
+    append_raw(system, command("e-2", "action.record", "9999-12-31T00:00:00Z", "acme", task_id="t", action="send_email",
+                               to="x@acme.example"))
+    report = publish(system, command("e-3", "task.update", T0, "acme", task_id="t", notes="still here"), *healthy("bob"))
+
+    assert [o.step.message.ref for o in report.parked] == ["e-2"]
+    assert only_parked(system)["error"].startswith("OverflowError")
+    assert task_row(system, "t", "acme")["actions"] == 0 and task_row(system, "t", "bob")["status"] == "executing"
+    assert [o.accepted for o in report.outcomes if o.step.message.ref == "e-3"] == [True]
