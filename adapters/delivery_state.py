@@ -21,7 +21,7 @@ from sqlalchemy.engine import Engine
 
 from loopline.processors.ports import Attempt
 
-SENDING, RETRYING, DELIVERED, FAILED = "sending", "retrying", "delivered", "failed"
+SENDING, RETRYING, DELIVERED, FAILED, DROPPED = "sending", "retrying", "delivered", "failed", "dropped"
 LEASE_SECONDS = 300.0
 """How long a claim holds against other hosts: longer than a batch of sends takes. (On the claiming
 host a dead claimer is seen at once; another host only leads once this one lost the lead.)"""
@@ -151,6 +151,36 @@ class SqlDeliveryLedger:
                 .values(status=RETRYING if retry_at is not None else FAILED, next_attempt_at=retry_at,
                         last_error=error[:2000], claimed_by=None, updated_at=now)
             )
+
+    def park(self, key: str, channel: str, message: dict[str, Any], *, error: str, now: float) -> None:
+        """Parks a delivery that never got as far as a send (its event could not become a message)."""
+        with self.engine.begin() as conn:
+            conn.execute(self._insert(), {
+                "key": key, "channel": channel, "status": FAILED, "attempts": 1, "next_attempt_at": None,
+                "claimed_by": None, "message": json.dumps(message, sort_keys=True), "last_error": error[:2000],
+                "updated_at": now,
+            })
+
+    def requeue(self, key: str, channel: str, *, now: float) -> bool:
+        """Sends a parked delivery again at the next pass, with a fresh count of attempts; False if it is not parked."""
+        return self._close(key, channel, now=now, status=RETRYING, attempts=0, next_attempt_at=now)
+
+    def drop(self, key: str, channel: str, *, by: str, now: float) -> bool:
+        """Gives up a parked delivery for good, saying who did; False if it is not parked."""
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                select(deliveries.c.last_error).where(deliveries.c.key == key, deliveries.c.channel == channel)
+            ).first()
+        error = f"{row.last_error if row else ''} (dropped by {by})"
+        return self._close(key, channel, now=now, status=DROPPED, last_error=error[:2000])
+
+    def _close(self, key: str, channel: str, *, now: float, **values: Any) -> bool:
+        with self.engine.begin() as conn:
+            return bool(conn.execute(
+                update(deliveries)
+                .where(deliveries.c.key == key, deliveries.c.channel == channel, deliveries.c.status == FAILED)
+                .values(claimed_by=None, updated_at=now, **values)
+            ).rowcount)
 
     def parked(self) -> list[dict[str, Any]]:
         with self.engine.connect() as conn:

@@ -1,5 +1,5 @@
 """The outbox relay: publishes every stored domain event to `loopline.events` in notification order,
-and every input a Kafka worker rejected to `<topic>.dlq`.
+and every input a Kafka worker rejected or parked to `<topic>.dlq`.
 
 At-least-once into Kafka: the relay's position is recorded after the producer flushed, so a
 crash in between republishes a tail that consumers dedupe by `notification_id` (events) or the
@@ -17,11 +17,14 @@ from eventsourcing.utils import get_topic
 
 from loopline.adapters.kafka_log import Topics, producer
 from loopline.domain.inbound import RejectedInput
+from loopline.domain.parked import ParkedMessage
 from loopline.processors.application import Loopline
+from loopline.processors.parked import short_id
 from loopline.processors.rejects import raw_bytes
 
 SYSTEM_KEY = "_system"
 REJECTED_TOPIC = get_topic(RejectedInput.Recorded)
+PARKED_TOPIC = get_topic(ParkedMessage.Parked)
 
 
 class OutboxRelay:
@@ -41,6 +44,8 @@ class OutboxRelay:
             self._producer.send(self.topics.events, key=self._tenant_of(notification).encode(), value=_value(notification))
             if notification.topic == REJECTED_TOPIC:
                 self._dead_letter(notification)
+            elif notification.topic == PARKED_TOPIC:
+                self._dead_letter_parked(notification)
         if notifications:
             self._producer.flush()
             self.app.process_recorder.insert_tracking(Tracking(self.name, notifications[-1].id))
@@ -58,6 +63,24 @@ class OutboxRelay:
                 ("loopline-reason", reject.reason.encode()),
                 ("loopline-source", f"{reject.source}:{reject.position}".encode()),
                 ("loopline-key", str(reject.originator_id).encode()),
+            ],
+        )
+
+    def _dead_letter_parked(self, notification: Any) -> None:
+        """Sends a message a worker parked (its handler kept failing) to its topic's dead-letter topic,
+        as its envelope, with the error and where it came from."""
+        parked = self.app.mapper.to_domain_event(notification)
+        assert isinstance(parked, ParkedMessage.Parked)
+        if parked.source not in (self.topics.commands, self.topics.signals):
+            return  # parked from the embedded log: `loopline parked list` shows it
+        envelope = {"kind": parked.kind, "id": parked.ref, "type": parked.type, "tenant": parked.tenant,
+                    "at": parked.at, "data": parked.data}
+        self._producer.send(
+            self.topics.dlq(parked.source), key=parked.tenant.encode(), value=json.dumps(envelope).encode(), headers=[
+                ("loopline-reason", f"parked: {parked.error_type}: {parked.error}".encode()),
+                ("loopline-source", f"{parked.source}:{parked.position}".encode()),
+                ("loopline-key", str(parked.originator_id).encode()),
+                ("loopline-parked", short_id(parked.originator_id).encode()),
             ],
         )
 

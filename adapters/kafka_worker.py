@@ -23,7 +23,7 @@ from loopline.adapters.kafka_log import Topics
 from loopline.adapters.messages import InvalidMessage, parse_message
 from loopline.processors.application import Loopline, Position, UnitOfWork
 from loopline.processors.rejects import reject_input
-from loopline.processors.router import MessageOutcome, fresh_steps, prefetch_for
+from loopline.processors.router import MessageOutcome, UnstorableBatch, commit_batch, fresh_steps, prefetch_for
 from loopline.processors.steps import apply_steps
 
 log = logging.getLogger("loopline.kafka")
@@ -88,7 +88,22 @@ class PartitionBatchApplier:
                 return self._apply_once(topic, partition, records)
             except IntegrityError:
                 continue  # another worker advanced this partition or touched the same aggregate: redo
+            except UnstorableBatch:
+                if len(records) == 1:
+                    raise
+                return self._apply_one_by_one(topic, partition, records)
         raise RuntimeError(f"{topic}[{partition}] kept conflicting; the batch will be redelivered")
+
+    def _apply_one_by_one(self, topic: str, partition: int, records: list[Any]) -> BatchReport:
+        """One message's events could not be stored: each record in a transaction of its own, so that one is parked."""
+        report = BatchReport()
+        for record in records:
+            part = self.apply(topic, partition, [record])
+            report.applied += part.applied
+            report.duplicates += part.duplicates
+            report.dead_lettered += part.dead_lettered
+            report.skipped += part.skipped
+        return report
 
     def _apply_once(self, topic: str, partition: int, records: list[Any]) -> BatchReport:
         name = self.positions.name(topic, partition)
@@ -118,8 +133,9 @@ class PartitionBatchApplier:
         uow.end_step()  # the dead letters are a step of their own: a refused message must not undo them
         prefetch_for(uow, [message for message, _ in parsed])
         steps, report.duplicates = fresh_steps(uow, parsed)
-        report.applied = apply_steps(uow, steps)
-        uow.commit(Position(name, fresh[-1].offset + 1, previous=stored))
+        report.applied = commit_batch(
+            uow, Position(name, fresh[-1].offset + 1, previous=stored), apply_steps(uow, steps), single=len(fresh) == 1
+        )
         return report
 
 

@@ -24,6 +24,7 @@ from loopline.adapters.leader import PostgresLeader, SoleLeader, leader_for
 from loopline.adapters.read_model import read_model_engine
 from loopline.adapters.smtp import SmtpChannel, SmtpServer
 from loopline.adapters.webhook import WebhookChannel
+from loopline.processors import faults
 from loopline.processors.application import Loopline
 from loopline.processors.delivery import Delivery
 from loopline.processors.maintenance import Maintenance, TickReport
@@ -45,7 +46,11 @@ class DrainReport:
 
     @property
     def rejected(self) -> list[MessageOutcome]:
-        return [outcome for outcome in self.outcomes if not outcome.accepted]
+        return [outcome for outcome in self.outcomes if not (outcome.accepted or outcome.parked)]
+
+    @property
+    def parked(self) -> list[MessageOutcome]:
+        return [outcome for outcome in self.outcomes if outcome.parked]
 
 
 class Log(Protocol):
@@ -187,6 +192,7 @@ def _drain_reports(reports: Any, progress: Callable[[int], None] | None, timeout
 
 def build(settings: Settings | None = None) -> System:
     settings = settings or Settings.load()
+    faults.configure(os.environ.get("LOOPLINE_TEST_FAULTS", ""))  # test-only: see processors/faults.py
     settings.home.mkdir(parents=True, exist_ok=True)
     leader = leader_for(settings.event_store, settings.home)
     channels = channels_for(settings)

@@ -16,11 +16,14 @@ from loopline.adapters.channels import ConsoleChannel
 from loopline.adapters.clock import SystemClock
 from loopline.adapters.messages import InvalidMessage, parse_message
 from loopline.cli import demo as demo_module
-from loopline.cli import loops, projections, tasks
+from loopline.cli import loops, parked, projections, tasks
 from loopline.cli.context import REJECTED, fail, opened
 from loopline.cli.output import err, out, print_json, print_table, styled
+from loopline.cli.parked import parked_counts
+from loopline.domain import ids
 from loopline.domain.timeutil import format_time, parse_time
 from loopline.processors.messages import Message
+from loopline.processors.parked import short_id
 from loopline.processors.rejects import record_rejected_input
 from loopline.projections.timeline import task_trail
 
@@ -30,6 +33,7 @@ app = typer.Typer(
 app.add_typer(tasks.app, name="tasks")
 app.add_typer(loops.app, name="loops")
 app.add_typer(projections.app, name="projections")
+app.add_typer(parked.app, name="parked")
 app.command("demo")(demo_module.demo)
 
 Json = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
@@ -70,11 +74,16 @@ def publish(
     for reject in rejected:
         where = f"line {reject['line']}" if "line" in reject else f"message {reject['id']} ({reject['type']})"
         err.print(styled("rejected", "red", f" {source} {where}: {reject['reason']}"), highlight=False)
+    for outcome in report.parked:  # its handler kept failing: set aside, the rest went on
+        parked_id = short_id(ids.parked_message_id(outcome.step.message_id))
+        err.print(styled("parked", "yellow", f" message {outcome.step.message.ref} as {parked_id}: "
+                         f"{outcome.detail or ''}; see `loopline parked list`"), highlight=False)
     summary = {
         "appended": appended.appended,
         "duplicates_ignored": appended.duplicates,
         "processed": len(report.outcomes),
         "rejected": rejected,
+        "parked": len(report.parked),
         "notifications_delivered": report.delivered,
     }
     if json_:
@@ -178,9 +187,10 @@ def status(json_: Json = False) -> None:
         read_models = [{"name": s.name, "position": s.position, "head": s.head, "lag": s.lag} for s in system.projections.status()]
         inputs = system.input_lag()
         parked = system.delivery.ledger.parked()
+        quarantined = parked_counts(system)
     result = {
         "deployment": "scale" if system.is_scale else "embedded", "inputs": inputs, "read_models": read_models,
-        "parked_deliveries": {"count": len(parked), "deliveries": parked},
+        "parked_deliveries": {"count": len(parked), "deliveries": parked}, "parked": quarantined,
     }
     if json_:
         print_json(result)
@@ -188,6 +198,8 @@ def status(json_: Json = False) -> None:
     out.print(f"deployment: {result['deployment']}")
     print_table("inputs", inputs, ["source", "end", "processed", "lag"])
     print_table("read models", read_models, ["name", "position", "head", "lag"])
+    out.print(f"parked messages: {quarantined['messages']}, read-model events: {quarantined['read_model_events']}, "
+              f"deliveries: {quarantined['deliveries']}" + (" (see `loopline parked list`)" if any(quarantined.values()) else ""))
     out.print(f"parked deliveries (failed after every retry): {len(parked)}")
     if parked:
         print_table("parked deliveries", parked, ["parked_at", "channel", "key", "tenant", "task_id", "kind", "attempts", "last_error"])

@@ -86,9 +86,10 @@ def print_delivered(line: str) -> None:
 
 
 def _report(report: BatchReport) -> None:
-    rejected = sum(not outcome.accepted for outcome in report.applied)
+    rejected = sum(not (outcome.accepted or outcome.parked) for outcome in report.applied)
+    parked = sum(outcome.parked for outcome in report.applied)
     out.print(
-        f"applied {len(report.applied)} ({rejected} rejected), {report.duplicates} duplicate(s), "
+        f"applied {len(report.applied)} ({rejected} rejected, {parked} parked), {report.duplicates} duplicate(s), "
         f"{report.dead_lettered} dead-lettered, {report.skipped} already done",
         highlight=False,
     )

@@ -63,3 +63,7 @@ def timer_wheel_id() -> UUID:
 
 def timer_bucket_id(hour: datetime, shard: int) -> UUID:
     return _id("timer-bucket", hour.isoformat(), str(shard))
+
+
+def parked_message_id(message_id: UUID) -> UUID:
+    return _id("parked-message", str(message_id))

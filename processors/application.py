@@ -175,11 +175,12 @@ class UnitOfWork:
         self._collected.extend(event for _, event in sorted(ordered, key=lambda pair: pair[0]))
         self._step = {}
 
-    def rollback_step(self) -> None:
-        """Rebuilds every aggregate the failed step touched from what is stored plus earlier steps."""
+    def rollback_step(self, *, touched: bool = False) -> None:
+        """Rebuilds every aggregate the failed step changed (with `touched`, every one it got, since
+        an unexpected error may leave one half-changed) from what is stored plus earlier steps."""
         step, self._step = self._step, {}
         for aggregate_id, aggregate in step.items():
-            if not aggregate.pending_events:
+            if not (touched or aggregate.pending_events):
                 continue
             del self._aggregates[aggregate_id]
             earlier = [event for event in self._collected if event.originator_id == aggregate_id]

@@ -21,12 +21,16 @@ from eventsourcing.utils import get_topic
 
 from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time
+from loopline.processors import faults
 from loopline.processors.application import Loopline
 from loopline.processors.ports import Attempt, Clock, DeliveryFailed, DeliveryLedger, OutboundChannel
+from loopline.processors.steps import is_infrastructure
 
 TOPICS = [
     get_topic(Task.UserNotified), get_topic(Task.ActionRecorded), get_topic(Task.WokenUp), get_topic(Task.SignalReceived)
 ]
+ROUTING = "routing"
+"""The ledger's channel for an event that failed to become a message (parked; a retry routes it again)."""
 MAX_ATTEMPTS = 5
 BACKOFF_SECONDS = 30.0
 """The first retry's delay; each later one waits twice as long (30 s, 1 min, 2 min, 4 min)."""
@@ -74,10 +78,16 @@ class Delivery:
         wanted: list[tuple[str, str, dict[str, Any]]] = []
         for notification in notifications:
             event = self.app.mapper.to_domain_event(notification)
-            message = outbound_message(event)
-            if message is not None:
-                message = {"tenant": event.tenant, "task_id": event.task_ref, **message}
-                wanted += self._routes(f"{event.originator_id}:{event.originator_version}", message)
+            key = f"{event.originator_id}:{event.originator_version}"
+            try:
+                wanted += self._wanted(event, key)
+            except Exception as error:
+                if is_infrastructure(error):
+                    raise
+                # The event cannot become a message: park it (retried by `loopline parked retry`), go on.
+                unroutable = {"tenant": event.tenant, "task_id": getattr(event, "task_ref", None),
+                              "kind": type(event).__qualname__, "position": notification.id}
+                self.ledger.park(key, ROUTING, unroutable, error=_describe(error), now=self._now())
         sent += [attempt for attempt in self.ledger.claim(wanted, now=self._now()) if self._send(attempt)]
         self.ledger.delivered(sent, now=self._now())
         if notifications:
@@ -86,6 +96,24 @@ class Delivery:
             except IntegrityError:
                 pass  # another delivering process recorded this position first; the ledger kept the sends single
         return len(retried) + len(notifications)
+
+    def _wanted(self, event: Any, key: str) -> list[tuple[str, str, dict[str, Any]]]:
+        """The (key, channel, message) sends an event asks for: none, or one per channel that takes it."""
+        message = outbound_message(event)
+        if message is None:
+            return []
+        message = {"tenant": event.tenant, "task_id": event.task_ref, **message}
+        if faults.ACTIVE:
+            faults.check("delivery", message)
+        return self._routes(key, message)
+
+    def _reroute(self, attempt: Attempt) -> None:
+        """Retries an event that could not become a message: routes it again and sends what it asks for."""
+        [notification] = self.app.process_recorder.select_notifications(
+            start=attempt.message["position"], limit=1, topics=TOPICS
+        )
+        wanted = self._wanted(self.app.mapper.to_domain_event(notification), attempt.key)
+        self.ledger.delivered([a for a in self.ledger.claim(wanted, now=self._now()) if self._send(a)], now=self._now())
 
     def _routes(self, key: str, message: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
         channels = [channel for channel in self.channels.values() if channel.accepts(message)]
@@ -97,15 +125,27 @@ class Delivery:
         """True when the channel took the message; a failure is recorded for a retry, or parked after the last."""
         channel = self.channels.get(attempt.channel)
         try:
+            if attempt.channel == ROUTING:
+                self._reroute(attempt)
+                return True
             if channel is None:
                 raise DeliveryFailed(f"channel {attempt.channel} is not configured in this process")
+            if faults.ACTIVE:
+                faults.check("delivery", attempt.message)
             channel.send(key=attempt.key, message=attempt.message)
-        except DeliveryFailed as error:
-            last = attempt.attempts >= self.max_attempts
-            retry_at = None if last else self._now() + self.backoff * 2 ** (attempt.attempts - 1)
-            self.ledger.failed(attempt, error=str(error), retry_at=retry_at, now=self._now())
+        except Exception as error:
+            if isinstance(error, DeliveryFailed) or is_infrastructure(error):
+                last = attempt.attempts >= self.max_attempts
+                retry_at = None if last else self._now() + self.backoff * 2 ** (attempt.attempts - 1)
+                self.ledger.failed(attempt, error=str(error), retry_at=retry_at, now=self._now())
+            else:  # a bug or a message the channel cannot take: retrying the same way would fail the same way
+                self.ledger.failed(attempt, error=_describe(error), retry_at=None, now=self._now())
             return False
         return True
+
+
+def _describe(error: Exception) -> str:
+    return f"{type(error).__name__}: {error}"
 
 
 def is_contact_email(message: dict[str, Any]) -> bool:

@@ -18,7 +18,6 @@ from uuid import UUID
 from eventsourcing.persistence import IntegrityError
 
 from loopline.domain import ids
-from loopline.domain.errors import DomainError
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.proactive_run import ProactiveRun
 from loopline.domain.status import TaskStatus
@@ -30,7 +29,7 @@ from loopline.processors.application import Loopline, UnitOfWork
 from loopline.processors.deadline_actions import take_deadline_action
 from loopline.processors.loops import close_task_loops, load_task, proactive_run, schedule_stall_check, set_timer
 from loopline.processors.ports import Drafter
-from loopline.processors.steps import apply_steps
+from loopline.processors.steps import Fault, apply_steps
 from loopline.processors.wakeups import wake_due
 
 RETRIES = 5
@@ -191,7 +190,12 @@ class TimerFiring:
     def apply(self, uow: UnitOfWork) -> str | None:
         return FIRE[self.kind](self.maintenance, uow, self.target_id, self.now)
 
-    def refuse(self, uow: UnitOfWork, error: DomainError) -> None:
+    def park(self, uow: UnitOfWork, fault: Fault) -> None:
+        """A timer whose handler keeps failing is refused like one the domain refused, with the error
+        as its rule (`loopline audit` shows it and the owner is told), so the tick goes on."""
+        self.refuse(uow, fault.error)
+
+    def refuse(self, uow: UnitOfWork, error: Exception) -> None:
         rule = type(error).__name__
         bucket = uow.get(self.bucket_id, TimerBucket)
         assert bucket is not None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Protocol
 
 from eventsourcing.utils import get_topic
@@ -11,8 +12,18 @@ from sqlalchemy import Column, Integer, MetaData, String, Table, select
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
+from loopline.processors import faults
 from loopline.processors.application import Loopline
 from loopline.projections import writes
+from loopline.projections.parked import (
+    DROPPED,
+    RETRIED,
+    close_parked,
+    is_outage,
+    park_projection_event,
+    parked_events,
+    record_failure,
+)
 
 metadata = MetaData()
 positions = Table(
@@ -21,6 +32,10 @@ positions = Table(
 
 MAX_CONFLICTS = 20
 REBUILD_BATCH = 10_000
+
+
+class ParkedEventClosed(Exception):
+    """The parked event was retried or dropped already."""
 
 
 class ConcurrentProjection(RuntimeError):
@@ -60,6 +75,7 @@ class ProjectionRunner:
         self.batch_size = batch_size
         self.topics = sorted({get_topic(cls) for projection in self.projections for cls in projection.handlers})
         positions.create(engine, checkfirst=True)
+        parked_events.create(engine, checkfirst=True)
         for projection in self.projections:
             for table in projection.tables:
                 table.create(engine, checkfirst=True)
@@ -88,16 +104,37 @@ class ProjectionRunner:
 
     def _project_batch(self, batch_size: int) -> int:
         head = self.head()  # read first: anything appended later is left for the next batch
+        try:
+            return self._project_together(batch_size, head)
+        except (ConcurrentProjection, IntegrityError):
+            raise
+        except Exception as error:
+            if is_outage(error):
+                raise
+            # One event made a handler or the batch's writes fail: find it, one event and read model at a time.
+            return self._project_one_by_one(batch_size, head)
+
+    def _read_batch(
+        self, conn: Connection, batch_size: int, head: int
+    ) -> tuple[dict[str, int], list[tuple[int, Any]]] | None:
+        """The positions and the next batch of events the read models follow; None when all are at the head."""
+        current = self._positions(conn)
+        start = min(current.values(), default=head) + 1
+        if start > head:
+            return None
+        notifications = self.app.process_recorder.select_notifications(
+            start=start, limit=batch_size, stop=head, topics=self.topics
+        )
+        return current, [(notification.id, self.app.mapper.to_domain_event(notification)) for notification in notifications]
+
+    def _project_together(self, batch_size: int, head: int) -> int:
+        """The whole batch in one transaction: every read model's rows and positions."""
         with self.engine.begin() as conn:
-            current = self._positions(conn)
-            start = min(current.values(), default=head) + 1
-            if start > head:
+            batch = self._read_batch(conn, batch_size, head)
+            if batch is None:
                 return 0
-            notifications = self.app.process_recorder.select_notifications(
-                start=start, limit=batch_size, stop=head, topics=self.topics
-            )
+            current, events = batch
             writes.discard(conn)
-            events = [(notification.id, self.app.mapper.to_domain_event(notification)) for notification in notifications]
             for projection in self.projections:
                 prefetch = getattr(projection, "prefetch", None)
                 if prefetch is not None:
@@ -106,11 +143,50 @@ class ProjectionRunner:
                 for projection in self.projections:
                     handler = projection.handlers.get(type(event))
                     if handler is not None and current[projection.name] < position:
+                        if faults.ACTIVE:
+                            faults.check("projection", event.__dict__)
                         handler(conn, event, position)
             writes.flush(conn)
-            reached = notifications[-1].id if len(notifications) == batch_size else head
+            reached = events[-1][0] if len(events) == batch_size else head
             self._advance(conn, current, reached)
-            return len(notifications)
+            return len(events)
+
+    def _project_one_by_one(self, batch_size: int, head: int) -> int:
+        """The same batch, each (event, read model) in a transaction of its own with that read model's
+        position; one that fails is parked for that read model (in the same transaction as the
+        position passing it) and the rest go on. Slow, and only taken after a batch failed."""
+        with self.engine.connect() as conn:
+            batch = self._read_batch(conn, batch_size, head)
+        if batch is None:
+            return 0
+        current, events = batch
+        for position, event in events:
+            for projection in self.projections:
+                handler = projection.handlers.get(type(event))
+                if handler is None or current[projection.name] >= position:
+                    continue
+                old = {projection.name: current[projection.name]}
+                try:
+                    with self.engine.begin() as conn:
+                        writes.discard(conn)
+                        if faults.ACTIVE:
+                            faults.check("projection", event.__dict__)
+                        handler(conn, event, position)
+                        writes.flush(conn)
+                        self._advance(conn, old, position)
+                except (ConcurrentProjection, IntegrityError):
+                    raise
+                except Exception as error:
+                    if is_outage(error):
+                        raise
+                    with self.engine.begin() as conn:
+                        park_projection_event(conn, projection.name, position, event, error)
+                        self._advance(conn, old, position)
+                current[projection.name] = position
+        reached = events[-1][0] if len(events) == batch_size else head
+        with self.engine.begin() as conn:
+            self._advance(conn, current, reached)
+        return len(events)
 
     def _advance(self, conn: Connection, current: dict[str, int], position: int) -> None:
         """Moves positions forward only from the values this batch read, so two runners never both apply a batch."""
@@ -124,6 +200,36 @@ class ProjectionRunner:
                 if old:
                     raise ConcurrentProjection(f"read model {name} was advanced by another runner; batch rolled back")
                 conn.execute(positions.insert().values(name=name, position=position))
+
+    def retry_parked(self, name: str, position: int, *, by: str, now: datetime) -> None:
+        """Projects one parked event again for its read model, in one transaction with the mark that it
+        was retried (a compare-and-set: two retries project it once). Failing again, it stays parked
+        with the new error, which is raised."""
+        (projection,) = [p for p in self.projections if p.name == name]
+        try:
+            with self.engine.begin() as conn:
+                if not close_parked(conn, name, position, status=RETRIED, by=by, now=now):
+                    raise ParkedEventClosed(f"event {position} of read model {name} is not parked (retried or dropped already)")
+                [notification] = self.app.process_recorder.select_notifications(start=position, limit=1, stop=position)
+                event = self.app.mapper.to_domain_event(notification)
+                writes.discard(conn)
+                if faults.ACTIVE:
+                    faults.check("projection", event.__dict__)
+                projection.handlers[type(event)](conn, event, position)
+                writes.flush(conn)
+        except ParkedEventClosed:
+            raise
+        except Exception as error:
+            if is_outage(error):
+                raise
+            with self.engine.begin() as conn:
+                record_failure(conn, name, position, error)
+            raise
+
+    def drop_parked(self, name: str, position: int, *, by: str, now: datetime) -> None:
+        with self.engine.begin() as conn:
+            if not close_parked(conn, name, position, status=DROPPED, by=by, now=now):
+                raise ParkedEventClosed(f"event {position} of read model {name} is not parked (retried or dropped already)")
 
     def head(self) -> int:
         return self.app.process_recorder.max_notification_id() or 0
@@ -147,6 +253,7 @@ class ProjectionRunner:
                 for table in projection.tables:
                     table.create(conn)
                 conn.execute(positions.delete().where(positions.c.name == projection.name))
+                conn.execute(parked_events.delete().where(parked_events.c.projection == projection.name))
         return [p.name for p in chosen]
 
     def only(self, names: Sequence[str]) -> ProjectionRunner:

@@ -305,7 +305,7 @@ def test_malformed_messages_go_to_the_dlq_while_valid_ones_are_applied(deploy: D
     worker = loopline.start_worker()  # after producing: all of them arrive in one fetched batch
     loopline.settle(inbound=len(valid))
 
-    assert "applied 3 (0 rejected), 0 duplicate(s), 4 dead-lettered" in worker.log()
+    assert "applied 3 (0 rejected, 0 parked), 0 duplicate(s), 4 dead-lettered" in worker.log()
     assert sorted(row["task_id"] for row in loopline.read_models()["tasks"]) == ["task_a", "task_b"]
     dead = consume_all(bootstrap, f"{topic}.dlq", expected=len(bad))  # sent by the leader once the batch committed
     assert sorted(record.value for record in dead) == sorted(bad)

@@ -159,8 +159,8 @@ SCRIPT = [
 ]
 
 
-class Crash(Exception):
-    """Stands for the process dying: nothing catches it."""
+class Crash(BaseException):
+    """Stands for the process dying: nothing catches it (a handler's Exception would be retried, then parked)."""
 
 
 def _crash_on_call(original: Callable[..., Any], n: int) -> Callable[..., Any]:

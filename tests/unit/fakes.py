@@ -60,6 +60,10 @@ class FakeLedger:
         row = self.rows[(attempt.key, attempt.channel)]
         row.update(status="retrying" if retry_at is not None else "failed", retry_at=retry_at, error=error)
 
+    def park(self, key: str, channel: str, message: dict[str, Any], *, error: str, now: float) -> None:
+        self.rows.setdefault((key, channel), {"status": "failed", "attempts": 1, "message": message, "retry_at": None,
+                                              "error": error})
+
     def parked(self) -> list[dict[str, Any]]:
         return [{"key": key, "channel": channel, **row} for (key, channel), row in self.rows.items() if row["status"] == "failed"]
 

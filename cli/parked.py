@@ -1,0 +1,160 @@
+"""`loopline parked list|retry|drop`: messages, read-model events and deliveries set aside after failing."""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+from typing import Annotated, Any
+
+import typer
+
+from loopline.adapters.clock import SystemClock
+from loopline.cli.bootstrap import System
+from loopline.cli.context import REJECTED, fail, opened
+from loopline.cli.output import out, print_json, print_table
+from loopline.domain.parked import PARKED, ParkedMessageClosed
+from loopline.processors import parked as parked_messages
+from loopline.projections.parked import count_parked, list_parked
+from loopline.projections.runner import ParkedEventClosed
+
+app = typer.Typer(help="Parked messages, read-model events and deliveries: see, retry, drop.", no_args_is_help=True)
+
+Json = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+Id = Annotated[str, typer.Argument(help="The id `loopline parked list` shows (m-…, p-…, d-…).")]
+By = Annotated[str, typer.Option("--by", help="Who acts, recorded with the retry or drop (default: your user name).")]
+
+
+def operator(by: str) -> str:
+    if by:
+        return by
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        return "operator"
+
+
+def delivery_id(key: str, channel: str) -> str:
+    return "d-" + hashlib.sha256(f"{key} {channel}".encode()).hexdigest()[:8]
+
+
+def everything_parked(system: System, *, include_closed: bool = False) -> list[dict[str, Any]]:
+    """One row per parked thing, whatever parked it, with the id to act on it by."""
+    rows: list[dict[str, Any]] = []
+    for message in parked_messages.parked_messages(system.app):
+        if include_closed or message.status == PARKED:
+            rows.append({
+                "id": parked_messages.short_id(message.id), "parked": "message", "status": message.status,
+                "tenant": message.tenant, "what": f"{message.kind} {message.type} {message.ref}", "at": message.at,
+                "source": f"{message.source}:{message.position}", "error": f"{message.error_type}: {message.error}",
+                "attempts": message.attempts, "trace": message.trace, "data": message.data, "closed_by": message.closed_by,
+                "_ref": message.id,
+            })
+    with system.projections.engine.connect() as conn:
+        events = list_parked(conn, include_closed=include_closed)
+    for event in events:
+        rows.append({
+            "id": f"p-{event['projection']}-{event['position']}", "parked": "read model event", "status": event["status"],
+            "tenant": event["tenant"], "what": f"{event['event_type']} in read model {event['projection']}",
+            "at": event["parked_at"], "source": f"event {event['position']}",
+            "error": f"{event['error_type']}: {event['error']}", "attempts": 1, "trace": event["trace"],
+            "closed_by": event["closed_by"], "_ref": (event["projection"], event["position"]),
+        })
+    for delivery in system.delivery.ledger.parked():
+        rows.append({
+            "id": delivery_id(delivery["key"], delivery["channel"]), "parked": "delivery", "status": PARKED,
+            "tenant": delivery["tenant"], "what": f"{delivery['kind']} to {delivery['to']} via {delivery['channel']}",
+            "at": delivery["parked_at"], "source": delivery["key"], "error": delivery["last_error"],
+            "attempts": delivery["attempts"], "_ref": (delivery["key"], delivery["channel"]),
+        })
+    return rows
+
+
+@app.command("list")
+def list_(
+    json_: Json = False,
+    all_: Annotated[bool, typer.Option("--all", help="Also those already retried or dropped (messages, read-model events).")] = False,
+) -> None:
+    """Everything parked: the id to act on, what it is, whose, where it came from and the error."""
+    with opened() as system:
+        rows = everything_parked(system, include_closed=all_)
+    if json_:
+        print_json([{k: v for k, v in row.items() if not k.startswith("_")} for row in rows])
+        return
+    print_table("parked", rows, ["id", "parked", "status", "tenant", "what", "source", "at", "error"])
+    if rows:
+        out.print("retry one with `loopline parked retry ID` once its cause is fixed, or give it up with `loopline parked drop ID`")
+
+
+def _find(system: System, wanted: str) -> dict[str, Any]:
+    rows = [row for row in everything_parked(system, include_closed=True) if row["id"] == wanted.strip().lower()]
+    if not rows:
+        fail(f"nothing parked has id {wanted!r}; `loopline parked list` shows the ids (m-…, p-…, d-…)", REJECTED)
+    return rows[0]
+
+
+@app.command("retry")
+def retry(parked_id: Id, by: By = "", json_: Json = False) -> None:
+    """Apply a parked message, project a parked event or requeue a parked delivery, once."""
+    who = operator(by)
+    now = SystemClock().now()
+    with opened() as system, system.leader.writing():
+        row = _find(system, parked_id)
+        try:
+            if row["parked"] == "message":
+                outcome = parked_messages.retry(system.app, row["_ref"], by=who, now=now)
+            elif row["parked"] == "read model event":
+                system.projections.retry_parked(*row["_ref"], by=who, now=now)
+                outcome = "projected"
+            elif not system.delivery.ledger.requeue(*row["_ref"], now=now.timestamp()):
+                raise ParkedEventClosed("the delivery is not parked any more (requeued or dropped already)")
+            else:
+                outcome = "queued for delivery"
+        except (ParkedMessageClosed, ParkedEventClosed) as error:
+            fail(f"{row['id']}: {error}", REJECTED)
+        except parked_messages.StillFailing as error:
+            fail(f"{row['id']} failed again and stays parked: {error}; fix the cause and retry, or "
+                 f"`loopline parked drop {row['id']}`", REJECTED)
+        except Exception as error:  # noqa: BLE001 - a read model's handler failing again is the operator's news
+            if row["parked"] != "read model event":
+                raise
+            fail(f"{row['id']} failed again and stays parked: {type(error).__name__}: {error}; fix the cause and "
+                 f"retry, or `loopline parked drop {row['id']}`", REJECTED)
+        system.drain()  # embedded: project and deliver what the retry caused before answering
+    result = {"id": row["id"], "retried": True, "outcome": outcome, "by": who}
+    if json_:
+        print_json(result)
+    else:
+        out.print(f"{row['id']} retried: {outcome}", highlight=False, markup=False)
+
+
+@app.command("drop")
+def drop(parked_id: Id, by: By = "", json_: Json = False) -> None:
+    """Give up a parked message, event or delivery for good, recording who did."""
+    who = operator(by)
+    now = SystemClock().now()
+    with opened() as system, system.leader.writing():
+        row = _find(system, parked_id)
+        try:
+            if row["parked"] == "message":
+                parked_messages.drop(system.app, row["_ref"], by=who, now=now)
+            elif row["parked"] == "read model event":
+                system.projections.drop_parked(*row["_ref"], by=who, now=now)
+            elif not system.delivery.ledger.drop(*row["_ref"], by=who, now=now.timestamp()):
+                raise ParkedEventClosed("the delivery is not parked any more (requeued or dropped already)")
+        except (ParkedMessageClosed, ParkedEventClosed) as error:
+            fail(f"{row['id']}: {error}", REJECTED)
+    if json_:
+        print_json({"id": row["id"], "dropped": True, "by": who})
+    else:
+        out.print(f"{row['id']} dropped by {who}", highlight=False, markup=False)
+
+
+def parked_counts(system: System) -> dict[str, int]:
+    """How many messages, read-model events and deliveries are parked now, for `loopline status`."""
+    with system.projections.engine.connect() as conn:
+        events = sum(count_parked(conn).values())
+    return {
+        "messages": sum(message.status == PARKED for message in parked_messages.parked_messages(system.app)),
+        "read_model_events": events,
+        "deliveries": len(system.delivery.ledger.parked()),
+    }

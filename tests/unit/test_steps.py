@@ -1,0 +1,86 @@
+"""The step path on in-memory persistence: refused, retried, parked, or raised when the storage failed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from uuid import uuid4
+
+import pytest
+from eventsourcing.persistence import OperationalError
+
+from loopline.domain.errors import DomainError
+from loopline.domain.inbound import RejectedInput
+from loopline.processors.application import Loopline, UnitOfWork
+from loopline.processors.steps import ATTEMPTS, Fault, apply_steps
+
+NOW = datetime(2026, 3, 13, tzinfo=timezone.utc)
+
+
+@dataclass
+class Flaky:
+    """Records one aggregate, then fails `failures` times with `error` before succeeding."""
+
+    error: Exception
+    failures: int
+    tried: int = 0
+    parked: list[Fault] = field(default_factory=list)
+    refused: list[DomainError] = field(default_factory=list)
+
+    def apply(self, uow: UnitOfWork) -> str:
+        self.tried += 1
+        uow.add(RejectedInput.record(id=uuid4(), now=NOW, source="s", position=str(self.tried), raw="", encoding="utf-8",
+                                     key=None, reason="test"))
+        if self.tried <= self.failures:
+            raise self.error
+        return "done"
+
+    def refuse(self, uow: UnitOfWork, error: DomainError) -> None:
+        self.refused.append(error)
+
+    def park(self, uow: UnitOfWork, fault: Fault) -> None:
+        self.parked.append(fault)
+
+
+def _app() -> Loopline:
+    return Loopline(env={"PERSISTENCE_MODULE": "eventsourcing.popo"})
+
+
+def _stored(app: Loopline) -> int:
+    return app.process_recorder.max_notification_id() or 0
+
+
+def test_a_step_failing_once_is_tried_again_and_keeps_only_the_successful_attempts_effects() -> None:
+    app = _app()
+    uow = UnitOfWork(app)
+    step = Flaky(ValueError("transient"), failures=1)
+    [outcome] = apply_steps(uow, [step])
+    uow.commit()
+    assert outcome.accepted and not outcome.parked and step.tried == 2
+    assert _stored(app) == 1
+
+
+def test_a_step_that_keeps_failing_is_parked_with_its_error_and_the_next_step_goes_on() -> None:
+    app = _app()
+    uow = UnitOfWork(app)
+    poison, healthy = Flaky(OverflowError("date value out of range"), failures=99), Flaky(ValueError(), failures=0)
+    outcomes = apply_steps(uow, [poison, healthy])
+    uow.commit()
+    assert [(o.accepted, o.parked) for o in outcomes] == [(False, True), (True, False)]
+    assert poison.tried == ATTEMPTS and outcomes[0].detail == "OverflowError: date value out of range"
+    [fault] = poison.parked
+    assert fault.attempts == ATTEMPTS and "in apply" in fault.trace
+    assert _stored(app) == 1  # none of the poison step's attempts left anything
+
+
+def test_a_domain_refusal_is_refused_at_once_not_retried() -> None:
+    step = Flaky(DomainError("no such task"), failures=99)
+    [outcome] = apply_steps(UnitOfWork(_app()), [step])
+    assert not outcome.accepted and not outcome.parked and step.tried == 1 and len(step.refused) == 1
+
+
+def test_a_storage_failure_is_not_the_messages_fault_and_stops_the_batch() -> None:
+    step = Flaky(OperationalError("connection lost"), failures=1)
+    with pytest.raises(OperationalError):
+        apply_steps(UnitOfWork(_app()), [step])
+    assert step.parked == [] and step.tried == 1
