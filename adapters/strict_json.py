@@ -121,8 +121,9 @@ def _check_text(text: str, path: str) -> None:
     bad = _FORBIDDEN.search(text)
     if bad:
         code = ord(bad.group())
-        what = "a lone surrogate" if 0xD800 <= code <= 0xDFFF else "a control character"
-        raise UnreadableInput(f"{shown(path)}: contains {what} (U+{code:04X}); the only control characters text may hold are tab and newline")
+        why = ("a lone surrogate, which is not text" if 0xD800 <= code <= 0xDFFF
+               else "a control character; the only ones text may hold are tab and newline")
+        raise UnreadableInput(f"{shown(path)}: contains U+{code:04X}, {why}")
 
 
 def shown(text: str, width: int = 80) -> str:
