@@ -23,6 +23,8 @@ class UnreadableInput(ValueError):
 # Control characters (C0 but tab and newline, DEL, C1, so also ANSI's ESC) and lone surrogates,
 # which `\ud800` escapes produce and which no store or encoder accepts.
 _FORBIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+# JSON escapes that can spell such a character inside a string (`\\t` and `\\n` are allowed anyway).
+_CONTROL_ESCAPE = re.compile(r"\\[bfru]")
 
 
 def read_document(raw: bytes | str) -> Any:
@@ -39,12 +41,11 @@ def read_document(raw: bytes | str) -> Any:
         raise UnreadableInput(f"not valid UTF-8: byte {error.start} ({raw[error.start]:#04x}) {error.reason}") from None
     _check_nesting(text)
     try:
-        document = json.loads(
-            text, parse_int=_integer, parse_float=_float, parse_constant=_constant, object_pairs_hook=_object
-        )
+        document = _DECODER.decode(text)
     except json.JSONDecodeError as error:
         raise UnreadableInput(f"not valid JSON: {error}") from None
-    _check_strings(document, "")
+    if len(text) > limits.MAX_TEXT_CHARS or _FORBIDDEN.search(text) or _CONTROL_ESCAPE.search(text):
+        _check_strings(document, "")  # only then can a string be too long or hold what it must not
     return document
 
 
@@ -89,6 +90,9 @@ def _constant(name: str) -> float:
 
 
 def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    for key, _ in pairs:
+        if len(key) > limits.MAX_KEY_CHARS:
+            raise UnreadableInput(f"key {shown(key)}: a key is at most {limits.MAX_KEY_CHARS} characters")
     document = dict(pairs)
     if len(document) != len(pairs):
         seen: set[str] = set()
@@ -103,8 +107,6 @@ def _check_strings(value: Any, path: str) -> None:
     elif isinstance(value, dict):
         for key, item in value.items():
             where = f"{path}.{key}" if path else key
-            if len(key) > limits.MAX_KEY_CHARS:
-                raise UnreadableInput(f"{shown(where)}: a key is at most {limits.MAX_KEY_CHARS} characters")
             _check_text(key, f"{path} key" if path else "key")
             _check_strings(item, where)
     elif isinstance(value, list):
@@ -124,6 +126,9 @@ def _check_text(text: str, path: str) -> None:
         why = ("a lone surrogate, which is not text" if 0xD800 <= code <= 0xDFFF
                else "a control character; the only ones text may hold are tab and newline")
         raise UnreadableInput(f"{shown(path)}: contains U+{code:04X}, {why}")
+
+
+_DECODER = json.JSONDecoder(parse_int=_integer, parse_float=_float, parse_constant=_constant, object_pairs_hook=_object)
 
 
 def shown(text: str, width: int = 80) -> str:
