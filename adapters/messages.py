@@ -3,7 +3,9 @@
 Command types come from `processors/commands.py` COMMANDS (each row names the typed command its
 `data` becomes, and `COMMAND_SCHEMAS` below its schema); `action.record` is validated per action
 from the contracts in `domain/expectations.py`. Signals are strict on the fields they are matched
-on and keep any other payload field, as real webhooks carry more.
+on and keep any other payload field, as real webhooks carry more. Types are strict (no coercion),
+ids and times have one shape each, and the bytes are read within `adapters/limits.py` by
+`adapters/strict_json.py`: `parse_message` raises nothing but InvalidMessage, whatever the input.
 """
 
 from __future__ import annotations
@@ -54,8 +56,12 @@ def _timestamp(value: Any) -> datetime:
     if not isinstance(value, str) or not _RFC3339.fullmatch(value):
         raise ValueError("must be an RFC 3339 time with a time zone, such as 2026-03-13T10:00:00Z")
     try:
-        moment = datetime.fromisoformat(value.upper().replace("Z", "+00:00")).astimezone(timezone.utc)
-    except (ValueError, OverflowError):
+        local = datetime.fromisoformat(value.upper().replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"{value} is not a date and time that exists") from None
+    try:
+        moment: datetime | None = local.astimezone(timezone.utc)
+    except OverflowError:  # 0001-01-01T00:30:00+01:00 is before the first datetime in UTC
         moment = None
     if moment is None or not limits.EARLIEST_YEAR <= moment.year <= limits.LATEST_YEAR:
         raise ValueError(f"must fall in the years {limits.EARLIEST_YEAR} to {limits.LATEST_YEAR} (UTC)")

@@ -160,6 +160,7 @@ BAD: dict[str, Callable[[str, str], bytes]] = {
     "at as epoch integer": _with("at", 1_773_396_000),
     "at without time zone": _with("at", "2026-03-13T10:00:00"),
     "at not a time": _with("at", "tomorrow"),
+    "at on a day that does not exist": _with("at", "2026-02-30T10:00:00Z"),
     "confidence true": _with("data.confidence", True),
     "confidence as string": _with("data.confidence", "0.5"),
     "confidence above 1": _with("data.confidence", 2),
