@@ -328,12 +328,18 @@ class InvalidMessage(ValueError):
     """The input is not a valid message; the text says what was wrong."""
 
 
+SHOWN_ERRORS = 5
+"""A reason names this many problems at most, so one line's reason stays readable."""
+
+
 def _explain(error: ValidationError, prefix: str = "") -> str:
     def where(loc: tuple) -> str:
         path = ".".join(str(part) for part in loc)
         return f"{prefix}{path}" if path else (prefix.rstrip(".") or "message")
 
-    return "; ".join(f"{where(item['loc'])}: {item['msg'].removeprefix('Value error, ')}" for item in error.errors())
+    items = error.errors()
+    said = "; ".join(f"{where(item['loc'])}: {item['msg'].removeprefix('Value error, ')}" for item in items[:SHOWN_ERRORS])
+    return said + (f"; and {len(items) - SHOWN_ERRORS} more" if len(items) > SHOWN_ERRORS else "")
 
 
 DEADLINES: dict[str, tuple[str, ...]] = {

@@ -188,6 +188,7 @@ BAD: dict[str, Callable[[str, str], bytes]] = {
     "unknown type": _with("type", "task.explode"),
     "extra envelope field": _with("extra", 1),
     "missing title": _other("task.create", task_id="x"),
+    "fifty unknown fields": _other("task.create", task_id="x", title="t", **{f"field{i}": i for i in range(50)}),
     "expect as string": _other("action.record", task_id="x", action="note", expect="false"),
     "priority as number": _with("data.priority", 3),
     "watch value a number": _other("loop.register", loop_id="l", task_id="x", channel="email", watch={"sender": 5},

@@ -119,4 +119,5 @@ def test_limits_are_named_in_the_reason() -> None:
     deep = '{"kind": ' + "[" * 100_000 + "]" * 100_000 + "}"
     assert outcome(deep) == f"nested too deeply: more than {limits.MAX_DEPTH} levels of objects and arrays"
     assert outcome(b"x" * (limits.MAX_LINE_BYTES + 1)).startswith(f"too long: {limits.MAX_LINE_BYTES + 1} bytes")
+    assert outcome(BAD["fifty unknown fields"]("acme", "r1")).endswith("; and 45 more")  # a reason stays readable
     assert outcome(None) == "empty: no bytes"  # type: ignore[arg-type]  # a Kafka tombstone has no value
