@@ -49,13 +49,13 @@ def assert_round_trips(message: Message) -> None:
     assert parse_message(json.dumps(envelope(message)).encode()) == message
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
 @given(st.binary(max_size=300))
 def test_any_bytes_are_a_message_or_a_reason(raw: bytes) -> None:
     outcome(raw)
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(VALID), st.sampled_from(["kind", "id", "type", "tenant", "at", "data"]), json_values)
 def test_any_value_in_any_envelope_field_is_a_message_or_a_reason(base: dict, name: str, value: Any) -> None:
     result = outcome(json.dumps({**base, name: value}, allow_nan=True))
@@ -63,7 +63,7 @@ def test_any_value_in_any_envelope_field_is_a_message_or_a_reason(base: dict, na
         assert_round_trips(result)
 
 
-@settings(max_examples=500, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=250, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(VALID), st.data())
 def test_any_value_in_any_data_field_is_a_message_or_a_reason_and_accepted_ones_round_trip(base: dict, data: st.DataObject) -> None:
     fields = dict(base["data"])
