@@ -124,8 +124,8 @@ class PartitionBatchApplier:
             except InvalidMessage as error:
                 log.warning("dead-lettering %s[%s]@%s: %s", topic, partition, record.offset, error)
                 reject_input(
-                    uow, source=topic, position=f"{partition}:{record.offset}", raw=record.value, reason=str(error),
-                    key=record.key, now=_record_time(record),
+                    uow, source=topic, position=f"{partition}:{record.offset}", raw=record.value or b"",
+                    reason=str(error), key=record.key, now=_record_time(record),
                 )
                 report.dead_lettered += 1
                 continue
@@ -140,8 +140,12 @@ class PartitionBatchApplier:
 
 
 def _record_time(record: Any) -> datetime:
-    """When the broker took the record (its timestamp, in ms): a rejected record has no trusted `at`."""
-    return datetime.fromtimestamp(record.timestamp / 1000, tz=timezone.utc)
+    """When the broker took the record (its timestamp, in ms): a rejected record has no trusted `at`.
+    A record without a usable timestamp (none, or out of range) is dated at the epoch rather than lost."""
+    try:
+        return datetime.fromtimestamp(record.timestamp / 1000, tz=timezone.utc)
+    except (TypeError, ValueError, OverflowError, OSError):
+        return datetime.fromtimestamp(0, tz=timezone.utc)
 
 
 class KafkaWorker:

@@ -3,17 +3,30 @@
 Command types come from `processors/commands.py` COMMANDS (each row names the typed command its
 `data` becomes, and `COMMAND_SCHEMAS` below its schema); `action.record` is validated per action
 from the contracts in `domain/expectations.py`. Signals are strict on the fields they are matched
-on and keep any other payload field, as real webhooks carry more.
+on and keep any other payload field, as real webhooks carry more. Types are strict (no coercion),
+ids and times have one shape each, and the bytes are read within `adapters/limits.py` by
+`adapters/strict_json.py`: `parse_message` raises nothing but InvalidMessage, whatever the input.
 """
 
 from __future__ import annotations
 
-import json
-from datetime import timezone
-from typing import Any, Literal
+import re
+from datetime import datetime, timezone
+from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    create_model,
+    model_validator,
+)
 
+from loopline.adapters import limits
+from loopline.adapters.strict_json import UnreadableInput, read_document, shown
 from loopline.domain.expectations import (
     EXPECTATIONS,
     ConflictingFields,
@@ -23,40 +36,99 @@ from loopline.domain.expectations import (
     expectation_for,
 )
 from loopline.domain.status import TaskStatus
+from loopline.domain.timeutil import format_time
 from loopline.processors import commands_types as typed
 from loopline.processors.commands import COMMANDS, command_from_data
 from loopline.processors.messages import Message
 
-NonEmpty = Field(min_length=1)
+_ID = re.compile(limits.ID_PATTERN)
+_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,6})?([Zz]|[+-]\d{2}:\d{2})")
+
+
+def _id(value: Any) -> str:
+    if not isinstance(value, str) or len(value) > limits.MAX_ID_CHARS or not _ID.fullmatch(value):
+        raise ValueError(f"an id is 1 to {limits.MAX_ID_CHARS} characters of {limits.ID_ALPHABET}")
+    return value
+
+
+def _timestamp(value: Any) -> datetime:
+    """An RFC 3339 string with a time zone, in the accepted years once in UTC; never an epoch number."""
+    if not isinstance(value, str) or not _RFC3339.fullmatch(value):
+        raise ValueError("must be an RFC 3339 time with a time zone, such as 2026-03-13T10:00:00Z")
+    try:
+        local = datetime.fromisoformat(value.upper().replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(f"{value} is not a date and time that exists") from None
+    try:
+        moment: datetime | None = local.astimezone(timezone.utc)
+    except OverflowError:  # 0001-01-01T00:30:00+01:00 is before the first datetime in UTC
+        moment = None
+    if moment is None or not limits.EARLIEST_YEAR <= moment.year <= limits.LATEST_YEAR:
+        raise ValueError(f"must fall in the years {limits.EARLIEST_YEAR} to {limits.LATEST_YEAR} (UTC)")
+    return moment
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty or only whitespace")
+    return value
+
+
+def _watch(value: Any) -> dict[str, Any]:
+    """A watch names each field's expected value as a string; `match_fields` maps payload fields to strings."""
+    if not isinstance(value, dict) or not value:
+        raise ValueError("must be an object of the fields to watch")
+    for key, item in value.items():
+        if key == "match_fields":
+            if not isinstance(item, dict) or not all(_is_text(k) and _is_text(v) for k, v in item.items()):
+                raise ValueError("match_fields: must be an object of payload fields to non-empty strings")
+        elif not _is_text(item):
+            raise ValueError(f"{shown(key)}: must be a non-empty string")
+    return value
+
+
+def _is_text(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+Id = Annotated[str, BeforeValidator(_id)]
+Timestamp = Annotated[datetime, BeforeValidator(_timestamp)]
+Text = Annotated[str, AfterValidator(_not_blank)]
+ShortText = Annotated[str, Field(max_length=limits.MAX_SHORT_TEXT_CHARS), AfterValidator(_not_blank)]
+Watch = Annotated[dict[str, Any], BeforeValidator(_watch)]
+MatchFields = dict[Text, Text]
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """No coercion: a string is never read as a number, nor a boolean as a number; named values
+    (enums) are still given as their JSON strings."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class Signal(BaseModel):
     """A signal's documented fields are typed strictly; any other field is kept and stored with it."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", strict=True)
 
 
 class Envelope(Strict):
     kind: Literal["command", "signal"]
-    id: str = NonEmpty
-    type: str = NonEmpty
-    tenant: str = NonEmpty
-    at: AwareDatetime
+    id: Id
+    type: Text
+    tenant: Id
+    at: Timestamp
     data: dict[str, Any] = Field(default_factory=dict)
 
 
 class TaskCreate(Strict):
-    task_id: str = NonEmpty
-    title: str = NonEmpty
+    task_id: Id
+    title: Text
     description: str | None = None
     task_type: str | None = None
-    expires_in_days: int | None = Field(default=None, ge=1)
+    expires_in_days: int | None = Field(default=None, ge=1, le=limits.MAX_EXPIRES_IN_DAYS)
     priority: Literal["low", "med", "medium", "high", "critical"] | None = None
-    contact: str | None = None
+    contact: ShortText | None = None
     confidence: float | None = Field(default=None, ge=0, le=1)
     context: dict[str, Any] | None = None
 
@@ -64,13 +136,13 @@ class TaskCreate(Strict):
 class ActionRecordCommon(Strict):
     """The fields every action takes; each action's own fields come from its contract row."""
 
-    task_id: str = NonEmpty
-    action: str = NonEmpty
+    task_id: Id
+    action: Text
     summary: str | None = None
-    message_id: str | None = Field(default=None, min_length=1)
-    loop_id: str | None = Field(default=None, min_length=1)
-    deadline: AwareDatetime | None = None
-    if_unresolved: DeadlineAction | None = None
+    message_id: Text | None = None
+    loop_id: Id | None = None
+    deadline: Timestamp | None = None
+    if_unresolved: DeadlineAction | None = Field(default=None, strict=False)
     expect: bool | None = None
 
 
@@ -81,14 +153,18 @@ class ActionRecord(ActionRecordCommon):
     model_config = ConfigDict(extra="allow")
 
 
+_FIELD_TYPES: dict[Any, Any] = {str: Text, list[str]: list[Text], dict[str, Any]: MatchFields}
+"""What each type a contract row names is at the edge: text is never blank, objects map to text."""
+
+
 def _action_schema(row: Expectation) -> type[BaseModel]:
     fields: dict[str, Any] = {}
     for spec in row.fields:
-        text = {"min_length": 1} if spec.type is str else {}
+        kind = _FIELD_TYPES.get(spec.type, spec.type)
         if spec.required:
-            fields[spec.name] = (spec.type, Field(description=spec.doc, **text))
+            fields[spec.name] = (kind, Field(description=spec.doc))
         else:
-            fields[spec.name] = (spec.type | None, Field(default=None, description=spec.doc, **text))
+            fields[spec.name] = (kind | None, Field(default=None, description=spec.doc))
     return create_model(f"ActionRecord_{row.action}", __base__=ActionRecordCommon, **fields)
 
 
@@ -96,63 +172,63 @@ ACTION_SCHEMAS: dict[str, type[BaseModel]] = {action: _action_schema(row) for ac
 
 
 class LoopRegister(Strict):
-    loop_id: str = NonEmpty
-    task_id: str = NonEmpty
-    channel: str = NonEmpty
-    watch: dict[str, Any]
-    deadline: AwareDatetime
-    if_unresolved: DeadlineAction
+    loop_id: Id
+    task_id: Id
+    channel: Text
+    watch: Watch
+    deadline: Timestamp
+    if_unresolved: DeadlineAction = Field(strict=False)
     description: str | None = None
 
 
 class LoopResolve(Strict):
-    loop_id: str = NonEmpty
+    loop_id: Id
     reason: str | None = None
 
 
 class TaskUpdate(Strict):
-    task_id: str = NonEmpty
-    status: TaskStatus | None = None
+    task_id: Id
+    status: TaskStatus | None = Field(default=None, strict=False)
     notes: str | None = None
 
 
 class TaskComplete(Strict):
-    task_id: str = NonEmpty
-    summary: str = NonEmpty
+    task_id: Id
+    summary: Text
 
 
 class TaskCancel(Strict):
-    task_id: str = NonEmpty
-    reason: str = NonEmpty
+    task_id: Id
+    reason: Text
 
 
 class TaskReview(Strict):
-    task_id: str = NonEmpty
+    task_id: Id
     reason: str | None = None
     rejection_type: str | None = None
 
 
 class TaskGuidance(Strict):
-    task_id: str = NonEmpty
-    text: str = NonEmpty
+    task_id: Id
+    text: Text
 
 
 class RunSchedule(Strict):
-    at: AwareDatetime
-    reason: str = NonEmpty
+    at: Timestamp
+    reason: Text
 
 
 class WakeCondition(Strict):
-    channel: str = NonEmpty
-    watch: dict[str, Any]
-    deadline: AwareDatetime | None = None
-    if_unresolved: DeadlineAction | None = None
+    channel: Text
+    watch: Watch
+    deadline: Timestamp | None = None
+    if_unresolved: DeadlineAction | None = Field(default=None, strict=False)
 
 
 class TaskWake(Strict):
-    task_id: str = NonEmpty
-    wake_id: str | None = Field(default=None, min_length=1)
-    at: AwareDatetime | None = None
+    task_id: Id
+    wake_id: Id | None = None
+    at: Timestamp | None = None
     when: WakeCondition | None = None
     reason: str | None = None
 
@@ -166,46 +242,46 @@ class TaskWake(Strict):
 
 
 class WorkflowOutput(Strict):
-    task_id: str = NonEmpty
+    task_id: Id
     workflow: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.-]+$")
     output: dict[str, Any] | list[Any] | str
 
 
 class EmailReceived(Signal):
-    sender: str = NonEmpty
+    sender: Text
     thread_id: str | None = None
     subject: str | None = None
     body: str | None = None
 
 
 class SlackMessage(Signal):
-    slack_user_id: str = NonEmpty
-    channel_id: str = NonEmpty
-    ts: str = NonEmpty
+    slack_user_id: Text
+    channel_id: Text
+    ts: Text
     text: str | None = None
 
 
 class GithubEvent(Signal):
     event_type: Literal["pull_request_review", "pull_request_merged", "issue_closed"]
-    repo: str = NonEmpty
-    resource_id: str = NonEmpty
+    repo: Text
+    resource_id: Text
 
 
 class CalendarEvent(Signal):
     event_type: Literal["invite_accepted", "event_started", "event_updated"]
-    event_id: str = NonEmpty
+    event_id: Text
     attendee_email: str | None = None
 
 
 class LinearEvent(Signal):
     event_type: Literal["issue_status_changed"]
-    issue_id: str = NonEmpty
+    issue_id: Text
     status: str | None = None
 
 
 class WebhookReceived(Signal):
-    source: str = NonEmpty
-    trigger_name: str = NonEmpty
+    source: Text
+    trigger_name: Text
     payload: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -214,8 +290,8 @@ class UserSeen(Signal):
 
 
 class OutcomeObserved(Signal):
-    contact: str = NonEmpty
-    outcome: str = NonEmpty
+    contact: ShortText
+    outcome: Text
     value: float | None = None
 
 
@@ -252,19 +328,45 @@ class InvalidMessage(ValueError):
     """The input is not a valid message; the text says what was wrong."""
 
 
+SHOWN_ERRORS = 5
+"""A reason names this many problems at most, so one line's reason stays readable."""
+
+
 def _explain(error: ValidationError, prefix: str = "") -> str:
     def where(loc: tuple) -> str:
         path = ".".join(str(part) for part in loc)
         return f"{prefix}{path}" if path else (prefix.rstrip(".") or "message")
 
-    return "; ".join(f"{where(item['loc'])}: {item['msg']}" for item in error.errors())
+    items = error.errors()
+    said = "; ".join(f"{where(item['loc'])}: {item['msg'].removeprefix('Value error, ')}" for item in items[:SHOWN_ERRORS])
+    return said + (f"; and {len(items) - SHOWN_ERRORS} more" if len(items) > SHOWN_ERRORS else "")
+
+
+DEADLINES: dict[str, tuple[str, ...]] = {
+    "action.record": ("deadline",),
+    "loop.register": ("deadline",),
+    "task.wake": ("at", "when.deadline"),
+    "run.schedule": ("at",),
+}
+"""The times of each command type that must not come before the message's own `at`."""
 
 
 def parse_message(raw: str | bytes) -> Message:
+    """The message the bytes hold, or InvalidMessage saying what was wrong: nothing else escapes,
+    whatever the bytes, so one bad line or record never stops the rest."""
     try:
-        document = json.loads(raw)
-    except json.JSONDecodeError as error:
-        raise InvalidMessage(f"not valid JSON: {error}") from None
+        return _parse(raw)
+    except InvalidMessage:
+        raise
+    except Exception as error:  # the edge is total: an unforeseen failure rejects this message, not the batch
+        raise InvalidMessage(f"could not be read: {type(error).__name__}: {shown(str(error))}") from None
+
+
+def _parse(raw: str | bytes) -> Message:
+    try:
+        document = read_document(raw)
+    except UnreadableInput as error:
+        raise InvalidMessage(str(error)) from None
     try:
         envelope = Envelope.model_validate(document)
     except ValidationError as error:
@@ -272,19 +374,31 @@ def parse_message(raw: str | bytes) -> Message:
     schema = SCHEMAS.get((envelope.kind, envelope.type))
     if schema is None:
         known = ", ".join(t for k, t in SCHEMAS if k == envelope.kind)
-        raise InvalidMessage(f"type: unknown {envelope.kind} type {envelope.type!r}; known: {known}")
+        raise InvalidMessage(f"type: unknown {envelope.kind} type {shown(envelope.type)!r}; known: {known}")
     try:
         validated = schema.model_validate(envelope.data)
         if isinstance(validated, ActionRecord):
             validated = _validate_action(validated, envelope.data)
     except ValidationError as error:
         raise InvalidMessage(_explain(error, prefix="data.")) from None
+    _check_not_before(envelope.at, envelope.type, validated)
     data = validated.model_dump(mode="json", exclude_none=True)
     return Message(
-        kind=envelope.kind, ref=envelope.id, type=envelope.type, tenant=envelope.tenant,
-        at=envelope.at.astimezone(timezone.utc), data=data,
+        kind=envelope.kind, ref=envelope.id, type=envelope.type, tenant=envelope.tenant, at=envelope.at, data=data,
         command=command_from_data(envelope.type, data) if envelope.kind == "command" else None,
     )
+
+
+def _check_not_before(at: datetime, message_type: str, validated: BaseModel) -> None:
+    for path in DEADLINES.get(message_type, ()):
+        value: Any = validated
+        for part in path.split("."):
+            value = getattr(value, part, None)
+        if isinstance(value, datetime) and value < at:
+            raise InvalidMessage(
+                f"data.{path}: {format_time(value)} is before the message's at {format_time(at)}; "
+                "a deadline cannot be in the message's past"
+            )
 
 
 def _validate_action(common: ActionRecord, data: dict[str, Any]) -> BaseModel:

@@ -13,6 +13,8 @@ from loopline.cli.output import err, styled
 
 USAGE_ERROR = 2
 REJECTED = 1
+NOTHING_ACCEPTED = 4
+"""`publish`: input was given and every line of it was rejected (2 is Typer's usage error)."""
 
 
 @contextmanager

@@ -14,17 +14,18 @@ from rich.progress import Progress
 
 from loopline.adapters.channels import ConsoleChannel
 from loopline.adapters.clock import SystemClock
+from loopline.adapters.limits import MAX_LINE_BYTES
 from loopline.adapters.messages import InvalidMessage, parse_message
 from loopline.cli import demo as demo_module
 from loopline.cli import loops, parked, projections, tasks
-from loopline.cli.context import REJECTED, fail, opened
+from loopline.cli.context import NOTHING_ACCEPTED, REJECTED, fail, opened
 from loopline.cli.output import err, out, print_json, print_table, styled
 from loopline.cli.parked import parked_counts
 from loopline.domain import ids
 from loopline.domain.timeutil import format_time, parse_time
 from loopline.processors.messages import Message
 from loopline.processors.parked import short_id
-from loopline.processors.rejects import record_rejected_input
+from loopline.processors.rejects import record_rejected_inputs
 from loopline.projections.timeline import task_trail
 
 app = typer.Typer(
@@ -44,30 +45,36 @@ def publish(
     file: Annotated[str, typer.Argument(help="JSONL file of commands and signals, or - for standard input.")],
     json_: Json = False,
 ) -> None:
-    """Validate and append commands and signals, then process them. Exit 1 if any line was rejected."""
+    """Validate and append commands and signals, then process them.
+
+    Exit 0 if every line was accepted (repeats included), 1 if some were rejected, 4 if none was accepted.
+    """
     source = "stdin" if file == "-" else file
     try:
-        lines = sys.stdin.read().splitlines() if file == "-" else Path(file).read_text(encoding="utf-8").splitlines()
+        data = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
     except OSError as error:
         fail(f"cannot read {file}: {error.strerror}; give a JSONL file path or - for standard input")
     valid: list[Message] = []
-    invalid: list[dict] = []
+    invalid: list[tuple[int, bytes, str]] = []
+    for number, line in enumerate(split_lines(data), start=1):
+        if not line.strip():
+            continue
+        try:
+            valid.append(parse_message(line))
+        except InvalidMessage as error:
+            invalid.append((number, line, str(error)))
     with opened() as system, system.leader.writing():
-        now = SystemClock().now()
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                valid.append(parse_message(line))
-            except InvalidMessage as error:
-                invalid.append({"line": number, "reason": str(error)})
-                record_rejected_input(system.app, source=source, position=f"line {number}", raw=line, reason=str(error), now=now)
+        if invalid:  # kept as they came, up to the line limit, with their reasons
+            record_rejected_inputs(
+                system.app, [(f"line {n}", line[:MAX_LINE_BYTES], reason) for n, line, reason in invalid],
+                source=source, now=SystemClock().now(),
+            )
         appended = system.log.append(valid, source)
         with Progress(console=err, transient=True) as progress:
             bar = progress.add_task("processing", total=appended.appended)
             report = system.drain(progress=lambda n: progress.advance(bar, n))
         scale = system.is_scale
-    rejected = invalid + [
+    rejected = [{"line": number, "reason": reason} for number, _, reason in invalid] + [
         {"id": o.step.message.ref, "tenant": o.step.message.tenant, "type": o.step.message.type, "reason": o.detail}
         for o in report.rejected
     ]
@@ -85,6 +92,7 @@ def publish(
         "rejected": rejected,
         "parked": len(report.parked),
         "notifications_delivered": report.delivered,
+        "counts": {"accepted": appended.appended - len(report.rejected), "duplicates": appended.duplicates, "rejected": len(rejected)},
     }
     if json_:
         print_json(summary)
@@ -95,8 +103,19 @@ def publish(
             f"appended {appended.appended}, ignored {appended.duplicates} duplicate(s), "
             f"processed {len(report.outcomes)}, rejected {len(rejected)}"
         )
+    if invalid and not valid:
+        raise typer.Exit(NOTHING_ACCEPTED)
     if rejected:
         raise typer.Exit(REJECTED)
+
+
+def split_lines(data: bytes) -> list[bytes]:
+    """Lines end at `\\n` only (U+2028, U+0085 or a lone `\\r` inside a line are its content); a line's
+    trailing `\\r` (CRLF files) is dropped, so line numbers are what an editor shows."""
+    lines = data.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()  # the newline that ends the last line starts no line of its own
+    return [line[:-1] if line.endswith(b"\r") else line for line in lines]
 
 
 @app.command()

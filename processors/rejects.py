@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from collections.abc import Iterable
 from datetime import datetime
 
 from loopline.domain import ids
@@ -11,10 +12,14 @@ from loopline.domain.inbound import RejectedInput
 from loopline.processors.application import Loopline, UnitOfWork
 
 
-def record_rejected_input(app: Loopline, *, source: str, position: str, raw: str, reason: str, now: datetime) -> None:
-    """The same bad input at the same place is kept once, however often it is published."""
+def record_rejected_inputs(
+    app: Loopline, rejects: Iterable[tuple[str, bytes, str]], *, source: str, now: datetime
+) -> None:
+    """Keeps each (position, raw, reason) in one transaction; the same bad input at the same place is
+    kept once, however often it is published."""
     uow = UnitOfWork(app)
-    reject_input(uow, source=source, position=position, raw=raw, reason=reason, key=None, now=now)
+    for position, raw, reason in rejects:
+        reject_input(uow, source=source, position=position, raw=raw, reason=reason, key=None, now=now)
     uow.commit()
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from loopline.adapters.config import Settings
 from loopline.adapters.messages import InvalidMessage, parse_message
 from loopline.cli.bootstrap import System, build
+from loopline.cli.main import split_lines
 from loopline.processors.router import INBOUND_TOPIC
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,7 +30,7 @@ class Cli:
 
     def __call__(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
         if args[0] == "publish":
-            self._expect(stdin if args[1] == "-" else Path(args[1]).read_text() if Path(args[1]).exists() else "")
+            self._expect(stdin.encode() if args[1] == "-" and stdin else Path(args[1]).read_bytes() if Path(args[1]).is_file() else b"")
         result = subprocess.run(
             [sys.executable, "-c", "from loopline.cli.main import main; main()", *args],
             cwd=ROOT, env=self.environ, input=stdin, capture_output=True, text=True, timeout=120,
@@ -38,10 +39,10 @@ class Cli:
             self.settle()
         return result
 
-    def _expect(self, lines: str) -> None:
+    def _expect(self, data: bytes) -> None:
         """Remembers which messages the workers must have recorded: the broker's end offsets alone
         are not a reliable signal (Tansu reports a batch's base offset, not its end)."""
-        for line in lines.splitlines():
+        for line in split_lines(data):
             try:
                 message = parse_message(line)
             except InvalidMessage:

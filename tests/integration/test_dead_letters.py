@@ -10,13 +10,16 @@ from pathlib import Path
 
 import pytest
 from eventsourcing.persistence import IntegrityError
+from sqlalchemy import select
 
 from loopline.adapters.kafka_log import Topics
 from loopline.adapters.kafka_worker import PartitionBatchApplier
 from loopline.cli.bootstrap import System
 from loopline.processors.application import UnitOfWork
+from loopline.projections.tasks import tasks
 from tests.conftest import build_system, command
 from tests.e2e.test_scale_workers import consume_all
+from tests.fuzz_corpus import BAD
 from tests.servers import Broker, Postgres
 
 AT = "2026-03-13T10:00:00Z"
@@ -72,3 +75,21 @@ def test_a_batch_retried_after_a_conflict_sends_each_dead_letter_once(
     assert len({h["loopline-key"] for h in headers}) == len(bad)
     assert sorted(h["loopline-source"] for h in headers) == [f"{topics.commands}:0:0", f"{topics.commands}:0:2"]
     assert all(record.key == b"acme" for record in dead)
+
+
+def test_every_kind_of_bad_record_is_dead_lettered_and_the_valid_ones_around_it_applied(scale: System) -> None:
+    topics = Topics(scale.settings.kafka_topic_prefix)
+    valid = [json.dumps(command(f"c{i}", "task.create", AT, "acme", task_id=f"t{i}", title="Valid")).encode() for i in range(3)]
+    bad = [make("acme", f"r{i}") for i, make in enumerate(BAD.values())] + [None]  # None: a tombstone, no value at all
+    values = [valid[0], *bad[: len(bad) // 2], valid[1], *bad[len(bad) // 2 :], valid[2]]
+    records = [Record(offset, b"acme", value) for offset, value in enumerate(values)]
+
+    report = PartitionBatchApplier(scale.app, topics).apply(topics.commands, 0, records)
+
+    assert report.dead_lettered == len(bad)
+    assert [outcome.accepted for outcome in report.applied] == [True, True, True]
+    scale.drain()
+    with scale.projections.engine.connect() as conn:
+        assert sorted(conn.execute(select(tasks.c.task_id)).scalars()) == ["t0", "t1", "t2"]
+    dead = consume_all(scale.settings.kafka, topics.dlq(topics.commands), expected=len(bad))
+    assert sorted(record.value for record in dead) == sorted(value or b"" for value in bad)
