@@ -12,7 +12,7 @@ from loopline.cli.bootstrap import System
 from loopline.domain.timeutil import parse_time
 from loopline.processors.commands import command_from_data
 from loopline.processors.messages import Message
-from loopline.processors.rejects import record_rejected_input
+from loopline.processors.rejects import record_rejected_inputs
 from tests.conftest import command, signal
 from tests.integration.helpers import loop_row, recent, task_row
 
@@ -73,8 +73,8 @@ def test_a_signal_of_another_tenant_never_reaches_a_loop_through_its_match_index
 
 def test_bad_input_at_two_places_that_used_to_join_alike_is_kept_twice(system: System) -> None:
     now = parse_time(AT)
-    record_rejected_input(system.app, source=f"in{SEP}line 1", position="line 2", raw="{", reason="bad", now=now)
-    record_rejected_input(system.app, source="in", position=f"line 1{SEP}line 2", raw="{", reason="bad", now=now)
-    record_rejected_input(system.app, source="in", position=f"line 1{SEP}line 2", raw="{", reason="bad", now=now)
+    record_rejected_inputs(system.app, [("line 2", b"{", "bad")], source=f"in{SEP}line 1", now=now)
+    record_rejected_inputs(system.app, [(f"line 1{SEP}line 2", b"{", "bad")], source="in", now=now)
+    record_rejected_inputs(system.app, [(f"line 1{SEP}line 2", b"{", "bad")], source="in", now=now)
     system.drain()
     assert len([row for row in recent(system) if row["summary"].startswith("input rejected")]) == 2
