@@ -21,6 +21,8 @@ from loopline.processors.application import Loopline
 from loopline.processors.rejects import raw_bytes
 
 SYSTEM_KEY = "_system"
+# kafka-python gives up on a record after its delivery_timeout_ms (120 s); flushing waits a little longer.
+FLUSH_TIMEOUT = 150.0
 REJECTED_TOPIC = get_topic(RejectedInput.Recorded)
 
 
@@ -37,12 +39,17 @@ class OutboxRelay:
         notifications = self.app.process_recorder.select_notifications(
             start=self.app.position(self.name) + 1, limit=self.batch_size
         )
+        sent = []
         for notification in notifications:
-            self._producer.send(self.topics.events, key=self._tenant_of(notification).encode(), value=_value(notification))
+            sent.append(self._producer.send(
+                self.topics.events, key=self._tenant_of(notification).encode(), value=_value(notification)
+            ))
             if notification.topic == REJECTED_TOPIC:
                 self._dead_letter(notification)
         if notifications:
-            self._producer.flush()
+            self._producer.flush(timeout=FLUSH_TIMEOUT)
+            for future in sent:
+                future.get(timeout=0)  # a record the broker never took raises here: the position stays put
             self.app.process_recorder.insert_tracking(Tracking(self.name, notifications[-1].id))
         return len(notifications)
 
