@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -30,6 +31,7 @@ from loopline.processors.steps import apply_steps
 
 log = logging.getLogger("loopline.kafka")
 RETRIES = 10
+CHECK_WAIT = 5.0  # seconds to wait for the last processed record on assignment before asking where the log ends
 REQUEST_TIMEOUT_MS = 40_000  # every broker call of the consumer gives up after this (aiokafka's default, stated)
 
 
@@ -188,16 +190,36 @@ class KafkaWorker:
         from aiokafka.errors import CommitFailedError, IllegalStateError
 
         positions = self.applier.positions
-        unchecked: dict[Any, LastRecord] = {}  # assigned partitions whose last processed record is still to be read again
+        # Assigned partitions whose last processed record is still to be read again, and when to stop waiting for it.
+        unchecked: dict[Any, tuple[LastRecord, float]] = {}
         reading_from: dict[Any, int] = {}  # per partition, the offset after the last record read
 
         async def seek_to_stored(tp: Any, end: int) -> None:
             resume, last = await asyncio.to_thread(positions.resume_at, tp.topic, tp.partition, end)
             unchecked.pop(tp, None)
             if last is not None:
-                unchecked[tp] = last
+                unchecked[tp] = (last, time.monotonic() + CHECK_WAIT)
             consumer.seek(tp, resume)
             reading_from[tp] = resume
+
+        async def recreated(tp: Any, last: LastRecord, why: str) -> None:
+            unchecked.pop(tp, None)
+            resume = await asyncio.to_thread(positions.start_epoch, tp.topic, tp.partition, last.epoch, why)
+            consumer.seek(tp, resume)
+            reading_from[tp] = resume
+
+        async def check_overdue() -> None:
+            """A broker that answers an offset past its log's end with nothing (not OffsetOutOfRange, as
+            Tansu does) never sends the record to check: past the wait, the log's end decides."""
+            now = time.monotonic()
+            for tp, (last, deadline) in list(unchecked.items()):
+                if now < deadline:
+                    continue
+                end = (await consumer.end_offsets([tp]))[tp]
+                if end <= last.offset:
+                    await recreated(tp, last, f"ends at {end}, before the processed record {last.offset}")
+                else:
+                    unchecked[tp] = (last, now + CHECK_WAIT)
 
         class SeekToStoredPositions(ConsumerRebalanceListener):
             async def on_partitions_revoked(self, revoked: Any) -> None:
@@ -225,13 +247,11 @@ class KafkaWorker:
                         await seek_to_stored(tp, (await consumer.end_offsets([tp]))[tp])
                         continue
                     reading_from[tp] = records[-1].offset + 1
-                    last = unchecked.pop(tp, None)
+                    last, _ = unchecked.pop(tp, (None, 0.0))
                     if last is not None and last.differs(records[0]):
                         why = (f"has no record {last.offset} as processed (read {records[0].offset} first)" if
                                records[0].offset != last.offset else f"has another record at {last.offset} than processed")
-                        resume = await asyncio.to_thread(positions.start_epoch, tp.topic, tp.partition, last.epoch, why)
-                        consumer.seek(tp, resume)
-                        reading_from[tp] = resume
+                        await recreated(tp, last, why)
                         continue
                     report = await asyncio.to_thread(self.applier.apply, tp.topic, tp.partition, records)
                     try:
@@ -240,5 +260,7 @@ class KafkaWorker:
                         log.info("offset commit for %s skipped: %s", tp, error)
                     if on_batch:
                         on_batch(report)
+                if unchecked:
+                    await check_overdue()
         finally:
             await consumer.stop()

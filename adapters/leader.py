@@ -128,7 +128,8 @@ class PostgresLeader:
 
         from loopline.adapters.postgres_session import SESSION
 
-        return psycopg.connect(self.url, autocommit=True, **SESSION)
+        # Named, so pg_stat_activity shows which process holds the leader lock.
+        return psycopg.connect(self.url, autocommit=True, application_name=f"loopline {os.getpid()}", **SESSION)
 
     def writing(self) -> ContextManager[None]:
         """At scale the event store keeps concurrent writers apart (positions and versions compare-and-set)."""
