@@ -3,11 +3,12 @@
 Each fetched batch of one partition is applied in one transaction together with the
 partition's position (`Tracking("kafka:<topic>:<partition>", offset + 1)`) and a fingerprint of
 the batch's last record. A message at or below the stored position is skipped, and on every
-(re)assignment the consumer seeks to the stored position (reading the last processed record again,
-to tell a recreated log: see PartitionPositions), so Kafka's own committed offsets are only a hint; the position moves by
-compare-and-set, so two workers that both hold a partition during a rebalance cannot both apply
-a batch. Malformed input is recorded in the batch's transaction (`RejectedInput`); the leader's
-relay sends it to `<topic>.dlq` once it is committed (adapters/kafka_relay.py).
+(re)assignment the consumer seeks to the stored position (reading the last processed record
+again, to tell a recreated log: see PartitionPositions), so Kafka's own committed offsets are
+only a hint; the position moves by compare-and-set, so two workers that both hold a partition
+during a rebalance cannot both apply a batch. Malformed input is recorded in the batch's
+transaction (`RejectedInput`); the leader's relay sends it to `<topic>.dlq` once it is
+committed (adapters/kafka_relay.py).
 """
 
 from __future__ import annotations
