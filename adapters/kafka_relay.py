@@ -10,6 +10,7 @@ rejected them committed, so a retried batch never sends one twice.
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 from eventsourcing.persistence import Tracking
@@ -20,6 +21,7 @@ from loopline.domain.inbound import RejectedInput
 from loopline.processors.application import Loopline
 from loopline.processors.rejects import raw_bytes
 
+log = logging.getLogger("loopline.relay")
 SYSTEM_KEY = "_system"
 # kafka-python gives up on a record after its delivery_timeout_ms (120 s); flushing waits a little longer.
 FLUSH_TIMEOUT = 150.0
@@ -33,6 +35,7 @@ class OutboxRelay:
         self.app = app
         self.topics = topics
         self.batch_size = batch_size
+        self.bootstrap = bootstrap
         self._producer = producer(bootstrap)
 
     def run_once(self) -> int:
@@ -47,11 +50,26 @@ class OutboxRelay:
             if notification.topic == REJECTED_TOPIC:
                 self._dead_letter(notification)
         if notifications:
-            self._producer.flush(timeout=FLUSH_TIMEOUT)
-            for future in sent:
-                future.get(timeout=0)  # a record the broker never took raises here: the position stays put
+            if not self._flushed(sent):
+                return 0  # the position stays put: the next pass sends the batch again
             self.app.process_recorder.insert_tracking(Tracking(self.name, notifications[-1].id))
         return len(notifications)
+
+    def _flushed(self, sent: list[Any]) -> bool:
+        """Whether the broker took every record; if not (it restarted, or timed out), a new producer
+        sends the batch again on the next pass, as a failed producer may not recover on its own."""
+        from kafka.errors import KafkaError
+
+        try:
+            self._producer.flush(timeout=FLUSH_TIMEOUT)
+            for future in sent:
+                future.get(timeout=0)
+        except KafkaError as error:
+            log.warning("the broker did not take %s event(s) (%s): sending them again", len(sent), error)
+            self._producer.close(timeout=5)
+            self._producer = producer(self.bootstrap)
+            return False
+        return True
 
     def _dead_letter(self, notification: Any) -> None:
         """Sends a Kafka worker's reject, with its original bytes and key, to its topic's dead-letter topic."""
