@@ -46,8 +46,12 @@ class LastRecord:
 
     def differs(self, first: Any) -> bool:
         """Whether the first record read from `offset` on shows a recreated log: the broker answers a
-        missing offset from the log's beginning (`auto_offset_reset`), or has another record there."""
-        return first.offset != self.offset or fingerprint(first) != self.fingerprint
+        missing offset from the log's beginning (`auto_offset_reset`), or has another record there.
+        A first record past `offset` tells nothing (a broker may answer from the next record batch;
+        retention may have deleted it)."""
+        if first.offset == self.offset:
+            return fingerprint(first) != self.fingerprint
+        return first.offset < self.offset
 
 
 class PartitionPositions:
@@ -250,8 +254,8 @@ class KafkaWorker:
                     reading_from[tp] = records[-1].offset + 1
                     last, _ = unchecked.pop(tp, (None, 0.0))
                     if last is not None and last.differs(records[0]):
-                        why = (f"has no record {last.offset} as processed (read {records[0].offset} first)" if
-                               records[0].offset != last.offset else f"has another record at {last.offset} than processed")
+                        why = (f"answered offset {last.offset} from {records[0].offset}" if records[0].offset < last.offset
+                               else f"has another record at {last.offset} than processed")
                         await recreated(tp, last, why)
                         continue
                     report = await asyncio.to_thread(self.applier.apply, tp.topic, tp.partition, records)

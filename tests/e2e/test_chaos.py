@@ -75,6 +75,7 @@ class Supervisor:
         self.loopline = loopline
         self.live: list[Worker] = [loopline.start_worker() for _ in range(WORKERS)]
         self.leader_kills: list[float] = []  # when a leader's worker was killed with deliveries waiting
+        self.takeovers: list[float] = []  # seconds from a leader's kill until another worker's leader holds the lock
         self.kills = 0
         self._random = random.Random(9)
 
@@ -89,10 +90,15 @@ class Supervisor:
         victim = leading if self.kills % 2 == 0 and leading is not None else self._random.choice(self.live)
         undelivered = victim is leading and self.undelivered()
         victim.kill()
-        if undelivered:
-            self.leader_kills.append(time.monotonic())
+        killed = time.monotonic()
         self.kills += 1
         self.replace_exited()
+        if victim is leading:
+            if undelivered:
+                self.leader_kills.append(killed)
+            while self.leading_worker() is None and time.monotonic() - killed < 2 * SESSION_TIMEOUT:
+                time.sleep(0.05)
+            self.takeovers.append(time.monotonic() - killed)
 
     def undelivered(self) -> bool:
         app = self.loopline.system.app
@@ -254,7 +260,7 @@ def test_workers_killed_every_few_seconds_and_servers_restarted_end_as_one_proce
     finally:
         reference.close()
     assert restarted == ["postgres", "broker"]
-    assert supervisor.kills >= 10 and supervisor.leader_kills, supervisor.kills
+    assert supervisor.kills >= 10 and len(supervisor.takeovers) >= 3, (supervisor.kills, supervisor.takeovers)
     actual = read_models(loopline.system)
     for table, rows in expected.items():
         extra = [row for row in actual[table] if row not in rows]
@@ -264,5 +270,6 @@ def test_workers_killed_every_few_seconds_and_servers_restarted_end_as_one_proce
     assert len(notices) == len({notice["key"] for notice in notices}), "a key was delivered twice"
     by_key = lambda notice: notice["key"]  # noqa: E731
     assert sorted(notices, key=by_key) == sorted(outbox(tmp_path / "reference"), key=by_key)
-    gaps = [watch.resumed_after(kill) for kill in supervisor.leader_kills]
+    assert all(takeover <= SESSION_TIMEOUT for takeover in supervisor.takeovers), supervisor.takeovers
+    gaps = [watch.resumed_after(kill) for kill in supervisor.leader_kills]  # kills with deliveries waiting
     assert all(gap is not None and gap <= SESSION_TIMEOUT for gap in gaps), gaps

@@ -40,6 +40,7 @@ def test_a_resumed_partition_checks_the_last_processed_record_first(system: Syst
     assert check.differs(last._replace(timestamp=last.timestamp + 1))  # the same message published again
     assert check.differs(last._replace(value=b'{"id": "other"}'))
     assert check.differs(Record(0, b"alice", b'{"id": "c1"}', 1_773_397_000_000))  # the broker read from the beginning
+    assert not check.differs(Record(7, b"alice", b'{"id": "c8"}', 1_773_396_000_001))  # it answered from the next batch
 
 
 def test_a_position_that_lost_its_race_leaves_the_fingerprint_as_it_was(system: System) -> None:
