@@ -24,6 +24,7 @@ class Settings:
     email_from: str
     webhook_url: str | None
     webhook_secret: str | None
+    leader_stall_timeout: float = 180.0
 
     @classmethod
     def load(cls, environ: dict[str, str] | None = None, config_file: Path = Path("loopline.toml")) -> Settings:
@@ -43,4 +44,18 @@ class Settings:
             email_from=values.get("LOOPLINE_EMAIL_FROM") or "loopline@localhost",
             webhook_url=values.get("LOOPLINE_WEBHOOK_URL") or None,
             webhook_secret=values.get("LOOPLINE_WEBHOOK_SECRET") or None,
+            leader_stall_timeout=_seconds(values, "LOOPLINE_LEADER_STALL_TIMEOUT", 180.0),
         )
+
+
+def _seconds(values: dict[str, str], key: str, default: float) -> float:
+    text = values.get(key)
+    if not text:
+        return default
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = 0.0
+    if not seconds > 0:
+        raise InvalidSetting(f"{key}={text!r} is not a positive number of seconds")
+    return seconds

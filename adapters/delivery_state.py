@@ -13,6 +13,7 @@ import json
 import os
 import socket
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Column, Float, Integer, MetaData, String, Table, Text, and_, bindparam, or_, select, update
@@ -52,7 +53,16 @@ def _alive_here(claimed_by: str | None) -> bool | None:
         return False
     except PermissionError:
         return True
-    return True
+    return not _exited_unreaped(int(pid))
+
+
+def _exited_unreaped(pid: int) -> bool:
+    """A zombie: the process exited (e.g. a leader that died with its worker) and nobody reaped it yet."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[:1] == ["Z"]
 
 
 def _claimable(row: Any, now: float) -> bool:

@@ -33,7 +33,7 @@ def postgres_env(url: str) -> dict[str, str]:
         ) from None
     params = conninfo_to_dict(url)
     return {
-        "PERSISTENCE_MODULE": "eventsourcing.postgres",
+        "PERSISTENCE_MODULE": "loopline.adapters.postgres_recorder:TimeoutsPostgresFactory",
         "PROCESS_RECORDER_TOPIC": "loopline.adapters.postgres_recorder:UnpipelinedProcessRecorder",
         "POSTGRES_DBNAME": str(params.get("dbname") or "postgres"),
         "POSTGRES_HOST": str(params.get("host") or "localhost"),
@@ -44,4 +44,5 @@ def postgres_env(url: str) -> dict[str, str]:
         "POSTGRES_MAX_OVERFLOW": "10",
         "POSTGRES_LOCK_TIMEOUT": "10",
         "POSTGRES_CONNECT_TIMEOUT": "10",
+        "POSTGRES_IDLE_IN_TRANSACTION_SESSION_TIMEOUT": "60",
     }

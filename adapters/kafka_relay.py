@@ -10,6 +10,7 @@ rejected them committed, so a retried batch never sends one twice.
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 from eventsourcing.persistence import Tracking
@@ -22,7 +23,10 @@ from loopline.processors.application import Loopline
 from loopline.processors.parked import short_id
 from loopline.processors.rejects import raw_bytes
 
+log = logging.getLogger("loopline.relay")
 SYSTEM_KEY = "_system"
+# kafka-python gives up on a record after its delivery_timeout_ms (120 s); flushing waits a little longer.
+FLUSH_TIMEOUT = 150.0
 REJECTED_TOPIC = get_topic(RejectedInput.Recorded)
 PARKED_TOPIC = get_topic(ParkedMessage.Parked)
 
@@ -34,22 +38,43 @@ class OutboxRelay:
         self.app = app
         self.topics = topics
         self.batch_size = batch_size
+        self.bootstrap = bootstrap
         self._producer = producer(bootstrap)
 
     def run_once(self) -> int:
         notifications = self.app.process_recorder.select_notifications(
             start=self.app.position(self.name) + 1, limit=self.batch_size
         )
+        sent = []
         for notification in notifications:
-            self._producer.send(self.topics.events, key=self._tenant_of(notification).encode(), value=_value(notification))
+            sent.append(self._producer.send(
+                self.topics.events, key=self._tenant_of(notification).encode(), value=_value(notification)
+            ))
             if notification.topic == REJECTED_TOPIC:
                 self._dead_letter(notification)
             elif notification.topic == PARKED_TOPIC:
                 self._dead_letter_parked(notification)
         if notifications:
-            self._producer.flush()
+            if not self._flushed(sent):
+                return 0  # the position stays put: the next pass sends the batch again
             self.app.process_recorder.insert_tracking(Tracking(self.name, notifications[-1].id))
         return len(notifications)
+
+    def _flushed(self, sent: list[Any]) -> bool:
+        """Whether the broker took every record; if not (it restarted, or timed out), a new producer
+        sends the batch again on the next pass, as a failed producer may not recover on its own."""
+        from kafka.errors import KafkaError
+
+        try:
+            self._producer.flush(timeout=FLUSH_TIMEOUT)
+            for future in sent:
+                future.get(timeout=0)
+        except KafkaError as error:
+            log.warning("the broker did not take %s event(s) (%s): sending them again", len(sent), error)
+            self._producer.close(timeout=5)
+            self._producer = producer(self.bootstrap)
+            return False
+        return True
 
     def _dead_letter(self, notification: Any) -> None:
         """Sends a Kafka worker's reject, with its original bytes and key, to its topic's dead-letter topic."""

@@ -1,18 +1,22 @@
 """Consumes `loopline.commands` and `loopline.signals` with exactly-once effects.
 
 Each fetched batch of one partition is applied in one transaction together with the
-partition's position (`Tracking("kafka:<topic>:<partition>", offset + 1)`). A message at or
-below the stored position is skipped, and on every (re)assignment the consumer seeks to the
-stored position, so Kafka's own committed offsets are only a hint; the position moves by
-compare-and-set, so two workers that both hold a partition during a rebalance cannot both apply
-a batch. Malformed input is recorded in the batch's transaction (`RejectedInput`); the leader's
-relay sends it to `<topic>.dlq` once it is committed (adapters/kafka_relay.py).
+partition's position (`Tracking("kafka:<topic>:<partition>", offset + 1)`) and a fingerprint of
+the batch's last record. A message at or below the stored position is skipped, and on every
+(re)assignment the consumer seeks to the stored position (reading the last processed record
+again, to tell a recreated log: see PartitionPositions), so Kafka's own committed offsets are
+only a hint; the position moves by compare-and-set, so two workers that both hold a partition
+during a rebalance cannot both apply a batch. Malformed input is recorded in the batch's
+transaction (`RejectedInput`); the leader's relay sends it to `<topic>.dlq` once it is
+committed (adapters/kafka_relay.py).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
+import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -28,14 +32,37 @@ from loopline.processors.steps import apply_steps
 
 log = logging.getLogger("loopline.kafka")
 RETRIES = 10
+CHECK_WAIT = 5.0  # seconds to wait for the last processed record on assignment before asking where the log ends
+REQUEST_TIMEOUT_MS = 40_000  # every broker call of the consumer gives up after this (aiokafka's default, stated)
+
+
+@dataclass(frozen=True)
+class LastRecord:
+    """The record a partition's stored position was last moved past, to be found again on assignment."""
+
+    epoch: int
+    offset: int
+    fingerprint: int
+
+    def differs(self, first: Any) -> bool:
+        """Whether the first record read from `offset` on shows a recreated log: the broker answers a
+        missing offset from the log's beginning (`auto_offset_reset`), or has another record there.
+        A first record past `offset` tells nothing (a broker may answer from the next record batch;
+        retention may have deleted it)."""
+        if first.offset == self.offset:
+            return fingerprint(first) != self.fingerprint
+        return first.offset < self.offset
 
 
 class PartitionPositions:
     """Where each partition's processing stands, recorded as eventsourcing tracking.
 
-    A topic that was deleted and recreated (or a broker that lost its log) starts again at
-    offset 0 while the stored position is higher; the partition then starts a new epoch with
-    its own position rather than skip the new messages.
+    Beside each position, in the same transaction, goes a fingerprint of the last record processed
+    (`<name>/last`). On assignment the consumer reads that record again: if the log no longer has
+    it, or has another record at its offset, the topic was deleted and recreated (or the broker lost
+    its log), however long the new log has grown. The partition then starts a new epoch, with its
+    own position, at the new log's beginning: every message in it is processed, and those already
+    received (by tenant and id) are acknowledged as duplicates, so nothing is applied twice.
     """
 
     def __init__(self, app: Loopline) -> None:
@@ -44,26 +71,53 @@ class PartitionPositions:
 
     def name(self, topic: str, partition: int) -> str:
         if (topic, partition) not in self._names:
-            epoch = self.app.position(f"kafka-epoch:{topic}:{partition}") or 1
+            epoch = self._epoch(topic, partition)
             self._names[(topic, partition)] = f"kafka:{topic}:{partition}" + (f"#{epoch}" if epoch > 1 else "")
         return self._names[(topic, partition)]
 
-    def resume_at(self, topic: str, partition: int, end_offset: int) -> int:
-        """The offset to read next; starts a new epoch when the log ends before the stored position."""
+    def after(self, name: str, record: Any, previous: int) -> Position:
+        """The position past `record`, with the record's fingerprint stored beside it."""
+        return Position(name, record.offset + 1, previous=previous, marks=((f"{name}/last", fingerprint(record)),))
+
+    def resume_at(self, topic: str, partition: int, end_offset: int) -> tuple[int, LastRecord | None]:
+        """The offset to read next: the last processed record's, to check it first, when its fingerprint is stored."""
         self._names.pop((topic, partition), None)
-        stored = self.app.position(self.name(topic, partition))
-        if stored <= end_offset:
-            return stored
+        name = self.name(topic, partition)
+        stored = self.app.position(name)
+        if stored == 0:
+            return 0, None
+        last = self.app.position(f"{name}/last")
+        if last:
+            return stored - 1, LastRecord(self._epoch(topic, partition), stored - 1, last)
+        if stored <= end_offset:  # a position stored before fingerprints were: the log's end is all there is to go by
+            return stored, None
+        why = f"ends at {end_offset}, before the processed position {stored}"
+        return self.start_epoch(topic, partition, self._epoch(topic, partition), why), None
+
+    def start_epoch(self, topic: str, partition: int, seen: int, why: str) -> int:
+        """Starts the epoch after `seen` (once, however many workers saw it end); returns where to read next."""
         epoch_name = f"kafka-epoch:{topic}:{partition}"
-        epoch = (self.app.position(epoch_name) or 1) + 1
-        log.warning("%s[%s] ends at %s before the processed position %s: the log was recreated; epoch %s starts at 0",
-                    topic, partition, end_offset, stored, epoch)
-        try:
-            self.app.process_recorder.insert_tracking(Tracking(epoch_name, epoch))
-        except IntegrityError:
-            pass  # another worker started the epoch first
+        if self._epoch(topic, partition) == seen:
+            log.warning("%s[%s] %s: the log was recreated; epoch %s processes it from its beginning (messages "
+                        "already received are duplicates)", topic, partition, why, seen + 1)
+            try:
+                self.app.process_recorder.insert_tracking(Tracking(epoch_name, seen + 1))
+            except IntegrityError:
+                pass  # another worker started the epoch first
         self._names.pop((topic, partition), None)
         return self.app.position(self.name(topic, partition))
+
+    def _epoch(self, topic: str, partition: int) -> int:
+        return self.app.position(f"kafka-epoch:{topic}:{partition}") or 1
+
+
+def fingerprint(record: Any) -> int:
+    """63 bits of a hash of the record's key, value and broker timestamp: a recreated log's record differs."""
+    digest = hashlib.blake2b(digest_size=8)
+    for part in (record.key or b"", record.value or b"", str(record.timestamp).encode()):
+        digest.update(len(part).to_bytes(8, "big"))
+        digest.update(part)
+    return int.from_bytes(digest.digest(), "big") >> 1 or 1  # a tracking value of 0 reads as "none"
 
 
 @dataclass
@@ -134,7 +188,7 @@ class PartitionBatchApplier:
         prefetch_for(uow, [message for message, _ in parsed])
         steps, report.duplicates = fresh_steps(uow, parsed)
         report.applied = commit_batch(
-            uow, Position(name, fresh[-1].offset + 1, previous=stored), apply_steps(uow, steps), single=len(fresh) == 1
+            uow, self.positions.after(name, fresh[-1], previous=stored), apply_steps(uow, steps), single=len(fresh) == 1
         )
         return report
 
@@ -160,23 +214,52 @@ class KafkaWorker:
         from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener
         from aiokafka.errors import CommitFailedError, IllegalStateError
 
-        worker = self
+        positions = self.applier.positions
+        # Assigned partitions whose last processed record is still to be read again, and when to stop waiting for it.
+        unchecked: dict[Any, tuple[LastRecord, float]] = {}
+        reading_from: dict[Any, int] = {}  # per partition, the offset after the last record read
+
+        async def seek_to_stored(tp: Any, end: int) -> None:
+            resume, last = await asyncio.to_thread(positions.resume_at, tp.topic, tp.partition, end)
+            unchecked.pop(tp, None)
+            if last is not None:
+                unchecked[tp] = (last, time.monotonic() + CHECK_WAIT)
+            consumer.seek(tp, resume)
+            reading_from[tp] = resume
+
+        async def recreated(tp: Any, last: LastRecord, why: str) -> None:
+            unchecked.pop(tp, None)
+            resume = await asyncio.to_thread(positions.start_epoch, tp.topic, tp.partition, last.epoch, why)
+            consumer.seek(tp, resume)
+            reading_from[tp] = resume
+
+        async def check_overdue() -> None:
+            """A broker that answers an offset past its log's end with nothing (not OffsetOutOfRange, as
+            Tansu does) never sends the record to check: past the wait, the log's end decides."""
+            now = time.monotonic()
+            for tp, (last, deadline) in list(unchecked.items()):
+                if now < deadline:
+                    continue
+                end = (await consumer.end_offsets([tp]))[tp]
+                if end <= last.offset:
+                    await recreated(tp, last, f"ends at {end}, before the processed record {last.offset}")
+                else:
+                    unchecked[tp] = (last, now + CHECK_WAIT)
 
         class SeekToStoredPositions(ConsumerRebalanceListener):
             async def on_partitions_revoked(self, revoked: Any) -> None:
-                return None
+                for tp in revoked:
+                    unchecked.pop(tp, None)
 
             async def on_partitions_assigned(self, assigned: Any) -> None:
                 ends = await consumer.end_offsets(list(assigned)) if assigned else {}
                 for tp in assigned:
-                    resume = await asyncio.to_thread(
-                        worker.applier.positions.resume_at, tp.topic, tp.partition, ends[tp]
-                    )
-                    consumer.seek(tp, resume)
+                    await seek_to_stored(tp, ends[tp])
 
         consumer = AIOKafkaConsumer(
             bootstrap_servers=self.bootstrap, group_id=f"{self.topics.prefix}{self.group_id}",
             enable_auto_commit=False, auto_offset_reset="earliest", max_poll_records=500,
+            request_timeout_ms=REQUEST_TIMEOUT_MS,
         )
         consumer.subscribe([self.topics.commands, self.topics.signals], listener=SeekToStoredPositions())
         await consumer.start()
@@ -184,6 +267,17 @@ class KafkaWorker:
             while not stop.is_set():
                 batches = await consumer.getmany(timeout_ms=200, max_records=1000)
                 for tp, records in batches.items():
+                    if records[0].offset < reading_from.get(tp, 0) and tp not in unchecked:
+                        # The broker answered from the log's beginning (its log ended before our offset): check it.
+                        await seek_to_stored(tp, (await consumer.end_offsets([tp]))[tp])
+                        continue
+                    reading_from[tp] = records[-1].offset + 1
+                    last, _ = unchecked.pop(tp, (None, 0.0))
+                    if last is not None and last.differs(records[0]):
+                        why = (f"answered offset {last.offset} from {records[0].offset}" if records[0].offset < last.offset
+                               else f"has another record at {last.offset} than processed")
+                        await recreated(tp, last, why)
+                        continue
                     report = await asyncio.to_thread(self.applier.apply, tp.topic, tp.partition, records)
                     try:
                         await consumer.commit({tp: records[-1].offset + 1})
@@ -191,5 +285,7 @@ class KafkaWorker:
                         log.info("offset commit for %s skipped: %s", tp, error)
                     if on_batch:
                         on_batch(report)
+                if unchecked:
+                    await check_overdue()
         finally:
             await consumer.stop()

@@ -6,6 +6,9 @@
   `loopline tick` from the CLI never scan together, and neither waits long for the other.
 * The schema lock is held while a process creates its tables.
 
+`checked_at` says when the lock was last checked: a leader checks it before every batch, so a
+watchdog can tell a leader that stopped making progress (cli/worker.py).
+
 The embedded deployment leads in whichever process holds the home lock: an exclusive `flock` on
 `$LOOPLINE_HOME/lock` that every writing pass (publish, tick, each pass of `loopline run`)
 holds, so two processes never write or deliver at once; a second one waits and says who holds it.
@@ -93,8 +96,10 @@ class SoleLeader:
 
     def __init__(self, home: Path) -> None:
         self.lock = HomeLock(home)
+        self.checked_at = time.monotonic()
 
     def try_lead(self) -> bool:
+        self.checked_at = time.monotonic()
         return True
 
     def writing(self) -> ContextManager[None]:
@@ -116,11 +121,15 @@ class PostgresLeader:
     def __init__(self, url: str) -> None:
         self.url = url
         self._conn: Any = None
+        self.checked_at = time.monotonic()
 
     def _connect(self) -> Any:
         import psycopg
 
-        return psycopg.connect(self.url, autocommit=True)
+        from loopline.adapters.postgres_session import SESSION
+
+        # Named, so pg_stat_activity shows which process holds the leader lock.
+        return psycopg.connect(self.url, autocommit=True, application_name=f"loopline {os.getpid()}", **SESSION)
 
     def writing(self) -> ContextManager[None]:
         """At scale the event store keeps concurrent writers apart (positions and versions compare-and-set)."""
@@ -130,6 +139,7 @@ class PostgresLeader:
         """True while this process holds the leader lock (taking it if it is free)."""
         import psycopg
 
+        self.checked_at = time.monotonic()
         try:
             if self._conn is None or self._conn.closed:
                 self._conn = self._connect()
@@ -156,7 +166,10 @@ class PostgresLeader:
 
     @contextmanager
     def _holding(self, key: int) -> Iterator[None]:
+        from loopline.adapters.postgres_session import LOCK_WAIT_TIMEOUT_MS
+
         with self._connect() as conn:
+            conn.execute(f"SET statement_timeout = {LOCK_WAIT_TIMEOUT_MS}")
             conn.execute("SELECT pg_advisory_lock(%s)", (key,))
             try:
                 yield

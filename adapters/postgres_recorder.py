@@ -14,9 +14,22 @@ from collections.abc import Sequence
 from typing import Any
 
 from eventsourcing.persistence import IntegrityError, StoredEvent, Tracking
-from eventsourcing.postgres import PostgresProcessRecorder
+from eventsourcing.postgres import PostgresFactory, PostgresProcessRecorder
 
+from loopline.adapters.postgres_session import SESSION
 from loopline.processors.application import Position
+
+
+class TimeoutsPostgresFactory(PostgresFactory):
+    """eventsourcing's PostgreSQL factory, its connections made with Loopline's timeouts and keepalives.
+
+    The library passes only its own connection settings to the pool; the pool opens on first use, so
+    settings added here apply to every connection. Checked against eventsourcing 9.5.6.
+    """
+
+    def __init__(self, env: Any) -> None:
+        super().__init__(env)
+        self.datastore.pool.kwargs.update(SESSION)
 
 
 class UnpipelinedProcessRecorder(PostgresProcessRecorder):
@@ -49,6 +62,14 @@ class UnpipelinedProcessRecorder(PostgresProcessRecorder):
         )
         if curs.fetchone() is None:
             raise IntegrityError(f"position {tracking.application_name} moved from {tracking.previous} meanwhile")
+        for name, value in tracking.marks:
+            curs.execute(
+                SQL(
+                    "INSERT INTO {schema}.{table} VALUES (%s, %s) "
+                    "ON CONFLICT (application_name) DO UPDATE SET notification_id = EXCLUDED.notification_id"
+                ).format(schema=Identifier(self.datastore.schema), table=Identifier(self.tracking_table_name)),
+                (name, value),
+            )
 
     def select_latest(
         self, originator_ids: Sequence[Any], snapshots_table: str | None, after: dict[Any, int] | None = None

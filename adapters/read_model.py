@@ -20,4 +20,6 @@ def read_model_engine(url: str) -> Engine:
         return engine
     if url.startswith(("postgresql://", "postgres://")):
         url = "postgresql+psycopg://" + url.split("://", 1)[1]
-    return create_engine(url, pool_pre_ping=True)
+    from loopline.adapters.postgres_session import SESSION
+
+    return create_engine(url, pool_pre_ping=True, connect_args=dict(SESSION))

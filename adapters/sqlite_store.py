@@ -46,6 +46,10 @@ class ComparingSQLiteProcessRecorder(SQLiteProcessRecorder):
         "WHERE tracking.notification_id = :previous "
         "RETURNING notification_id"
     )
+    mark_statement = (
+        "INSERT INTO tracking VALUES (:application_name, :notification_id) "
+        "ON CONFLICT (application_name) DO UPDATE SET notification_id = :notification_id"
+    )
 
     def _insert_tracking(self, c: SQLiteCursor, tracking: Tracking) -> None:
         if not isinstance(tracking, Position):
@@ -57,6 +61,8 @@ class ComparingSQLiteProcessRecorder(SQLiteProcessRecorder):
         })
         if c.fetchone() is None:
             raise IntegrityError(f"position {tracking.application_name} moved from {tracking.previous} meanwhile")
+        for name, value in tracking.marks:
+            c.execute(self.mark_statement, {"application_name": name, "notification_id": value})
 
 
 class CachingSQLiteFactory(SQLiteFactory):

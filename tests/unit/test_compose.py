@@ -194,7 +194,7 @@ def test_worker_environment_is_what_loopline_reads(services: dict[str, Any]) -> 
     assert settings.read_model == env["LOOPLINE_READ_MODEL"]
     store = postgres_env(settings.event_store)
     postgres = _environment(services["postgres"])
-    assert store["PERSISTENCE_MODULE"] == "eventsourcing.postgres"
+    assert store["PERSISTENCE_MODULE"] == "loopline.adapters.postgres_recorder:TimeoutsPostgresFactory"
     assert (store["POSTGRES_HOST"], store["POSTGRES_PORT"]) == ("postgres", "5432")
     assert (store["POSTGRES_USER"], store["POSTGRES_PASSWORD"], store["POSTGRES_DBNAME"]) == (
         postgres["POSTGRES_USER"], postgres["POSTGRES_PASSWORD"], postgres["POSTGRES_DB"]

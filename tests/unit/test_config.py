@@ -1,6 +1,8 @@
 from pathlib import Path
 
-from loopline.adapters.config import Settings
+import pytest
+
+from loopline.adapters.config import InvalidSetting, Settings
 
 
 def test_loopline_toml_sets_keys_and_the_environment_wins(tmp_path: Path) -> None:
@@ -20,3 +22,12 @@ def test_defaults_are_the_embedded_deployment(tmp_path: Path) -> None:
     assert settings.home == Path(".loopline")
     assert settings.read_model == "sqlite:///.loopline/views.db"
     assert settings.kafka is None and settings.kafka_partitions == 6
+
+
+def test_a_leader_stall_timeout_must_be_a_positive_number_of_seconds(tmp_path: Path) -> None:
+    absent = tmp_path / "absent.toml"
+    assert Settings.load({}, config_file=absent).leader_stall_timeout == 180.0
+    assert Settings.load({"LOOPLINE_LEADER_STALL_TIMEOUT": "7.5"}, config_file=absent).leader_stall_timeout == 7.5
+    for bad in ("0", "-3", "soon", "nan"):
+        with pytest.raises(InvalidSetting, match=f"LOOPLINE_LEADER_STALL_TIMEOUT={bad!r}"):
+            Settings.load({"LOOPLINE_LEADER_STALL_TIMEOUT": bad}, config_file=absent)

@@ -1,0 +1,153 @@
+"""A scale worker's leader never outlives its worker nor holds the lock while stuck, and a recreated
+Kafka log is processed from its beginning however long it has grown."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from loopline.adapters.kafka_log import Topics
+from loopline.domain.inbound import InboundMessage
+from loopline.domain.task import Task
+from tests.conftest import command
+from tests.e2e.scale import PARTITIONS, ScaleDeployment
+from tests.e2e.test_scale_workers import AT, Deploy, consume_all, deploy, email_follow_up, wait_for  # noqa: F401 - the fixture
+from tests.servers import Broker
+
+__all__ = ["deploy"]
+
+
+def completed_tasks(tenants: list[str]) -> list[dict]:
+    """Each tenant creates and completes a task: one `task_completed` notice each in the outbox."""
+    return [m for tenant in tenants for m in (
+        command(f"{tenant}-c1", "task.create", AT, tenant, task_id="task_a", title=f"Call {tenant}"),
+        command(f"{tenant}-c2", "task.complete", AT, tenant, task_id="task_a", summary="done"),
+    )]
+
+
+def gone(pid: int) -> bool:
+    """The process has exited (a zombie nobody reaped yet counts as gone: it holds no sockets)."""
+    try:
+        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
+@pytest.fixture
+def hang_flag(tmp_path: Path) -> Iterator[Path]:
+    yield tmp_path / "leader-hangs"
+
+
+def hung_leader(loopline: ScaleDeployment, flag: Path) -> int:
+    """Waits for the first leader to block for good (LOOPLINE_TEST_LEADER_HANG); returns its pid."""
+    wait_for(lambda: flag.exists() and flag.read_text() != "", "a leader to take the lock and hang")
+    return int(flag.read_text())
+
+
+@pytest.mark.slow
+def test_a_killed_workers_blocked_leader_dies_with_it_and_another_worker_delivers(deploy: Deploy, hang_flag: Path) -> None:
+    loopline = deploy()
+    loopline.environ["LOOPLINE_TEST_LEADER_HANG"] = str(hang_flag)
+    first = loopline.start_worker()
+    leader = hung_leader(loopline, hang_flag)
+    second = loopline.start_worker()
+    tenants = [f"tenant{n:02d}" for n in range(6)]
+    loopline.publish(completed_tasks(tenants))
+    wait_for(lambda: len(loopline.events(Task.Completed)) == len(tenants), "the workers to apply every command")
+    time.sleep(2)
+    assert loopline.outbox() == [], "the hung leader holds the lock: nothing should be delivered yet"
+
+    first.kill()
+    killed = time.monotonic()
+    wait_for(lambda: gone(leader), "the leader to die with its worker", timeout=5)
+    wait_for(lambda: len(loopline.outbox()) == len(tenants), "the other worker to deliver", timeout=30)
+
+    assert time.monotonic() - killed < 30
+    assert f"leader process {leader} holds the leader lock" in first.log()
+    assert "holds the leader lock" in second.log()
+    assert sorted(notice["kind"] for notice in loopline.outbox()) == ["task_completed"] * len(tenants)
+    loopline.settle(inbound=2 * len(tenants))
+
+
+@pytest.mark.slow
+def test_a_stuck_leader_gives_up_the_lock_and_a_new_one_delivers(deploy: Deploy, hang_flag: Path) -> None:
+    loopline = deploy()
+    loopline.environ["LOOPLINE_TEST_LEADER_HANG"] = str(hang_flag)
+    loopline.environ["LOOPLINE_LEADER_STALL_TIMEOUT"] = "5"
+    worker = loopline.start_worker()
+    leader = hung_leader(loopline, hang_flag)
+    stuck_since = time.monotonic()
+    tenants = [f"tenant{n:02d}" for n in range(4)]
+    loopline.publish(completed_tasks(tenants))
+
+    wait_for(lambda: gone(leader), "the stuck leader to exit", timeout=15)
+    assert time.monotonic() - stuck_since >= 5
+    wait_for(lambda: len(loopline.outbox()) == len(tenants), "a new leader to deliver", timeout=30)
+    loopline.settle(inbound=2 * len(tenants))
+
+    assert worker.process.poll() is None, "the worker goes on with a new leader"
+    assert f"leader process {leader} made no progress for" in worker.log()
+    assert f"the leader process {leader} was stuck and exited; starting a new one" in worker.log()
+
+
+def delete_topics(bootstrap: str, names: list[str]) -> None:
+    from kafka import KafkaAdminClient
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="loopline-test")
+    try:
+        admin.delete_topics(names)
+    finally:
+        admin.close()
+
+
+@pytest.mark.slow
+def test_a_recreated_log_longer_than_the_processed_position_is_processed_from_its_beginning(
+    deploy: Deploy, broker: Broker
+) -> None:
+    loopline = deploy()
+    worker = loopline.start_worker()
+    before = [f"before{n:02d}" for n in range(8)]
+    loopline.publish([m for tenant in before for m in email_follow_up(tenant)[:2]])
+    loopline.settle(inbound=2 * len(before))
+    worker.stop()
+
+    topics = Topics(loopline.environ["LOOPLINE_KAFKA_TOPIC_PREFIX"])
+    loopline.reconnect()
+    delete_topics(loopline.environ["LOOPLINE_KAFKA"], [topics.commands, topics.signals])
+    wait_for(lambda: not _topics_exist(loopline, [topics.commands, topics.signals]), "the topics to be deleted")
+    # The new log outgrows the old one on every partition before any worker reads it, and repeats
+    # two messages the old log had (the same tenant and id: acknowledged, not applied again).
+    after = [f"after{n:02d}" for n in range(3 * len(before))]
+    repeated = email_follow_up(before[0])[:2]
+    republished = repeated + [m for tenant in after for m in email_follow_up(tenant)[:2]]
+    for message in republished:  # one record batch each, so the broker's end offsets are exact
+        loopline.publish([message])
+    grown = Counter(r.partition for r in consume_all(loopline.environ["LOOPLINE_KAFKA"], topics.commands, len(republished)))
+    processed = {row["source"]: row["processed"] for row in loopline.system.input_lag()}
+    assert all(grown[p] > processed[f"{topics.commands}[{p}]"] > 0 for p in range(PARTITIONS)), (grown, processed)
+
+    restarted = loopline.start_worker()
+    loopline.settle(inbound=2 * len(before) + 2 * len(after))
+
+    assert "the log was recreated" in restarted.log()
+    tasks = Counter(row["tenant"] for row in loopline.read_models()["tasks"])
+    assert tasks == Counter(before + after)
+    created = Counter(event.originator_id for event in loopline.events(Task.Created))
+    assert len(created) == len(before) + len(after) and set(created.values()) == {1}
+    received = Counter((event.tenant, event.ref) for event in loopline.events(InboundMessage.Received))
+    assert len(received) == 2 * len(before) + 2 * len(after) and set(received.values()) == {1}
+
+
+def _topics_exist(loopline: ScaleDeployment, names: list[str]) -> bool:
+    from kafka import KafkaAdminClient
+
+    admin = KafkaAdminClient(bootstrap_servers=loopline.environ["LOOPLINE_KAFKA"], client_id="loopline-test")
+    try:
+        return bool(set(names) & set(admin.list_topics()))
+    finally:
+        admin.close()
