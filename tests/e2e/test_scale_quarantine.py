@@ -19,7 +19,9 @@ from loopline.domain.task import Task
 from loopline.projections.tasks import tasks
 from tests.conftest import command
 from tests.e2e.scale import ROOT, ScaleDeployment
-from tests.e2e.test_scale_workers import AT, Deploy, consume_all, deploy, email_follow_up, group_members, wait_for  # noqa: F401 - deploy is a fixture
+from tests.e2e.test_scale_workers import (  # noqa: F401 - deploy is a fixture
+    AT, Deploy, consume_all, deploy, email_follow_up, group_members, produce_raw, wait_for,
+)
 
 FAULTS = "handler:POISON-IN-HANDLER,projection:POISON-IN-READ-MODEL"
 
@@ -82,3 +84,35 @@ def test_poison_is_parked_at_scale_while_every_other_tenant_goes_on_and_retry_ap
     assert Counter(event.tenant for event in deployment.events(Task.Created))["handler_victim"] == 1
     status = json.loads(loopline(deployment, "status", "--json").stdout)
     assert status["parked"] == {"messages": 0, "read_model_events": 0, "deliveries": 0}
+
+
+def test_the_reported_poison_records_are_dead_lettered_with_their_reasons_while_two_workers_go_on(deploy: Deploy) -> None:
+    # The records that once killed every worker taking their partition, produced as raw bytes (not through
+    # `publish`, which would refuse them first): each must reach the dead-letter topic with its reason.
+    deployment = deploy()
+    workers = [deployment.start_worker(), deployment.start_worker()]
+    wait_for(lambda: group_members(deployment) == 2, "both workers to join the consumer group")
+    pairs = [
+        (command("x-1", "task.create", AT, "victim", task_id="a", title="Far", expires_in_days=3_000_000), "data.expires_in_days: Input should be less than or equal to 3650"),
+        ({**command("x-2", "task.create", AT, "victim", task_id="b", title="Late"), "at": "9999-12-31T23:59:59Z"}, "at: must fall in the years 2000 to 2100"),
+        (command("x-3", "action.record", AT, "victim", task_id="c", action="send_contract", resource_id="doc-1",
+                 match_fields=["doc-1"]), "data.match_fields: Input should be a valid dictionary"),
+        (command("x-4", "task.create", AT, "v" * 201, task_id="d", title="Long tenant"), "tenant: an id is 1 to 128 characters"),
+        (command("x-5", "task.create", AT, "victim", task_id="e", title="NUL\x00here"), "data.title: contains U+0000, a control character"),
+    ]
+    topics = Topics(deployment.environ["LOOPLINE_KAFKA_TOPIC_PREFIX"])
+    bootstrap = deployment.environ["LOOPLINE_KAFKA"]
+    bad = {json.dumps(message).encode(): reason for message, reason in pairs}
+    produce_raw(bootstrap, topics.commands, b"victim", list(bad))
+    tenants = [f"tenant{n:02d}" for n in range(24)]
+    healthy = [m for tenant in tenants for m in email_follow_up(tenant)[:2]]
+    deployment.publish(healthy)
+    deployment.settle(inbound=len(healthy))  # fails if a worker died
+
+    assert all(worker.process.poll() is None for worker in workers)
+    assert sorted(task_titles(deployment)) == sorted(tenants)
+    dead = consume_all(bootstrap, topics.dlq(topics.commands), expected=len(bad))
+    assert sorted(record.value for record in dead) == sorted(bad)
+    for record in dead:
+        reason = dict(record.headers)["loopline-reason"].decode()
+        assert bad[record.value] in reason, reason
