@@ -190,12 +190,7 @@ class ScaleDeployment:
                 if worker.process.returncode is None and worker.process.poll() is not None:
                     raise AssertionError(f"a worker died:\n{worker.log()[-3000:]}")
             last = self.status()
-            quiet = (
-                last["inbound_messages"] == inbound
-                and all(row["lag"] == 0 for row in last["inputs"])
-                and all(row["lag"] == 0 for row in last["read_models"])
-                and last["relay_lag"] == 0 and last["undelivered"] == 0
-            )
+            quiet = is_settled(last, inbound)
             if not quiet:
                 quiet_since = None
             elif quiet_since is None:
@@ -208,3 +203,13 @@ class ScaleDeployment:
             f"not settled within {timeout:.0f} s (expected {inbound} inbound messages); last status:\n"
             f"{json.dumps(last, indent=1)}\n{logs}"
         )
+
+
+def is_settled(status: dict[str, Any], inbound: int) -> bool:
+    """`inbound` messages recorded and nothing left to apply, project, relay or deliver."""
+    return (
+        status["inbound_messages"] == inbound
+        and all(row["lag"] == 0 for row in status["inputs"])
+        and all(row["lag"] == 0 for row in status["read_models"])
+        and status["relay_lag"] == 0 and status["undelivered"] == 0
+    )

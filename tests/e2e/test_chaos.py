@@ -27,7 +27,7 @@ from loopline.processors.delivery import TOPICS as DELIVERED_TOPICS
 from loopline.projections.open_loops import open_loops
 from loopline.projections.tasks import task_inbox, tasks
 from tests.conftest import build_system, command, publish, signal
-from tests.e2e.scale import ScaleDeployment, Worker
+from tests.e2e.scale import ScaleDeployment, Worker, is_settled
 from tests.servers import Broker, Postgres
 
 AT = "2026-03-13T10:00:00Z"
@@ -135,12 +135,7 @@ class Supervisor:
                 self.loopline.reconnect()
                 time.sleep(0.5)
                 continue
-            quiet = (
-                status["inbound_messages"] == inbound
-                and all(row["lag"] == 0 for row in status["inputs"])
-                and all(row["lag"] == 0 for row in status["read_models"])
-                and status["relay_lag"] == 0 and status["undelivered"] == 0
-            )
+            quiet = is_settled(status, inbound)
             if not quiet:
                 quiet_since = None
             elif quiet_since is None:
