@@ -143,9 +143,15 @@ class Supervisor:
             elif time.monotonic() - quiet_since >= 1.0:
                 return
             time.sleep(0.2)
-        logs = "\n".join(f"--- worker {i}:\n{w.log()[-1500:]}" for i, w in enumerate(self.live))
+        logs = "\n".join(f"--- worker {i} ({'alive' if w in self.live else 'gone'}):\n{notable(w.log())}"
+                         for i, w in enumerate(self.loopline.workers))
         raise AssertionError(f"not settled within {timeout:.0f} s ({inbound} inbound expected):\n"
                              f"{json.dumps(status, indent=1, default=str)}\n{logs}")
+
+
+def notable(log: str) -> str:
+    """A worker's log without its per-batch reports: what it said about partitions, leadership and errors."""
+    return "\n".join(line for line in log.splitlines() if not line.startswith("applied "))[-4000:]
 
 
 class DeliveryWatch:
