@@ -63,10 +63,10 @@ def envelope(message: Message) -> dict[str, Any]:
             "at": format_time(message.at), "data": message.data}
 
 
-def producer(bootstrap: str) -> Any:
+def producer(bootstrap: str, **config: Any) -> Any:
     from kafka import KafkaProducer
 
-    return KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5, retries=10, client_id="loopline")
+    return KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=5, retries=10, client_id="loopline", **config)
 
 
 class KafkaPublisher:

@@ -25,8 +25,11 @@ from loopline.processors.rejects import raw_bytes
 
 log = logging.getLogger("loopline.relay")
 SYSTEM_KEY = "_system"
-# kafka-python gives up on a record after its delivery_timeout_ms (120 s); flushing waits a little longer.
-FLUSH_TIMEOUT = 150.0
+# The relay's producer gives up on a record after its delivery_timeout_ms (kafka-python's default, 120 s,
+# held the leader's projecting and delivering up for minutes after a broker restart); flushing waits a
+# little longer.
+PRODUCER = {"request_timeout_ms": 10_000, "delivery_timeout_ms": 30_000, "max_block_ms": 10_000}
+FLUSH_TIMEOUT = 35.0
 REJECTED_TOPIC = get_topic(RejectedInput.Recorded)
 PARKED_TOPIC = get_topic(ParkedMessage.Parked)
 
@@ -39,40 +42,41 @@ class OutboxRelay:
         self.topics = topics
         self.batch_size = batch_size
         self.bootstrap = bootstrap
-        self._producer = producer(bootstrap)
+        self._producer = producer(bootstrap, **PRODUCER)
 
     def run_once(self) -> int:
         notifications = self.app.process_recorder.select_notifications(
             start=self.app.position(self.name) + 1, limit=self.batch_size
         )
-        sent = []
-        for notification in notifications:
-            sent.append(self._producer.send(
-                self.topics.events, key=self._tenant_of(notification).encode(), value=_value(notification)
-            ))
-            if notification.topic == REJECTED_TOPIC:
-                self._dead_letter(notification)
-            elif notification.topic == PARKED_TOPIC:
-                self._dead_letter_parked(notification)
         if notifications:
-            if not self._flushed(sent):
+            if not self._sent(notifications):
                 return 0  # the position stays put: the next pass sends the batch again
             self.app.process_recorder.insert_tracking(Tracking(self.name, notifications[-1].id))
         return len(notifications)
 
-    def _flushed(self, sent: list[Any]) -> bool:
-        """Whether the broker took every record; if not (it restarted, or timed out), a new producer
-        sends the batch again on the next pass, as a failed producer may not recover on its own."""
+    def _sent(self, notifications: list[Any]) -> bool:
+        """Whether the broker took every record, within a bounded wait; if not (it restarted, or timed
+        out), a new producer sends the batch again on the next pass, as a failed producer may not
+        recover on its own."""
         from kafka.errors import KafkaError
 
+        sent = []
         try:
+            for notification in notifications:
+                sent.append(self._producer.send(
+                    self.topics.events, key=self._tenant_of(notification).encode(), value=_value(notification)
+                ))
+                if notification.topic == REJECTED_TOPIC:
+                    self._dead_letter(notification)
+                elif notification.topic == PARKED_TOPIC:
+                    self._dead_letter_parked(notification)
             self._producer.flush(timeout=FLUSH_TIMEOUT)
             for future in sent:
                 future.get(timeout=0)
         except KafkaError as error:
-            log.warning("the broker did not take %s event(s) (%s): sending them again", len(sent), error)
+            log.warning("the broker did not take %s event(s) (%s): sending them again", len(notifications), error)
             self._producer.close(timeout=5)
-            self._producer = producer(self.bootstrap)
+            self._producer = producer(self.bootstrap, **PRODUCER)
             return False
         return True
 

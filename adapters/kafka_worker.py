@@ -44,14 +44,16 @@ class LastRecord:
     offset: int
     fingerprint: int
 
-    def differs(self, first: Any) -> bool:
-        """Whether the first record read from `offset` on shows a recreated log: the broker answers a
-        missing offset from the log's beginning (`auto_offset_reset`), or has another record there.
-        A first record past `offset` tells nothing (a broker may answer from the next record batch;
-        retention may have deleted it)."""
-        if first.offset == self.offset:
-            return fingerprint(first) != self.fingerprint
-        return first.offset < self.offset
+    def differs(self, records: list[Any]) -> bool:
+        """Whether the records read from `offset` on show a recreated log: the broker has another record
+        at `offset`, or answers from before it without it (a missing offset is answered from the log's
+        beginning, `auto_offset_reset`). A broker may answer with a whole record batch that starts before
+        `offset`: the record at `offset` in it decides. Records only past `offset` tell nothing (a broker
+        may answer from the next record batch; retention may have deleted it)."""
+        at = next((record for record in records if record.offset == self.offset), None)
+        if at is not None:
+            return fingerprint(at) != self.fingerprint
+        return records[0].offset < self.offset
 
 
 class PartitionPositions:
@@ -218,6 +220,9 @@ class KafkaWorker:
         # Assigned partitions whose last processed record is still to be read again, and when to stop waiting for it.
         unchecked: dict[Any, tuple[LastRecord, float]] = {}
         reading_from: dict[Any, int] = {}  # per partition, the offset after the last record read
+        # Assigned partitions not yet sought to their stored positions: none of their records is applied
+        # until they are (a rebalance listener's failure is only logged by aiokafka, so the loop retries).
+        unpositioned: set[Any] = set()
 
         async def seek_to_stored(tp: Any, end: int) -> None:
             resume, last = await asyncio.to_thread(positions.resume_at, tp.topic, tp.partition, end)
@@ -246,15 +251,28 @@ class KafkaWorker:
                 else:
                     unchecked[tp] = (last, now + CHECK_WAIT)
 
+        async def position(partitions: set[Any]) -> None:
+            """Seeks each partition to its stored position; those the broker or the database could not
+            answer for stay unpositioned, to be tried again."""
+            try:
+                ends = await consumer.end_offsets(sorted(partitions)) if partitions else {}
+                for tp in sorted(partitions):
+                    await seek_to_stored(tp, ends[tp])
+                    unpositioned.discard(tp)
+            except Exception as error:  # noqa: BLE001 - e.g. a broker still starting: its records wait
+                log.warning("could not find the stored positions of %s partition(s) yet (%s: %s); trying again",
+                            len(unpositioned), type(error).__name__, error)
+                await asyncio.sleep(0.5)
+
         class SeekToStoredPositions(ConsumerRebalanceListener):
             async def on_partitions_revoked(self, revoked: Any) -> None:
                 for tp in revoked:
                     unchecked.pop(tp, None)
+                    unpositioned.discard(tp)
 
             async def on_partitions_assigned(self, assigned: Any) -> None:
-                ends = await consumer.end_offsets(list(assigned)) if assigned else {}
-                for tp in assigned:
-                    await seek_to_stored(tp, ends[tp])
+                unpositioned.update(assigned)
+                await position(set(assigned))
 
         consumer = AIOKafkaConsumer(
             bootstrap_servers=self.bootstrap, group_id=f"{self.topics.prefix}{self.group_id}",
@@ -265,15 +283,19 @@ class KafkaWorker:
         await consumer.start()
         try:
             while not stop.is_set():
+                if unpositioned:
+                    await position(set(unpositioned))
                 batches = await consumer.getmany(timeout_ms=200, max_records=1000)
                 for tp, records in batches.items():
+                    if tp in unpositioned:
+                        continue  # read from wherever the broker chose: read again from the stored position
                     if records[0].offset < reading_from.get(tp, 0) and tp not in unchecked:
                         # The broker answered from the log's beginning (its log ended before our offset): check it.
                         await seek_to_stored(tp, (await consumer.end_offsets([tp]))[tp])
                         continue
                     reading_from[tp] = records[-1].offset + 1
                     last, _ = unchecked.pop(tp, (None, 0.0))
-                    if last is not None and last.differs(records[0]):
+                    if last is not None and last.differs(records):
                         why = (f"answered offset {last.offset} from {records[0].offset}" if records[0].offset < last.offset
                                else f"has another record at {last.offset} than processed")
                         await recreated(tp, last, why)

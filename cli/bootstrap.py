@@ -98,8 +98,8 @@ class System:
                     continue
                 report.projected += self.projections.catch_up()  # first: it is what the next query reads
                 leads = self.leader.try_lead()  # before each batch: a lost lock stops relaying and delivering at once
+                delivered = self.delivery.run_once() if leads and deliver else 0  # never waits on the broker
                 relayed = self.relay.run_once() if self.relay and leads else 0
-                delivered = self.delivery.run_once() if leads and deliver else 0
                 report.relayed += relayed
                 report.delivered += delivered
                 if not (relayed or delivered):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import ctypes
+import faulthandler
 import multiprocessing
 import os
 import signal
@@ -149,7 +150,8 @@ def watch(parent: int, last_progress: Callable[[], float], stall_timeout: float)
             stalled = time.monotonic() - last_progress()
             if stalled > stall_timeout:
                 print(f"leader process {os.getpid()} made no progress for {stalled:.0f} s: exiting, which releases "
-                      "the leader lock", file=sys.stderr, flush=True)
+                      "the leader lock; where it was stuck:", file=sys.stderr, flush=True)
+                faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
                 os._exit(STALLED)
 
     threading.Thread(target=check, name="loopline-leader-watchdog", daemon=True).start()

@@ -3,10 +3,12 @@ Kafka log is processed from its beginning however long it has grown."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -92,6 +94,7 @@ def test_a_stuck_leader_gives_up_the_lock_and_a_new_one_delivers(deploy: Deploy,
 
     assert worker.process.poll() is None, "the worker goes on with a new leader"
     assert f"leader process {leader} made no progress for" in worker.log()
+    assert "in hang_once" in worker.log()  # where it was stuck, for the operator
     assert f"the leader process {leader} was stuck and exited; starting a new one" in worker.log()
 
 
@@ -151,3 +154,56 @@ def _topics_exist(loopline: ScaleDeployment, names: list[str]) -> bool:
         return bool(set(names) & set(admin.list_topics()))
     finally:
         admin.close()
+
+
+@pytest.mark.slow
+def test_an_assignment_the_broker_could_not_answer_is_checked_before_any_record_is_applied(
+    deploy: Deploy, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Right after a broker restart, asking where the logs end may fail inside the rebalance listener
+    (aiokafka logs and swallows it). The partitions must still be checked against their stored
+    positions before their records are applied: otherwise a recreated log's records at offsets the old
+    log had already processed would be skipped as done."""
+    from aiokafka import AIOKafkaConsumer
+    from aiokafka.errors import KafkaTimeoutError
+
+    from loopline.adapters.kafka_worker import KafkaWorker
+
+    loopline = deploy()
+    worker = loopline.start_worker()
+    before = [f"before{n:02d}" for n in range(12)]
+    loopline.publish([m for tenant in before for m in email_follow_up(tenant)[:2]])
+    loopline.settle(inbound=2 * len(before))
+    worker.stop()
+
+    topics = Topics(loopline.environ["LOOPLINE_KAFKA_TOPIC_PREFIX"])
+    loopline.reconnect()
+    delete_topics(loopline.environ["LOOPLINE_KAFKA"], [topics.commands, topics.signals])
+    wait_for(lambda: not _topics_exist(loopline, [topics.commands, topics.signals]), "the topics to be deleted")
+    after = [f"after{n:02d}" for n in range(2)]  # a new log shorter than the processed positions
+    loopline.publish([m for tenant in after for m in email_follow_up(tenant)[:2]])
+
+    failures = []
+    end_offsets = AIOKafkaConsumer.end_offsets
+
+    async def unanswered_once(self: AIOKafkaConsumer, partitions: Any) -> Any:
+        if not failures:
+            failures.append(partitions)
+            raise KafkaTimeoutError("the broker is still starting")
+        return await end_offsets(self, partitions)
+
+    monkeypatch.setattr(AIOKafkaConsumer, "end_offsets", unanswered_once)
+    stop = asyncio.Event()
+    consumer = KafkaWorker(loopline.system.app, loopline.environ["LOOPLINE_KAFKA"], topics)
+
+    async def consume_until_recorded() -> None:
+        consuming = asyncio.create_task(consumer.run(stop))
+        deadline = time.monotonic() + 60
+        while loopline.inbound_count() < 2 * (len(before) + len(after)) and time.monotonic() < deadline:
+            await asyncio.sleep(0.2)
+        stop.set()
+        await consuming
+
+    asyncio.run(consume_until_recorded())
+    assert failures, "the listener never asked where the logs end"
+    assert loopline.inbound_count() == 2 * (len(before) + len(after))

@@ -36,11 +36,16 @@ def test_a_resumed_partition_checks_the_last_processed_record_first(system: Syst
     resume, check = positions.resume_at(TOPIC, 0, end_offset=7)
 
     assert resume == 6 and isinstance(check, LastRecord) and check.offset == 6
-    assert not check.differs(last)
-    assert check.differs(last._replace(timestamp=last.timestamp + 1))  # the same message published again
-    assert check.differs(last._replace(value=b'{"id": "other"}'))
-    assert check.differs(Record(0, b"alice", b'{"id": "c1"}', 1_773_397_000_000))  # the broker read from the beginning
-    assert not check.differs(Record(7, b"alice", b'{"id": "c8"}', 1_773_396_000_001))  # it answered from the next batch
+    assert not check.differs([last])
+    assert check.differs([last._replace(timestamp=last.timestamp + 1)])  # the same message published again
+    assert check.differs([last._replace(value=b'{"id": "other"}')])
+    assert check.differs([Record(0, b"alice", b'{"id": "c1"}', 1_773_397_000_000)])  # the broker read from the beginning
+    assert not check.differs([Record(7, b"alice", b'{"id": "c8"}', 1_773_396_000_001)])  # it answered from the next batch
+    # It answered with a whole record batch that starts before the offset asked for: the record at it decides.
+    batch = [Record(4, b"carol", b'{"id": "c5"}', 1_773_395_500_000), Record(5, b"carol", b'{"id": "c6"}', 1_773_395_600_000)]
+    assert not check.differs([*batch, last, Record(7, b"alice", b'{"id": "c8"}', 1_773_396_000_001)])
+    assert check.differs([*batch, last._replace(value=b'{"id": "other"}')])
+    assert check.differs(batch)  # from before the offset, without it: the log ends before it
 
 
 def test_a_position_that_lost_its_race_leaves_the_fingerprint_as_it_was(system: System) -> None:
@@ -52,7 +57,7 @@ def test_a_position_that_lost_its_race_leaves_the_fingerprint_as_it_was(system: 
         processed(system, positions, Record(1, b"alice", b'{"id": "c2"}', 1_773_396_000_001), previous=0)
 
     _, check = positions.resume_at(TOPIC, 0, end_offset=1)
-    assert check is not None and check.offset == 0 and not check.differs(first)
+    assert check is not None and check.offset == 0 and not check.differs([first])
 
 
 def test_workers_that_both_see_a_recreated_log_start_one_new_epoch(system: System) -> None:
