@@ -31,26 +31,30 @@ def _without_none(annotation: Any) -> Any:
     return annotation
 
 
-def _range(metadata: list[Any], unit: str = "") -> str:
+def _range(metadata: list[Any]) -> str:
     low = next((m.ge for m in metadata if isinstance(m, Ge)), None)
     high = next((m.le for m in metadata if isinstance(m, Le)), None)
-    if low is None and high is None:
-        return ""
-    return f" from {low} to {high}{unit}"
+    return "" if low is None and high is None else f" from {low} to {high}"
 
 
-def _type_words(info: FieldInfo) -> str:
-    """How the README names a field's type, with the limits its model puts on it."""
-    annotation = _without_none(info.rebuild_annotation())
-    for named, words in _NAMED_TYPES:
-        if annotation == named:
-            return words
+def _unwrapped(annotation: Any) -> tuple[Any, list[Any]]:
+    """The type under `Optional` and `Annotated`, and the constraints they carried."""
     metadata: list[Any] = []
     while get_origin(annotation) is Annotated or _without_none(annotation) is not annotation:
         if get_origin(annotation) is Annotated:
             annotation, *extra = get_args(annotation)
             metadata += [item for part in extra for item in (part.metadata if isinstance(part, FieldInfo) else [part])]
         annotation = _without_none(annotation)
+    return annotation, metadata
+
+
+def _type_words(info: FieldInfo) -> str:
+    """How the README names a field's type, with the limits its model puts on it."""
+    annotated = _without_none(info.rebuild_annotation())
+    named = next((words for alias, words in _NAMED_TYPES if annotated == alias), None)
+    if named:
+        return named
+    annotation, metadata = _unwrapped(annotated)
     if get_origin(annotation) is Literal:
         return "one of " + ", ".join(f"`{value}`" for value in get_args(annotation))
     if isinstance(annotation, type) and issubclass(annotation, Enum):
@@ -59,10 +63,8 @@ def _type_words(info: FieldInfo) -> str:
         return "object (fields below)"
     if annotation is bool:
         return "`true` or `false`"
-    if annotation is int:
-        return "integer" + _range(metadata)
-    if annotation is float:
-        return "number" + _range(metadata)
+    if annotation in (int, float):
+        return ("integer" if annotation is int else "number") + _range(metadata)
     if annotation is str:
         low = next((m.min_length for m in metadata if isinstance(m, MinLen)), None)
         high = next((m.max_length for m in metadata if isinstance(m, MaxLen)), None)
@@ -86,37 +88,37 @@ def _default(info: FieldInfo) -> str:
     return "—" if value is None else f"`{value}`"
 
 
-def _rows(label: str, model: type[BaseModel], prefix: str = "") -> list[str]:
+def _rows(model: type[BaseModel], label: str | None = None, prefix: str = "") -> list[str]:
+    """One row per field (a nested model's fields follow their parent's row); `label` is the type column."""
     rows = []
     for name, info in model.model_fields.items():
+        if not info.description:
+            raise ValueError(f"{model.__name__}.{name} has no description: give it Field(description=...)")
         shown = f"`{prefix}{name}`"
-        rows.append(f"| {label} | {'**' + shown + '**' if info.is_required() else shown} | {_type_words(info)} "
-                     f"| {_default(info)} | {info.description or ''} |")
+        cells = [f"**{shown}**" if info.is_required() else shown, _type_words(info), _default(info), info.description]
+        rows.append("| " + " | ".join(([label] if label else []) + cells) + " |")
         nested = _without_none(info.annotation)
         if isinstance(nested, type) and issubclass(nested, BaseModel):
-            rows += _rows(label, nested, prefix=f"{prefix}{name}.")
+            rows += _rows(nested, label, prefix=f"{prefix}{name}.")
     return rows
-
-
-_HEADER = ["| type | field (required in bold) | type of value | default | meaning |", "|---|---|---|---|---|"]
 
 
 def message_tables() -> str:
     """The envelope, then every command and every signal `adapters/messages.py` accepts, with every field."""
     lines = ["| envelope field (required in bold) | type of value | default | meaning |", "|---|---|---|---|"]
-    lines += [row.split(" | ", 1)[1].join(("| ", "")) for row in _rows("", messages.Envelope)]
-    for kind, word in (("command", "commands"), ("signal", "signals")):
-        lines += ["", f"Every {kind} type and its `data` ({word}):", ""] + _HEADER
+    lines += _rows(messages.Envelope)
+    for kind, title in (("command", "Commands"), ("signal", "Signals")):
+        lines += ["", f"{title}, each with the fields of its `data`:", "",
+                  "| type | field (required in bold) | type of value | default | meaning |", "|---|---|---|---|---|"]
         for (schema_kind, message_type), model in messages.SCHEMAS.items():
             if schema_kind != kind:
                 continue
             label = f"`{message_type}`"
-            rows = _rows(label, model)
+            lines += _rows(model, label)
             if model is messages.ActionRecord:
-                rows.append(f"| {label} | the action's own fields | | | see [Actions and their fields](#actions-and-their-fields) |")
-            if model.model_config.get("extra") == "allow" and kind == "signal":
-                rows.append(f"| {label} | any other field | any | — | kept and stored with the signal |")
-            lines += rows
+                lines.append(f"| {label} | the action's own fields | | | see [Actions and their fields](#actions-and-their-fields) |")
+            if kind == "signal" and model.model_config.get("extra") == "allow":
+                lines.append(f"| {label} | any other field | any | — | kept and stored with the signal |")
     return "\n".join(lines) + "\n"
 
 
