@@ -82,12 +82,18 @@ def walk_folder() -> Iterator[Path]:
 
 
 def _environ(folder: Path) -> dict[str, str]:
-    """A newcomer's shell: the installed `loopline` on PATH, no Loopline settings of ours."""
+    """A newcomer's shell: the installed `loopline` on PATH, no Loopline settings of ours, and home and temporary
+    files inside the walk's folder, so removing it removes everything the walk made."""
     keep = {name: value for name, value in os.environ.items() if not name.startswith("LOOPLINE_")}
-    return {**keep, "PATH": f"{BIN}{os.pathsep}{keep.get('PATH', '/usr/bin:/bin')}", "HOME": str(folder), "COLUMNS": "120"}
+    (folder / ".tmp").mkdir()
+    return {
+        **keep, "PATH": f"{BIN}{os.pathsep}{keep.get('PATH', '/usr/bin:/bin')}", "HOME": str(folder),
+        "TMPDIR": str(folder / ".tmp"), "COLUMNS": "120",
+    }
 
 
 def _run(block: Block, cwd: Path, environ: dict[str, str], script: str | None = None) -> None:
+    __tracebackhide__ = True  # the block and its output say it all; the environment stays out of the report
     result = subprocess.run(
         ["bash", "-e", "-o", "pipefail", "-c", script or block.text],
         cwd=cwd, env=environ, capture_output=True, text=True, timeout=300,
