@@ -7,7 +7,8 @@ just above a block tells the walk how to run it:
   <!-- readme-walk: at scale -->         run against the suite's PostgreSQL and Kafka-protocol broker, whose
                                           addresses replace compose.yml's, with one `loopline run` worker
 Every other block runs in one fresh folder shared by the walk, so files written by one block (heredocs)
-are there for the next. A block passes when every command in it exits 0.
+are there for the next. A block passes when every command in it exits 0, or the N of a `# exits N` comment
+ending its line.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ README = ROOT / "README.md"
 BIN = Path(sys.executable).parent
 FENCE = re.compile(r"^```(\w*)$")
 DIRECTIVE = re.compile(r"^<!-- readme-walk: (skip: .+|in the checkout|at scale) -->$")
+EXITS = re.compile(r"^(?P<command>\S.*?)\s+# exits (?P<code>\d+)\b.*$", re.MULTILINE)
 COMPOSE_KAFKA = "localhost:9094"
 COMPOSE_POSTGRES = "postgresql://loopline:loopline@localhost:5432/loopline"
 
@@ -42,6 +44,15 @@ class Block:
     language: str
     directive: str
     text: str
+
+    @property
+    def script(self) -> str:
+        """The block as bash runs it: a command whose comment names its exit code must exit with that code."""
+        return EXITS.sub(
+            lambda m: f"{m['command']} && code=0 || code=$?; "
+            f"test $code -eq {m['code']} || {{ echo \"exited $code; the README says {m['code']}\" >&2; exit 1; }}",
+            self.text,
+        )
 
     def __str__(self) -> str:
         return f"README.md line {self.line}:\n{self.text}"
@@ -95,7 +106,7 @@ def _environ(folder: Path) -> dict[str, str]:
 def _run(block: Block, cwd: Path, environ: dict[str, str], script: str | None = None) -> None:
     __tracebackhide__ = True  # the block and its output say it all; the environment stays out of the report
     result = subprocess.run(
-        ["bash", "-e", "-o", "pipefail", "-c", script or block.text],
+        ["bash", "-e", "-o", "pipefail", "-c", script or block.script],
         cwd=cwd, env=environ, capture_output=True, text=True, timeout=300,
     )
     assert result.returncode == 0, (
@@ -107,7 +118,7 @@ def _at_scale(block: Block, cwd: Path, environ: dict[str, str], postgres: Postgr
     """The block as written, with the suite's servers where compose.yml's would be and one worker running."""
     assert COMPOSE_KAFKA in block.text and COMPOSE_POSTGRES in block.text, f"{block}\nnames no compose.yml server"
     database = postgres.new_database()
-    script = block.text.replace(COMPOSE_KAFKA, broker.bootstrap).replace(COMPOSE_POSTGRES, database)
+    script = block.script.replace(COMPOSE_KAFKA, broker.bootstrap).replace(COMPOSE_POSTGRES, database)
     scale = {
         **environ, "LOOPLINE_KAFKA": broker.bootstrap, "LOOPLINE_EVENT_STORE": database, "LOOPLINE_READ_MODEL": database,
         "LOOPLINE_KAFKA_TOPIC_PREFIX": f"walk{uuid.uuid4().hex[:8]}.", "LOOPLINE_KAFKA_PARTITIONS": "2",
