@@ -13,12 +13,14 @@ ending its line.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -125,11 +127,12 @@ def _at_scale(block: Block, cwd: Path, environ: dict[str, str], postgres: Postgr
         "LOOPLINE_HOME": str(cwd / "scale-home"),
     }
     assert subprocess.run(["loopline", "status"], cwd=cwd, env=scale, capture_output=True).returncode == 0  # topics
-    worker = subprocess.Popen(
-        ["loopline", "run", "--tick-every", "0"], cwd=cwd, env=scale, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
+    log = Path(environ["TMPDIR"]) / "worker.log"
+    with log.open("wb") as sink:
+        worker = subprocess.Popen(["loopline", "run", "--tick-every", "0"], cwd=cwd, env=scale, stdout=sink, stderr=sink)
     try:
         _run(block, cwd, {**environ, "LOOPLINE_KAFKA_TOPIC_PREFIX": scale["LOOPLINE_KAFKA_TOPIC_PREFIX"]}, script)
+        _wait_for_loops(cwd, {**scale, "LOOPLINE_HOME": str(cwd / ".loopline")}, block, log)
     finally:
         worker.terminate()
         try:
@@ -137,6 +140,19 @@ def _at_scale(block: Block, cwd: Path, environ: dict[str, str], postgres: Postgr
         except subprocess.TimeoutExpired:
             worker.kill()
             worker.wait()
+
+
+def _wait_for_loops(cwd: Path, environ: dict[str, str], block: Block, log: Path, timeout: float = 90.0) -> None:
+    """What the README promises once the lag is gone: the worker processed what the block published."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        listed = subprocess.run(["loopline", "loops", "list", "--json"], cwd=cwd, env=environ, capture_output=True, text=True)
+        if listed.returncode == 0 and json.loads(listed.stdout or "[]"):
+            return
+        time.sleep(0.5)
+    raise AssertionError(
+        f"{block}\nthe worker processed nothing it published within {timeout:.0f} s; its log:\n{log.read_text()[-4000:]}"
+    )
 
 
 def test_every_command_block_of_the_readme_runs(
