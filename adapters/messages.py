@@ -1,4 +1,4 @@
-"""The JSON message contract (BRIEF §4), validated with pydantic at the edge and turned into `Message`s.
+"""The JSON message contract (README "Messages"), validated with pydantic at the edge and turned into `Message`s.
 
 Command types come from `processors/commands.py` COMMANDS (each row names the typed command its
 `data` becomes, and `COMMAND_SCHEMAS` below its schema); `action.record` is validated per action
@@ -113,37 +113,48 @@ class Signal(BaseModel):
 
 
 class Envelope(Strict):
-    kind: Literal["command", "signal"]
-    id: Id
-    type: Text
-    tenant: Id
-    at: Timestamp
-    data: dict[str, Any] = Field(default_factory=dict)
+    kind: Literal["command", "signal"] = Field(description="`command` (changes tasks and loops) or `signal` (something that happened)")
+    id: Id = Field(description="the message's id, unique per tenant; a repeated id is acknowledged and ignored")
+    type: Text = Field(description="the command or signal type, from the tables below")
+    tenant: Id = Field(description="whose message it is; tenants never see each other's tasks, loops or signals")
+    at: Timestamp = Field(description="when it happened: the business time every resulting event carries")
+    data: dict[str, Any] = Field(default_factory=dict, description="the type's fields, below")
 
 
 class TaskCreate(Strict):
-    task_id: Id
-    title: Text
-    description: str | None = None
-    task_type: str | None = None
-    expires_in_days: int | None = Field(default=None, ge=1, le=limits.MAX_EXPIRES_IN_DAYS)
-    priority: Literal["low", "med", "medium", "high", "critical"] | None = None
-    contact: ShortText | None = None
-    confidence: float | None = Field(default=None, ge=0, le=1)
-    context: dict[str, Any] | None = None
+    task_id: Id = Field(description="the task's id, chosen by the agent; a second `task.create` with it changes nothing")
+    title: Text = Field(description="what the task is, as the owner reads it")
+    description: str | None = Field(default=None, description="more detail, kept on the task")
+    task_type: str | None = Field(
+        default=None, description="`ad_hoc` (when absent), `meeting_scheduling` or `inbox_management`: sets expiry and stall defaults"
+    )
+    expires_in_days: int | None = Field(
+        default=None, ge=1, le=limits.MAX_EXPIRES_IN_DAYS,
+        description="days until the task expires; absent: its type's (14, none for `inbox_management`)",
+    )
+    priority: Literal["low", "med", "medium", "high", "critical"] | None = Field(default=None, description="kept on the task")
+    contact: ShortText | None = Field(default=None, description="who the task is with (an address or a name), shown with the task")
+    confidence: float | None = Field(
+        default=None, ge=0, le=1, description="the agent's confidence; below 0.5 the task starts `pending_review` for the owner"
+    )
+    context: dict[str, Any] | None = Field(
+        default=None, description="anything the agent wants back in `context.json`; `conversation_id` is named when the task completes"
+    )
 
 
 class ActionRecordCommon(Strict):
     """The fields every action takes; each action's own fields come from its contract row."""
 
-    task_id: Id
-    action: Text
-    summary: str | None = None
-    message_id: Text | None = None
-    loop_id: Id | None = None
-    deadline: Timestamp | None = None
-    if_unresolved: DeadlineAction | None = Field(default=None, strict=False)
-    expect: bool | None = None
+    task_id: Id = Field(description="the task that acted")
+    action: Text = Field(description="the action taken: one of [Actions and their fields](#actions-and-their-fields), or a custom one with `expect: false`")
+    summary: str | None = Field(default=None, description="what was done, in the task's trail (absent: the action's name)")
+    message_id: Text | None = Field(default=None, description="the sent message's id, kept with the action")
+    loop_id: Id | None = Field(default=None, description="the implied loop's id; absent: `TASK/ACTION/N`")
+    deadline: Timestamp | None = Field(default=None, description="when the loop expires; absent: the action's default deadline")
+    if_unresolved: DeadlineAction | None = Field(
+        default=None, strict=False, description="what happens at the deadline; absent: the action's default"
+    )
+    expect: bool | None = Field(default=None, description="`false`: record the action without registering a loop")
 
 
 class ActionRecord(ActionRecordCommon):
@@ -172,65 +183,71 @@ ACTION_SCHEMAS: dict[str, type[BaseModel]] = {action: _action_schema(row) for ac
 
 
 class LoopRegister(Strict):
-    loop_id: Id
-    task_id: Id
-    channel: Text
-    watch: Watch
-    deadline: Timestamp
-    if_unresolved: DeadlineAction = Field(strict=False)
-    description: str | None = None
+    loop_id: Id = Field(description="the loop's id, chosen by the agent")
+    task_id: Id = Field(description="the task the loop belongs to")
+    channel: Text = Field(description="where the answer comes from: a channel of [Channels and their watch fields](#channels-and-their-watch-fields)")
+    watch: Watch = Field(description="the fields a signal must match, by its channel's rule")
+    deadline: Timestamp = Field(description="when the loop expires unresolved")
+    if_unresolved: DeadlineAction = Field(strict=False, description="what happens at the deadline")
+    description: str | None = Field(default=None, description="what the loop waits for, as the owner reads it")
 
 
 class LoopResolve(Strict):
-    loop_id: Id
-    reason: str | None = None
+    loop_id: Id = Field(description="the loop to close by hand; its task wakes if the loop was a wake-up condition")
+    reason: str | None = Field(default=None, description="why, in the trail (absent: `resolved by hand`)")
 
 
 class TaskUpdate(Strict):
-    task_id: Id
-    status: TaskStatus | None = Field(default=None, strict=False)
-    notes: str | None = None
+    task_id: Id = Field(description="the task")
+    status: TaskStatus | None = Field(
+        default=None, strict=False, description="the agent's own move along [Task statuses](#task-statuses); absent: unchanged"
+    )
+    notes: str | None = Field(default=None, description="progress notes, the latest shown in `progress.md`")
 
 
 class TaskComplete(Strict):
-    task_id: Id
-    summary: Text
+    task_id: Id = Field(description="the task; its open loops close")
+    summary: Text = Field(description="what was achieved, told to the owner")
 
 
 class TaskCancel(Strict):
-    task_id: Id
-    reason: Text
+    task_id: Id = Field(description="the task; its open loops close")
+    reason: Text = Field(description="why, in the trail")
 
 
 class TaskReview(Strict):
-    task_id: Id
-    reason: str | None = None
-    rejection_type: str | None = None
+    task_id: Id = Field(description="a task in `pending_review`")
+    reason: str | None = Field(default=None, description="the owner's reason (absent: `approved by owner` / `rejected by owner`)")
+    rejection_type: str | None = Field(default=None, description="on `task.reject`: a category of the rejection, kept with it")
 
 
 class TaskGuidance(Strict):
-    task_id: Id
-    text: Text
+    task_id: Id = Field(description="an `escalated` task; it resumes `executing`")
+    text: Text = Field(description="the owner's guidance, in the trail")
 
 
 class RunSchedule(Strict):
-    at: Timestamp
-    reason: Text
+    at: Timestamp = Field(description="when the tenant's proactive run should next run")
+    reason: Text = Field(description="why, in the run's history")
 
 
 class WakeCondition(Strict):
-    channel: Text
-    watch: Watch
-    deadline: Timestamp | None = None
-    if_unresolved: DeadlineAction | None = Field(default=None, strict=False)
+    channel: Text = Field(description="the channel to watch")
+    watch: Watch = Field(description="the fields a signal must match, as in `loop.register`")
+    deadline: Timestamp | None = Field(
+        default=None, description="without `at`: when the condition's loop expires (absent: the task's expiry, or 30 days)"
+    )
+    if_unresolved: DeadlineAction | None = Field(
+        default=None, strict=False, description="without `at`: what happens at that deadline (absent: `notify_user`)"
+    )
 
 
 class TaskWake(Strict):
-    task_id: Id
-    wake_id: Id | None = None
-    at: Timestamp | None = None
-    when: WakeCondition | None = None
-    reason: str | None = None
+    task_id: Id = Field(description="the task to wake; it must be open")
+    wake_id: Id | None = Field(default=None, description="the wake-up's id; absent: `TASK/wake/N`")
+    at: Timestamp | None = Field(default=None, description="wake at this time (and, with `when`, the condition's deadline)")
+    when: WakeCondition | None = Field(default=None, description="wake when a signal matches; give `at`, `when` or both")
+    reason: str | None = Field(default=None, description="why, in the trail (absent: `self-scheduled wake-up`)")
 
     @model_validator(mode="after")
     def _time_or_condition(self) -> TaskWake:
@@ -242,57 +259,59 @@ class TaskWake(Strict):
 
 
 class WorkflowOutput(Strict):
-    task_id: Id
-    workflow: str = Field(min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.-]+$")
-    output: dict[str, Any] | list[Any] | str
+    task_id: Id = Field(description="the task that owns the workflow")
+    workflow: str = Field(
+        min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.-]+$", description="the workflow's name, used in the file name"
+    )
+    output: dict[str, Any] | list[Any] | str = Field(description="the output, stored in the task's `workflows/` folder")
 
 
 class EmailReceived(Signal):
-    sender: Text
-    thread_id: str | None = None
-    subject: str | None = None
-    body: str | None = None
+    sender: Text = Field(description="who sent it; matched ignoring case")
+    thread_id: str | None = Field(default=None, description="its thread; matched when the watch names one")
+    subject: str | None = Field(default=None, description="kept with the signal")
+    body: str | None = Field(default=None, description="kept with the signal")
 
 
 class SlackMessage(Signal):
-    slack_user_id: Text
-    channel_id: Text
-    ts: Text
-    text: str | None = None
+    slack_user_id: Text = Field(description="who wrote it")
+    channel_id: Text = Field(description="where")
+    ts: Text = Field(description="its Slack timestamp; resolves a watch only when later than its `after_ts`")
+    text: str | None = Field(default=None, description="kept with the signal")
 
 
 class GithubEvent(Signal):
-    event_type: Literal["pull_request_review", "pull_request_merged", "issue_closed"]
-    repo: Text
-    resource_id: Text
+    event_type: Literal["pull_request_review", "pull_request_merged", "issue_closed"] = Field(description="what happened")
+    repo: Text = Field(description="the repository; matched when the watch names one")
+    resource_id: Text = Field(description="the pull request or issue")
 
 
 class CalendarEvent(Signal):
-    event_type: Literal["invite_accepted", "event_started", "event_updated"]
-    event_id: Text
-    attendee_email: str | None = None
+    event_type: Literal["invite_accepted", "event_started", "event_updated"] = Field(description="what happened")
+    event_id: Text = Field(description="the calendar event")
+    attendee_email: str | None = Field(default=None, description="who; matched when the watch names one")
 
 
 class LinearEvent(Signal):
-    event_type: Literal["issue_status_changed"]
-    issue_id: Text
-    status: str | None = None
+    event_type: Literal["issue_status_changed"] = Field(description="what happened")
+    issue_id: Text = Field(description="the issue")
+    status: str | None = Field(default=None, description="the new status; must equal the watch's `target_status` when it names one")
 
 
 class WebhookReceived(Signal):
-    source: Text
-    trigger_name: Text
-    payload: dict[str, Any] = Field(default_factory=dict)
+    source: Text = Field(description="who sent the webhook")
+    trigger_name: Text = Field(description="what it reports")
+    payload: dict[str, Any] = Field(default_factory=dict, description="its body; must carry every `match_fields` entry of the watch")
 
 
 class UserSeen(Signal):
-    pass
+    """The owner was active: the tenant's proactive run starts if it has not."""
 
 
 class OutcomeObserved(Signal):
-    contact: ShortText
-    outcome: Text
-    value: float | None = None
+    contact: ShortText = Field(description="who the outcome is about")
+    outcome: Text = Field(description="what came of it, kept as a record")
+    value: float | None = Field(default=None, description="a number for it, kept as a record")
 
 
 COMMAND_SCHEMAS: dict[type, type[BaseModel]] = {

@@ -1,14 +1,14 @@
-"""The README's channel examples resolve the watch shown before them; its action tables are the contract table."""
+"""The README's examples are valid messages and its channel examples resolve the watch shown before them; its
+message and action tables are what the models and the contract table say."""
 
 from __future__ import annotations
 
 import json
 import re
-from datetime import timedelta
 from pathlib import Path
 
 from loopline.adapters.messages import parse_message
-from loopline.domain.expectations import EXPECTATIONS
+from loopline.cli.reference import action_tables, message_tables
 from loopline.domain.matching import CHANNEL_BY_SIGNAL, channel_rule
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -35,32 +35,34 @@ def test_every_channel_has_an_example_and_each_signal_matches_its_watch() -> Non
     assert re.search(r"\| webhook \| \*\*source\*\*", README.read_text(encoding="utf-8"))
 
 
-def _duration(delta: timedelta) -> str:
-    hours = int(delta.total_seconds() // 3600)
-    return f"{hours // 24} days" if hours % 24 == 0 and hours > 24 else f"{hours} hours"
-
-
-def action_tables() -> str:
-    """The README's action tables, rendered from `domain/expectations.py`."""
-    lines = ["| action | awaits | channel | default deadline | `if_unresolved` | watch it always has |",
-             "|---|---|---|---|---|---|"]
-    for row in EXPECTATIONS.values():
-        fixed = ", ".join(
-            f"`{key}` = `{value}`" + (" (unless given)" if any(f.watch == key for f in row.fields) else "")
-            for key, value in row.watch_defaults.items()
-        ) or "—"
-        lines.append(f"| `{row.action}` | {row.expects} | {row.channel} | {_duration(row.default_deadline)} "
-                     f"| `{row.if_unresolved}` | {fixed} |")
-    lines += ["", "| action | field | becomes the watch's | meaning |", "|---|---|---|---|"]
-    for row in EXPECTATIONS.values():
-        for spec in row.fields:
-            name = f"**`{spec.name}`**" if spec.required else f"`{spec.name}`"
-            kind = "" if spec.type is str else f" ({'list of strings' if spec.type == list[str] else 'object'})"
-            becomes = f"`{spec.watch}`" if spec.watch else "— (recorded)"
-            lines.append(f"| `{row.action}` | {name}{kind} | {becomes} | {spec.doc} |")
-    return "\n".join(lines) + "\n"
-
-
 def test_readme_action_tables_are_the_contract_table() -> None:
     expected = action_tables()
     assert expected in README.read_text(encoding="utf-8"), f"put this in the README's action section:\n{expected}"
+
+
+def _table_rows(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("|") and not line.startswith("|---")]
+
+
+def test_readme_message_tables_are_the_models() -> None:
+    text = README.read_text(encoding="utf-8")
+    section = text.split("### Every message and its fields", 1)[1].split("\n#", 1)[0]
+    expected, shown = _table_rows(message_tables()), _table_rows(section)
+    missing = [row for row in expected if row not in shown]
+    stale = [row for row in shown if row not in expected]
+    assert not missing and not stale and shown == expected, (
+        "README.md's message tables differ from adapters/messages.py (regenerate: python -m loopline.cli.reference)\n"
+        + "".join(f"  the models say, the README does not: {row}\n" for row in missing)
+        + "".join(f"  the README says, the models do not: {row}\n" for row in stale)
+        + ("  the same rows in another order\n" if not missing and not stale else "")
+    )
+
+
+def test_every_message_the_readme_shows_is_valid() -> None:
+    """Copied into a file, each example line is accepted: one object per line, as `publish` reads them."""
+    text = README.read_text(encoding="utf-8")
+    blocks = re.findall(r"^```(?:json|sh)\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL)
+    messages = [line for block in blocks for line in block.splitlines() if line.startswith('{"kind"')]
+    assert len(messages) >= 10
+    for line in messages:
+        parse_message(line)
