@@ -207,6 +207,8 @@ def chaos(postgres: Postgres, broker: Broker, tmp_path: Path) -> Iterator[ScaleD
     if postgres.external or broker.external:
         pytest.skip("the chaos test restarts the servers the suite started itself")
     deployment = ScaleDeployment(postgres, broker, tmp_path / "scale")
+    # A leader stuck on a restarted server is replaced within the settle wait, and prints where it was stuck.
+    deployment.environ["LOOPLINE_LEADER_STALL_TIMEOUT"] = "45"
     yield deployment
     deployment.close()
 
