@@ -6,6 +6,7 @@ import signal
 import sys
 import threading
 import time
+from importlib.metadata import version
 from pathlib import Path
 from typing import Annotated
 
@@ -18,11 +19,11 @@ from loopline.adapters.limits import MAX_LINE_BYTES
 from loopline.adapters.messages import InvalidMessage, parse_message
 from loopline.cli import demo as demo_module
 from loopline.cli import loops, parked, projections, tasks
-from loopline.cli.context import NOTHING_ACCEPTED, REJECTED, fail, opened
+from loopline.cli.context import NOTHING_ACCEPTED, REJECTED, explain, fail, flag, opened, parse_now
 from loopline.cli.output import err, out, print_json, print_table, styled
 from loopline.cli.parked import parked_counts
 from loopline.domain import ids
-from loopline.domain.timeutil import format_time, parse_time
+from loopline.domain.timeutil import format_time
 from loopline.processors.messages import Message
 from loopline.processors.parked import short_id
 from loopline.processors.rejects import record_rejected_inputs
@@ -37,7 +38,25 @@ app.add_typer(projections.app, name="projections")
 app.add_typer(parked.app, name="parked")
 app.command("demo")(demo_module.demo)
 
-Json = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
+Json = Annotated[bool, flag("--json", "Print JSON instead of text.")]
+debugging = False
+"""Set by --debug (or LOOPLINE_DEBUG=1): main() then lets a failure's traceback through."""
+
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        out.print(f"loopline {version('loopline')}", highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def options(
+    debug: Annotated[bool, flag("--debug", "Show the full traceback of a failure instead of one line.", envvar="LOOPLINE_DEBUG")] = False,
+    version_: Annotated[bool, flag("--version", "Print the version and exit.", callback=_print_version, is_eager=True)] = False,
+) -> None:
+    """Loopline: an event-sourced follow-through engine for AI agents."""
+    global debugging
+    debugging = debug
 
 
 @app.command()
@@ -120,14 +139,11 @@ def split_lines(data: bytes) -> list[bytes]:
 
 @app.command()
 def tick(
-    now: Annotated[str, typer.Option("--now", help="RFC 3339 time to run the scheduler as of.")],
+    now: Annotated[str, typer.Option("--now", help="Time to run the scheduler as of: an RFC 3339 time with a zone, or now.")],
     json_: Json = False,
 ) -> None:
     """Run the scheduler as of --now: passed deadlines, task expiry, due proactive runs. Idempotent."""
-    try:
-        moment = parse_time(now)
-    except ValueError:
-        fail(f"--now {now!r} is not an RFC 3339 time such as 2026-03-16T10:00:00Z")
+    moment = parse_now(now)
     with opened() as system, Progress(console=err, transient=True) as progress:
         bar = progress.add_task("scanning", total=None)
         report = system.tick(moment, progress=lambda done, total: progress.update(bar, completed=done, total=total))
@@ -166,8 +182,8 @@ def audit(
 def run(
     interval: Annotated[float, typer.Option(help="Seconds between polls.")] = 1.0,
     tick_every: Annotated[float, typer.Option(help="Seconds between scheduler ticks at wall-clock time; 0 leaves time to `loopline tick --now`.")] = 60.0,
-    once: Annotated[bool, typer.Option("--once", help="Embedded only: drain and tick once, then exit.")] = False,
-    console: Annotated[bool, typer.Option("--console", help="Also print every message delivered.")] = False,
+    once: Annotated[bool, flag("--once", "Embedded only: drain and tick once, then exit.")] = False,
+    console: Annotated[bool, flag("--console", "Also print every message delivered.")] = False,
 ) -> None:
     """Run the processors continuously. With LOOPLINE_KAFKA set, run as one of any number of workers."""
     from loopline.cli.worker import print_delivered, run_scale
@@ -225,4 +241,13 @@ def status(json_: Json = False) -> None:
 
 
 def main() -> None:
-    app()
+    """Runs the command; a failure that is not a bug (bad settings, a server that does not answer)
+    ends as one line and its exit code, unless --debug asks for the traceback."""
+    try:
+        app()
+    except Exception as error:
+        failure = explain(error)
+        if failure is None or debugging:
+            raise
+        err.print(styled("error:", "red", f" {failure.message}"), highlight=False, soft_wrap=True)
+        sys.exit(failure.code)
