@@ -5,7 +5,8 @@ instead of after each client's own retries."""
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
+import struct
+from collections.abc import Callable, Iterator
 
 from loopline.adapters.config import Settings
 
@@ -15,19 +16,25 @@ class DependencyUnavailable(Exception):
 
 
 def check_reachable(settings: Settings) -> None:
+    databases: dict[str, list[str]] = {}  # the same database is checked once, naming every setting that names it
     for setting, url in (("LOOPLINE_EVENT_STORE", settings.event_store), ("LOOPLINE_READ_MODEL", settings.read_model)):
         if url.startswith(("postgresql://", "postgres://")):
-            _check("PostgreSQL", setting, list(_postgres_addresses(url)), settings.connect_timeout)
+            databases.setdefault(url, []).append(setting)
+    for url, names in databases.items():
+        _check("PostgreSQL", " and ".join(names), list(_postgres_addresses(url)), settings.connect_timeout,
+               _postgres_answers)
     if settings.kafka:
         _check("Kafka", "LOOPLINE_KAFKA", list(_kafka_addresses(settings.kafka)), settings.connect_timeout)
 
 
-def _check(server: str, setting: str, addresses: list[str], timeout: float) -> None:
-    """Passes if any of the addresses accepts a connection within the timeout (clients try them all)."""
+def _check(server: str, setting: str, addresses: list[str], timeout: float,
+           answers: Callable[[socket.socket], None] = lambda _: None) -> None:
+    """Passes if any of the addresses accepts a connection, and `answers`, within the timeout (clients try them all)."""
     errors = []
     for address in addresses:
         try:
-            _connect(address, timeout)
+            with _connect(address, timeout) as sock:
+                answers(sock)
             return
         except TimeoutError:
             errors.append(f"{address}: no answer within {timeout:g} s (LOOPLINE_CONNECT_TIMEOUT)")
@@ -38,14 +45,26 @@ def _check(server: str, setting: str, addresses: list[str], timeout: float) -> N
     )
 
 
-def _connect(address: str, timeout: float) -> None:
+def _connect(address: str, timeout: float) -> socket.socket:
     if address.startswith("/"):  # a PostgreSQL Unix socket
-        with socket.socket(socket.AF_UNIX) as sock:
-            sock.settimeout(timeout)
+        sock = socket.socket(socket.AF_UNIX)
+        sock.settimeout(timeout)
+        try:
             sock.connect(address)
-        return
+        except OSError:
+            sock.close()
+            raise
+        return sock
     host, _, port = address.rpartition(":")
-    socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    return socket.create_connection((host.strip("[]"), int(port)), timeout=timeout)
+
+
+def _postgres_answers(sock: socket.socket) -> None:
+    """A PostgreSQL server answers an SSLRequest with one byte, S or N, before any authentication:
+    a listener that is not one (or a server that hangs) is caught here within the same timeout."""
+    sock.sendall(struct.pack("!ii", 8, 80877103))
+    if sock.recv(1) not in (b"S", b"N"):
+        raise OSError(0, "answered, but not as PostgreSQL does")
 
 
 def _postgres_addresses(url: str) -> Iterator[str]:

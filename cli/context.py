@@ -100,12 +100,18 @@ def _is_postgres_unavailable(error: BaseException) -> bool:
 
 
 def _is_kafka_unavailable(error: BaseException) -> bool:
+    """kafka-python's (publish, status, topics) or aiokafka's (workers) failure to reach a broker."""
+    unavailable: tuple[type[BaseException], ...] = ()
     try:
         from kafka import errors
+
+        unavailable += (errors.KafkaTimeoutError, errors.KafkaConnectionError)
+        from aiokafka import errors as aio_errors
+
+        unavailable += (aio_errors.KafkaConnectionError, aio_errors.NoBrokersAvailable)
     except ImportError:
-        return False
-    unavailable = (errors.NoBrokersAvailable, errors.KafkaTimeoutError, errors.KafkaConnectionError)
-    return any(isinstance(cause, unavailable) for cause in _chain(error))
+        pass
+    return bool(unavailable) and any(isinstance(cause, unavailable) for cause in _chain(error))
 
 
 def _chain(error: BaseException) -> Iterator[BaseException]:

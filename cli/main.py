@@ -8,7 +8,7 @@ import threading
 import time
 from importlib.metadata import version
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.progress import Progress
@@ -73,13 +73,16 @@ def publish(
         data = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
     except OSError as error:
         fail(f"cannot read {file}: {error.strerror}; give a JSONL file path or - for standard input")
+    data = readable_text(data, file)
     valid: list[Message] = []
+    valid_lines: list[int] = []
     invalid: list[tuple[int, bytes, str]] = []
     for number, line in enumerate(split_lines(data), start=1):
         if not line.strip():
             continue
         try:
             valid.append(parse_message(line))
+            valid_lines.append(number)
         except InvalidMessage as error:
             invalid.append((number, line, str(error)))
     with opened() as system, system.leader.writing():
@@ -93,13 +96,31 @@ def publish(
             bar = progress.add_task("processing", total=appended.appended)
             report = system.drain(progress=lambda n: progress.advance(bar, n))
         scale = system.is_scale
+    line_of: dict[tuple[str, str], int] = {}
+    for message, number in zip(valid, valid_lines):
+        line_of.setdefault((message.tenant, message.ref), number)  # the first of repeated ids is the one applied
     rejected = [{"line": number, "reason": reason} for number, _, reason in invalid] + [
-        {"id": o.step.message.ref, "tenant": o.step.message.tenant, "type": o.step.message.type, "reason": o.detail}
+        {"line": line_of.get((o.step.message.tenant, o.step.message.ref)), "id": o.step.message.ref,
+         "tenant": o.step.message.tenant, "type": o.step.message.type, "reason": o.detail}
         for o in report.rejected
     ]
+    warnings = [
+        {"line": valid_lines[i], "id": valid[i].ref, "tenant": valid[i].tenant,
+         "warning": "its id was received before with different content; the first one stands and this one was ignored"}
+        for i in appended.changed_repeats
+    ] + [
+        {"line": line_of.get((o.step.message.tenant, o.step.message.ref)), "id": o.step.message.ref,
+         "tenant": o.step.message.tenant, "warning": o.warning}
+        for o in report.outcomes if o.warning
+    ]
     for reject in rejected:
-        where = f"line {reject['line']}" if "line" in reject else f"message {reject['id']} ({reject['type']})"
-        err.print(styled("rejected", "red", f" {source} {where}: {reject['reason']}"), highlight=False)
+        err.print(styled("rejected", "red", f" {source} {_where(reject)}: {reject['reason']}"), highlight=False, soft_wrap=True)
+    for warning in warnings:
+        err.print(styled("warning", "yellow", f" {source} {_where(warning)}: {warning['warning']}"), highlight=False,
+                  soft_wrap=True)
+    hint = format_hint(invalid)
+    if hint:
+        err.print(styled("hint:", "bold", f" {hint}"), highlight=False, soft_wrap=True)
     for outcome in report.parked:  # its handler kept failing: set aside, the rest went on
         parked_id = short_id(ids.parked_message_id(outcome.step.message_id))
         err.print(styled("parked", "yellow", f" message {outcome.step.message.ref} as {parked_id}: "
@@ -109,6 +130,7 @@ def publish(
         "duplicates_ignored": appended.duplicates,
         "processed": len(report.outcomes),
         "rejected": rejected,
+        "warnings": warnings,
         "parked": len(report.parked),
         "notifications_delivered": report.delivered,
         "counts": {"accepted": appended.appended - len(report.rejected), "duplicates": appended.duplicates, "rejected": len(rejected)},
@@ -126,6 +148,36 @@ def publish(
         raise typer.Exit(NOTHING_ACCEPTED)
     if rejected:
         raise typer.Exit(REJECTED)
+
+
+def _where(item: dict[str, Any]) -> str:
+    """`line 3`, `line 3, message m-1 (task.create)`, or, for a message of an earlier publish, `message m-1`."""
+    if "id" not in item:
+        return f"line {item['line']}"
+    message = f"message {item['id']}" + (f" ({item['type']})" if "type" in item else "")
+    return f"line {item['line']}, {message}" if item["line"] is not None else message
+
+
+UTF_BOMS = {b"\xff\xfe\x00\x00": "UTF-32", b"\x00\x00\xfe\xff": "UTF-32", b"\xff\xfe": "UTF-16", b"\xfe\xff": "UTF-16"}
+
+
+def readable_text(data: bytes, file: str) -> bytes:
+    """The input without a UTF-8 byte-order mark (editors add one); a file marked as UTF-16 or UTF-32
+    is refused as a whole, since every line of it would be rejected for the same reason."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        return data[3:]
+    for mark, encoding in UTF_BOMS.items():
+        if data.startswith(mark):
+            fail(f"{file} is {encoding} text: publish reads UTF-8; convert it, e.g. iconv -f {encoding} -t UTF-8 {file}")
+    return data
+
+
+def format_hint(invalid: list[tuple[int, bytes, str]]) -> str | None:
+    """One hint for a pretty-printed JSON file, whose lines are rejected one by one as fragments."""
+    if any(line.strip() in (b"{", b"[") for _, line, _ in invalid):
+        return ("the input looks like pretty-printed JSON; publish takes one JSON object per line (JSONL), "
+                "e.g. from `jq -c . FILE`")
+    return None
 
 
 def split_lines(data: bytes) -> list[bytes]:
