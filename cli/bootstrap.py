@@ -195,7 +195,10 @@ def build(settings: Settings | None = None) -> System:
     settings = settings or Settings.load()
     faults.configure(os.environ.get("LOOPLINE_TEST_FAULTS", ""))  # test-only: see processors/faults.py
     check_reachable(settings)
-    settings.home.mkdir(parents=True, exist_ok=True)
+    try:
+        settings.home.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise InvalidSetting(f"LOOPLINE_HOME={str(settings.home)!r} cannot be created: {error.strerror}") from None
     leader = leader_for(settings.event_store, settings.home)
     channels = channels_for(settings)
     with leader.creating_schema():

@@ -137,6 +137,11 @@ def test_a_bad_loopline_toml_is_one_line_and_exit_2(tmp_path: Path, content: byt
     assert_one_failure(loopline(tmp_path / "home", "tasks", "list", cwd=workdir), 2, *words)
 
 
+def test_a_home_that_cannot_be_created_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("")
+    assert_one_failure(loopline(tmp_path / "a-file" / "home", "tasks", "list"), 2, "LOOPLINE_HOME=", "cannot be created")
+
+
 def test_a_utf16_file_is_refused_as_a_whole_in_one_line(cli_embedded: Cli, tmp_path: Path) -> None:
     path = tmp_path / "messages.jsonl"
     line = json.dumps(command("m1", "task.create", "2026-03-13T10:00:00Z", task_id="t", title="T")) + "\n"
