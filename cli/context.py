@@ -28,7 +28,7 @@ NOTHING_ACCEPTED = 4
 
 @contextmanager
 def opened() -> Iterator[System]:
-    """The system as configured; says so on standard error when this creates a new embedded home."""
+    """The system as configured; says so on standard error when this creates a new home."""
     settings = Settings.load()
     is_new_home = not settings.home.exists()
     system = build(settings)
