@@ -7,6 +7,13 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+KEYS = (
+    "LOOPLINE_HOME", "LOOPLINE_EVENT_STORE", "LOOPLINE_READ_MODEL", "LOOPLINE_KAFKA", "LOOPLINE_KAFKA_TOPIC_PREFIX",
+    "LOOPLINE_KAFKA_PARTITIONS", "LOOPLINE_SQLITE_CACHE_MIB", "LOOPLINE_SMTP_URL", "LOOPLINE_EMAIL_FROM",
+    "LOOPLINE_WEBHOOK_URL", "LOOPLINE_WEBHOOK_SECRET", "LOOPLINE_LEADER_STALL_TIMEOUT", "LOOPLINE_CONNECT_TIMEOUT",
+)
+"""The keys a loopline.toml may set (the README's configuration table)."""
+
 
 class InvalidSetting(ValueError):
     """A configuration value cannot be used; the text names the setting and the expected form."""
@@ -25,12 +32,11 @@ class Settings:
     webhook_url: str | None
     webhook_secret: str | None
     leader_stall_timeout: float = 180.0
+    connect_timeout: float = 5.0
 
     @classmethod
     def load(cls, environ: dict[str, str] | None = None, config_file: Path = Path("loopline.toml")) -> Settings:
-        values: dict[str, str] = {}
-        if config_file.exists():
-            values.update({k: str(v) for k, v in tomllib.loads(config_file.read_text()).items()})
+        values: dict[str, str] = read_config_file(config_file) if config_file.exists() else {}
         values.update(os.environ if environ is None else environ)
         home = Path(values.get("LOOPLINE_HOME") or ".loopline")
         return cls(
@@ -39,13 +45,36 @@ class Settings:
             read_model=values.get("LOOPLINE_READ_MODEL") or f"sqlite:///{home / 'views.db'}",
             kafka=values.get("LOOPLINE_KAFKA") or None,
             kafka_topic_prefix=values.get("LOOPLINE_KAFKA_TOPIC_PREFIX") or "",
-            kafka_partitions=int(values.get("LOOPLINE_KAFKA_PARTITIONS") or 6),
+            kafka_partitions=_partitions(values),
             smtp_url=values.get("LOOPLINE_SMTP_URL") or None,
             email_from=values.get("LOOPLINE_EMAIL_FROM") or "loopline@localhost",
             webhook_url=values.get("LOOPLINE_WEBHOOK_URL") or None,
             webhook_secret=values.get("LOOPLINE_WEBHOOK_SECRET") or None,
             leader_stall_timeout=_seconds(values, "LOOPLINE_LEADER_STALL_TIMEOUT", 180.0),
+            connect_timeout=_seconds(values, "LOOPLINE_CONNECT_TIMEOUT", 5.0),
         )
+
+
+def read_config_file(path: Path) -> dict[str, str]:
+    """The keys of a loopline.toml; an unknown key is refused rather than ignored, since it is most
+    often a misspelt one whose value would silently not apply."""
+    try:
+        table = tomllib.loads(path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise InvalidSetting(f"{path} is not UTF-8 (byte {error.start}): save it as UTF-8") from None
+    except tomllib.TOMLDecodeError as error:
+        raise InvalidSetting(f"{path} is not valid TOML: {error}; write keys as LOOPLINE_HOME = \"...\"") from None
+    unknown = sorted(set(table) - set(KEYS))
+    if unknown:
+        raise InvalidSetting(f"{path}: unknown key {', '.join(unknown)}; the keys are {', '.join(KEYS)}")
+    return {key: str(value) for key, value in table.items()}
+
+
+def _partitions(values: dict[str, str]) -> int:
+    text = values.get("LOOPLINE_KAFKA_PARTITIONS") or "6"
+    if not text.isdigit() or int(text) < 1:
+        raise InvalidSetting(f"LOOPLINE_KAFKA_PARTITIONS={text!r} is not a positive whole number")
+    return int(text)
 
 
 def _seconds(values: dict[str, str], key: str, default: float) -> float:

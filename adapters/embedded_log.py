@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from eventsourcing.persistence import IntegrityError
 
@@ -19,6 +19,9 @@ CHUNK = 500
 class AppendReport:
     appended: int = 0
     duplicates: int = 0
+    changed_repeats: list[int] = field(default_factory=list)
+    """Positions (in the order given) of repeats whose content differs from the message first received
+    with their id: ignored like every repeat, but likely a mistake the sender should hear of."""
 
 
 class EmbeddedLog:
@@ -28,9 +31,9 @@ class EmbeddedLog:
     def append(self, messages: Iterable[Message], source: str) -> AppendReport:
         """Appends messages in chunks; a (tenant, id) seen before is acknowledged and ignored."""
         report = AppendReport()
-        chunk: list[Message] = []
-        for message in messages:
-            chunk.append(message)
+        chunk: list[tuple[int, Message]] = []
+        for position, message in enumerate(messages):
+            chunk.append((position, message))
             if len(chunk) == CHUNK:
                 self._append_chunk(chunk, source, report)
                 chunk = []
@@ -38,13 +41,17 @@ class EmbeddedLog:
             self._append_chunk(chunk, source, report)
         return report
 
-    def _append_chunk(self, chunk: list[Message], source: str, report: AppendReport) -> None:
+    def _append_chunk(self, chunk: list[tuple[int, Message]], source: str, report: AppendReport) -> None:
         uow = UnitOfWork(self.app)
         appended = duplicates = 0
-        for message in chunk:
+        changed: list[int] = []
+        for position, message in chunk:
             message_id = ids.message_id(message.tenant, message.ref)
-            if uow.get(message_id, InboundMessage) is not None:  # stored, or earlier in this chunk
+            first = uow.get(message_id, InboundMessage)  # stored, or earlier in this chunk
+            if first is not None:
                 duplicates += 1
+                if not _same_content(first, message):
+                    changed.append(position)
                 continue
             uow.add(
                 InboundMessage.receive(
@@ -59,8 +66,13 @@ class EmbeddedLog:
             if len(chunk) == 1:
                 report.duplicates += 1
                 return
-            for message in chunk:
-                self._append_chunk([message], source, report)
+            for item in chunk:
+                self._append_chunk([item], source, report)
             return
         report.appended += appended
         report.duplicates += duplicates
+        report.changed_repeats += changed
+
+
+def _same_content(first: InboundMessage, repeat: Message) -> bool:
+    return (first.kind, first.type, first.data, first.created_on) == (repeat.kind, repeat.type, repeat.data, repeat.at)

@@ -39,13 +39,16 @@ class Topics:
         return [*inputs, self.events, *map(self.dlq, inputs)]
 
 
-def ensure_topics(bootstrap: str, topics: Topics, partitions: int) -> None:
-    """Creates Loopline's topics if they are missing; existing topics are left as they are."""
+def ensure_topics(bootstrap: str, topics: Topics, partitions: int, timeout: float) -> None:
+    """Creates Loopline's topics if they are missing; existing topics are left as they are. Finding
+    the cluster waits at most `timeout` seconds (kafka-python's own default is 30)."""
     from kafka import KafkaAdminClient
     from kafka.admin import NewTopic
     from kafka.errors import TopicAlreadyExistsError
 
-    admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="loopline-admin")
+    admin = KafkaAdminClient(
+        bootstrap_servers=bootstrap, client_id="loopline-admin", bootstrap_timeout_ms=int(timeout * 1000)
+    )
     try:
         existing = set(admin.list_topics())
         missing = [NewTopic(name, partitions, 1) for name in topics.all() if name not in existing]
@@ -72,9 +75,11 @@ def producer(bootstrap: str, **config: Any) -> Any:
 class KafkaPublisher:
     """Appends validated messages to their topic, keyed by tenant so each tenant keeps its order."""
 
-    def __init__(self, bootstrap: str, topics: Topics) -> None:
+    def __init__(self, bootstrap: str, topics: Topics, timeout: float) -> None:
         self.topics = topics
-        self._producer = producer(bootstrap)
+        # A command line waits `timeout` seconds for the cluster, not kafka-python's 30 s and 60 s.
+        wait_ms = int(timeout * 1000)
+        self._producer = producer(bootstrap, bootstrap_timeout_ms=wait_ms, max_block_ms=wait_ms)
 
     def append(self, messages: Iterable[Message], source: str) -> AppendReport:
         """Duplicates are not known here: the workers acknowledge and ignore a repeated id."""
@@ -92,11 +97,14 @@ class KafkaPublisher:
         self._producer.close()
 
 
-def end_offsets(bootstrap: str, topic_names: list[str]) -> dict[tuple[str, int], int]:
-    """The offset after the last message of every partition of the given topics."""
+def end_offsets(bootstrap: str, topic_names: list[str], timeout: float) -> dict[tuple[str, int], int]:
+    """The offset after the last message of every partition of the given topics, waiting at most
+    about `timeout` seconds for each step."""
     from kafka import KafkaConsumer, TopicPartition
 
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, client_id="loopline-status")
+    wait_ms = int(timeout * 1000)
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, client_id="loopline-status", bootstrap_timeout_ms=wait_ms,
+                             request_timeout_ms=max(wait_ms, 1000))
     try:
         partitions = [
             TopicPartition(topic, partition)

@@ -51,7 +51,7 @@ def _id(value: Any) -> str:
     return value
 
 
-def _timestamp(value: Any) -> datetime:
+def parse_timestamp(value: Any) -> datetime:
     """An RFC 3339 string with a time zone, in the accepted years once in UTC; never an epoch number."""
     if not isinstance(value, str) or not _RFC3339.fullmatch(value):
         raise ValueError("must be an RFC 3339 time with a time zone, such as 2026-03-13T10:00:00Z")
@@ -92,7 +92,7 @@ def _is_text(value: Any) -> bool:
 
 
 Id = Annotated[str, BeforeValidator(_id)]
-Timestamp = Annotated[datetime, BeforeValidator(_timestamp)]
+Timestamp = Annotated[datetime, BeforeValidator(parse_timestamp)]
 Text = Annotated[str, AfterValidator(_not_blank)]
 ShortText = Annotated[str, Field(max_length=limits.MAX_SHORT_TEXT_CHARS), AfterValidator(_not_blank)]
 Watch = Annotated[dict[str, Any], BeforeValidator(_watch)]

@@ -21,6 +21,7 @@ from loopline.adapters.drafting import TemplateDrafter
 from loopline.adapters.embedded_log import AppendReport, EmbeddedLog
 from loopline.adapters.event_store import event_store_env
 from loopline.adapters.leader import PostgresLeader, SoleLeader, leader_for
+from loopline.adapters.reachability import check_reachable
 from loopline.adapters.read_model import read_model_engine
 from loopline.adapters.smtp import SmtpChannel, SmtpServer
 from loopline.adapters.webhook import WebhookChannel
@@ -122,7 +123,7 @@ class System:
         topics = Topics(self.settings.kafka_topic_prefix)
         positions = PartitionPositions(self.app)
         rows = []
-        for (topic, partition), end in sorted(end_offsets(self.settings.kafka, [topics.commands, topics.signals]).items()):
+        for (topic, partition), end in sorted(end_offsets(self.settings.kafka, [topics.commands, topics.signals], self.settings.connect_timeout).items()):
             processed = self.app.position(positions.name(topic, partition))
             rows.append({"source": f"{topic}[{partition}]", "end": end, "processed": processed, "lag": max(end - processed, 0)})
         return rows
@@ -193,7 +194,11 @@ def _drain_reports(reports: Any, progress: Callable[[int], None] | None, timeout
 def build(settings: Settings | None = None) -> System:
     settings = settings or Settings.load()
     faults.configure(os.environ.get("LOOPLINE_TEST_FAULTS", ""))  # test-only: see processors/faults.py
-    settings.home.mkdir(parents=True, exist_ok=True)
+    check_reachable(settings)
+    try:
+        settings.home.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise InvalidSetting(f"LOOPLINE_HOME={str(settings.home)!r} cannot be created: {error.strerror}") from None
     leader = leader_for(settings.event_store, settings.home)
     channels = channels_for(settings)
     with leader.creating_schema():
@@ -218,8 +223,8 @@ def build(settings: Settings | None = None) -> System:
         from loopline.adapters.kafka_relay import OutboxRelay
 
         topics = Topics(settings.kafka_topic_prefix)
-        ensure_topics(settings.kafka, topics, settings.kafka_partitions)
-        system.log = KafkaPublisher(settings.kafka, topics)
+        ensure_topics(settings.kafka, topics, settings.kafka_partitions, settings.connect_timeout)
+        system.log = KafkaPublisher(settings.kafka, topics, settings.connect_timeout)
         system.router = None
         system.relay = OutboxRelay(app, settings.kafka, topics)
     return system

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from loopline.cli.context import opened
+from loopline.cli.context import flag, opened
 from loopline.cli.output import print_json, print_table
 from loopline.projections.open_loops import list_loops
 
@@ -15,8 +15,8 @@ app = typer.Typer(help="Open loops: what Loopline is waiting for.", no_args_is_h
 
 @app.command("list")
 def list_(
-    open_: Annotated[bool, typer.Option("--open", help="Only unresolved loops.")] = False,
-    json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    open_: Annotated[bool, flag("--open", "Only unresolved loops.")] = False,
+    json_: Annotated[bool, flag("--json", "Print JSON instead of a table.")] = False,
     tenant: Annotated[str | None, typer.Option("--tenant", help="Only this tenant.")] = None,
 ) -> None:
     """List open loops with their deadline and resolution."""

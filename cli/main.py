@@ -6,8 +6,9 @@ import signal
 import sys
 import threading
 import time
+from importlib.metadata import version
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.progress import Progress
@@ -18,11 +19,11 @@ from loopline.adapters.limits import MAX_LINE_BYTES
 from loopline.adapters.messages import InvalidMessage, parse_message
 from loopline.cli import demo as demo_module
 from loopline.cli import loops, parked, projections, tasks
-from loopline.cli.context import NOTHING_ACCEPTED, REJECTED, fail, opened
+from loopline.cli.context import NOTHING_ACCEPTED, REJECTED, explain, fail, flag, opened, parse_now
 from loopline.cli.output import err, out, print_json, print_table, styled
 from loopline.cli.parked import parked_counts
 from loopline.domain import ids
-from loopline.domain.timeutil import format_time, parse_time
+from loopline.domain.timeutil import format_time
 from loopline.processors.messages import Message
 from loopline.processors.parked import short_id
 from loopline.processors.rejects import record_rejected_inputs
@@ -37,7 +38,25 @@ app.add_typer(projections.app, name="projections")
 app.add_typer(parked.app, name="parked")
 app.command("demo")(demo_module.demo)
 
-Json = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
+Json = Annotated[bool, flag("--json", "Print JSON instead of text.")]
+debugging = False
+"""Set by --debug (or LOOPLINE_DEBUG=1): main() then lets a failure's traceback through."""
+
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        out.print(f"loopline {version('loopline')}", highlight=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def options(
+    debug: Annotated[bool, flag("--debug", "Show the full traceback of a failure instead of one line.", envvar="LOOPLINE_DEBUG")] = False,
+    version_: Annotated[bool, flag("--version", "Print the version and exit.", callback=_print_version, is_eager=True)] = False,
+) -> None:
+    """Loopline: an event-sourced follow-through engine for AI agents."""
+    global debugging
+    debugging = debug
 
 
 @app.command()
@@ -54,13 +73,16 @@ def publish(
         data = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
     except OSError as error:
         fail(f"cannot read {file}: {error.strerror}; give a JSONL file path or - for standard input")
+    data = readable_text(data, file)
     valid: list[Message] = []
+    valid_lines: list[int] = []
     invalid: list[tuple[int, bytes, str]] = []
     for number, line in enumerate(split_lines(data), start=1):
         if not line.strip():
             continue
         try:
             valid.append(parse_message(line))
+            valid_lines.append(number)
         except InvalidMessage as error:
             invalid.append((number, line, str(error)))
     with opened() as system, system.leader.writing():
@@ -74,13 +96,31 @@ def publish(
             bar = progress.add_task("processing", total=appended.appended)
             report = system.drain(progress=lambda n: progress.advance(bar, n))
         scale = system.is_scale
+    line_of: dict[tuple[str, str], int] = {}
+    for message, number in zip(valid, valid_lines):
+        line_of.setdefault((message.tenant, message.ref), number)  # the first of repeated ids is the one applied
     rejected = [{"line": number, "reason": reason} for number, _, reason in invalid] + [
-        {"id": o.step.message.ref, "tenant": o.step.message.tenant, "type": o.step.message.type, "reason": o.detail}
+        {"line": line_of.get((o.step.message.tenant, o.step.message.ref)), "id": o.step.message.ref,
+         "tenant": o.step.message.tenant, "type": o.step.message.type, "reason": o.detail}
         for o in report.rejected
     ]
+    warnings = [
+        {"line": valid_lines[i], "id": valid[i].ref, "tenant": valid[i].tenant,
+         "warning": "its id was received before with different content; the first one stands and this one was ignored"}
+        for i in appended.changed_repeats
+    ] + [
+        {"line": line_of.get((o.step.message.tenant, o.step.message.ref)), "id": o.step.message.ref,
+         "tenant": o.step.message.tenant, "warning": o.warning}
+        for o in report.outcomes if o.warning
+    ]
     for reject in rejected:
-        where = f"line {reject['line']}" if "line" in reject else f"message {reject['id']} ({reject['type']})"
-        err.print(styled("rejected", "red", f" {source} {where}: {reject['reason']}"), highlight=False)
+        err.print(styled("rejected", "red", f" {source} {_where(reject)}: {reject['reason']}"), highlight=False, soft_wrap=True)
+    for warning in warnings:
+        err.print(styled("warning", "yellow", f" {source} {_where(warning)}: {warning['warning']}"), highlight=False,
+                  soft_wrap=True)
+    hint = format_hint(invalid)
+    if hint:
+        err.print(styled("hint:", "bold", f" {hint}"), highlight=False, soft_wrap=True)
     for outcome in report.parked:  # its handler kept failing: set aside, the rest went on
         parked_id = short_id(ids.parked_message_id(outcome.step.message_id))
         err.print(styled("parked", "yellow", f" message {outcome.step.message.ref} as {parked_id}: "
@@ -90,6 +130,7 @@ def publish(
         "duplicates_ignored": appended.duplicates,
         "processed": len(report.outcomes),
         "rejected": rejected,
+        "warnings": warnings,
         "parked": len(report.parked),
         "notifications_delivered": report.delivered,
         "counts": {"accepted": appended.appended - len(report.rejected), "duplicates": appended.duplicates, "rejected": len(rejected)},
@@ -109,6 +150,36 @@ def publish(
         raise typer.Exit(REJECTED)
 
 
+def _where(item: dict[str, Any]) -> str:
+    """`line 3`, `line 3, message m-1 (task.create)`, or, for a message of an earlier publish, `message m-1`."""
+    if "id" not in item:
+        return f"line {item['line']}"
+    message = f"message {item['id']}" + (f" ({item['type']})" if "type" in item else "")
+    return f"line {item['line']}, {message}" if item["line"] is not None else message
+
+
+UTF_BOMS = {b"\xff\xfe\x00\x00": "UTF-32", b"\x00\x00\xfe\xff": "UTF-32", b"\xff\xfe": "UTF-16", b"\xfe\xff": "UTF-16"}
+
+
+def readable_text(data: bytes, file: str) -> bytes:
+    """The input without a UTF-8 byte-order mark (editors add one); a file marked as UTF-16 or UTF-32
+    is refused as a whole, since every line of it would be rejected for the same reason."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        return data[3:]
+    for mark, encoding in UTF_BOMS.items():
+        if data.startswith(mark):
+            fail(f"{file} is {encoding} text: publish reads UTF-8; convert it, e.g. iconv -f {encoding} -t UTF-8 {file}")
+    return data
+
+
+def format_hint(invalid: list[tuple[int, bytes, str]]) -> str | None:
+    """One hint for a pretty-printed JSON file, whose lines are rejected one by one as fragments."""
+    if any(line.strip() in (b"{", b"[") for _, line, _ in invalid):
+        return ("the input looks like pretty-printed JSON; publish takes one JSON object per line (JSONL), "
+                "e.g. from `jq -c . FILE`")
+    return None
+
+
 def split_lines(data: bytes) -> list[bytes]:
     """Lines end at `\\n` only (U+2028, U+0085 or a lone `\\r` inside a line are its content); a line's
     trailing `\\r` (CRLF files) is dropped, so line numbers are what an editor shows."""
@@ -120,14 +191,11 @@ def split_lines(data: bytes) -> list[bytes]:
 
 @app.command()
 def tick(
-    now: Annotated[str, typer.Option("--now", help="RFC 3339 time to run the scheduler as of.")],
+    now: Annotated[str, typer.Option("--now", help="Time to run the scheduler as of: an RFC 3339 time with a zone, or now.")],
     json_: Json = False,
 ) -> None:
     """Run the scheduler as of --now: passed deadlines, task expiry, due proactive runs. Idempotent."""
-    try:
-        moment = parse_time(now)
-    except ValueError:
-        fail(f"--now {now!r} is not an RFC 3339 time such as 2026-03-16T10:00:00Z")
+    moment = parse_now(now)
     with opened() as system, Progress(console=err, transient=True) as progress:
         bar = progress.add_task("scanning", total=None)
         report = system.tick(moment, progress=lambda done, total: progress.update(bar, completed=done, total=total))
@@ -166,8 +234,8 @@ def audit(
 def run(
     interval: Annotated[float, typer.Option(help="Seconds between polls.")] = 1.0,
     tick_every: Annotated[float, typer.Option(help="Seconds between scheduler ticks at wall-clock time; 0 leaves time to `loopline tick --now`.")] = 60.0,
-    once: Annotated[bool, typer.Option("--once", help="Embedded only: drain and tick once, then exit.")] = False,
-    console: Annotated[bool, typer.Option("--console", help="Also print every message delivered.")] = False,
+    once: Annotated[bool, flag("--once", "Embedded only: drain and tick once, then exit.")] = False,
+    console: Annotated[bool, flag("--console", "Also print every message delivered.")] = False,
 ) -> None:
     """Run the processors continuously. With LOOPLINE_KAFKA set, run as one of any number of workers."""
     from loopline.cli.worker import print_delivered, run_scale
@@ -225,4 +293,13 @@ def status(json_: Json = False) -> None:
 
 
 def main() -> None:
-    app()
+    """Runs the command; a failure that is not a bug (bad settings, a server that does not answer)
+    ends as one line and its exit code, unless --debug asks for the traceback."""
+    try:
+        app()
+    except Exception as error:
+        failure = explain(error)
+        if failure is None or debugging:
+            raise
+        err.print(styled("error:", "red", f" {failure.message}"), highlight=False, soft_wrap=True)
+        sys.exit(failure.code)

@@ -10,7 +10,7 @@ import typer
 
 from loopline.adapters.clock import SystemClock
 from loopline.cli.bootstrap import System
-from loopline.cli.context import REJECTED, fail, opened
+from loopline.cli.context import REJECTED, fail, flag, opened
 from loopline.cli.output import out, print_json, print_table
 from loopline.domain.parked import PARKED, ParkedMessageClosed
 from loopline.processors import parked as parked_messages
@@ -19,7 +19,7 @@ from loopline.projections.runner import ParkedEventClosed
 
 app = typer.Typer(help="Parked messages, read-model events and deliveries: see, retry, drop.", no_args_is_help=True)
 
-Json = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+Json = Annotated[bool, flag("--json", "Print JSON instead of a table.")]
 Id = Annotated[str, typer.Argument(help="The id `loopline parked list` shows (m-…, p-…, d-…).")]
 By = Annotated[str, typer.Option("--by", help="Who acts, recorded with the retry or drop (default: your user name).")]
 
@@ -72,7 +72,7 @@ def everything_parked(system: System, *, include_closed: bool = False) -> list[d
 @app.command("list")
 def list_(
     json_: Json = False,
-    all_: Annotated[bool, typer.Option("--all", help="Also those already retried or dropped (messages, read-model events).")] = False,
+    all_: Annotated[bool, flag("--all", "Also those already retried or dropped (messages, read-model events).")] = False,
 ) -> None:
     """Everything parked: the id to act on, what it is, whose, where it came from and the error."""
     with opened() as system:

@@ -7,14 +7,14 @@ from typing import Annotated
 import typer
 from rich.progress import Progress
 
-from loopline.cli.context import fail, opened
+from loopline.cli.context import fail, flag, opened
 from loopline.cli.output import err, out, print_json, print_table
 
 app = typer.Typer(help="Read models: positions, lag, rebuild.", no_args_is_help=True)
 
 
 @app.command("status")
-def status(json_: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False) -> None:
+def status(json_: Annotated[bool, flag("--json", "Print JSON instead of a table.")] = False) -> None:
     """Each read model's position in the event log and how far it lags."""
     with opened() as system:
         rows = [{"name": s.name, "position": s.position, "head": s.head, "lag": s.lag} for s in system.projections.status()]
@@ -27,7 +27,7 @@ def status(json_: Annotated[bool, typer.Option("--json", help="Print JSON instea
 @app.command("rebuild")
 def rebuild(
     names: Annotated[list[str] | None, typer.Argument(help="Read models to rebuild (default: all).")] = None,
-    json_: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    json_: Annotated[bool, flag("--json", "Print JSON.")] = False,
 ) -> None:
     """Drop read models and project them again from the event store."""
     with opened() as system:

@@ -7,9 +7,9 @@ from typing import Annotated, Any
 
 import typer
 
-from loopline.adapters.clock import SystemClock
-from loopline.cli.context import fail, opened
+from loopline.cli.context import fail, flag, opened, parse_now
 from loopline.cli.output import out, print_json, print_table, styled
+from loopline.domain.status import TaskStatus
 from loopline.domain.timeutil import format_time, parse_time
 from loopline.projections import task_memory
 from loopline.projections.open_loops import list_loops
@@ -18,7 +18,7 @@ from loopline.projections.timeline import task_trail
 
 app = typer.Typer(help="Tasks: status, loops, inbox, memory files, context for agent prompts.", no_args_is_help=True)
 
-Json = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+Json = Annotated[bool, flag("--json", "Print JSON instead of a table.")]
 Tenant = Annotated[str | None, typer.Option("--tenant", help="Only this tenant.")]
 
 
@@ -26,7 +26,9 @@ Tenant = Annotated[str | None, typer.Option("--tenant", help="Only this tenant."
 def list_(
     json_: Json = False,
     tenant: Tenant = None,
-    status: Annotated[str | None, typer.Option(help="Only tasks with this status.")] = None,
+    status: Annotated[TaskStatus | None, typer.Option(
+        help=f"Only tasks with this status, in any case: {', '.join(TaskStatus)}.", case_sensitive=False, metavar="<status>"
+    )] = None,
 ) -> None:
     """List tasks with their status and counts."""
     with opened() as system, system.projections.engine.connect() as conn:
@@ -106,11 +108,11 @@ SOON = timedelta(hours=24)
 def context(
     tenant: str,
     task: Annotated[str | None, typer.Option("--task", help="Also include this task's full progress.md.")] = None,
-    now: Annotated[str | None, typer.Option(help="Time to judge deadlines at (RFC 3339); default: now.")] = None,
+    now: Annotated[str, typer.Option(help="Time to judge deadlines at: an RFC 3339 time with a zone, or now.")] = "now",
     json_: Json = False,
 ) -> None:
     """What an agent prompt includes: the tenant's active tasks with status and expired or soon-expiring loops."""
-    moment = parse_time(now) if now else SystemClock().now()
+    moment = parse_now(now)
     with opened() as system, system.projections.engine.connect() as conn:
         active = [_summary(row, moment) for row in task_memory.active_tasks(conn, tenant)]
         progress = None

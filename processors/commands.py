@@ -43,6 +43,7 @@ from loopline.processors.commands_types import (
     from_data,
 )
 from loopline.processors.messages import Message
+from loopline.processors.steps import Unchanged
 from loopline.processors.wakeups import record_workflow_output, schedule_wakeup, wake_on_condition
 
 Handler = Callable[[UnitOfWork, Message, Any], str]
@@ -52,7 +53,11 @@ Handler = Callable[[UnitOfWork, Message, Any], str]
 def create_task(uow: UnitOfWork, msg: Message, cmd: CreateTask) -> str:
     tenant = msg.tenant
     task_uuid = ids.task_id(tenant, cmd.task_id)
-    if uow.get(task_uuid, Task) is not None:
+    existing = uow.get(task_uuid, Task)
+    if existing is not None:
+        if existing.title != cmd.title:
+            return Unchanged(f"task {cmd.task_id} already exists with the title {existing.title!r}; this task.create "
+                             f"(title {cmd.title!r}) changed nothing")
         return f"task {cmd.task_id} already exists; nothing changed"
     kind = task_type(cmd.task_type or "ad_hoc")
     confidence = cmd.confidence

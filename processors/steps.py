@@ -76,12 +76,22 @@ class Step(Protocol):
 StepT = TypeVar("StepT", bound=Step)
 
 
+class Unchanged(str):
+    """A step's detail when its message was accepted but changed nothing although it asked for
+    something other than what stands (a task.create of an existing task with another title): the
+    sender is warned, since it is most often a mistake."""
+
+
 @dataclass(frozen=True)
 class Outcome(Generic[StepT]):
     step: StepT
     accepted: bool
     detail: str | None
     parked: bool = False
+
+    @property
+    def warning(self) -> str | None:
+        return self.detail if isinstance(self.detail, Unchanged) else None
 
 
 def apply_steps(uow: UnitOfWork, steps: Iterable[StepT]) -> list[Outcome[StepT]]:

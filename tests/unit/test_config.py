@@ -31,3 +31,23 @@ def test_a_leader_stall_timeout_must_be_a_positive_number_of_seconds(tmp_path: P
     for bad in ("0", "-3", "soon", "nan"):
         with pytest.raises(InvalidSetting, match=f"LOOPLINE_LEADER_STALL_TIMEOUT={bad!r}"):
             Settings.load({"LOOPLINE_LEADER_STALL_TIMEOUT": bad}, config_file=absent)
+
+
+def test_the_connect_timeout_defaults_to_five_seconds_and_must_be_positive(tmp_path: Path) -> None:
+    absent = tmp_path / "absent.toml"
+    assert Settings.load({}, config_file=absent).connect_timeout == 5.0
+    assert Settings.load({"LOOPLINE_CONNECT_TIMEOUT": "0.5"}, config_file=absent).connect_timeout == 0.5
+    with pytest.raises(InvalidSetting, match="LOOPLINE_CONNECT_TIMEOUT='0'"):
+        Settings.load({"LOOPLINE_CONNECT_TIMEOUT": "0"}, config_file=absent)
+
+
+def test_an_unknown_key_in_loopline_toml_is_refused_with_the_valid_ones(tmp_path: Path) -> None:
+    config = tmp_path / "loopline.toml"
+    config.write_text('LOOPLINE_KAKFA = "broker:9092"\n')
+    with pytest.raises(InvalidSetting, match="unknown key LOOPLINE_KAKFA; the keys are LOOPLINE_HOME, .*LOOPLINE_KAFKA,"):
+        Settings.load({}, config_file=config)
+
+
+def test_kafka_partitions_must_be_a_positive_whole_number(tmp_path: Path) -> None:
+    with pytest.raises(InvalidSetting, match="LOOPLINE_KAFKA_PARTITIONS='six'"):
+        Settings.load({"LOOPLINE_KAFKA_PARTITIONS": "six"}, config_file=tmp_path / "absent.toml")
