@@ -82,3 +82,23 @@ def when(moment: datetime) -> str:
 def count(n: int, one: str, many: str | None = None) -> str:
     """`1 reminder`, `2 reminders`, `3 replies` (pass `many` when adding an s is wrong)."""
     return f"{n} {one if n == 1 else (many or one + 's')}"
+
+
+NEXT_STEP: dict[str, str] = {
+    "draft_followup_email": "send a follow-up email",
+    "send_reminder": "send a reminder",
+    "notify_user": "tell the owner",
+    "cancel_task": "cancel the task",
+    "escalate_to_loop": "escalate to the owner",
+    "wake_task": "wake the task",
+}
+"""What each deadline action does, in words (`processors/deadline_actions.py` takes them)."""
+
+CLOSED_BECAUSE: dict[str, str] = {
+    "signal_match": "answered",
+    "expired": "the deadline passed with no answer",
+    "manual": "resolved by hand",
+    "cancelled": "closed: the task was cancelled",
+    "task_completed": "closed: the task was completed",
+}
+"""Why a loop closed, in words, by its `resolved_by`."""

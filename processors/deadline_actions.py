@@ -13,7 +13,7 @@ from loopline.domain.expectations import EXPECTATIONS, WAKE_TASK, DeadlineAction
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time
-from loopline.domain.wording import CONTACT_ASKS, when
+from loopline.domain.wording import CONTACT_ASKS, NEXT_STEP, when
 from loopline.processors.application import UnitOfWork
 from loopline.processors.loops import close_loop, close_task_loops, proactive_run, register_loop, schedule_run
 from loopline.processors.ports import Drafter
@@ -21,15 +21,6 @@ from loopline.processors.wakeups import wake_on_condition
 
 ESCALATION_RUN_DELAY = timedelta(hours=4)
 FOLLOWUP_IF_UNRESOLVED = DeadlineAction.NOTIFY_USER.value
-NEXT_STEP = {
-    DeadlineAction.DRAFT_FOLLOWUP_EMAIL: "send a follow-up email",
-    DeadlineAction.SEND_REMINDER: "send a reminder",
-    DeadlineAction.NOTIFY_USER: "tell the owner",
-    DeadlineAction.CANCEL_TASK: "cancel the task",
-    DeadlineAction.ESCALATE_TO_LOOP: "escalate to the owner",
-    WAKE_TASK: "wake the task",
-}
-"""Each deadline action in words, for the audit trail's reason a loop closed."""
 
 
 def take_deadline_action(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, now: datetime) -> str:
@@ -157,5 +148,5 @@ ACTIONS: dict[str, Callable[[UnitOfWork, OpenLoop, Task, Drafter, datetime], str
     DeadlineAction.ESCALATE_TO_LOOP: _escalate_to_loop,
     WAKE_TASK: _wake_task,
 }
-if set(ACTIONS) != {*DeadlineAction, WAKE_TASK}:  # a loop could name an action no deadline could take
-    raise ImportError(f"deadline ACTIONS misses {sorted({*DeadlineAction, WAKE_TASK} - set(ACTIONS))}")
+if set(ACTIONS) != {*DeadlineAction, WAKE_TASK} or set(NEXT_STEP) != set(ACTIONS):  # a loop could name an action no deadline could take
+    raise ImportError(f"deadline ACTIONS or NEXT_STEP miss {sorted({*DeadlineAction, WAKE_TASK} ^ set(ACTIONS) ^ set(NEXT_STEP))}")
