@@ -204,7 +204,7 @@ class Maintenance:
         proactive_run(uow, task.tenant, now).queue_escalation(
             task_ref=task.ref, loop_ref=None, reason=f"stalled: no activity for {idle} days", now=now
         )
-        return f"{task.ref}: flagged stalled ({idle} days idle)"
+        return f"'{task.title}': flagged stalled, nothing happened for {count(idle, 'day')}"
 
     def _wakeup(self, uow: UnitOfWork, task_id: UUID, now: datetime) -> str | None:
         return wake_due(uow, task_id, now)
