@@ -59,7 +59,8 @@ def awaited(action: str, details: Mapping[str, Any]) -> str:
 def awaited_from_watch(channel: str, watch: Mapping[str, Any]) -> str:
     """What a loop registered without a description waits for, from its channel and watch."""
     fields = ", ".join(f"{key} {value}" for key, value in sorted(watch.items()) if not isinstance(value, Mapping))
-    return f"a {channel} signal" + (f" with {fields}" if fields else "")
+    article = "an" if channel[:1] in ("a", "e", "i", "o", "u") else "a"
+    return f"{article} {channel} signal" + (f" with {fields}" if fields else "")
 
 
 def greeting(name: str | None) -> str:

@@ -25,10 +25,10 @@ from loopline.domain.proactive_run import ProactiveRun
 from loopline.domain.status import TaskStatus
 from loopline.domain.task import Task
 from loopline.domain.task_history import expiry_reason
-from loopline.domain.wording import count
 from loopline.domain.task_types import task_type
 from loopline.domain.timers import SHARDS, TimerBucket, TimerKind, TimerWheel
 from loopline.domain.timeutil import HOUR, floor_hour
+from loopline.domain.wording import count
 from loopline.processors.application import Loopline, UnitOfWork
 from loopline.processors.deadline_actions import take_deadline_action
 from loopline.processors.loops import close_task_loops, load_task, proactive_run, schedule_stall_check, set_timer
@@ -37,8 +37,6 @@ from loopline.processors.steps import Fault, apply_steps
 from loopline.processors.wakeups import wake_due
 
 RETRIES = 5
-
-
 DONE_WORDS: dict[TimerKind, tuple[str, str]] = {
     TimerKind.LOOP_DEADLINE: ("passed deadline acted on", "passed deadlines acted on"),
     TimerKind.TASK_EXPIRY: ("task reached its expiry", "tasks reached their expiry"),
