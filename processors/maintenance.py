@@ -28,7 +28,7 @@ from loopline.domain.task_history import expiry_reason
 from loopline.domain.task_types import task_type
 from loopline.domain.timers import SHARDS, TimerBucket, TimerKind, TimerWheel
 from loopline.domain.timeutil import HOUR, floor_hour
-from loopline.domain.wording import count
+from loopline.domain.wording import count, when
 from loopline.processors.application import Loopline, UnitOfWork
 from loopline.processors.deadline_actions import take_deadline_action
 from loopline.processors.loops import close_task_loops, load_task, proactive_run, schedule_stall_check, set_timer
@@ -37,6 +37,13 @@ from loopline.processors.steps import Fault, apply_steps
 from loopline.processors.wakeups import wake_due
 
 RETRIES = 5
+TIMER_WORDS: dict[str, str] = {
+    TimerKind.LOOP_DEADLINE: "the action at a loop's deadline",
+    TimerKind.TASK_EXPIRY: "the task's expiry",
+    TimerKind.PROACTIVE_RUN: "the proactive run",
+    TimerKind.TASK_STALL_CHECK: "the stall check",
+    TimerKind.TASK_WAKEUP: "the wake-up",
+}
 DONE_WORDS: dict[TimerKind, tuple[str, str]] = {
     TimerKind.LOOP_DEADLINE: ("passed deadline acted on", "passed deadlines acted on"),
     TimerKind.TASK_EXPIRY: ("task reached its expiry", "tasks reached their expiry"),
@@ -108,7 +115,8 @@ class Maintenance:
                 continue  # a concurrent writer changed the bucket or a target: sweep it again
             report.actions += [o.detail for o in outcomes if o.accepted and o.detail]
             report.done.update(o.step.kind for o in outcomes if o.accepted and o.detail)
-            report.refused += [f"{o.step.kind} timer of {o.step.target_id} refused: {o.detail}" for o in outcomes if not o.accepted]
+            report.refused += [f"{TIMER_WORDS[o.step.kind]} due {when(o.step.due)} refused: {o.detail}"
+                               for o in outcomes if not o.accepted]
             report.buckets_swept += closing
             if closing or hour + HOUR > now:
                 return
@@ -236,8 +244,8 @@ class TimerFiring:
         if task is not None:
             task.notify_user(
                 kind="timer_refused",
-                message=f"'{task.title}': the {self.kind.replace('_', ' ')} timer due {self.due.isoformat()} was refused "
-                f"by rule {rule}: {error}. It will not fire again; decide what should happen next.",
+                message=f"'{task.title}': {TIMER_WORDS[self.kind]} due {when(self.due)} was refused by rule {rule}: "
+                f"{error}. It will not be tried again; decide what should happen next.",
                 now=self.now,
             )
 
@@ -257,5 +265,6 @@ FIRE: dict[TimerKind, Callable[[Maintenance, UnitOfWork, UUID, datetime], str | 
     TimerKind.TASK_STALL_CHECK: Maintenance._stall_check,
     TimerKind.TASK_WAKEUP: Maintenance._wakeup,
 }
-if set(FIRE) != set(TimerKind):  # a kind a timer can be filed with but no tick could fire
-    raise ImportError(f"maintenance FIRE misses timer kinds {sorted(set(TimerKind) - set(FIRE))}")
+if not set(FIRE) == set(TIMER_WORDS) == set(DONE_WORDS) == set(TimerKind):  # a kind no tick could fire or tell
+    raise ImportError(f"maintenance FIRE, TIMER_WORDS or DONE_WORDS miss timer kinds "
+                      f"{sorted(set(TimerKind) - (set(FIRE) & set(TIMER_WORDS) & set(DONE_WORDS)))}")
