@@ -1,16 +1,27 @@
-"""Follow-up drafting by a deterministic offline template (the adapter of the `Drafter` port)."""
+"""Follow-ups and reminders by a deterministic offline template (the adapter of the `Drafter` port).
+
+What a contact reads names no task title or id, and greets them by name only when a message gave
+one; an address or channel name is never turned into a name ("Hi Rahul.sharma", "Hi Legal").
+"""
 
 from __future__ import annotations
 
+from loopline.domain.wording import days_ago, greeting
 from loopline.processors.ports import Draft
 
 
 class TemplateDrafter:
-    def draft_followup(self, *, task_title: str, contact: str, original_subject: str | None, days_waiting: int) -> Draft:
-        subject = f"Re: {original_subject}" if original_subject else f"Following up: {task_title}"
+    def draft_followup(self, *, contact_name: str | None, original_subject: str | None, days_waiting: int) -> Draft:
+        subject = f"Re: {original_subject}" if original_subject else "Following up on my email"
         body = (
-            f"Hi {contact.split('@')[0].capitalize()},\n\n"
-            f"Just following up on my note from {days_waiting} day{'s' if days_waiting != 1 else ''} ago "
-            f"about \"{task_title}\". Would you have a moment to reply?\n\nThanks!"
+            f"{greeting(contact_name)}\n\n"
+            f"Just following up on my email from {days_ago(days_waiting)}. Would you have a moment to reply?\n\nThanks!"
         )
-        return Draft(subject=subject, body=body, decided_by="offline template followup_v1")
+        return Draft(subject=subject, body=body, decided_by="offline template followup_v2")
+
+    def draft_reminder(
+        self, *, contact_name: str | None, about: str, ask: str, original_subject: str | None, days_waiting: int
+    ) -> Draft:
+        subject = f"Reminder: {original_subject}" if original_subject else f"A reminder about {about}"
+        body = f"{greeting(contact_name)}\n\nA quick reminder about {about}, which I sent {days_ago(days_waiting)}. {ask}\n\nThanks!"
+        return Draft(subject=subject, body=body, decided_by="offline template reminder_v1")

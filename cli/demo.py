@@ -64,8 +64,7 @@ def demo(
         for number, (narration, step) in enumerate(FLOW_1, start=1):
             out.rule(styled(f"{number}. {narration}", "bold"))
             if isinstance(step, str):
-                actions = system.tick(parse_time(step)).actions
-                out.print(f"tick --now {step}: {len(actions)} action(s)")
+                out.print(f"tick --now {step}: {system.tick(parse_time(step)).summary()}")
             else:
                 for message in step:
                     out.print(f"publish {json.dumps(message)}", highlight=False, soft_wrap=True)

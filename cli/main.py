@@ -200,14 +200,15 @@ def tick(
         bar = progress.add_task("scanning", total=None)
         report = system.tick(moment, progress=lambda done, total: progress.update(bar, completed=done, total=total))
     if json_:
-        print_json({"now": format_time(moment), "actions": report.actions, "refused": report.refused})
+        print_json({"now": format_time(moment), "actions": report.actions, "refused": report.refused,
+                    "summary": report.summary()})
         return
+    # One line per thing done, never wrapped: each is a sentence a person reads (or a script greps).
     for action in report.actions:
-        out.print(f"{format_time(moment)}  {action}", highlight=False)
+        out.print(f"{format_time(moment)}  {action}", highlight=False, soft_wrap=True)
     for refusal in report.refused:  # recorded, shown in `loopline audit`, and never fired again
-        out.print(f"{format_time(moment)}  {refusal}", highlight=False)
-    if not (report.actions or report.refused):
-        out.print(f"{format_time(moment)}  nothing was due")
+        out.print(f"{format_time(moment)}  {refusal}", highlight=False, soft_wrap=True)
+    out.print(f"{format_time(moment)}  {report.summary()}", highlight=False, soft_wrap=True)
 
 
 @app.command()

@@ -100,7 +100,8 @@ def _webhook_fields(thing: str, trigger: str) -> tuple[ActionField, ...]:
                     doc="payload fields the completing webhook must carry with these values"),
         ActionField("source", watch="source", doc="the webhook's source (default `loopline`)"),
         ActionField("trigger_name", watch="trigger_name", doc=f"the webhook's trigger (default `{trigger}`)"),
-        ActionField("to", doc="who it went to"),
+        ActionField("to", doc="who it went to; a reminder goes to them"),
+        ActionField("to_name", doc="their name, to greet them by in a reminder (else a neutral greeting)"),
     )
 
 
@@ -113,6 +114,7 @@ _CONTRACTS = (
             ActionField("subject", doc="the email's subject; a follow-up answers it with `Re:`"),
             ActionField("message_id", doc="the sent email's Message-ID; a follow-up is threaded under it"),
             ActionField("body", doc="the text sent"),
+            ActionField("to_name", doc="the recipient's name, to greet them by in a follow-up (else a neutral greeting)"),
         ),
     ),
     Expectation(

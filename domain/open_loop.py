@@ -11,6 +11,7 @@ from loopline.domain.base import LoopEvent, LooplineAggregate
 from loopline.domain.errors import DomainError
 from loopline.domain.expectations import DEADLINE_ACTIONS, WAKE_TASK
 from loopline.domain.matching import channel_rule
+from loopline.domain.wording import awaited_from_watch
 
 RESOLVED_BY = ("signal_match", "task_completed", "cancelled", "expired", "manual")
 
@@ -27,6 +28,10 @@ class OpenLoop(LooplineAggregate):
     OWNER = {"tenant": "tenant", "task_ref": "task_ref", "loop_ref": "ref"}
 
     class Registered(Aggregate.Created):
+        """Version 2 adds who the loop waits on (`contact`, `contact_name`) and the `action` that opened it."""
+
+        class_version = 2
+
         tenant: str
         ref: str
         task_ref: str
@@ -38,6 +43,13 @@ class OpenLoop(LooplineAggregate):
         origin: str
         subject: str | None
         message_id: str | None
+        action: str | None
+        contact: str | None
+        contact_name: str | None
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            state.update(action=None, contact=None, contact_name=None)  # unknown then: plain words stand in
 
     class Resolved(LoopEvent):
         resolved_by: str
@@ -63,6 +75,9 @@ class OpenLoop(LooplineAggregate):
         origin: str,
         subject: str | None,
         message_id: str | None,
+        action: str | None,
+        contact: str | None,
+        contact_name: str | None,
     ) -> None:
         self.tenant = tenant
         self.ref = ref
@@ -77,6 +92,12 @@ class OpenLoop(LooplineAggregate):
         """What the awaited reply is about (an email's subject), for follow-ups."""
         self.message_id = message_id
         """The Message-ID of the email that opened the thread, so a follow-up replies in it."""
+        self.action = action
+        """The agent action that implied the loop; None for a loop registered by hand."""
+        self.contact = contact
+        """Who the loop waits on (an address), when a message said so: a reminder goes there."""
+        self.contact_name = contact_name
+        """Their name, when a message gave one: a follow-up greets them by it."""
         self.resolved = False
         self.resolved_at: datetime | None = None
         self.resolved_by: str | None = None
@@ -92,6 +113,9 @@ class OpenLoop(LooplineAggregate):
         if_unresolved: str,
         subject: str | None = None,
         message_id: str | None = None,
+        action: str | None = None,
+        contact: str | None = None,
+        contact_name: str | None = None,
         **fields: Any,
     ) -> OpenLoop:
         """Validates the watch against its channel's schema and the deadline action before anything is stored."""
@@ -104,7 +128,8 @@ class OpenLoop(LooplineAggregate):
             raise InvalidDeadlineAction(f"draft_followup_email needs an email loop, not {channel}")
         return cls._create(
             cls.Registered, id=id, timestamp=now, channel=channel, watch=watch, if_unresolved=if_unresolved,
-            subject=subject, message_id=message_id, **fields,
+            subject=subject, message_id=message_id, action=action, contact=contact, contact_name=contact_name,
+            **fields,
         )
 
     def check_open(self) -> None:
@@ -120,6 +145,10 @@ class OpenLoop(LooplineAggregate):
         self.trigger_event(
             self.Resolved, timestamp=now, resolved_by=resolved_by, reason=reason, signal_ref=signal_ref, rule=rule
         )
+
+    def awaited(self) -> str:
+        """What the loop waits for in the owner's words (registered by hand without a description: its watch)."""
+        return self.description or awaited_from_watch(self.channel, self.watch)
 
     def is_overdue(self, now: datetime) -> bool:
         return not self.resolved and self.deadline <= now

@@ -155,6 +155,15 @@ class Task(LooplineAggregate):
         def apply(self, task: Task) -> None:
             task._moved(self.status, self.timestamp)
 
+    class WaitEnded(TaskEvent):
+        """A waiting task's last open loop closed without an answer and no wake-up is pending: the agent's turn."""
+
+        reason: str
+        status: str
+
+        def apply(self, task: Task) -> None:
+            task._moved(self.status, self.timestamp)
+
     class WorkflowOutputRecorded(TaskEvent):
         workflow: str
         name: str
@@ -270,21 +279,34 @@ class Task(LooplineAggregate):
         check_transition(self.status, target)
         return target
 
-    def _after_action(self) -> TaskStatus:
-        """An action leaves the task waiting on its outcome (an escalated task stays with the owner)."""
+    def _after_action(self, awaits: bool) -> TaskStatus:
+        """An action that awaits an answer leaves the task waiting on it; one that awaits nothing leaves
+        it executing (an escalated task stays with the owner, a waiting one keeps waiting)."""
         if self.status in (TaskStatus.WAITING, TaskStatus.ESCALATED):
             return self.status
         if self.status is not TaskStatus.EXECUTING:
             check_transition(self.status, TaskStatus.EXECUTING)
+        if not awaits:
+            return TaskStatus.EXECUTING
         check_transition(TaskStatus.EXECUTING, TaskStatus.WAITING)
         return TaskStatus.WAITING
 
-    def record_action(self, *, action: str, details: dict[str, Any], summary: str, performed_by: str, now: datetime) -> None:
+    def record_action(
+        self, *, action: str, details: dict[str, Any], summary: str, performed_by: str, now: datetime, awaits: bool = True
+    ) -> None:
+        """`awaits` says whether a loop for the action's answer is registered with it (a task waits only on something)."""
         self.check_open()
         self.trigger_event(
             self.ActionRecorded, timestamp=now, action=action, details=details, summary=summary,
-            performed_by=performed_by, status=self._after_action(),
+            performed_by=performed_by, status=self._after_action(awaits),
         )
+
+    def end_wait(self, *, reason: str, now: datetime) -> None:
+        """A task is `waiting` only while a loop is open or a wake-up is pending; with neither left (a loop
+        passed its deadline or was resolved by hand), it goes back to `executing`: the agent's turn."""
+        pending = any(w["loop_ref"] is None or w["loop_ref"] in self.open_loops for w in self.wakeups.values())
+        if self.status is TaskStatus.WAITING and not self.open_loops and not pending:
+            self.trigger_event(self.WaitEnded, timestamp=now, reason=reason, status=self._target(TaskStatus.EXECUTING))
 
     def link_loop(self, loop_ref: str, *, now: datetime) -> None:
         self.check_open()

@@ -15,6 +15,7 @@ from loopline.domain.task import Task
 from loopline.domain.task_types import task_type
 from loopline.domain.timers import TimerKind
 from loopline.domain.timeutil import format_time
+from loopline.domain.wording import awaited, awaited_from_watch
 from loopline.processors.application import UnitOfWork
 from loopline.processors.loops import (
     UnknownLoop,
@@ -96,7 +97,8 @@ def record_action(uow: UnitOfWork, msg: Message, cmd: RecordAction) -> str:
         **({"if_unresolved": str(cmd.if_unresolved)} if cmd.if_unresolved else {}),
     }
     task.record_action(
-        action=action, details=recorded, summary=cmd.summary or action, performed_by="agent", now=msg.at
+        action=action, details=recorded, summary=cmd.summary or action, performed_by="agent", now=msg.at,
+        awaits=expectation is not None,
     )
     if expectation is None:
         return f"recorded {action} on {task.ref}; no expectation registered"
@@ -105,8 +107,9 @@ def record_action(uow: UnitOfWork, msg: Message, cmd: RecordAction) -> str:
     register_loop(
         uow, task, loop_ref=loop_ref, channel=expectation.channel, watch=expectation.watch(details),
         deadline=deadline, if_unresolved=str(cmd.if_unresolved or expectation.if_unresolved),
-        description=f"{expectation.expects} ({details.get('to') or action})", origin="auto", now=msg.at,
+        description=awaited(action, details), origin="auto", now=msg.at,
         subject=details.get("subject"), message_id=details.get("message_id"),
+        action=action, contact=details.get("to") or details.get("attendee_email"), contact_name=details.get("to_name"),
     )
     return f"recorded {action} on {task.ref}; expecting '{expectation.expects}' by {deadline.isoformat()}"
 
@@ -116,7 +119,8 @@ def register_explicit_loop(uow: UnitOfWork, msg: Message, cmd: RegisterLoop) -> 
     register_loop(
         uow, task, loop_ref=cmd.loop_id, channel=cmd.channel, watch=dict(cmd.watch),
         deadline=cmd.deadline, if_unresolved=str(cmd.if_unresolved),
-        description=cmd.description or "", origin="explicit", now=msg.at,
+        description=cmd.description or awaited_from_watch(cmd.channel, cmd.watch), origin="explicit", now=msg.at,
+        contact=cmd.watch.get("sender") if cmd.channel == "email" else None,
     )
     return f"registered loop {cmd.loop_id} on {task.ref}"
 
@@ -129,6 +133,8 @@ def resolve_loop(uow: UnitOfWork, msg: Message, cmd: ResolveLoop) -> str:
     reason = cmd.reason or "resolved by hand"
     close_loop(uow, loop, task, resolved_by="manual", reason=reason, now=msg.at)
     wake_on_condition(task, cmd.loop_id, cause="manual", reason=f"condition resolved by hand: {reason}", now=msg.at)
+    task.end_wait(reason=f"the wait for {loop.awaited()} was resolved by hand ({reason}); nothing else to wait for",
+                  now=msg.at)
     return f"resolved loop {cmd.loop_id} by hand"
 
 

@@ -1,4 +1,8 @@
-"""The five deterministic `if_unresolved` actions taken when a loop's deadline passes (seed 000 Part 2)."""
+"""The five deterministic `if_unresolved` actions taken when a loop's deadline passes (seed 000 Part 2).
+
+What the owner reads says what the agent did, to whom, what it waited for and since when; what
+a contact reads (a follow-up, a reminder) names no task title or id.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from loopline.domain.expectations import EXPECTATIONS, WAKE_TASK, DeadlineAction
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time
+from loopline.domain.wording import CONTACT_ASKS, NEXT_STEP, when
 from loopline.processors.application import UnitOfWork
 from loopline.processors.loops import close_loop, close_task_loops, proactive_run, register_loop, schedule_run
 from loopline.processors.ports import Drafter
@@ -19,22 +24,23 @@ FOLLOWUP_IF_UNRESOLVED = DeadlineAction.NOTIFY_USER.value
 
 
 def take_deadline_action(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, now: datetime) -> str:
-    """Closes the overdue loop as `expired` and takes its action, in the same save."""
+    """Closes the overdue loop as `expired` and takes its action, in the same save; says what it did."""
     action = loop.if_unresolved
-    reason = (
-        f"deadline {format_time(loop.deadline)} passed with no matching {loop.channel} signal; "
-        f"if_unresolved={action}"
-    )
+    reason = f"no sign of {loop.awaited()} by {when(loop.deadline)}; next: {NEXT_STEP[action]}"
     close_loop(uow, loop, task, resolved_by="expired", reason=reason, now=now)
-    ACTIONS[action](uow, loop, task, drafter, now)
-    return f"{loop.ref}: {action}"
+    done = ACTIONS[action](uow, loop, task, drafter, now)
+    task.end_wait(reason=f"no sign of {loop.awaited()}, and nothing else to wait for", now=now)
+    return f"'{task.title}': no sign of {loop.awaited()} by {when(loop.deadline)}; {done}"
 
 
-def _draft_followup_email(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, now: datetime) -> None:
+def _who(loop: OpenLoop, contact: str) -> str:
+    return f"{loop.contact_name} ({contact})" if loop.contact_name else contact
+
+
+def _draft_followup_email(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, now: datetime) -> str:
     contact = loop.watch["sender"]
     draft = drafter.draft_followup(
-        task_title=task.title, contact=contact, original_subject=loop.subject,
-        days_waiting=(now - loop.created_on).days,
+        contact_name=loop.contact_name, original_subject=loop.subject, days_waiting=(now - loop.created_on).days,
     )
     details = {"to": contact, "subject": draft.subject, "body": draft.body, "decided_by": draft.decided_by,
                "follow_up_of": loop.ref}
@@ -45,52 +51,96 @@ def _draft_followup_email(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: 
     task.record_action(
         action="send_email", details=details, summary=f"Sent follow-up to {contact}", performed_by="loopline", now=now
     )
+    deadline = now + EXPECTATIONS["send_email"].default_deadline
     register_loop(
         uow, task, loop_ref=f"{loop.ref}/followup", channel=loop.channel, watch=dict(loop.watch),
-        deadline=now + EXPECTATIONS["send_email"].default_deadline, if_unresolved=FOLLOWUP_IF_UNRESOLVED,
-        description=f"Reply to follow-up from {contact}", origin="followup", now=now, subject=loop.subject,
-        message_id=loop.message_id,
+        deadline=deadline, if_unresolved=FOLLOWUP_IF_UNRESOLVED,
+        description=f"a reply from {contact} to my follow-up", origin="followup", now=now, subject=loop.subject,
+        message_id=loop.message_id, action="send_email", contact=contact, contact_name=loop.contact_name,
     )
-    task.notify_user(kind="followup_sent", message=f"{contact} hasn't replied. I sent a follow-up.", now=now)
-
-
-def _send_reminder(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, now: datetime) -> None:
-    task.record_action(
-        action="send_reminder", details={"channel": loop.channel, "watch": dict(loop.watch), "reminder_for": loop.ref},
-        summary=f"Sent a reminder: still waiting for {loop.description}", performed_by="loopline", now=now,
-    )
-    task.notify_user(kind="reminder_sent", message=f"Still waiting for {loop.description}; I sent a reminder.", now=now)
-
-
-def _notify_user(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, now: datetime) -> None:
     task.notify_user(
-        kind="loop_expired",
-        message=f"'{task.title}': no {loop.description} by {format_time(loop.deadline)}. What next?",
+        kind="followup_sent",
+        message=f"'{task.title}': {_who(loop, contact)} hasn't replied to my email of {when(loop.created_on)}. "
+        f"I sent a follow-up and will tell you if there is no reply by {when(deadline)}.",
         now=now,
     )
+    return f"sent a follow-up to {contact}"
 
 
-def _cancel_task(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, now: datetime) -> None:
-    reason = f"loop {loop.ref} passed its deadline with cancel_task"
+def _send_reminder(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, now: datetime) -> str:
+    """Reminds the contact the loop waits on and waits as long again; with nobody to remind, asks the owner."""
+    since = when(loop.created_on)
+    if not loop.contact:
+        task.notify_user(
+            kind="reminder_needed",
+            message=f"'{task.title}': I have been waiting for {loop.awaited()} since {since}, and nothing came by "
+            f"{when(loop.deadline)}. I have nobody's address to send a reminder to: please nudge them, "
+            "or tell me what to do next.",
+            now=now,
+        )
+        return "asked the owner to remind them (no address known)"
+    about, ask = CONTACT_ASKS[loop.action if loop.action in CONTACT_ASKS else None]
+    draft = drafter.draft_reminder(
+        contact_name=loop.contact_name, about=about, ask=ask, original_subject=loop.subject,
+        days_waiting=(now - loop.created_on).days,
+    )
+    task.record_action(
+        action="send_reminder",
+        details={"to": loop.contact, "subject": draft.subject, "body": draft.body, "decided_by": draft.decided_by,
+                 "reminder_for": loop.ref},
+        summary=f"Sent a reminder to {loop.contact}: still waiting for {loop.awaited()}", performed_by="loopline", now=now,
+    )
+    deadline = now + (loop.deadline - loop.created_on)
+    register_loop(
+        uow, task, loop_ref=f"{loop.ref}/reminder", channel=loop.channel, watch=dict(loop.watch), deadline=deadline,
+        if_unresolved=DeadlineAction.NOTIFY_USER.value, description=loop.awaited(), origin="reminder", now=now,
+        subject=loop.subject, message_id=loop.message_id, action=loop.action, contact=loop.contact,
+        contact_name=loop.contact_name,
+    )
+    task.notify_user(
+        kind="reminder_sent",
+        message=f"'{task.title}': still waiting for {loop.awaited()} since {since}. I sent {_who(loop, loop.contact)} "
+        f"a reminder and will tell you if nothing comes by {when(deadline)}.",
+        now=now,
+    )
+    return f"sent a reminder to {loop.contact}"
+
+
+def _notify_user(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, now: datetime) -> str:
+    task.notify_user(
+        kind="loop_expired",
+        message=f"'{task.title}': I have been waiting for {loop.awaited()} since {when(loop.created_on)}, "
+        f"and nothing came by {when(loop.deadline)}. What should I do next?",
+        now=now,
+    )
+    return "told the owner"
+
+
+def _cancel_task(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, now: datetime) -> str:
+    reason = f"no sign of {loop.awaited()} by {when(loop.deadline)}, and that wait was set to cancel the task"
     close_task_loops(uow, task, resolved_by="cancelled", reason=f"task cancelled: {reason}", now=now)
     task.cancel(reason=reason, now=now)
     task.notify_user(kind="task_cancelled", message=f"Stopped tracking '{task.title}': {reason}.", now=now)
+    return "cancelled the task"
 
 
-def _escalate_to_loop(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, now: datetime) -> None:
+def _escalate_to_loop(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, now: datetime) -> str:
+    reason = f"no sign of {loop.awaited()} by {when(loop.deadline)}"
     run = proactive_run(uow, task.tenant, now)
-    run.queue_escalation(task_ref=task.ref, loop_ref=loop.ref, reason=f"no {loop.description} by deadline", now=now)
+    run.queue_escalation(task_ref=task.ref, loop_ref=loop.ref, reason=reason, now=now)
     if run.next_run_at > now + ESCALATION_RUN_DELAY:
-        schedule_run(uow, run, requested_at=now + ESCALATION_RUN_DELAY, reason=f"escalated loop {loop.ref}", now=now)
+        schedule_run(uow, run, requested_at=now + ESCALATION_RUN_DELAY, reason=f"'{task.title}' escalated: {reason}", now=now)
+    return "escalated to the owner"
 
 
-def _wake_task(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, now: datetime) -> None:
+def _wake_task(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, now: datetime) -> str:
     wake_on_condition(
-        task, loop.ref, cause="time", reason=f"wake-up time {format_time(loop.deadline)} came before {loop.description}", now=now
+        task, loop.ref, cause="time", reason=f"wake-up time {format_time(loop.deadline)} came before {loop.awaited()}", now=now
     )
+    return "woke the task"
 
 
-ACTIONS: dict[str, Callable[[UnitOfWork, OpenLoop, Task, Drafter, datetime], None]] = {
+ACTIONS: dict[str, Callable[[UnitOfWork, OpenLoop, Task, Drafter, datetime], str]] = {
     DeadlineAction.DRAFT_FOLLOWUP_EMAIL: _draft_followup_email,
     DeadlineAction.SEND_REMINDER: _send_reminder,
     DeadlineAction.NOTIFY_USER: _notify_user,
@@ -98,5 +148,5 @@ ACTIONS: dict[str, Callable[[UnitOfWork, OpenLoop, Task, Drafter, datetime], Non
     DeadlineAction.ESCALATE_TO_LOOP: _escalate_to_loop,
     WAKE_TASK: _wake_task,
 }
-if set(ACTIONS) != {*DeadlineAction, WAKE_TASK}:  # a loop could name an action no deadline could take
-    raise ImportError(f"deadline ACTIONS misses {sorted({*DeadlineAction, WAKE_TASK} - set(ACTIONS))}")
+if set(ACTIONS) != {*DeadlineAction, WAKE_TASK} or set(NEXT_STEP) != set(ACTIONS):  # a loop could name an action no deadline could take
+    raise ImportError(f"deadline ACTIONS or NEXT_STEP miss {sorted({*DeadlineAction, WAKE_TASK} ^ set(ACTIONS) ^ set(NEXT_STEP))}")

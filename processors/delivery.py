@@ -149,8 +149,8 @@ def _describe(error: Exception) -> str:
 
 
 def is_contact_email(message: dict[str, Any]) -> bool:
-    """An email Loopline itself sends to a contact (a follow-up), as opposed to the owner or the agent."""
-    return message.get("kind") == "send_email" and "@" in str(message.get("to") or "")
+    """An email Loopline itself sends to a contact (a follow-up, a reminder), as opposed to the owner or the agent."""
+    return message.get("kind") in ("send_email", "send_reminder") and "@" in str(message.get("to") or "")
 
 
 def outbound_message(event: object) -> dict | None:

@@ -75,6 +75,9 @@ def register_loop(
     now: datetime,
     subject: str | None = None,
     message_id: str | None = None,
+    action: str | None = None,
+    contact: str | None = None,
+    contact_name: str | None = None,
 ) -> OpenLoop:
     """Registers a loop with its task link, match-index entry and deadline timer, all in one save.
 
@@ -89,7 +92,7 @@ def register_loop(
         OpenLoop.register(
             id=loop_id, now=now, tenant=task.tenant, ref=loop_ref, task_ref=task.ref, channel=channel, watch=watch,
             deadline=deadline, if_unresolved=if_unresolved, description=description, origin=origin,
-            subject=subject, message_id=message_id,
+            subject=subject, message_id=message_id, action=action, contact=contact, contact_name=contact_name,
         )
     )
     task.link_loop(loop_ref, now=now)

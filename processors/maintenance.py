@@ -10,9 +10,11 @@ with the rule that refused it (so it never fires again), and told to the task's 
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 from uuid import UUID
 
 from eventsourcing.persistence import IntegrityError
@@ -22,9 +24,11 @@ from loopline.domain.open_loop import OpenLoop
 from loopline.domain.proactive_run import ProactiveRun
 from loopline.domain.status import TaskStatus
 from loopline.domain.task import Task
+from loopline.domain.task_history import expiry_reason
 from loopline.domain.task_types import task_type
 from loopline.domain.timers import SHARDS, TimerBucket, TimerKind, TimerWheel
 from loopline.domain.timeutil import HOUR, floor_hour
+from loopline.domain.wording import count, when
 from loopline.processors.application import Loopline, UnitOfWork
 from loopline.processors.deadline_actions import take_deadline_action
 from loopline.processors.loops import close_task_loops, load_task, proactive_run, schedule_stall_check, set_timer
@@ -33,7 +37,20 @@ from loopline.processors.steps import Fault, apply_steps
 from loopline.processors.wakeups import wake_due
 
 RETRIES = 5
-EXPIRED_BECAUSE = {TaskStatus.PENDING_REVIEW: "without the owner's review", TaskStatus.DORMANT: "while dormant"}
+TIMER_WORDS: dict[str, str] = {
+    TimerKind.LOOP_DEADLINE: "the action at a loop's deadline",
+    TimerKind.TASK_EXPIRY: "the task's expiry",
+    TimerKind.PROACTIVE_RUN: "the proactive run",
+    TimerKind.TASK_STALL_CHECK: "the stall check",
+    TimerKind.TASK_WAKEUP: "the wake-up",
+}
+DONE_WORDS: dict[TimerKind, tuple[str, str]] = {
+    TimerKind.LOOP_DEADLINE: ("passed deadline acted on", "passed deadlines acted on"),
+    TimerKind.TASK_EXPIRY: ("task reached its expiry", "tasks reached their expiry"),
+    TimerKind.PROACTIVE_RUN: ("proactive run", "proactive runs"),
+    TimerKind.TASK_STALL_CHECK: ("task flagged stalled", "tasks flagged stalled"),
+    TimerKind.TASK_WAKEUP: ("task woken", "tasks woken"),
+}
 
 
 @dataclass
@@ -42,6 +59,14 @@ class TickReport:
     actions: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
     buckets_swept: int = 0
+    done: Counter[str] = field(default_factory=Counter)
+    """How many timers of each kind did something, for the summary."""
+
+    def summary(self) -> str:
+        """One line counting what this tick actually did."""
+        parts = [count(self.done[kind], *DONE_WORDS[kind]) for kind in DONE_WORDS if self.done[kind]]
+        parts += [count(len(self.refused), "timer refused", "timers refused")] if self.refused else []
+        return f"tick: {', '.join(parts)}" if parts else "tick: nothing was due"
 
 
 class Maintenance:
@@ -89,7 +114,9 @@ class Maintenance:
             except IntegrityError:
                 continue  # a concurrent writer changed the bucket or a target: sweep it again
             report.actions += [o.detail for o in outcomes if o.accepted and o.detail]
-            report.refused += [f"{o.step.kind} timer of {o.step.target_id} refused: {o.detail}" for o in outcomes if not o.accepted]
+            report.done.update(o.step.kind for o in outcomes if o.accepted and o.detail)
+            report.refused += [f"{TIMER_WORDS[o.step.kind]} due {when(o.step.due)} refused: {o.detail}"
+                               for o in outcomes if not o.accepted]
             report.buckets_swept += closing
             if closing or hour + HOUR > now:
                 return
@@ -121,21 +148,33 @@ class Maintenance:
         age = (now - task.created_on).days
         if task.expiry_outcome() is TaskStatus.ESCALATED:
             if task.open_loops:
-                waiting, label = f"with unresolved loops {', '.join(task.open_loops)}", "expired with open loops"
+                awaited = " and ".join(self._loop(uow, task, ref).awaited() for ref in task.open_loops)
+                waiting, label = f"still waiting for {awaited}", "reached its expiry still waiting"
             else:
-                waiting, label = f"while escalated ({task.escalation_reason})", "expired while escalated"
-            reason = f"expired after {age} days {waiting}; decide: extend, notify or cancel"
+                waiting, label = f"while with the owner ({task.escalation_reason})", "reached its expiry while escalated"
+            reason = f"reached its expiry after {count(age, 'day')} {waiting}; decide: extend, notify or cancel"
             task.escalate(reason=reason, cause="expiry", now=now)
-            proactive_run(uow, task.tenant, now).queue_escalation(
-                task_ref=task.ref, loop_ref=None, reason=f"synthesis requested: {reason}", now=now
-            )
-            return f"{task.ref}: escalated ({label})"
-        why = EXPIRED_BECAUSE.get(task.status, "with no activity")
-        reason = f"expired after {age} days {why}"
+            proactive_run(uow, task.tenant, now).queue_escalation(task_ref=task.ref, loop_ref=None, reason=reason, now=now)
+            return f"'{task.title}': escalated to the owner ({label})"
+        reason = expiry_reason(
+            self._history(task), created_on=task.created_on, last_activity_at=task.last_activity_at,
+            status=task.status, now=now,
+        )
         close_task_loops(uow, task, resolved_by="expired", reason=f"task expired: {reason}", now=now)
         task.expire(reason=reason, now=now)
-        task.notify_user(kind="task_expired", message=f"Task '{task.title}' {reason}", now=now)
-        return f"{task.ref}: expired"
+        task.notify_user(kind="task_expired", message=f"Task '{task.title}' {reason}.", now=now)
+        return f"'{task.title}': {reason}"
+
+    @staticmethod
+    def _loop(uow: UnitOfWork, task: Task, loop_ref: str) -> OpenLoop:
+        loop = uow.get(ids.loop_id(task.tenant, loop_ref), OpenLoop)
+        assert loop is not None, f"task {task.ref} links loop {loop_ref} that does not exist"
+        return loop
+
+    def _history(self, task: Task) -> list[Any]:
+        """The task's events, stored and not yet saved (an expiry reads them once, then never again)."""
+        saved = task.version - len(task.pending_events)
+        return [*self.app.events.get(task.id, lte=saved), *task.pending_events]
 
     def _proactive_run(self, uow: UnitOfWork, run_id: UUID, now: datetime) -> str | None:
         run = uow.get(run_id, ProactiveRun)
@@ -147,7 +186,8 @@ class Maintenance:
             task.notify_user(kind="escalation", message=f"'{task.title}' needs your decision: {escalation['reason']}", now=now)
             if not task.is_closed:  # seed 000 lifecycle 6: the escalation is the context of the task's next wake-up
                 task.wake("escalation", cause="escalation", reason=escalation["reason"], now=now)
-        summary = f"maintenance: surfaced {len(escalations)} escalation(s)" if escalations else "maintenance: nothing needed attention"
+        summary = (f"surfaced {count(len(escalations), 'escalation')} to the owner" if escalations
+                   else "no escalation was waiting for the owner")
         run.record_run(mode="maintenance", summary=summary, escalations_handled=len(escalations), now=now)
         set_timer(uow, kind=TimerKind.PROACTIVE_RUN, target_id=run.id, due=run.next_run_at, now=now)
         return f"proactive run for {run.tenant}: {summary}"
@@ -170,7 +210,7 @@ class Maintenance:
         proactive_run(uow, task.tenant, now).queue_escalation(
             task_ref=task.ref, loop_ref=None, reason=f"stalled: no activity for {idle} days", now=now
         )
-        return f"{task.ref}: flagged stalled ({idle} days idle)"
+        return f"'{task.title}': flagged stalled, nothing happened for {count(idle, 'day')}"
 
     def _wakeup(self, uow: UnitOfWork, task_id: UUID, now: datetime) -> str | None:
         return wake_due(uow, task_id, now)
@@ -204,8 +244,8 @@ class TimerFiring:
         if task is not None:
             task.notify_user(
                 kind="timer_refused",
-                message=f"'{task.title}': the {self.kind.replace('_', ' ')} timer due {self.due.isoformat()} was refused "
-                f"by rule {rule}: {error}. It will not fire again; decide what should happen next.",
+                message=f"'{task.title}': {TIMER_WORDS[self.kind]} due {when(self.due)} was refused by rule {rule}: "
+                f"{error}. It will not be tried again; decide what should happen next.",
                 now=self.now,
             )
 
@@ -225,5 +265,6 @@ FIRE: dict[TimerKind, Callable[[Maintenance, UnitOfWork, UUID, datetime], str | 
     TimerKind.TASK_STALL_CHECK: Maintenance._stall_check,
     TimerKind.TASK_WAKEUP: Maintenance._wakeup,
 }
-if set(FIRE) != set(TimerKind):  # a kind a timer can be filed with but no tick could fire
-    raise ImportError(f"maintenance FIRE misses timer kinds {sorted(set(TimerKind) - set(FIRE))}")
+if not set(FIRE) == set(TIMER_WORDS) == set(DONE_WORDS) == set(TimerKind):  # a kind no tick could fire or tell
+    raise ImportError(f"maintenance FIRE, TIMER_WORDS or DONE_WORDS miss timer kinds "
+                      f"{sorted(set(TimerKind) - (set(FIRE) & set(TIMER_WORDS) & set(DONE_WORDS)))}")

@@ -26,7 +26,15 @@ class Drafter(Protocol):
     """The language-model port: what Loopline writes itself. The offline template is its only
     adapter until the model arrives; a draft is recorded in the event it leads to, never redrafted."""
 
-    def draft_followup(self, *, task_title: str, contact: str, original_subject: str | None, days_waiting: int) -> Draft: ...
+    def draft_followup(self, *, contact_name: str | None, original_subject: str | None, days_waiting: int) -> Draft:
+        """A follow-up to a contact's silence: it names no task title or id (those are the owner's words)."""
+        ...
+
+    def draft_reminder(
+        self, *, contact_name: str | None, about: str, ask: str, original_subject: str | None, days_waiting: int
+    ) -> Draft:
+        """A reminder of `about` ("the document I sent you") ending with `ask`, in the same words a contact may read."""
+        ...
 
 
 class DeliveryFailed(Exception):

@@ -69,7 +69,7 @@ memory_files = Table(
 
 KEY_MOMENTS = {
     "Task.Created", "Task.Reviewed", "Task.GuidanceGiven", "Task.Escalated", "Task.Completed", "Task.Cancelled",
-    "Task.Expired", "Task.ProgressNoted", "Task.StallFlagged", "Task.WokenUp",
+    "Task.Expired", "Task.ProgressNoted", "Task.StallFlagged", "Task.WokenUp", "Task.WaitEnded",
 }
 
 
@@ -301,6 +301,7 @@ handlers = {
     Task.Completed: _handle(_status("summary", "completed", archive=True)),
     Task.Cancelled: _handle(_status("reason", "cancelled", archive=True)),
     Task.Expired: _handle(_status("reason", "expired", archive=True)),
+    Task.WaitEnded: _handle(_status()),
     Task.WorkflowOutputRecorded: _handle(_workflow_output),
     Task.WakeupScheduled: _handle(_wakeup_scheduled),
     Task.WokenUp: _handle(_woken),

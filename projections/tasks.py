@@ -124,6 +124,7 @@ handlers = {
     Task.Completed: _status("summary"),
     Task.Cancelled: _status("reason"),
     Task.Expired: _status("reason"),
+    Task.WaitEnded: _status("reason"),
     Task.WorkflowOutputRecorded: lambda conn, event, position: _update(conn, event),
     Task.WakeupScheduled: lambda conn, event, position: _update(conn, event),
     Task.WokenUp: _status(None),  # the status changes; why the task is in it (e.g. escalated) does not

@@ -16,6 +16,7 @@ from loopline.domain.open_loop import OpenLoop
 from loopline.domain.proactive_run import ProactiveRun
 from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time
+from loopline.domain.wording import CLOSED_BECAUSE, NEXT_STEP, awaited_from_watch, when
 from loopline.projections import writes
 from loopline.projections.runner import metadata
 
@@ -51,6 +52,7 @@ DESCRIPTIONS: dict[type, Describe] = {
     Task.Completed: lambda e: ("task completed", e.summary),
     Task.Cancelled: lambda e: ("task cancelled", e.reason),
     Task.Expired: lambda e: ("task expired", e.reason),
+    Task.WaitEnded: lambda e: (f"nothing left to wait for; task is {e.status}", e.reason),
     Task.WorkflowOutputRecorded: lambda e: (f"workflow {e.workflow} wrote {e.name}", None),
     Task.WakeupScheduled: lambda e: (
         "wake-up scheduled " + " or ".join(
@@ -64,11 +66,12 @@ DESCRIPTIONS: dict[type, Describe] = {
         f"flagged stalled: no activity for {e.idle_days} days", f"last activity {format_time(e.last_activity_at)}"
     ),
     OpenLoop.Registered: lambda e: (
-        f"expecting {e.description} on {e.channel} by {format_time(e.deadline)}; if unresolved: {e.if_unresolved}",
-        f"{e.origin} loop, watch {json.dumps(e.watch, sort_keys=True)}",
+        f"waiting for {e.description or awaited_from_watch(e.channel, e.watch)} until {when(e.deadline)}; "
+        f"then: {NEXT_STEP.get(e.if_unresolved, e.if_unresolved)}",
+        f"{e.origin} loop on {e.channel}, if_unresolved {e.if_unresolved}, watch {json.dumps(e.watch, sort_keys=True)}",
     ),
     OpenLoop.Resolved: lambda e: (
-        f"loop resolved ({e.resolved_by})", e.reason + (f" [rule: {e.rule}]" if e.rule else "")
+        f"loop {CLOSED_BECAUSE.get(e.resolved_by, e.resolved_by)}", e.reason + (f" [rule: {e.rule}]" if e.rule else "")
     ),
     ProactiveRun.Started: lambda e: (f"proactive run started; first run at {format_time(e.next_run_at)}", e.next_run_reason),
     ProactiveRun.NextRunScheduled: lambda e: (

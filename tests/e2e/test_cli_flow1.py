@@ -121,5 +121,5 @@ def test_demo_plays_flow_1_to_completion(tmp_path: Path) -> None:
     """The demo always runs embedded, whatever the environment says."""
     result = Cli(tmp_path / "home")("demo", "--home", str(tmp_path / "demo"))
     assert result.returncode == 0, result.stderr
-    assert "hasn't replied. I sent a follow-up." in result.stdout
+    assert "rahul@company.com hasn't replied to my email of 13 Mar 2026 10:00 UTC. I sent a follow-up" in result.stdout
     assert "completed" in result.stdout

@@ -63,7 +63,7 @@ def test_a_refused_timer_is_recorded_told_to_the_owner_and_never_fires_again(cli
     # (a): escalated at expiry stays with the owner, escalated again for the expiry
     escalated = cli.json("tasks", "show", "t", "--tenant", "esc")
     assert escalated["status"] == "escalated"
-    assert any("expired after 2 days while escalated" in (row["reason"] or "") for row in cli.json("audit", "t", "--tenant", "esc"))
+    assert any("reached its expiry after 2 days while with the owner" in (row["reason"] or "") for row in cli.json("audit", "t", "--tenant", "esc"))
 
     # (b): dormant at expiry expires, its loop closed with it
     assert cli.json("tasks", "show", "t", "--tenant", "dorm")["status"] == "expired"

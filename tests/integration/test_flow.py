@@ -93,13 +93,15 @@ def test_passed_deadline_sends_the_followup_and_tells_the_user(system: System, h
     assert [row["payload"]["performed_by"] for row in actions] == ["agent", "loopline"]
     assert actions[1]["payload"]["action"] == "send_email"
     notified = [row for row in trail(system, "task_abc") if row["event"] == "Task.UserNotified"]
-    assert [row["payload"]["message"] for row in notified] == [f"{RAHUL} hasn't replied. I sent a follow-up."]
+    told = (f"'Schedule meeting with Rahul': {RAHUL} hasn't replied to my email of 13 Mar 2026 10:00 UTC. "
+            "I sent a follow-up and will tell you if there is no reply by 19 Mar 2026 10:00 UTC.")
+    assert [row["payload"]["message"] for row in notified] == [told]
 
     sent = outbox(home)
     assert [(line["to"], line["kind"]) for line in sent] == [(RAHUL, "send_email"), ("user", "followup_sent")]
     assert sent[0]["details"]["thread_id"] == "gmail_thread_xyz"
     assert sent[0]["details"]["follow_up_of"] == FIRST_LOOP
-    assert sent[1]["text"] == f"{RAHUL} hasn't replied. I sent a follow-up."
+    assert sent[1]["text"] == told
 
 
 def test_followup_in_the_thread_keeps_the_original_subject(system: System, home: Path) -> None:
@@ -286,9 +288,10 @@ def test_task_with_no_loops_expires_and_the_user_is_told(system: System, home: P
 
     task = task_row(system, "idle")
     assert task["status"] == "expired"
-    assert task["status_reason"] == "expired after 1 days with no activity"
+    reason = "expired after 1 day: no action by the agent and no answer received; nothing happened in the last day"
+    assert task["status_reason"] == reason
     notices = [line for line in outbox(home) if line["kind"] == "task_expired"]
-    assert [line["text"] for line in notices] == ["Task 'Idle errand' expired after 1 days with no activity"]
+    assert [line["text"] for line in notices] == [f"Task 'Idle errand' {reason}."]
 
 
 def test_task_with_an_open_loop_is_escalated_not_expired_and_only_once(system: System, home: Path) -> None:
@@ -306,7 +309,9 @@ def test_task_with_an_open_loop_is_escalated_not_expired_and_only_once(system: S
 
     task = task_row(system, "nda")
     assert task["status"] == "escalated"
-    assert task["status_reason"].startswith("expired after 1 days with unresolved loops nda/signature")
+    assert task["status_reason"] == (
+        "reached its expiry after 1 day still waiting for Signed NDA; decide: extend, notify or cancel"
+    )
     assert trail_events(system, "nda").count("Task.Escalated") == 1
     assert not loop_row(system, "nda/signature")["resolved"]
     decisions = [line["text"] for line in outbox(home) if line["kind"] == "escalation"]
@@ -336,23 +341,52 @@ def test_unresolved_notify_user_asks_the_user_what_next(system: System, home: Pa
 
     assert loop_row(system, "nda/signature")["resolved_by"] == "expired"
     assert [(line["to"], line["kind"], line["text"]) for line in outbox(home)] == [
-        ("user", "loop_expired", f"'Get the NDA signed': no Signed NDA by {DEADLINE}. What next?")
+        ("user", "loop_expired", "'Get the NDA signed': I have been waiting for Signed NDA since 13 Mar 2026 10:00 UTC, "
+                                 "and nothing came by 15 Mar 2026 10:00 UTC. What should I do next?")
     ]
     assert task_row(system, "nda")["status"] == "executing"
 
 
-def test_unresolved_send_reminder_sends_a_reminder_and_tells_the_user(system: System, home: Path) -> None:
+def test_unresolved_send_reminder_reminds_the_contact_waits_again_and_tells_the_user(system: System, home: Path) -> None:
+    publish(
+        system,
+        command("m1", "task.create", T0, task_id="nda", title="Get the NDA signed"),
+        command("m2", "action.record", T0, task_id="nda", action="send_contract", to="legal@acme.com",
+                resource_id="doc-7"),
+    )
+
+    tick(system, "2026-03-20T10:00:00Z")
+
+    assert loop_row(system, "nda/send_contract/1")["resolved_by"] == "expired"
+    reminder, notice = outbox(home)
+    assert (reminder["to"], reminder["kind"]) == ("legal@acme.com", "send_reminder")
+    assert reminder["details"]["subject"] == "A reminder about the document to sign"
+    assert reminder["details"]["body"] == (
+        "Hello,\n\nA quick reminder about the document to sign, which I sent 7 days ago. "
+        "Could you sign and return it, or let me know it arrived?\n\nThanks!"
+    )
+    assert (notice["to"], notice["kind"]) == ("user", "reminder_sent")
+    assert notice["text"] == (
+        "'Get the NDA signed': still waiting for the signed document (or an acknowledgment) I sent to legal@acme.com "
+        "since 13 Mar 2026 10:00 UTC. I sent legal@acme.com a reminder and will tell you if nothing comes by "
+        "27 Mar 2026 10:00 UTC."
+    )
+    again = loop_row(system, "nda/send_contract/1/reminder")
+    assert (again["resolved"], again["if_unresolved"], again["deadline"]) == (False, "notify_user", "2026-03-27T10:00:00Z")
+    assert task_row(system, "nda")["status"] == "waiting"  # on the reminder's answer
+
+
+def test_unresolved_send_reminder_with_nobody_to_remind_asks_the_user(system: System, home: Path) -> None:
     _task_with_loop(system, "send_reminder")
 
     tick(system, DEADLINE)
 
     assert loop_row(system, "nda/signature")["resolved_by"] == "expired"
-    reminder, notice = outbox(home)
-    assert reminder["kind"] == "send_reminder"
-    assert reminder["text"] == "Sent a reminder: still waiting for Signed NDA"
-    assert reminder["details"]["reminder_for"] == "nda/signature"
-    assert (notice["to"], notice["kind"]) == ("user", "reminder_sent")
-    assert notice["text"] == "Still waiting for Signed NDA; I sent a reminder."
+    assert [(line["to"], line["kind"], line["text"]) for line in outbox(home)] == [
+        ("user", "reminder_needed", "'Get the NDA signed': I have been waiting for Signed NDA since 13 Mar 2026 10:00 UTC, "
+         "and nothing came by 15 Mar 2026 10:00 UTC. I have nobody's address to send a reminder to: please nudge "
+         "them, or tell me what to do next.")
+    ]
     assert [row["loop_id"] for row in loop_rows(system)] == ["nda/signature"]
 
 
@@ -369,7 +403,8 @@ def test_unresolved_cancel_task_cancels_the_task_and_its_other_loops(system: Sys
     task = task_row(system, "nda")
     assert (task["status"], task["open_loops"]) == ("cancelled", 0)
     assert [(line["kind"], line["text"]) for line in outbox(home)] == [
-        ("task_cancelled", "Stopped tracking 'Get the NDA signed': loop nda/signature passed its deadline with cancel_task.")
+        ("task_cancelled", "Stopped tracking 'Get the NDA signed': no sign of Signed NDA by 15 Mar 2026 10:00 UTC, "
+                           "and that wait was set to cancel the task.")
     ]
 
 
@@ -391,8 +426,8 @@ def test_unresolved_escalate_to_loop_brings_the_proactive_run_forward_to_ask_the
 
     assert run_row(system)["pending_escalations"] == 0
     assert [(line["to"], line["kind"], line["text"]) for line in outbox(home)] == [
-        ("user", "escalation", "'Get the NDA signed' needs your decision: no Signed NDA by deadline"),
-        ("agent", "task_wakeup", "no Signed NDA by deadline"),  # the escalation is the task's wake-up context
+        ("user", "escalation", "'Get the NDA signed' needs your decision: no sign of Signed NDA by 15 Mar 2026 10:00 UTC"),
+        ("agent", "task_wakeup", "no sign of Signed NDA by 15 Mar 2026 10:00 UTC"),  # the task's wake-up context
     ]
 
 

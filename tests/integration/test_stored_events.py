@@ -14,6 +14,7 @@ from uuid import UUID
 from eventsourcing.persistence import StoredEvent, Tracking
 
 from loopline.cli.bootstrap import System
+from loopline.domain import ids
 from loopline.domain.task import Task
 from tests.conftest import build_system, command, publish
 from tests.fixtures.stored_events import FIXTURE
@@ -93,5 +94,16 @@ def test_a_stored_match_index_is_found_under_its_version_1_id(home: Path) -> Non
         ))
         assert report.rejected == []
         assert loop_row(system, "t-pr/review")["resolved_by"] == "signal_match"
+    finally:
+        system.close()
+
+
+def test_a_stored_version_1_loop_reads_with_no_contact_and_says_what_it_waits_for(home: Path) -> None:
+    system = _load_fixture(home)
+    try:
+        loops = {ref: system.app.repository.get(ids.loop_id("user_xyz", ref)) for ref in ("t-refused/reply", "t-kept/send_email/1")}
+        assert all((loop.action, loop.contact, loop.contact_name) == (None, None, None) for loop in loops.values())
+        assert loops["t-refused/reply"].awaited() == "an email signal with sender lee@x.example"  # registered with no description
+        assert loops["t-kept/send_email/1"].awaited() == "Reply from recipient (kim@x.example)"
     finally:
         system.close()

@@ -35,7 +35,8 @@ def test_flow_one_leaves_progress_log_context_and_the_reply_in_the_inbox(system:
     progress = read(system, "progress.md")
     assert "# Schedule meeting with Rahul" in progress and "Status: **waiting**" in progress
     assert "send_email: Sent scheduling email to Rahul at 10am" in progress
-    assert f"- {FIRST_LOOP}: Reply from recipient (rahul@company.com) (email) by 2026-03-16T10:00:00Z" in progress
+    assert (f"- {FIRST_LOOP}: a reply from rahul@company.com to my email “Meeting next week?” (email) "
+            "by 2026-03-16T10:00:00Z") in progress
     context = json.loads(read(system, "context.json"))
     assert context["active_loop_ids"] == [FIRST_LOOP]
     assert context["primary_conversation_id"] == "conv_123"

@@ -39,16 +39,16 @@ def test_unanswered_email_gets_one_followup_drafted_through_the_drafter_port() -
         app,
         command("c1", "task.create", "2026-03-13T10:00:00Z", task_id="t1", title="Meet Rahul"),
         command("c2", "action.record", "2026-03-13T10:00:00Z", task_id="t1", action="send_email",
-                to="rahul@company.com", subject="Meeting next week?"),
+                to="rahul@company.com", to_name="Rahul", subject="Meeting next week?"),
     )
     maintenance = Maintenance(app, drafter)
     later = datetime(2026, 3, 16, 10, 0, 1, tzinfo=timezone.utc)
     first = maintenance.tick(later)
     second = maintenance.tick(later)
 
-    assert [request["contact"] for request in drafter.requests] == ["rahul@company.com"]
-    assert any("draft_followup_email" in action for action in first.actions)
-    assert not any("draft_followup_email" in action for action in second.actions)
+    assert drafter.requests == [{"contact_name": "Rahul", "original_subject": "Meeting next week?", "days_waiting": 3}]
+    assert any("sent a follow-up to rahul@company.com" in action for action in first.actions)
+    assert not any("follow-up" in action for action in second.actions)
     assert _task(app, "t1").actions_count == 2  # the agent's email and Loopline's follow-up
 
 

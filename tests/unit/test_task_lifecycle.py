@@ -91,6 +91,36 @@ def test_recording_an_email_moves_an_executing_task_to_waiting():
     assert task.actions_count == 1
 
 
+def test_an_action_that_awaits_nothing_leaves_the_task_executing():
+    task = make_task("executing")
+    task.record_action(action="post_to_forum", details={}, summary="posted", performed_by="agent", now=NOW, awaits=False)
+    assert task.status is S.EXECUTING
+
+
+def test_a_waiting_task_whose_last_loop_closed_unanswered_goes_back_to_executing():
+    task = make_task("executing")
+    send_email(task, NOW)
+    task.link_loop("loop-1", now=NOW)
+    task.link_loop("loop-2", now=NOW)
+    task.close_loop("loop-1", resolved_by="expired", now=NOW + timedelta(days=3))
+    task.end_wait(reason="no reply", now=NOW + timedelta(days=3))
+    assert task.status is S.WAITING  # still waiting on loop-2
+
+    task.close_loop("loop-2", resolved_by="manual", now=NOW + timedelta(days=4))
+    task.end_wait(reason="resolved by hand", now=NOW + timedelta(days=4))
+    assert task.status is S.EXECUTING
+
+
+def test_a_pending_time_wake_up_is_something_to_wait_for():
+    task = make_task("executing")
+    send_email(task, NOW)
+    task.link_loop("loop-1", now=NOW)
+    task.schedule_wakeup("w1", at=NOW + timedelta(days=9), loop_ref=None, reason="check back", now=NOW)
+    task.close_loop("loop-1", resolved_by="expired", now=NOW + timedelta(days=3))
+    task.end_wait(reason="no reply", now=NOW + timedelta(days=3))
+    assert task.status is S.WAITING
+
+
 def test_signal_wakes_a_waiting_task_and_lands_in_its_inbox():
     task = make_task("executing")
     send_email(task, NOW)
