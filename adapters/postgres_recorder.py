@@ -104,6 +104,15 @@ class UnpipelinedProcessRecorder(PostgresProcessRecorder):
             )
             return snapshots, [self._stored(row) for row in curs.fetchall()]
 
+    def count_by_topic(self) -> dict[str, int]:
+        """How many events of each topic the store holds."""
+        from psycopg.sql import SQL, Identifier
+
+        with self.datastore.get_connection() as conn, conn.cursor() as curs:
+            curs.execute(SQL("SELECT topic, count(*) AS n FROM {schema}.{events} GROUP BY topic").format(
+                schema=Identifier(self.datastore.schema), events=Identifier(self.events_table_name)))
+            return {row["topic"]: row["n"] for row in curs.fetchall()}
+
     @staticmethod
     def _stored(row: Any) -> StoredEvent:
         return StoredEvent(

@@ -65,6 +65,13 @@ class ComparingSQLiteProcessRecorder(SQLiteProcessRecorder):
             c.execute(self.mark_statement, {"application_name": name, "notification_id": value})
 
 
+    def count_by_topic(self) -> dict[str, int]:
+        """How many events of each topic the store holds."""
+        with self.datastore.transaction(commit=False) as c:
+            c.execute(f"SELECT topic, count(*) FROM {self.events_table_name} GROUP BY topic")
+            return {row[0]: row[1] for row in c.fetchall()}
+
+
 class CachingSQLiteFactory(SQLiteFactory):
     process_recorder_class = ComparingSQLiteProcessRecorder
 

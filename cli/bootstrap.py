@@ -11,6 +11,7 @@ from datetime import datetime
 from multiprocessing import get_context
 from typing import Any, Protocol
 
+from eventsourcing.utils import get_topic
 from sqlalchemy.engine import Engine
 
 from loopline.adapters.channels import JsonlOutbox, KillAfterSend
@@ -51,6 +52,15 @@ class DrainReport:
     @property
     def parked(self) -> list[MessageOutcome]:
         return [outcome for outcome in self.outcomes if outcome.parked]
+
+
+@dataclass(frozen=True)
+class RebuildReport:
+    """What a rebuild read and wrote: every read model reads only the event types it follows."""
+
+    events_in_store: int
+    events_read: int  # distinct events of the types the rebuilt read models follow
+    applied: dict[str, int]  # per read model, the events its handlers applied
 
 
 class Log(Protocol):
@@ -135,14 +145,16 @@ class System:
             self.drain()
         return report
 
-    def rebuild(self, names: Sequence[str] = (), progress: Callable[[int], None] | None = None) -> int:
+    def rebuild(self, names: Sequence[str] = (), progress: Callable[[int], None] | None = None) -> RebuildReport:
         """Drops the named read models and projects them again; on PostgreSQL in one process per core,
-        each taking a share of the read models (they keep separate positions, so they are independent).
-        Returns the events read by the group that follows the most event types."""
+        each taking a share of the read models (they keep separate positions, so they are independent)."""
         chosen = self.projections.reset(names)
+        stored = self.app.process_recorder.count_by_topic()  # type: ignore[attr-defined]
         workers = min(os.cpu_count() or 1, len(chosen))
         if workers < 2 or not self.settings.read_model.startswith(("postgresql://", "postgres://")):
-            return self.projections.only(chosen).catch_up(progress, batch_size=REBUILD_BATCH)
+            runner = self.projections.only(chosen)
+            read = runner.catch_up(progress, batch_size=REBUILD_BATCH)
+            return RebuildReport(sum(stored.values()), read, {name: runner.applied[name] for name in chosen})
         groups = self.projections.split(chosen, workers)
         context = get_context("spawn")
         with context.Manager() as manager, ProcessPoolExecutor(len(groups), mp_context=context) as pool:
@@ -153,7 +165,11 @@ class System:
             while not all(future.done() for future in futures):
                 _drain_reports(reports, progress, timeout=0.2)
             _drain_reports(reports, progress, timeout=0)
-            return max(future.result() for future in futures)
+            applied = {name: n for future in futures for name, n in future.result().items()}
+        # The groups read overlapping shares of the store: the distinct events read are those of the types any follows.
+        followed = {get_topic(cls) for p in self.projections.projections if p.name in chosen for cls in p.handlers}
+        read = sum(n for topic, n in stored.items() if topic in followed)
+        return RebuildReport(sum(stored.values()), read, {name: applied[name] for name in chosen})
 
     def close(self) -> None:
         for closable in (self.log, self.relay):
@@ -165,15 +181,16 @@ class System:
         self.app.factory.close()
 
 
-def _rebuild_part(settings: Settings, names: list[str], reports: Any) -> int:
-    """One rebuild process: catches up some read models from the event store."""
+def _rebuild_part(settings: Settings, names: list[str], reports: Any) -> dict[str, int]:
+    """One rebuild process: catches up some read models from the event store; returns the events each applied."""
     leader = leader_for(settings.event_store, settings.home)
     with leader.creating_schema():  # the store's and read models' CREATE … IF NOT EXISTS race otherwise
         app = Loopline(env=event_store_env(settings.event_store))
         engine = read_model_engine(settings.read_model)
         runner = ProjectionRunner(app, engine, [p for p in READ_MODELS if p.name in names])
     try:
-        return runner.catch_up(reports.put if reports is not None else None, batch_size=REBUILD_BATCH)
+        runner.catch_up(reports.put if reports is not None else None, batch_size=REBUILD_BATCH)
+        return dict(runner.applied)
     finally:
         engine.dispose()
         app.factory.close()
