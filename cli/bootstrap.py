@@ -117,14 +117,22 @@ class System:
         return report
 
     def input_lag(self) -> list[dict[str, Any]]:
-        """Messages appended but not yet processed, per source."""
+        """Per source, the next position to read, the log's end, and the messages pending in between.
+
+        At scale a source is a partition: `next` is the offset to read next (the stored position), `end` the
+        offset the broker reports after its last record, `pending` = end - next, never below 0 (Tansu reports
+        the end as its last record batch's base offset + 1, which can be below `next`). Embedded, the log is the
+        event store: positions number every event, `next` is the first message not yet processed (or `end`), and
+        `pending` counts the messages from there, not the positions.
+        """
         if self.router is not None:
             head = self.app.process_recorder.max_notification_id() or 0
+            position = self.app.position(self.router.name)
             pending = self.app.process_recorder.select_notifications(
-                start=self.app.position(self.router.name) + 1, limit=100_000, stop=head, topics=[INBOUND_TOPIC]
+                start=position + 1, limit=100_000, stop=head, topics=[INBOUND_TOPIC]
             )
-            return [{"source": "embedded log", "end": head, "processed": self.app.position(self.router.name),
-                     "lag": len(pending)}]
+            following = pending[0].id if pending else head + 1  # the first message not yet processed
+            return [{"source": "embedded log", "next": following, "end": head + 1, "pending": len(pending)}]
         from loopline.adapters.kafka_log import Topics, end_offsets
         from loopline.adapters.kafka_worker import PartitionPositions
 
@@ -133,9 +141,15 @@ class System:
         positions = PartitionPositions(self.app)
         rows = []
         for (topic, partition), end in sorted(end_offsets(self.settings.kafka, [topics.commands, topics.signals]).items()):
-            processed = self.app.position(positions.name(topic, partition))
-            rows.append({"source": f"{topic}[{partition}]", "end": end, "processed": processed, "lag": max(end - processed, 0)})
+            following = self.app.position(positions.name(topic, partition))
+            rows.append({"source": f"{topic}[{partition}]", "next": following, "end": end, "pending": max(end - following, 0)})
         return rows
+
+    def messages_processed(self) -> int:
+        """Distinct messages processed, accepted or rejected (a repeated id is one; malformed records go to the
+        dead-letter topic uncounted). Embedded, a message is recorded when appended, so the pending ones are not."""
+        received = self.app.process_recorder.count_by_topic([INBOUND_TOPIC]).get(INBOUND_TOPIC, 0)  # type: ignore[attr-defined]
+        return received - (sum(row["pending"] for row in self.input_lag()) if self.router is not None else 0)
 
     def tick(self, now: datetime, progress: Callable[[int, int], None] | None = None) -> TickReport:
         """One scheduler scan at a time across all processes, then drain."""

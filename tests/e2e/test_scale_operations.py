@@ -1,0 +1,124 @@
+"""What an operator sees of a scale deployment: the workers' structured logs and `loopline status`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from loopline.adapters.kafka_log import Topics
+from loopline.adapters.leader import LEADER_KEY
+from tests.e2e.scale import PARTITIONS, ROOT, ScaleDeployment, Worker
+from tests.e2e.test_scale_workers import email_follow_up, group_members, wait_for
+from tests.servers import Broker, Postgres
+
+PROGRESS_EVERY = "0.5"
+
+
+@pytest.fixture
+def loopline(postgres: Postgres, broker: Broker, tmp_path: Path) -> Iterator[ScaleDeployment]:
+    deployment = ScaleDeployment(postgres, broker, tmp_path / "home")
+    deployment.environ["LOOPLINE_PROGRESS_EVERY"] = PROGRESS_EVERY
+    yield deployment
+    deployment.close()
+
+
+def status(loopline: ScaleDeployment, *options: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", "from loopline.cli.main import main; main()", "status", *options],
+        cwd=ROOT, env={**os.environ, **loopline.environ, "COLUMNS": "250"}, capture_output=True, text=True, timeout=60,
+    )
+
+
+def status_json(loopline: ScaleDeployment) -> dict[str, Any]:
+    result = status(loopline, "--json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def worker_id(worker: Worker) -> str:
+    [started] = worker.events("worker.started")
+    return started["worker"]
+
+
+def holding(worker: Worker) -> list[str]:
+    """The partitions the worker last said it holds."""
+    changes = worker.events("partitions.assigned") + worker.events("partitions.revoked")
+    return max(changes, key=lambda entry: entry["at"])["holding"] if changes else []
+
+
+def eventually(condition: Callable[[], Any], what: str, timeout: float = 30.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while not (found := condition()):
+        assert time.monotonic() < deadline, f"timed out after {timeout:.0f} s waiting for {what}"
+        time.sleep(0.1)
+    return found
+
+
+def test_workers_log_their_partitions_and_the_lead_and_status_shows_them(loopline: ScaleDeployment) -> None:
+    workers = [loopline.start_worker(), loopline.start_worker()]
+    wait_for(lambda: group_members(loopline) == 2, "both workers to join the consumer group")
+    tenants = [f"tenant{n:02d}" for n in range(20)]
+    loopline.publish([m for tenant in tenants for m in email_follow_up(tenant)[:2]])
+    loopline.settle(inbound=2 * len(tenants))
+
+    ids = [worker_id(worker) for worker in workers]
+    assert len(set(ids)) == 2 and all(i.endswith(f":{w.process.pid}") for i, w in zip(ids, workers, strict=True))
+    topics = Topics(loopline.environ["LOOPLINE_KAFKA_TOPIC_PREFIX"])
+    every_partition = sorted(f"{topic}[{p}]" for topic in (topics.commands, topics.signals) for p in range(PARTITIONS))
+    held = [holding(worker) for worker in workers]
+    assert all(held) and sorted(held[0] + held[1]) == every_partition
+    [leading] = [worker for worker in workers if worker.events("lead.taken")]
+    leader_id = worker_id(leading)
+    # Every worker's last progress line counts what it applied; together, every message once.
+    applied = lambda: sum(worker.events("progress")[-1]["applied"] for worker in workers)  # noqa: E731
+    eventually(lambda: applied() == 2 * len(tenants), "the progress lines to count every message")
+
+    shown = eventually(lambda: (s := status_json(loopline)) and all(w["partitions"] for w in s["workers"]) and s,
+                       "both workers' heartbeats to list their partitions")
+    assert shown["leader"] == leader_id
+    rows = {row["worker"]: row for row in shown["workers"]}
+    assert set(rows) == set(ids)
+    assert all(row["alive"] for row in rows.values())
+    assert [worker for worker, row in rows.items() if row["leads"]] == [leader_id]
+    assert {worker: sorted(row["partitions"]) for worker, row in rows.items()} == dict(zip(ids, held, strict=True))
+    # One record per message: the next offsets to read add up to what was published, and nothing is pending.
+    assert sum(row["next"] for row in shown["inputs"]) == 2 * len(tenants)
+    assert all(row["pending"] == 0 for row in shown["inputs"])
+    assert shown["messages_processed"] == 2 * len(tenants)
+    text = status(loopline).stdout
+    assert f"leader: {leader_id}" in text
+    assert all(worker in text for worker in ids) and "alive, leads" in text
+    assert "next" in text and "pending" in text and "messages processed: 40" in text
+
+    leading.stop()  # a clean stop lets go of the lead at once: the other worker takes it
+    [other] = [worker for worker in workers if worker is not leading]
+    assert leading.events("lead.released") and leading.events("worker.stopped")
+    eventually(lambda: other.events("lead.taken"), "the other worker to take the lead", timeout=15)
+    shown = status_json(loopline)
+    assert shown["leader"] == worker_id(other)
+    assert [row["worker"] for row in shown["workers"]] == [worker_id(other)]  # a stopped worker is gone
+
+
+def test_a_leader_that_loses_its_lock_says_so_and_a_leader_takes_it_again(loopline: ScaleDeployment) -> None:
+    worker = loopline.start_worker()
+    eventually(lambda: worker.events("lead.taken"), "the worker to take the lead")
+
+    with psycopg.connect(loopline.environ["LOOPLINE_EVENT_STORE"], autocommit=True) as conn:
+        ended = conn.execute(
+            "SELECT pg_terminate_backend(l.pid) FROM pg_locks l WHERE l.locktype = 'advisory' AND l.objid = %s "
+            "AND l.granted", (LEADER_KEY,),
+        ).fetchall()
+    assert ended == [(True,)]
+
+    eventually(lambda: worker.events("lead.lost"), "the leader to notice it lost the lock")
+    eventually(lambda: len(worker.events("lead.taken")) == 2, "the lead to be taken again")
+    assert status_json(loopline)["leader"] == worker_id(worker)
