@@ -183,7 +183,7 @@ class System:
         # The groups read overlapping shares of the store: the distinct events read are those of the types any follows.
         followed = {get_topic(cls) for p in self.projections.projections if p.name in chosen for cls in p.handlers}
         read = sum(n for topic, n in stored.items() if topic in followed)
-        return RebuildReport(sum(stored.values()), read, {name: applied[name] for name in chosen})
+        return RebuildReport(sum(stored.values()), read, {name: applied.get(name, 0) for name in chosen})
 
     def close(self) -> None:
         for closable in (self.log, self.relay):

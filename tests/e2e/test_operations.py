@@ -1,4 +1,4 @@
-"""What an operator sees of a scale deployment: the workers' structured logs and `loopline status`."""
+"""What an operator sees of running workers: their structured logs and `loopline status`, embedded and at scale."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ import pytest
 
 from loopline.adapters.kafka_log import Topics
 from loopline.adapters.leader import LEADER_KEY
+from tests.conftest import command
+from tests.e2e.cli import Cli
 from tests.e2e.scale import PARTITIONS, ROOT, ScaleDeployment, Worker
 from tests.e2e.test_scale_workers import email_follow_up, group_members, wait_for
 from tests.servers import Broker, Postgres
@@ -122,3 +124,29 @@ def test_a_leader_that_loses_its_lock_says_so_and_a_leader_takes_it_again(loopli
     eventually(lambda: worker.events("lead.lost"), "the leader to notice it lost the lock")
     eventually(lambda: len(worker.events("lead.taken")) == 2, "the lead to be taken again")
     assert status_json(loopline)["leader"] == worker_id(worker)
+
+
+def test_an_embedded_worker_logs_its_progress_and_status_lists_it_until_it_stops(tmp_path: Path) -> None:
+    cli = Cli(tmp_path / "home")
+    assert cli("status").returncode == 0  # creates the home before the worker and the publisher share it
+    worker = Worker({**os.environ, **cli.environ, "LOOPLINE_PROGRESS_EVERY": PROGRESS_EVERY, "PYTHONUNBUFFERED": "1"},
+                    tmp_path / "worker.log")
+    try:
+        [started] = eventually(lambda: worker.events("worker.started"), "the worker to start")
+        assert started["deployment"] == "embedded" and started["worker"].endswith(f":{worker.process.pid}")
+        messages = [command(f"m{n}", "task.create", "2026-03-13T10:00:00Z", task_id=f"task_{n}", title=f"Task {n}")
+                    for n in range(3)]
+        assert cli.publish(tmp_path, messages, "tasks").returncode == 0
+        shown = eventually(lambda: (s := cli.json("status")) and s["workers"] and s, "the worker's heartbeat")
+        [row] = shown["workers"]
+        assert (row["worker"], row["alive"], row["partitions"]) == (started["worker"], True, ["embedded log"])
+        assert shown["leader"] is None
+        # `publish` processed them itself: positions run past them, nothing is pending, three messages processed.
+        [embedded] = shown["inputs"]
+        assert embedded["next"] == embedded["end"] > 3 and embedded["pending"] == 0
+        assert shown["messages_processed"] == 3
+        assert worker.events("progress")
+    finally:
+        worker.stop()
+    assert worker.events("worker.stopped")
+    assert cli.json("status")["workers"] == []
