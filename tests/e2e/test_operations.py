@@ -150,3 +150,18 @@ def test_an_embedded_worker_logs_its_progress_and_status_lists_it_until_it_stops
         worker.stop()
     assert worker.events("worker.stopped")
     assert cli.json("status")["workers"] == []
+
+
+def test_a_killed_worker_is_shown_silent_once_it_misses_its_heartbeats(tmp_path: Path) -> None:
+    cli = Cli(tmp_path / "home")
+    assert cli("status").returncode == 0
+    worker = Worker({**os.environ, **cli.environ, "LOOPLINE_PROGRESS_EVERY": PROGRESS_EVERY, "PYTHONUNBUFFERED": "1"},
+                    tmp_path / "worker.log")
+    try:
+        eventually(lambda: (rows := cli.json("status")["workers"]) and rows[0]["alive"], "the worker's heartbeat")
+    finally:
+        worker.kill()
+
+    [row] = eventually(lambda: [r for r in cli.json("status")["workers"] if not r["alive"]], "the worker to turn silent")
+    assert row["worker"] == worker_id(worker) and row["seen_seconds_ago"] > 3 * float(PROGRESS_EVERY)
+    assert "silent" in cli("status").stdout
