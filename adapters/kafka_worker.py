@@ -211,6 +211,19 @@ class KafkaWorker:
         self.topics = topics
         self.group_id = group_id
         self.applier = PartitionBatchApplier(app, topics)
+        self.held: dict[Any, int] = {}  # per assigned partition, the offset after the last record read
+        self._highwater: Any = None
+
+    def partitions(self) -> list[str]:
+        return sorted(f"{tp.topic}[{tp.partition}]" for tp in self.held)
+
+    def lag(self) -> int | None:
+        """Records in the held partitions past the last read, from the high watermarks of the latest fetches
+        (no broker call); None before every held partition has been fetched from."""
+        marks = [self._highwater(tp) if self._highwater else None for tp in self.held]
+        if any(mark is None for mark in marks):
+            return None
+        return sum(max(mark - self.held[tp], 0) for tp, mark in zip(self.held, marks, strict=True))
 
     async def run(self, stop: asyncio.Event, on_batch: Any = None) -> None:
         from aiokafka import AIOKafkaConsumer, ConsumerRebalanceListener
@@ -219,7 +232,7 @@ class KafkaWorker:
         positions = self.applier.positions
         # Assigned partitions whose last processed record is still to be read again, and when to stop waiting for it.
         unchecked: dict[Any, tuple[LastRecord, float]] = {}
-        reading_from: dict[Any, int] = {}  # per partition, the offset after the last record read
+        reading_from = self.held  # per partition held, the offset after the last record read
         # Assigned partitions not yet sought to their stored positions: none of their records is applied
         # until they are (a rebalance listener's failure is only logged by aiokafka, so the loop retries).
         unpositioned: set[Any] = set()
@@ -269,10 +282,14 @@ class KafkaWorker:
                 for tp in revoked:
                     unchecked.pop(tp, None)
                     unpositioned.discard(tp)
+                    reading_from.pop(tp, None)
+                if revoked:
+                    _event("partitions.revoked", partitions=_names(revoked), holding=_names(reading_from))
 
             async def on_partitions_assigned(self, assigned: Any) -> None:
                 unpositioned.update(assigned)
                 await position(set(assigned))
+                _event("partitions.assigned", partitions=_names(assigned), holding=_names(reading_from))
 
         consumer = AIOKafkaConsumer(
             bootstrap_servers=self.bootstrap, group_id=f"{self.topics.prefix}{self.group_id}",
@@ -280,6 +297,7 @@ class KafkaWorker:
             request_timeout_ms=REQUEST_TIMEOUT_MS,
         )
         consumer.subscribe([self.topics.commands, self.topics.signals], listener=SeekToStoredPositions())
+        self._highwater = consumer.highwater
         await consumer.start()
         try:
             while not stop.is_set():
@@ -311,3 +329,13 @@ class KafkaWorker:
                     await check_overdue()
         finally:
             await consumer.stop()
+            self.held.clear()
+
+
+def _names(partitions: Any) -> list[str]:
+    return [f"{tp.topic}[{tp.partition}]" for tp in sorted(partitions)]
+
+
+def _event(name: str, **fields: Any) -> None:
+    """A structured event for the worker's log (cli/worker_log.py formats it)."""
+    log.info(name, extra={"event": name, "fields": fields})

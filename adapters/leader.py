@@ -122,6 +122,8 @@ class PostgresLeader:
         self.url = url
         self._conn: Any = None
         self.checked_at = time.monotonic()
+        # Shown in pg_stat_activity; a worker's leader process names its worker (see `leader_holder`).
+        self.label = f"loopline {os.getpid()}"
 
     def _connect(self) -> Any:
         import psycopg
@@ -129,7 +131,7 @@ class PostgresLeader:
         from loopline.adapters.postgres_session import SESSION
 
         # Named, so pg_stat_activity shows which process holds the leader lock.
-        return psycopg.connect(self.url, autocommit=True, application_name=f"loopline {os.getpid()}", **SESSION)
+        return psycopg.connect(self.url, autocommit=True, application_name=self.label[:63], **SESSION)
 
     def writing(self) -> ContextManager[None]:
         """At scale the event store keeps concurrent writers apart (positions and versions compare-and-set)."""
@@ -175,6 +177,23 @@ class PostgresLeader:
                 yield
             finally:
                 conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+
+    def holder(self) -> str | None:
+        """Who holds the leader lock: the worker id its leader process gave (`lead_as`), else its session's name."""
+        with self._connect() as conn:
+            row = conn.execute(
+                "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+                "WHERE l.locktype = 'advisory' AND l.objid = %s AND l.granted", (LEADER_KEY,),
+            ).fetchone()
+        if row is None:
+            return None
+        name = (row[0] or "").split()
+        return name[1] if len(name) == 4 and name[2] == "leader" else " ".join(name) or "an unnamed session"
+
+    def lead_as(self, worker: str) -> None:
+        """Names the lock's session after the worker this process leads for (`holder` reads it), and this process."""
+        self.close()
+        self.label = f"loopline {worker} leader {os.getpid()}"
 
     def close(self) -> None:
         if self._conn is not None and not self._conn.closed:

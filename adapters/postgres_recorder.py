@@ -104,6 +104,17 @@ class UnpipelinedProcessRecorder(PostgresProcessRecorder):
             )
             return snapshots, [self._stored(row) for row in curs.fetchall()]
 
+    def count_by_topic(self, topics: Sequence[str] = ()) -> dict[str, int]:
+        """How many events of each topic (of the given ones, or all) the store holds."""
+        from psycopg.sql import SQL, Identifier
+
+        only = SQL(" WHERE topic = ANY(%s)" if topics else "")
+        with self.datastore.get_connection() as conn, conn.cursor() as curs:
+            curs.execute(SQL("SELECT topic, count(*) AS n FROM {schema}.{events}{only} GROUP BY topic").format(
+                schema=Identifier(self.datastore.schema), events=Identifier(self.events_table_name), only=only),
+                (list(topics),) if topics else None)
+            return {row["topic"]: row["n"] for row in curs.fetchall()}
+
     @staticmethod
     def _stored(row: Any) -> StoredEvent:
         return StoredEvent(

@@ -8,6 +8,7 @@ them again. `SQLITE_CACHE_MIB` (default 64) sets each connection's cache.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from eventsourcing.persistence import IntegrityError, Tracking
@@ -63,6 +64,14 @@ class ComparingSQLiteProcessRecorder(SQLiteProcessRecorder):
             raise IntegrityError(f"position {tracking.application_name} moved from {tracking.previous} meanwhile")
         for name, value in tracking.marks:
             c.execute(self.mark_statement, {"application_name": name, "notification_id": value})
+
+
+    def count_by_topic(self, topics: Sequence[str] = ()) -> dict[str, int]:
+        """How many events of each topic (of the given ones, or all) the store holds."""
+        only = f" WHERE topic IN ({', '.join('?' * len(topics))})" if topics else ""
+        with self.datastore.transaction(commit=False) as c:
+            c.execute(f"SELECT topic, count(*) FROM {self.events_table_name}{only} GROUP BY topic", tuple(topics))
+            return {row[0]: row[1] for row in c.fetchall()}
 
 
 class CachingSQLiteFactory(SQLiteFactory):

@@ -33,7 +33,7 @@ def main() -> None:
         system.drain()
         events = system.app.recorder.max_notification_id()
         start = time.perf_counter()
-        read = system.rebuild()
+        read = system.rebuild().events_read
         elapsed = time.perf_counter() - start
         copy_rate = postgres_copy_rate(database)
     finally:

@@ -11,6 +11,7 @@ from datetime import datetime
 from multiprocessing import get_context
 from typing import Any, Protocol
 
+from eventsourcing.utils import get_topic
 from sqlalchemy.engine import Engine
 
 from loopline.adapters.channels import JsonlOutbox, KillAfterSend
@@ -52,6 +53,15 @@ class DrainReport:
     @property
     def parked(self) -> list[MessageOutcome]:
         return [outcome for outcome in self.outcomes if outcome.parked]
+
+
+@dataclass(frozen=True)
+class RebuildReport:
+    """What a rebuild read and wrote: every read model reads only the event types it follows."""
+
+    events_in_store: int
+    events_read: int  # distinct events of the types the rebuilt read models follow
+    applied: dict[str, int]  # per read model, the events its handlers applied
 
 
 class Log(Protocol):
@@ -108,14 +118,22 @@ class System:
         return report
 
     def input_lag(self) -> list[dict[str, Any]]:
-        """Messages appended but not yet processed, per source."""
+        """Per source, the next position to read, the log's end, and the messages pending in between.
+
+        At scale a source is a partition: `next` is the offset to read next (the stored position), `end` the
+        offset the broker reports after its last record, `pending` = end - next, never below 0 (Tansu reports
+        the end as its last record batch's base offset + 1, which can be below `next`). Embedded, the log is the
+        event store: positions number every event, `next` is the first message not yet processed (or `end`), and
+        `pending` counts the messages from there, not the positions.
+        """
         if self.router is not None:
             head = self.app.process_recorder.max_notification_id() or 0
+            position = self.app.position(self.router.name)
             pending = self.app.process_recorder.select_notifications(
-                start=self.app.position(self.router.name) + 1, limit=100_000, stop=head, topics=[INBOUND_TOPIC]
+                start=position + 1, limit=100_000, stop=head, topics=[INBOUND_TOPIC]
             )
-            return [{"source": "embedded log", "end": head, "processed": self.app.position(self.router.name),
-                     "lag": len(pending)}]
+            following = pending[0].id if pending else head + 1  # the first message not yet processed
+            return [{"source": "embedded log", "next": following, "end": head + 1, "pending": len(pending)}]
         from loopline.adapters.kafka_log import Topics, end_offsets
         from loopline.adapters.kafka_worker import PartitionPositions
 
@@ -124,9 +142,15 @@ class System:
         positions = PartitionPositions(self.app)
         rows = []
         for (topic, partition), end in sorted(end_offsets(self.settings.kafka, [topics.commands, topics.signals], self.settings.connect_timeout).items()):
-            processed = self.app.position(positions.name(topic, partition))
-            rows.append({"source": f"{topic}[{partition}]", "end": end, "processed": processed, "lag": max(end - processed, 0)})
+            following = self.app.position(positions.name(topic, partition))
+            rows.append({"source": f"{topic}[{partition}]", "next": following, "end": end, "pending": max(end - following, 0)})
         return rows
+
+    def messages_processed(self) -> int:
+        """Distinct messages processed, accepted or rejected (a repeated id is one; malformed records go to the
+        dead-letter topic uncounted). Embedded, a message is recorded when appended, so the pending ones are not."""
+        received = self.app.process_recorder.count_by_topic([INBOUND_TOPIC]).get(INBOUND_TOPIC, 0)  # type: ignore[attr-defined]
+        return received - (sum(row["pending"] for row in self.input_lag()) if self.router is not None else 0)
 
     def tick(self, now: datetime, progress: Callable[[int, int], None] | None = None) -> TickReport:
         """One scheduler scan at a time across all processes, then drain."""
@@ -136,14 +160,16 @@ class System:
             self.drain()
         return report
 
-    def rebuild(self, names: Sequence[str] = (), progress: Callable[[int], None] | None = None) -> int:
+    def rebuild(self, names: Sequence[str] = (), progress: Callable[[int], None] | None = None) -> RebuildReport:
         """Drops the named read models and projects them again; on PostgreSQL in one process per core,
-        each taking a share of the read models (they keep separate positions, so they are independent).
-        Returns the events read by the group that follows the most event types."""
+        each taking a share of the read models (they keep separate positions, so they are independent)."""
         chosen = self.projections.reset(names)
+        stored = self.app.process_recorder.count_by_topic()  # type: ignore[attr-defined]
         workers = min(os.cpu_count() or 1, len(chosen))
         if workers < 2 or not self.settings.read_model.startswith(("postgresql://", "postgres://")):
-            return self.projections.only(chosen).catch_up(progress, batch_size=REBUILD_BATCH)
+            runner = self.projections.only(chosen)
+            read = runner.catch_up(progress, batch_size=REBUILD_BATCH)
+            return RebuildReport(sum(stored.values()), read, {name: runner.applied[name] for name in chosen})
         groups = self.projections.split(chosen, workers)
         context = get_context("spawn")
         with context.Manager() as manager, ProcessPoolExecutor(len(groups), mp_context=context) as pool:
@@ -154,7 +180,11 @@ class System:
             while not all(future.done() for future in futures):
                 _drain_reports(reports, progress, timeout=0.2)
             _drain_reports(reports, progress, timeout=0)
-            return max(future.result() for future in futures)
+            applied = {name: n for future in futures for name, n in future.result().items()}
+        # The groups read overlapping shares of the store: the distinct events read are those of the types any follows.
+        followed = {get_topic(cls) for p in self.projections.projections if p.name in chosen for cls in p.handlers}
+        read = sum(n for topic, n in stored.items() if topic in followed)
+        return RebuildReport(sum(stored.values()), read, {name: applied.get(name, 0) for name in chosen})
 
     def close(self) -> None:
         for closable in (self.log, self.relay):
@@ -166,15 +196,16 @@ class System:
         self.app.factory.close()
 
 
-def _rebuild_part(settings: Settings, names: list[str], reports: Any) -> int:
-    """One rebuild process: catches up some read models from the event store."""
+def _rebuild_part(settings: Settings, names: list[str], reports: Any) -> dict[str, int]:
+    """One rebuild process: catches up some read models from the event store; returns the events each applied."""
     leader = leader_for(settings.event_store, settings.home)
     with leader.creating_schema():  # the store's and read models' CREATE … IF NOT EXISTS race otherwise
         app = Loopline(env=event_store_env(settings.event_store))
         engine = read_model_engine(settings.read_model)
         runner = ProjectionRunner(app, engine, [p for p in READ_MODELS if p.name in names])
     try:
-        return runner.catch_up(reports.put if reports is not None else None, batch_size=REBUILD_BATCH)
+        runner.catch_up(reports.put if reports is not None else None, batch_size=REBUILD_BATCH)
+        return dict(runner.applied)
     finally:
         engine.dispose()
         app.factory.close()

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import signal
 import sys
-import threading
-import time
 from importlib.metadata import version
 from pathlib import Path
 from typing import Annotated, Any
@@ -13,8 +10,8 @@ from typing import Annotated, Any
 import typer
 from rich.progress import Progress
 
-from loopline.adapters.channels import ConsoleChannel
 from loopline.adapters.clock import SystemClock
+from loopline.adapters.leader import PostgresLeader
 from loopline.adapters.limits import MAX_LINE_BYTES
 from loopline.adapters.messages import InvalidMessage, parse_message
 from loopline.cli import demo as demo_module
@@ -237,60 +234,86 @@ def run(
     tick_every: Annotated[float, typer.Option(help="Seconds between scheduler ticks at wall-clock time; 0 leaves time to `loopline tick --now`.")] = 60.0,
     once: Annotated[bool, flag("--once", "Embedded only: drain and tick once, then exit.")] = False,
     console: Annotated[bool, flag("--console", "Also print every message delivered.")] = False,
+    progress_every: Annotated[float, typer.Option(
+        envvar="LOOPLINE_PROGRESS_EVERY", min=0.1,
+        help="Seconds between the worker's progress log lines and heartbeats (what `loopline status` lists).",
+    )] = 10.0,
 ) -> None:
-    """Run the processors continuously. With LOOPLINE_KAFKA set, run as one of any number of workers."""
-    from loopline.cli.worker import print_delivered, run_scale
+    """Run the processors continuously, logging as JSON lines on standard error. With LOOPLINE_KAFKA set, run as one
+    of any number of workers."""
+    from loopline.cli.worker import run_embedded, run_scale
 
     with opened() as system:
         if system.is_scale:
             if once:
                 fail("--once is for the embedded deployment; a scale worker runs until stopped")
-            run_scale(system, interval=interval, tick_every=tick_every, console=console)
-            return
-        if console:
-            system.delivery.add_channel(ConsoleChannel(print_delivered))
-        clock = SystemClock()
-        last_tick = float("-inf")
-        stopping = threading.Event()
-        for signum in (signal.SIGINT, signal.SIGTERM):  # stop between passes, and exit 0
-            signal.signal(signum, lambda *_: stopping.set())
-        while not stopping.is_set():
-            with system.leader.writing():  # one pass at a time on this home; the lock is free while sleeping
-                report = system.drain()
-                if report.outcomes:
-                    out.print(f"processed {len(report.outcomes)} message(s), {len(report.rejected)} rejected")
-                if (tick_every > 0 and time.monotonic() - last_tick >= tick_every) or once:
-                    for action in system.tick(clock.now()).actions:
-                        out.print(action, highlight=False)
-                    last_tick = time.monotonic()
-            if once:
-                return
-            stopping.wait(interval)
+            run_scale(system, interval=interval, tick_every=tick_every, progress_every=progress_every, console=console)
+        else:
+            run_embedded(system, interval=interval, tick_every=tick_every, progress_every=progress_every, once=once,
+                         console=console)
 
 
 @app.command()
 def status(json_: Json = False) -> None:
-    """How far processing lags (inputs, Kafka partitions at scale, read models) and deliveries parked as failed."""
+    """Workers and the leader, how far processing lags (inputs, Kafka partitions at scale, read models), and what is parked.
+
+    Inputs: `next` is the position to read next, `end` the position after the log's last entry, `pending` the
+    messages in between; `messages processed` counts distinct messages (a log position is not a message)."""
+    from loopline.adapters.heartbeats import Heartbeats
+
     with opened() as system:
+        workers = Heartbeats(system.ledger_engine).workers(SystemClock().now())
+        leader = system.leader.holder() if isinstance(system.leader, PostgresLeader) else None
         read_models = [{"name": s.name, "position": s.position, "head": s.head, "lag": s.lag} for s in system.projections.status()]
         inputs = system.input_lag()
+        processed = system.messages_processed()
         parked = system.delivery.ledger.parked()
         quarantined = parked_counts(system)
+    for worker in workers:
+        worker.update(leads=worker["worker"] == leader, started_at=format_time(worker["started_at"]),
+                      last_seen=format_time(worker["last_seen"]))
     result = {
-        "deployment": "scale" if system.is_scale else "embedded", "inputs": inputs, "read_models": read_models,
+        "deployment": "scale" if system.is_scale else "embedded", "leader": leader, "workers": workers,
+        "inputs": inputs, "messages_processed": processed, "read_models": read_models,
         "parked_deliveries": {"count": len(parked), "deliveries": parked}, "parked": quarantined,
     }
     if json_:
         print_json(result)
         return
     out.print(f"deployment: {result['deployment']}")
-    print_table("inputs", inputs, ["source", "end", "processed", "lag"])
+    if system.is_scale:
+        out.print(f"leader: {leader or 'none (no worker holds the leader lock)'}", highlight=False)
+    else:
+        out.print("leader: none needed (embedded: each writing process takes the home lock in turn)")
+    print_table("workers (from their heartbeats)", [{
+        **w, "partitions": compact_partitions(w["partitions"]),
+        "state": ("alive" if w["alive"] else "silent") + (", leads" if w["leads"] else ""),
+        "last_seen": f"{w['last_seen'][:19]}Z ({w['seen_seconds_ago']:.0f} s ago)",
+    } for w in workers], ["worker", "state", "partitions", "applied", "lag", "last_seen"])
+    print_table("inputs", inputs, ["source", "next", "end", "pending"])
+    behind = sum(row["next"] > row["end"] for row in inputs)
+    if behind:  # the broker's end offset is not exact: say so rather than show a negative count
+        out.print(f"note: for {behind} partition(s) the broker reports an end below the next offset to read (Tansu reports "
+                  "its last record batch's first offset + 1): pending there may be more than shown")
+    out.print(f"messages processed: {processed} (distinct messages, accepted or rejected; a log position is not a message)")
     print_table("read models", read_models, ["name", "position", "head", "lag"])
     out.print(f"parked messages: {quarantined['messages']}, read-model events: {quarantined['read_model_events']}, "
               f"deliveries: {quarantined['deliveries']}" + (" (see `loopline parked list`)" if any(quarantined.values()) else ""))
     out.print(f"parked deliveries (failed after every retry): {len(parked)}")
     if parked:
         print_table("parked deliveries", parked, ["parked_at", "channel", "key", "tenant", "task_id", "kind", "attempts", "last_error"])
+
+
+def compact_partitions(names: list[str]) -> str:
+    """`p.commands[0], p.commands[2]` as `p.commands[0,2]`: a worker's partitions on one short line."""
+    by_topic: dict[str, list[str]] = {}
+    for name in names:
+        topic, bracket, partition = name.rstrip("]").rpartition("[")
+        if bracket:
+            by_topic.setdefault(topic, []).append(partition)
+        else:
+            by_topic[name] = []  # not a partition: the embedded log
+    return ", ".join(f"{topic}[{','.join(parts)}]" if parts else topic for topic, parts in by_topic.items()) or "-"
 
 
 def main() -> None:

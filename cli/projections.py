@@ -38,9 +38,14 @@ def rebuild(
         head = system.projections.head()
         with Progress(console=err, transient=True) as progress:
             bar = progress.add_task("rebuilding", total=head)
-            events = system.rebuild(names or (), progress=lambda n: progress.advance(bar, n))
-    result = {"rebuilt": names or known, "events_read": events}
+            report = system.rebuild(names or (), progress=lambda n: progress.advance(bar, n))
+    result = {"rebuilt": list(report.applied), "events_in_store": report.events_in_store,
+              "events_read": report.events_read, "applied": report.applied}
     if json_:
         print_json(result)
-    else:
-        out.print(f"rebuilt {', '.join(result['rebuilt'])} from {events} events")
+        return
+    out.print(f"rebuilt {', '.join(result['rebuilt'])}: read {report.events_read} of the {report.events_in_store} events "
+              "in the store" + (" (the rest are of types these read models do not follow, such as the inbound messages "
+                                "themselves)" if report.events_read < report.events_in_store else ""))
+    print_table("applied per read model", [{"read_model": name, "events_applied": n} for name, n in report.applied.items()],
+                ["read_model", "events_applied"])

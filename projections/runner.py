@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -74,6 +75,7 @@ class ProjectionRunner:
         self.projections = list(projections)
         self.batch_size = batch_size
         self.topics = sorted({get_topic(cls) for projection in self.projections for cls in projection.handlers})
+        self.applied: Counter[str] = Counter()  # events each read model's handlers applied (committed), since built
         positions.create(engine, checkfirst=True)
         parked_events.create(engine, checkfirst=True)
         for projection in self.projections:
@@ -135,6 +137,7 @@ class ProjectionRunner:
                 return 0
             current, events = batch
             writes.discard(conn)
+            applied: Counter[str] = Counter()
             for projection in self.projections:
                 prefetch = getattr(projection, "prefetch", None)
                 if prefetch is not None:
@@ -146,10 +149,12 @@ class ProjectionRunner:
                         if faults.ACTIVE:
                             faults.check("projection", event.__dict__)
                         handler(conn, event, position)
+                        applied[projection.name] += 1
             writes.flush(conn)
             reached = events[-1][0] if len(events) == batch_size else head
             self._advance(conn, current, reached)
-            return len(events)
+        self.applied.update(applied)  # only once committed: a rolled-back batch applied nothing
+        return len(events)
 
     def _project_one_by_one(self, batch_size: int, head: int) -> int:
         """The same batch, each (event, read model) in a transaction of its own with that read model's
@@ -174,6 +179,7 @@ class ProjectionRunner:
                         handler(conn, event, position)
                         writes.flush(conn)
                         self._advance(conn, old, position)
+                    self.applied[projection.name] += 1
                 except (ConcurrentProjection, IntegrityError):
                     raise
                 except Exception as error:

@@ -59,7 +59,7 @@ class Cli:
         while time.monotonic() < deadline:
             recorded = len(self._observer.app.recorder.select_notifications(start=1, limit=1_000_000, topics=[INBOUND_TOPIC]))
             lags = [len(self.expected) - recorded]
-            lags += [row["lag"] for row in self._observer.input_lag()]
+            lags += [row["pending"] for row in self._observer.input_lag()]
             lags += [status.lag for status in self._observer.projections.status()]
             quiet = quiet + 1 if not any(lags) else 0
             if quiet == 3:

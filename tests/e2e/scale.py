@@ -53,6 +53,16 @@ class Worker:
     def log(self) -> str:
         return self.output.read_text(encoding="utf-8", errors="replace")
 
+    def events(self, name: str) -> list[dict[str, Any]]:
+        """The worker's structured log lines (JSON on standard error) of one event."""
+        found = []
+        for line in self.log().splitlines():
+            if line.startswith("{"):
+                entry = json.loads(line)
+                if entry["event"] == name:
+                    found.append(entry)
+        return found
+
     def applied(self) -> int:
         """Messages this worker applied, from its "applied N ..." batch reports."""
         return sum(int(n) for n in APPLIED.findall(self.log()))
@@ -209,7 +219,7 @@ def is_settled(status: dict[str, Any], inbound: int) -> bool:
     """`inbound` messages recorded and nothing left to apply, project, relay or deliver."""
     return (
         status["inbound_messages"] == inbound
-        and all(row["lag"] == 0 for row in status["inputs"])
+        and all(row["pending"] == 0 for row in status["inputs"])
         and all(row["lag"] == 0 for row in status["read_models"])
         and status["relay_lag"] == 0 and status["undelivered"] == 0
     )

@@ -167,7 +167,7 @@ def test_worker_killed_mid_batch_and_restarted_loses_and_duplicates_nothing(depl
 
     wait_for(lambda: victim.applied() > 0, "the worker to apply its first batch")
     victim.kill()  # while it applies the next batch, in chunks, with its Kafka offsets not yet committed
-    processed = sum(row["processed"] for row in crashed.system.input_lag())
+    processed = sum(row["next"] for row in crashed.system.input_lag())
     assert 0 < processed < len(commands), "the kill should land after some but before all messages were applied"
     crashed.start_worker()
     for loopline in (reference, crashed):

@@ -1,0 +1,86 @@
+"""Which `loopline run` workers are alive: each writes its row on every progress tick, beside the events.
+
+A worker deletes its row when it stops cleanly; a killed one's row stays and ages, so `loopline
+status` shows it as silent once it has missed a few ticks, and the next heartbeat of any worker
+removes rows unseen for a day.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from sqlalchemy import Column, DateTime, Float, Integer, MetaData, String, Table, Text, delete, insert, select, update
+from sqlalchemy.engine import Engine
+
+metadata = MetaData()
+heartbeats = Table(
+    "worker_heartbeats", metadata,
+    Column("worker", String(255), primary_key=True),
+    Column("host", String(255), nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("deployment", String(16), nullable=False),
+    Column("partitions", Text, nullable=False),  # a JSON list of "topic[partition]"
+    Column("applied", Integer, nullable=False),
+    Column("lag", Integer),
+    Column("every", Float, nullable=False),
+    Column("started_at", DateTime(timezone=True), nullable=False),
+    Column("last_seen", DateTime(timezone=True), nullable=False),
+)
+MISSED_BEATS = 3  # a worker unseen for this many progress intervals (and SLACK seconds) is reported silent
+SLACK = 2.0
+FORGET_AFTER = timedelta(days=1)
+
+
+@dataclass(frozen=True)
+class Heartbeat:
+    worker: str
+    host: str
+    pid: int
+    deployment: str
+    partitions: list[str]
+    applied: int
+    lag: int | None
+    every: float
+    started_at: datetime
+    last_seen: datetime
+
+
+class Heartbeats:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        heartbeats.create(engine, checkfirst=True)
+
+    def beat(self, beat: Heartbeat) -> None:
+        row = {**beat.__dict__, "partitions": json.dumps(beat.partitions)}
+        with self.engine.begin() as conn:
+            if not conn.execute(update(heartbeats).where(heartbeats.c.worker == beat.worker).values(**row)).rowcount:
+                conn.execute(insert(heartbeats).values(**row))
+            conn.execute(delete(heartbeats).where(heartbeats.c.last_seen < beat.last_seen - FORGET_AFTER))
+
+    def forget(self, worker: str) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(delete(heartbeats).where(heartbeats.c.worker == worker))
+
+    def workers(self, now: datetime) -> list[dict[str, Any]]:
+        """Every worker with a row, oldest first, with how long ago it was seen and whether that is recent."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(heartbeats).order_by(heartbeats.c.started_at, heartbeats.c.worker)).all()
+        found = []
+        for row in rows:
+            last_seen = _utc(row.last_seen)
+            ago = max((now - last_seen).total_seconds(), 0.0)
+            found.append({
+                "worker": row.worker, "host": row.host, "pid": row.pid, "deployment": row.deployment,
+                "partitions": json.loads(row.partitions), "applied": row.applied, "lag": row.lag,
+                "started_at": _utc(row.started_at), "last_seen": last_seen, "seen_seconds_ago": round(ago, 1),
+                "alive": ago <= MISSED_BEATS * row.every + SLACK,
+            })
+        return found
+
+
+def _utc(moment: datetime) -> datetime:
+    """SQLite gives back naive datetimes; they were written in UTC."""
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
