@@ -74,6 +74,13 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Also when no session ran (`pytest --help`, a usage error), the folder goes."""
+    guard = config.stash.get(GUARD, None)
+    if guard is not None:
+        _remove(guard.own)
+
+
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     guard = config.stash[GUARD]
     if guard.left:
