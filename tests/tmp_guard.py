@@ -23,6 +23,7 @@ import pytest
 
 PREFIX = "loopline-tests-"
 PYTEST_FOLDER = "pytest"
+APPEARED_SHOWN = 20
 
 
 @dataclass
@@ -91,8 +92,10 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     if guard.appeared:
         terminalreporter.section(f"new in {guard.system_tmp}", **({"red": True} if os.environ.get("CI") else {"yellow": True}))
         terminalreporter.write_line("these appeared during the run (under CI the run fails; elsewhere they may be another process's):")
-        for name in guard.appeared:
+        for name in guard.appeared[:APPEARED_SHOWN]:
             terminalreporter.write_line(f"  {name}")
+        if len(guard.appeared) > APPEARED_SHOWN:
+            terminalreporter.write_line(f"  … and {len(guard.appeared) - APPEARED_SHOWN} more")
 
 
 def _remove(folder: Path) -> None:
