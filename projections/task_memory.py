@@ -41,7 +41,6 @@ DONE_SHOWN = 10
 DESCRIPTION_SHOWN = 2_000  # characters of the description in progress.md
 TEXT_SHOWN = 500  # characters of a summary, note, loop description or reason in progress.md
 DESCRIPTION = "description.md"
-LOG = "log.md"
 EXPIRED_SHOWN = 5
 WORKFLOWS = "workflows/"
 ARCHIVED_WORKFLOWS = "workflows/archive/"
@@ -408,6 +407,7 @@ def _clipped(text: str, limit: int, whole_in: str) -> str:
 
 
 def render_progress(state: dict[str, Any]) -> str:
+    log = f"log.md and `loopline audit {state['task_id']}`"  # the audit trail: log.md may have been summarised
     lines = [f"# {state['title']}", "", f"Status: **{state['status']}** · task {state['task_id']} · created "
              f"{state['created_at']} · last change {state['updated_at']}"]
     if state["expires_at"]:
@@ -415,18 +415,18 @@ def render_progress(state: dict[str, Any]) -> str:
     if state["stalled_since"]:
         lines.append(f"Stalled: flagged {state['stalled_since']} (no activity)")
     if state["escalation"]:
-        lines.append(f"Escalated: {_clipped(state['escalation'], TEXT_SHOWN, LOG)}")
+        lines.append(f"Escalated: {_clipped(state['escalation'], TEXT_SHOWN, log)}")
     if state["outcome"]:
-        lines.append(f"Outcome: {_clipped(state['outcome'], TEXT_SHOWN, LOG)}")
+        lines.append(f"Outcome: {_clipped(state['outcome'], TEXT_SHOWN, log)}")
     if state["description"]:
         lines += ["", _clipped(state["description"], DESCRIPTION_SHOWN, DESCRIPTION)]
     lines += ["", "## Done"]
-    lines += [f"- {d['at']} {d['action']}: {_clipped(d['summary'], TEXT_SHOWN, LOG)}" for d in state["done"]] or ["- nothing yet"]
+    lines += [f"- {d['at']} {d['action']}: {_clipped(d['summary'], TEXT_SHOWN, log)}" for d in state["done"]] or ["- nothing yet"]
     if state["actions"] > len(state["done"]):
         lines.append(f"- … {state['actions'] - len(state['done'])} earlier action(s) in log.md")
     lines += ["", "## Next: waiting on"]
     lines += [
-        f"- {ref}: {_clipped(loop['description'], TEXT_SHOWN, LOG)} ({loop['channel']}) by {loop['deadline']};"
+        f"- {ref}: {_clipped(loop['description'], TEXT_SHOWN, log)} ({loop['channel']}) by {loop['deadline']};"
         f" if unresolved: {loop['if_unresolved']}"
         for ref, loop in sorted(state["waiting_on"].items(), key=lambda item: item[1]["deadline"])
     ] or ["- nothing"]
@@ -434,15 +434,15 @@ def render_progress(state: dict[str, Any]) -> str:
         lines += ["", "## Wake-ups"]
         for ref, wakeup in state["wakeups"].items():
             parts = ([f"at {wakeup['at']}"] if wakeup["at"] else []) + ([f"when loop {wakeup['loop_id']} matches"] if wakeup["loop_id"] else [])
-            lines.append(f"- {ref}: {' or '.join(parts)} ({wakeup['reason']})")
+            lines.append(f"- {ref}: {' or '.join(parts)} ({_clipped(wakeup['reason'], TEXT_SHOWN, log)})")
     if state["expired_loops"]:
         lines += ["", "## Expired"]
         lines += [
-            f"- {e['loop_id']}: {_clipped(e['description'], TEXT_SHOWN, LOG)} (deadline {e['deadline']})"
+            f"- {e['loop_id']}: {_clipped(e['description'], TEXT_SHOWN, log)} (deadline {e['deadline']})"
             for e in state["expired_loops"]
         ]
     if state["notes"]:
-        lines += ["", "## Latest note", f"{state['notes']['at']}: {_clipped(state['notes']['text'], TEXT_SHOWN, LOG)}"]
+        lines += ["", "## Latest note", f"{state['notes']['at']}: {_clipped(state['notes']['text'], TEXT_SHOWN, log)}"]
     inbox = state["inbox"]
     if inbox["count"]:
         latest = inbox["latest"]
