@@ -53,11 +53,20 @@ FLOW_1: list[tuple[str, list[dict[str, Any]] | str]] = [
 
 
 def demo(
-    home: Annotated[Path | None, typer.Option(help="Keep the demo's files here (default: a new temporary directory).")] = None,
+    home: Annotated[Path | None, typer.Option(help="Keep the demo's files here (default: a temporary directory, removed at the end).")] = None,
 ) -> None:
     """Play seed 000 Flow 1 with simulated time and print what happened."""
     started = time.monotonic()
-    home = home or Path(tempfile.mkdtemp(prefix="loopline-demo-"))
+    if home is not None:
+        _play(home)
+        out.print(f"\nfiles in {home}; demo took {time.monotonic() - started:.1f}s", style="dim")
+        return
+    with tempfile.TemporaryDirectory(prefix="loopline-demo-") as scratch:
+        _play(Path(scratch))
+    out.print(f"\ndemo took {time.monotonic() - started:.1f}s; its files are removed (keep them with --home DIR)", style="dim")
+
+
+def _play(home: Path) -> None:
     system = build(Settings.load({"LOOPLINE_HOME": str(home)}, config_file=home / "loopline.toml"))
     try:
         shown = 0
@@ -72,7 +81,6 @@ def demo(
             system.drain()
             shown = _print_new_timeline(system, shown)
         _print_state(system)
-        out.print(f"\nfiles in {home}; demo took {time.monotonic() - started:.1f}s", style="dim")
     finally:
         system.close()
 

@@ -1,5 +1,8 @@
 """Printing for the CLI: rich tables for people, JSON for machines.
 
+Piped or redirected, a table is printed as wide as its content: rich would otherwise wrap it at an
+assumed 80 columns (or $COLUMNS), splitting headers and values over lines a script cannot read back.
+
 Both consoles read no markup: ids, titles, reasons and file names are printed as users wrote them
 (`[/x]` in a title would otherwise crash a command, `[bold]` restyle it). Style with `style=` or
 `styled`, never with tags in a string.
@@ -12,9 +15,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+UNLIMITED = 1_000_000
 out = Console(markup=False)
 err = Console(stderr=True, markup=False)
 
@@ -37,4 +42,8 @@ def print_table(title: str, rows: Sequence[dict[str, Any]], columns: Sequence[st
         table.add_column(column, overflow="fold")
     for row in rows:
         table.add_row(*("" if row.get(c) is None else str(row.get(c)) for c in columns))
-    out.print(table)
+    if out.is_terminal:
+        out.print(table)
+        return
+    unwrapped = Measurement.get(out, out.options.update_width(UNLIMITED), table).maximum
+    Console(file=out.file, markup=False, width=unwrapped, color_system=None).print(table)

@@ -88,7 +88,7 @@ def files(
             if json_:
                 print_json({"task_id": task_id, "tenant": memory["tenant"], "path": path, "content": content})
             else:
-                print(content, end="")
+                print(content, end="" if content.endswith("\n") else "\n")  # a shell prompt never lands on the last line
             return
         entries = task_memory.listing(conn, memory)  # rendering every file: only when a listing is asked for
     if path is not None:
@@ -130,7 +130,7 @@ def context(
          "expiring_soon": ", ".join(loop["loop_id"] for loop in row["expiring_soon"])}
         for row in active
     ]
-    print_table(f"active tasks of {tenant}", rows, ["task_id", "title", "status", "stalled", "expired", "expiring_soon"])
+    print_table(f"active tasks of {tenant}", rows, ["task_id", "title", "status", "stalled", "expired", "expiring_soon", "next_wakeup"])
     if progress:
         out.print(progress)
 

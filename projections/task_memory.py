@@ -1,6 +1,8 @@
 """The `task_memory` read model: each task's folder of seed 000 ("The VFS — Living Memory").
 
-    progress.md     what has been done and what is next (read first on every wake-up)
+    progress.md     what has been done and what is next (read first on every wake-up); long texts
+                    are cut short there, with a pointer to the file holding them whole
+    description.md  the task's description as written, when it has one
     log.md          chronological history; past 500 lines the oldest 80% go into a log_summary
     context.json    structured state: status, active loop ids, workflows, conversation id
     inbox/          one file per signal stored in the task's inbox
@@ -36,6 +38,9 @@ LOG_LIMIT = 500
 LOG_COMPACT_SHARE = 0.8
 WORKFLOW_INLINE = timedelta(days=7)
 DONE_SHOWN = 10
+DESCRIPTION_SHOWN = 2_000  # characters of the description in progress.md
+TEXT_SHOWN = 500  # characters of a summary, note, loop description or reason in progress.md
+DESCRIPTION = "description.md"
 EXPIRED_SHOWN = 5
 WORKFLOWS = "workflows/"
 ARCHIVED_WORKFLOWS = "workflows/archive/"
@@ -333,6 +338,8 @@ def listing(conn: Connection, memory: dict[str, Any]) -> list[dict[str, Any]]:
         "log.md": ("log", render_log(conn, memory)),
         "context.json": ("context", render_context(state)),
     }
+    if state["description"]:
+        rendered[DESCRIPTION] = ("description", render_description(state))
     entries = [{"path": p, "kind": k, "size": len(c.encode()), "at": state["updated_at"]} for p, (k, c) in rendered.items()]
     for summary in state["log"]["summaries"]:
         entries.append({
@@ -363,6 +370,8 @@ def read(conn: Connection, memory: dict[str, Any], path: str) -> str:
         return render_context(state)
     if path == "log.md":
         return render_log(conn, memory)
+    if path == DESCRIPTION and state["description"]:
+        return render_description(state)
     for summary in state["log"]["summaries"]:
         if summary["name"] == path:
             return render_log_summary(conn, memory, summary)
@@ -387,7 +396,19 @@ def render_context(state: dict[str, Any]) -> str:
     }, indent=2)
 
 
+def render_description(state: dict[str, Any]) -> str:
+    return state["description"] if state["description"].endswith("\n") else state["description"] + "\n"
+
+
+def _clipped(text: str, limit: int, whole_in: str) -> str:
+    """The text, or its start and where the whole of it is: an agent reads progress.md first, on every wake-up."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [cut at {limit:,} of {len(text):,} characters; the whole text is in {whole_in}]"
+
+
 def render_progress(state: dict[str, Any]) -> str:
+    log = f"log.md and `loopline audit {state['task_id']}`"  # the audit trail: log.md may have been summarised
     lines = [f"# {state['title']}", "", f"Status: **{state['status']}** · task {state['task_id']} · created "
              f"{state['created_at']} · last change {state['updated_at']}"]
     if state["expires_at"]:
@@ -395,30 +416,34 @@ def render_progress(state: dict[str, Any]) -> str:
     if state["stalled_since"]:
         lines.append(f"Stalled: flagged {state['stalled_since']} (no activity)")
     if state["escalation"]:
-        lines.append(f"Escalated: {state['escalation']}")
+        lines.append(f"Escalated: {_clipped(state['escalation'], TEXT_SHOWN, log)}")
     if state["outcome"]:
-        lines.append(f"Outcome: {state['outcome']}")
+        lines.append(f"Outcome: {_clipped(state['outcome'], TEXT_SHOWN, log)}")
     if state["description"]:
-        lines += ["", state["description"]]
+        lines += ["", _clipped(state["description"], DESCRIPTION_SHOWN, DESCRIPTION)]
     lines += ["", "## Done"]
-    lines += [f"- {d['at']} {d['action']}: {d['summary']}" for d in state["done"]] or ["- nothing yet"]
+    lines += [f"- {d['at']} {d['action']}: {_clipped(d['summary'], TEXT_SHOWN, log)}" for d in state["done"]] or ["- nothing yet"]
     if state["actions"] > len(state["done"]):
         lines.append(f"- … {state['actions'] - len(state['done'])} earlier action(s) in log.md")
     lines += ["", "## Next: waiting on"]
     lines += [
-        f"- {ref}: {loop['description']} ({loop['channel']}) by {loop['deadline']}; if unresolved: {loop['if_unresolved']}"
+        f"- {ref}: {_clipped(loop['description'], TEXT_SHOWN, log)} ({loop['channel']}) by {loop['deadline']};"
+        f" if unresolved: {loop['if_unresolved']}"
         for ref, loop in sorted(state["waiting_on"].items(), key=lambda item: item[1]["deadline"])
     ] or ["- nothing"]
     if state["wakeups"]:
         lines += ["", "## Wake-ups"]
         for ref, wakeup in state["wakeups"].items():
             parts = ([f"at {wakeup['at']}"] if wakeup["at"] else []) + ([f"when loop {wakeup['loop_id']} matches"] if wakeup["loop_id"] else [])
-            lines.append(f"- {ref}: {' or '.join(parts)} ({wakeup['reason']})")
+            lines.append(f"- {ref}: {' or '.join(parts)} ({_clipped(wakeup['reason'], TEXT_SHOWN, log)})")
     if state["expired_loops"]:
         lines += ["", "## Expired"]
-        lines += [f"- {e['loop_id']}: {e['description']} (deadline {e['deadline']})" for e in state["expired_loops"]]
+        lines += [
+            f"- {e['loop_id']}: {_clipped(e['description'], TEXT_SHOWN, log)} (deadline {e['deadline']})"
+            for e in state["expired_loops"]
+        ]
     if state["notes"]:
-        lines += ["", "## Latest note", f"{state['notes']['at']}: {state['notes']['text']}"]
+        lines += ["", "## Latest note", f"{state['notes']['at']}: {_clipped(state['notes']['text'], TEXT_SHOWN, log)}"]
     inbox = state["inbox"]
     if inbox["count"]:
         latest = inbox["latest"]

@@ -15,7 +15,7 @@ from loopline.domain.inbound import InboundMessage, RejectedInput
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.proactive_run import ProactiveRun
 from loopline.domain.task import Task
-from loopline.domain.timeutil import format_time
+from loopline.domain.timeutil import format_time, parse_time
 from loopline.domain.wording import CLOSED_BECAUSE, NEXT_STEP, awaited_from_watch, when
 from loopline.projections import writes
 from loopline.projections.runner import metadata
@@ -141,10 +141,12 @@ handlers = {event_class: _project for event_class in DESCRIPTIONS}
 
 
 def task_trail(conn: Connection, task_id: str, tenant: str | None = None) -> list[dict[str, Any]]:
+    """The task's events in time order: a message dated earlier may be recorded after later ones."""
     query = select(timeline).where(timeline.c.task_id == task_id).order_by(timeline.c.position)
     if tenant:
         query = query.where(timeline.c.tenant == tenant)
-    return [dict(row._mapping) for row in conn.execute(query)]
+    rows = [dict(row._mapping) for row in conn.execute(query)]
+    return sorted(rows, key=lambda row: parse_time(row["at"]))  # stable: the same moment keeps the recorded order
 
 
 def recent(conn: Connection, *, limit: int = 100, tenant: str | None = None) -> list[dict[str, Any]]:

@@ -14,6 +14,8 @@ from loopline.adapters.messages import parse_message
 from loopline.cli.bootstrap import DrainReport, System, build
 from tests.servers import Broker, Postgres, SmtpSink
 
+pytest_plugins = ["tests.tmp_guard"]  # the run's own temporary folder, checked to be left empty
+
 
 def command(ref: str, type_: str, at: str, tenant: str = "user_xyz", **data: Any) -> dict[str, Any]:
     return {"kind": "command", "id": ref, "type": type_, "tenant": tenant, "at": at, "data": data}
@@ -39,8 +41,10 @@ def home(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def postgres() -> Postgres:
-    return Postgres()
+def postgres() -> Iterator[Postgres]:
+    started = Postgres()
+    yield started
+    started.stop()
 
 
 @pytest.fixture(scope="session")

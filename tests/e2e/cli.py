@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,11 @@ class Cli:
 
     def __init__(self, home: Path, environ: dict[str, str] | None = None) -> None:
         self.home = home
-        self.environ = {"LOOPLINE_HOME": str(home), "PATH": "/usr/bin:/bin", "COLUMNS": "200", **(environ or {})}
+        self.environ = {
+            "LOOPLINE_HOME": str(home), "PATH": "/usr/bin:/bin", "COLUMNS": "200",
+            "TMPDIR": tempfile.gettempdir(),  # the run's own temporary folder, which the suite checks is left empty
+            **(environ or {}),
+        }
         self.scale = "LOOPLINE_KAFKA" in self.environ
         self._observer: System | None = None
         self.expected: set[tuple[str, str]] = set()

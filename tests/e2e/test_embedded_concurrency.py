@@ -11,6 +11,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -45,7 +46,7 @@ def workload(prefix: str) -> list[dict[str, Any]]:
 def loopline(home: Path, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-c", "from loopline.cli.main import main; main()", *args], cwd=ROOT,
-        env={"LOOPLINE_HOME": str(home), "PATH": "/usr/bin:/bin", "COLUMNS": "200"},
+        env={"LOOPLINE_HOME": str(home), "PATH": "/usr/bin:/bin", "COLUMNS": "200", "TMPDIR": tempfile.gettempdir()},
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 from collections import Counter
 from typing import Any
 
@@ -31,7 +32,7 @@ def loopline(deployment: ScaleDeployment, *args: str) -> subprocess.CompletedPro
     environ = {name: value for name, value in deployment.environ.items() if name != "LOOPLINE_TEST_FAULTS"}
     return subprocess.run(
         [sys.executable, "-c", "from loopline.cli.main import main; main()", *args],
-        cwd=ROOT, env={"PATH": "/usr/bin:/bin", "COLUMNS": "200", **environ},
+        cwd=ROOT, env={"PATH": "/usr/bin:/bin", "COLUMNS": "200", "TMPDIR": tempfile.gettempdir(), **environ},
         capture_output=True, text=True, timeout=120,
     )
 

@@ -8,6 +8,7 @@ import signal as signals
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -53,7 +54,7 @@ def _publish(home: Path, path: Path) -> subprocess.Popen[bytes]:
     """`loopline publish FILE` in its own process, as an operator would run it."""
     return subprocess.Popen(
         [sys.executable, "-c", "from loopline.cli.main import main; main()", "publish", str(path)],
-        cwd=ROOT, env={"LOOPLINE_HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+        cwd=ROOT, env={"LOOPLINE_HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "TMPDIR": tempfile.gettempdir()},
         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )
 

@@ -7,6 +7,7 @@ never resolve a loop twice, and never let one tenant's signal touch another tena
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from collections import Counter
 from dataclasses import dataclass
@@ -54,7 +55,8 @@ def _matches(loop: Loop, sender: str, thread: str | None) -> bool:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(operations, st.integers(1, 4))
 def test_any_interleaving_resolves_every_matching_loop_once_and_only_in_its_tenant(ops, batch) -> None:
-    system = build_system(Path(tempfile.mkdtemp(prefix="loopline-prop-")))
+    home = Path(tempfile.mkdtemp(prefix="loopline-prop-"))  # one per example: tmp_path is one per test
+    system = build_system(home)
     try:
         loops: dict[tuple[str, str], Loop] = {}
         closed_tasks: set[tuple[str, str]] = set()
@@ -124,3 +126,4 @@ def test_any_interleaving_resolves_every_matching_loop_once_and_only_in_its_tena
                 assert got[1].startswith(f"{tenant}-"), "a signal resolved another tenant's loop"
     finally:
         system.close()
+        shutil.rmtree(home)

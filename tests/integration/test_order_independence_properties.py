@@ -12,6 +12,7 @@ closed); event-time order covers what loops see, not what tasks were closed befo
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -115,7 +116,8 @@ def _interleave(commands: list[dict], signals: list[dict], picks: list[bool]) ->
 
 
 def _outcome(environ: dict[str, str], messages: list[dict], batch: int) -> dict[str, Any]:
-    home = Path(tempfile.mkdtemp(prefix="loopline-order-")) / "home"
+    folder = Path(tempfile.mkdtemp(prefix="loopline-order-"))  # one per example: tmp_path is one per test
+    home = folder / "home"
     system = build_system(home, **environ)
     try:
         for start in range(0, len(messages), batch):
@@ -134,6 +136,7 @@ def _outcome(environ: dict[str, str], messages: list[dict], batch: int) -> dict[
         }
     finally:
         system.close()
+        shutil.rmtree(folder)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -9,6 +9,7 @@ repeated tick at the same time refuses nothing new.
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -99,7 +100,8 @@ def message(n: int, op: tuple, at: datetime) -> dict:
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow], phases=PHASES)
 @given(operations, st.integers(1, 3))
 def test_a_tick_never_raises_whatever_came_before_it(ops, batch) -> None:
-    system = build_system(Path(tempfile.mkdtemp(prefix="loopline-tick-prop-")))
+    home = Path(tempfile.mkdtemp(prefix="loopline-tick-prop-"))  # one per example: tmp_path is one per test
+    system = build_system(home)
     try:
         now, pending = T0, []
         for n, op in enumerate(ops):
@@ -130,3 +132,4 @@ def test_a_tick_never_raises_whatever_came_before_it(ops, batch) -> None:
         assert final is not None
     finally:
         system.close()
+        shutil.rmtree(home)
