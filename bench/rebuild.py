@@ -25,7 +25,8 @@ def main() -> None:
 
     from tests.servers import Postgres
 
-    database = Postgres().new_database()
+    postgres = Postgres()
+    database = postgres.new_database()
     system = new_system(LOOPLINE_EVENT_STORE=database, LOOPLINE_READ_MODEL=database)
     try:
         load_open_loops(system, args.loops)
@@ -38,6 +39,7 @@ def main() -> None:
         copy_rate = postgres_copy_rate(database)
     finally:
         close(system)
+        postgres.stop()  # and delete its data: runs add up
     print(
         f"rebuild: {read:,} of {events:,} stored events projected in {elapsed:.1f} s = {read / elapsed:,.0f} events/s; "
         f"raw COPY {copy_rate:,.0f} rows/s; ratio {read / elapsed / copy_rate:.3f}"

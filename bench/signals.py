@@ -118,6 +118,7 @@ def run_scale(loops: int, signal_count: int, tenants: int) -> dict[str, float]:
             worker.wait(timeout=30)
         close(system)
         broker.stop()
+        postgres.stop()  # and delete its data: runs add up
     return {"signals_per_s": signal_count / elapsed, "raw_inserts_per_s": raw}
 
 
