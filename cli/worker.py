@@ -28,7 +28,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 
 from sqlalchemy.exc import OperationalError
@@ -68,7 +67,8 @@ class Pulse:
         self.worker = worker
         self.deployment = deployment
         self.every = every
-        self.started_at = datetime.now(timezone.utc)
+        self.clock = SystemClock()
+        self.started_at = self.clock.now()
         self.last = float("-inf")
         self.counts = Counts()
 
@@ -82,7 +82,7 @@ class Pulse:
         try:
             self.heartbeats.beat(Heartbeat(
                 self.worker, host, int(pid), self.deployment, partitions, self.counts.applied, lag, self.every,
-                self.started_at, datetime.now(timezone.utc),
+                self.started_at, self.clock.now(),
             ))
         except OperationalError as error:  # the worker goes on; the next tick tries again
             event("heartbeat.failed", logging.WARNING, error=str(error).splitlines()[0])
