@@ -114,16 +114,8 @@ def test_a_recreated_log_longer_than_the_processed_position_is_processed_from_it
     deploy: Deploy, broker: Broker
 ) -> None:
     loopline = deploy()
-    worker = loopline.start_worker()
     before = [f"before{n:02d}" for n in range(8)]
-    loopline.publish([m for tenant in before for m in email_follow_up(tenant)[:2]])
-    loopline.settle(inbound=2 * len(before))
-    worker.stop()
-
-    topics = Topics(loopline.environ["LOOPLINE_KAFKA_TOPIC_PREFIX"])
-    loopline.reconnect()
-    delete_topics(loopline.environ["LOOPLINE_KAFKA"], [topics.commands, topics.signals])
-    wait_for(lambda: not _topics_exist(loopline, [topics.commands, topics.signals]), "the topics to be deleted")
+    topics = processed_then_deleted(loopline, before)
     # The new log outgrows the old one on every partition before any worker reads it, and repeats
     # two messages the old log had (the same tenant and id: acknowledged, not applied again).
     after = [f"after{n:02d}" for n in range(3 * len(before))]
@@ -171,16 +163,8 @@ def test_an_assignment_the_broker_could_not_answer_is_checked_before_any_record_
     from loopline.adapters.kafka_worker import KafkaWorker
 
     loopline = deploy()
-    worker = loopline.start_worker()
     before = [f"before{n:02d}" for n in range(12)]
-    loopline.publish([m for tenant in before for m in email_follow_up(tenant)[:2]])
-    loopline.settle(inbound=2 * len(before))
-    worker.stop()
-
-    topics = Topics(loopline.environ["LOOPLINE_KAFKA_TOPIC_PREFIX"])
-    loopline.reconnect()
-    delete_topics(loopline.environ["LOOPLINE_KAFKA"], [topics.commands, topics.signals])
-    wait_for(lambda: not _topics_exist(loopline, [topics.commands, topics.signals]), "the topics to be deleted")
+    topics = processed_then_deleted(loopline, before)
     after = [f"after{n:02d}" for n in range(2)]  # a new log shorter than the processed positions
     loopline.publish([m for tenant in after for m in email_follow_up(tenant)[:2]])
 
@@ -208,3 +192,16 @@ def test_an_assignment_the_broker_could_not_answer_is_checked_before_any_record_
     asyncio.run(consume_until_recorded())
     assert failures, "the listener never asked where the logs end"
     assert loopline.inbound_count() == 2 * (len(before) + len(after))
+
+
+def processed_then_deleted(loopline: ScaleDeployment, tenants: list[str]) -> Topics:
+    """A worker processes each tenant's first two messages and stops; then the input topics are deleted."""
+    worker = loopline.start_worker()
+    loopline.publish([m for tenant in tenants for m in email_follow_up(tenant)[:2]])
+    loopline.settle(inbound=2 * len(tenants))
+    worker.stop()
+    topics = Topics(loopline.environ["LOOPLINE_KAFKA_TOPIC_PREFIX"])
+    loopline.reconnect()
+    delete_topics(loopline.environ["LOOPLINE_KAFKA"], [topics.commands, topics.signals])
+    wait_for(lambda: not _topics_exist(loopline, [topics.commands, topics.signals]), "the topics to be deleted")
+    return topics
