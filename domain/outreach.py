@@ -20,7 +20,8 @@ DEFAULT_DORMANT_CHECK_DAYS = 7
 DEFAULT_DORMANT_MAX_DAYS = 60
 UNRESPONSIVE = "unresponsive"
 ON_EXHAUSTION = ("cancel", "escalate", "dormant")
-FIRST_TOUCH_TONE = "first_touch"
+GENERIC_TONE = "followup"
+"""The tone of a touch when the cadence names none (single_shot): a plain follow-up."""
 
 
 @dataclass(frozen=True)
@@ -49,10 +50,11 @@ class Plan:
         )
 
     def tone(self, touch: int) -> str:
-        """Touch 1 opens the conversation; follow-up touch n takes the cadence's tone n-1 (the last one repeats)."""
-        if touch <= 1 or not self.tones:
-            return FIRST_TOUCH_TONE
-        return self.tones[min(touch - 2, len(self.tones) - 1)]
+        """Touch 1 and touch 2 take the cadence's first tone, touch n its tone n-1 (DESIGN11: the touch after
+        touch k takes `tones[k-1]`); past the last tone, the last one repeats."""
+        if not self.tones:
+            return GENERIC_TONE
+        return self.tones[min(max(touch - 2, 0), len(self.tones) - 1)]
 
     def after_touch(self, touch: int, now: datetime) -> datetime:
         """When the step after touch `touch` is due: the cadence's interval, else the budget's end, else at once."""
@@ -72,6 +74,8 @@ class Progress:
     next_touch_at: datetime | None
     dormant_until: datetime | None
     awaiting_decision: bool
+    deferred_until: datetime | None = None
+    """A send a limit deferred goes out at this time, not before."""
 
 
 @dataclass(frozen=True)
@@ -145,6 +149,10 @@ def next_step(plan: Plan, progress: Progress, now: datetime) -> StepAction:
         return unresponsive("its time budget ran out")
     if progress.awaiting_decision:
         return Wait(None, "waiting for the model's decision")
+    if progress.deferred_until is not None:
+        if now < progress.deferred_until:
+            return Wait(progress.deferred_until, "a send limit deferred the message")
+        return SendTouch(progress.touch + 1, plan.tone(progress.touch + 1), use_draft=False)
     if progress.turns_used >= plan.budget_turns:
         return Escalate(f"the conversation used all {plan.budget_turns} turns without an outcome", "turn_budget")
     if progress.touch == 0:

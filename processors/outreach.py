@@ -48,7 +48,15 @@ def progress_of(task: Task) -> Progress:
         status=task.status, touch=task.touch, messages_used=task.messages_used, turns_used=task.turns_used,
         next_touch_at=task.next_touch_at, dormant_until=task.dormant_until,
         awaiting_decision=bool(task.pending_decisions),
+        deferred_until=task.deferred["until"] if task.deferred else None,
     )
+
+
+def has_step(task: Task, now: datetime) -> bool:
+    """Whether a step of the task at `now` would do anything (a tick spends its per-tenant share only on those)."""
+    if task.is_closed or not task.is_acting:
+        return False
+    return bool(_retries_due(task, now)) or not isinstance(next_step(plan_of(task), progress_of(task), now), Wait)
 
 
 def step_task(uow: UnitOfWork, task: Task, now: datetime) -> str | None:
@@ -85,7 +93,8 @@ def send_touch(uow: UnitOfWork, task: Task, action: SendTouch, now: datetime) ->
     """A kept (deferred) draft or the creation draft goes out as is; otherwise the model is asked for one."""
     if task.deferred is not None:
         draft = dict(task.deferred["draft"])
-        return send_message(uow, task, draft=draft, touch=draft.get("touch", action.touch), now=now)
+        return send_message(uow, task, draft=draft, touch=draft.get("touch", action.touch), now=now,
+                            reply=bool(draft.get("reply")))
     if action.use_draft:
         draft = task.outreach["draft"]
         return send_message(uow, task, draft={
@@ -173,8 +182,7 @@ def go_dormant(uow: UnitOfWork, task: Task, action: GoDormant, now: datetime) ->
 
 def retry_due_decisions(uow: UnitOfWork, task: Task, now: datetime) -> str | None:
     """Asks again for each failed decision whose retry time has come."""
-    due = [(ref, p) for ref, p in task.pending_decisions.items()
-           if p["failed"] == p["attempt"] and p.get("retry_at") is not None and p["retry_at"] <= now]
+    due = _retries_due(task, now)
     for ref, pending in due:
         task.request_decision(
             request_ref=ref, point=pending["point"], purpose=pending["purpose"], touch=pending["touch"],
@@ -196,3 +204,8 @@ def on_reply(uow: UnitOfWork, task: Task, *, signal_ref: str, now: datetime) -> 
         request_ref=signal_ref, point="evaluate_reply", purpose="reply", touch=task.touch, tone=None,
         reason=f"{task.contact} replied", now=now,
     )
+
+
+def _retries_due(task: Task, now: datetime) -> list[tuple[str, dict[str, Any]]]:
+    return [(ref, p) for ref, p in task.pending_decisions.items()
+            if p["failed"] == p["attempt"] and p.get("retry_at") is not None and p["retry_at"] <= now]

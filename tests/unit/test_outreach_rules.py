@@ -62,14 +62,14 @@ def test_standard_cadence_sends_touches_at_days_0_3_8_then_closes_unresponsive()
     seen = run_cadence(plan, until=30)
     assert [(d, type(a).__name__) for d, a in seen] == [
         (0, "SendTouch"), (3, "SendTouch"), (8, "SendTouch"), (15, "Close")]
-    assert [a.tone for _, a in seen[:3]] == ["first_touch", "friendly_checkin", "direct_offer_help"]
+    assert [a.tone for _, a in seen[:3]] == ["friendly_checkin", "friendly_checkin", "direct_offer_help"]
     assert seen[-1][1] == Close("unresponsive", S.CANCELLED, seen[-1][1].reason)
     assert "3 messages" in seen[-1][1].reason
 
 
 def test_first_touch_uses_the_creation_draft_when_there_is_one():
-    assert next_step(replace(STANDARD, has_draft=True), progress(), day(0)) == SendTouch(1, "first_touch", True)
-    assert next_step(STANDARD, progress(), day(0)) == SendTouch(1, "first_touch", False)
+    assert next_step(replace(STANDARD, has_draft=True), progress(), day(0)) == SendTouch(1, "friendly_checkin", True)
+    assert next_step(STANDARD, progress(), day(0)) == SendTouch(1, "friendly_checkin", False)
 
 
 def test_time_budget_closes_the_task_unresponsive_before_any_other_rule():
@@ -181,3 +181,9 @@ def test_drafted_touch_is_sent_only_when_confident_and_within_budget():
     assert isinstance(low, Escalate) and low.draft == {"subject": "s", "body": "b"}
     spent = apply_draft({"subject": "s", "body": "b"}, 0.9, plan=STANDARD, progress=replace(state, messages_used=3))
     assert isinstance(spent, Escalate) and spent.cause == "message_budget"
+
+
+def test_a_deferred_send_waits_for_its_limit_then_goes_out():
+    state = replace(progress(S.WAITING, touch=1, messages=1, next_touch_at=day(3)), deferred_until=day(4))
+    assert next_step(STANDARD, state, day(3.5)) == Wait(day(4), "a send limit deferred the message")
+    assert isinstance(next_step(STANDARD, state, day(4)), SendTouch)
