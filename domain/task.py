@@ -42,6 +42,9 @@ class Task(LooplineAggregate):
 
     OWNER = {"tenant": "tenant", "task_ref": "ref"}
 
+    class_version = 2
+    """Version 2 adds the outreach plan and its counters (`upcast_v1_v2` gives old snapshots their defaults)."""
+
     class Created(Aggregate.Created):
         tenant: str
         ref: str
@@ -209,6 +212,39 @@ class Task(LooplineAggregate):
         def apply(self, task: Task) -> None:
             task.stalled_since = self.timestamp
 
+    class OutreachPlanned(TaskEvent):
+        """An acting task's budget and cadence, copied from its type at creation (seed 002 §6.1): a later
+        change of the registry never changes a running task."""
+
+        budget_messages: int
+        budget_turns: int
+        ends_at: datetime | None
+        cadence: str
+        intervals: list[int]
+        tones: list[str]
+        on_exhaustion: str
+        dormant_check_days: int | None
+        dormant_max_days: int | None
+        draft: dict[str, Any] | None
+        contact_name: str | None
+
+        def apply(self, task: Task) -> None:
+            task.outreach = {
+                "budget_messages": self.budget_messages, "budget_turns": self.budget_turns, "ends_at": self.ends_at,
+                "cadence": self.cadence, "intervals": list(self.intervals), "tones": list(self.tones),
+                "on_exhaustion": self.on_exhaustion, "dormant_check_days": self.dormant_check_days,
+                "dormant_max_days": self.dormant_max_days, "draft": self.draft, "contact_name": self.contact_name,
+            }
+
+    class ContextMerged(TaskEvent):
+        """A second `task.create` for the same contact and type added its context to this active task (§7.7)."""
+
+        context: dict[str, Any]
+        source_ref: str
+
+        def apply(self, task: Task) -> None:
+            task.context = {**task.context, **self.context}
+
     def __init__(
         self,
         tenant: str,
@@ -246,10 +282,42 @@ class Task(LooplineAggregate):
         self.wakeups: dict[str, dict[str, Any]] = {}
         self.stalled_since: datetime | None = None
         self.next_stall_check: datetime | None = None
+        self.outreach: dict[str, Any] | None = None
+        """The plan of an acting task (`OutreachPlanned`); None for a follow-through task."""
+        self.messages_used = 0
+        self.turns_used = 0
+        self.touch = 0
+
+    @staticmethod
+    def upcast_v1_v2(state: dict[str, Any]) -> None:
+        """A version-1 snapshot is of a task that never planned outreach."""
+        state.update(outreach=None, messages_used=0, turns_used=0, touch=0)
 
     @classmethod
     def create(cls, *, id: Any, now: datetime, **fields: Any) -> Task:  # noqa: A002
         return cls._create(cls.Created, id=id, timestamp=now, **fields)
+
+    @property
+    def is_acting(self) -> bool:
+        """Loopline works it itself: drafts, sends, follows the cadence (DESIGN11 "acting task")."""
+        return self.outreach is not None
+
+    def plan_outreach(
+        self, *, budget_messages: int, budget_turns: int, ends_at: datetime | None, cadence: str,
+        intervals: list[int], tones: list[str], on_exhaustion: str, dormant_check_days: int | None,
+        dormant_max_days: int | None, draft: dict[str, Any] | None, contact_name: str | None, now: datetime,
+    ) -> None:
+        self.trigger_event(
+            self.OutreachPlanned, timestamp=now, budget_messages=budget_messages, budget_turns=budget_turns,
+            ends_at=ends_at, cadence=cadence, intervals=list(intervals), tones=list(tones),
+            on_exhaustion=on_exhaustion, dormant_check_days=dormant_check_days, dormant_max_days=dormant_max_days,
+            draft=dict(draft) if draft is not None else None, contact_name=contact_name,
+        )
+
+    def merge_context(self, context: dict[str, Any], *, source_ref: str, now: datetime) -> None:
+        """Later values win key by key; the task's status and plan are unchanged."""
+        self.check_open()
+        self.trigger_event(self.ContextMerged, timestamp=now, context=dict(context), source_ref=source_ref)
 
     @property
     def status(self) -> TaskStatus:
