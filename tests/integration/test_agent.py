@@ -89,7 +89,7 @@ def test_a_repeated_request_records_nothing_and_calls_no_model(gym: System, api:
 
     replay = Agent(gym.app, gym.agent.model)
     replay.name = "agent-replay"  # a processor reading every request again from the start
-    assert replay.run_once() == 1
+    assert replay.run_once().read == 1
     replay.close()
     gym.drain()
     assert len(decisions(gym)) == 1 and len(emails_to(gym.settings.home)) == 1
