@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 KEYS = (
     "LOOPLINE_HOME", "LOOPLINE_EVENT_STORE", "LOOPLINE_READ_MODEL", "LOOPLINE_KAFKA", "LOOPLINE_KAFKA_TOPIC_PREFIX",
     "LOOPLINE_KAFKA_PARTITIONS", "LOOPLINE_SQLITE_CACHE_MIB", "LOOPLINE_SMTP_URL", "LOOPLINE_EMAIL_FROM",
     "LOOPLINE_WEBHOOK_URL", "LOOPLINE_WEBHOOK_SECRET", "LOOPLINE_LEADER_STALL_TIMEOUT", "LOOPLINE_CONNECT_TIMEOUT",
+    "LOOPLINE_MODEL", "LOOPLINE_MODEL_TIMEOUT", "LOOPLINE_MODEL_RETRIES",
 )
 """The keys a loopline.toml may set (the README's configuration table)."""
+
+DEFAULT_MODEL = "claude-sonnet-5-5"
+"""The Claude model decisions use unless LOOPLINE_MODEL names another."""
 
 
 class InvalidSetting(ValueError):
@@ -33,6 +37,11 @@ class Settings:
     webhook_secret: str | None
     leader_stall_timeout: float = 180.0
     connect_timeout: float = 5.0
+    anthropic_api_key: str | None = field(default=None, repr=False)
+    """Only from the environment (ANTHROPIC_API_KEY): set, decisions go to the Anthropic API; unset, to the offline policy."""
+    model: str = DEFAULT_MODEL
+    model_timeout: float = 60.0
+    model_retries: int = 3
 
     @classmethod
     def load(cls, environ: dict[str, str] | None = None, config_file: Path = Path("loopline.toml")) -> Settings:
@@ -52,6 +61,10 @@ class Settings:
             webhook_secret=values.get("LOOPLINE_WEBHOOK_SECRET") or None,
             leader_stall_timeout=_seconds(values, "LOOPLINE_LEADER_STALL_TIMEOUT", 180.0),
             connect_timeout=_seconds(values, "LOOPLINE_CONNECT_TIMEOUT", 5.0),
+            anthropic_api_key=(os.environ if environ is None else environ).get("ANTHROPIC_API_KEY") or None,
+            model=values.get("LOOPLINE_MODEL") or DEFAULT_MODEL,
+            model_timeout=_seconds(values, "LOOPLINE_MODEL_TIMEOUT", 60.0),
+            model_retries=_retries(values),
         )
 
 
@@ -74,6 +87,13 @@ def _partitions(values: dict[str, str]) -> int:
     text = values.get("LOOPLINE_KAFKA_PARTITIONS") or "6"
     if not text.isdigit() or int(text) < 1:
         raise InvalidSetting(f"LOOPLINE_KAFKA_PARTITIONS={text!r} is not a positive whole number")
+    return int(text)
+
+
+def _retries(values: dict[str, str]) -> int:
+    text = values.get("LOOPLINE_MODEL_RETRIES") or "3"
+    if not text.isdigit():
+        raise InvalidSetting(f"LOOPLINE_MODEL_RETRIES={text!r} is not a whole number of 0 or more")
     return int(text)
 
 

@@ -67,3 +67,12 @@ def timer_bucket_id(hour: datetime, shard: int) -> UUID:
 
 def parked_message_id(message_id: UUID) -> UUID:
     return _id("parked-message", str(message_id))
+
+
+def tenant_id(tenant: str) -> UUID:
+    return _id("tenant", tenant)
+
+
+def contact_index_id(tenant: str, contact: str) -> UUID:
+    """Email addresses compare without case: Bob@x and bob@x are one contact."""
+    return _id("contact-index", tenant, contact.lower())

@@ -9,7 +9,7 @@ from eventsourcing.domain import Aggregate
 
 from loopline.domain.base import LoopEvent, LooplineAggregate
 from loopline.domain.errors import DomainError
-from loopline.domain.expectations import DEADLINE_ACTIONS, WAKE_TASK
+from loopline.domain.expectations import DEADLINE_ACTIONS, LOOPLINE_ONLY_ACTIONS
 from loopline.domain.matching import channel_rule
 from loopline.domain.wording import awaited_from_watch
 
@@ -120,7 +120,7 @@ class OpenLoop(LooplineAggregate):
     ) -> OpenLoop:
         """Validates the watch against its channel's schema and the deadline action before anything is stored."""
         channel_rule(channel).check_watch(watch)
-        if if_unresolved not in DEADLINE_ACTIONS and not (if_unresolved == WAKE_TASK and fields.get("origin") == "wakeup"):
+        if if_unresolved not in DEADLINE_ACTIONS and LOOPLINE_ONLY_ACTIONS.get(if_unresolved) != fields.get("origin"):
             raise InvalidDeadlineAction(
                 f"if_unresolved {if_unresolved!r} is not a deadline action; use one of {', '.join(DEADLINE_ACTIONS)}"
             )

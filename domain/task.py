@@ -20,6 +20,10 @@ class DuplicateWakeup(DomainError):
     pass
 
 
+class AlreadyDecided(DomainError):
+    """A decision for a request that is no longer pending: a repeat, or one recorded by another process."""
+
+
 class OwnerDecision(DomainError):
     """A status change only the owner may make (seed 002 §3, seed 004 §2), asked for by progress notes."""
 
@@ -41,6 +45,9 @@ class Task(LooplineAggregate):
     """
 
     OWNER = {"tenant": "tenant", "task_ref": "ref"}
+
+    class_version = 2
+    """Version 2 adds the outreach plan and its counters (`upcast_v1_v2` gives old snapshots their defaults)."""
 
     class Created(Aggregate.Created):
         tenant: str
@@ -209,6 +216,149 @@ class Task(LooplineAggregate):
         def apply(self, task: Task) -> None:
             task.stalled_since = self.timestamp
 
+    class DecisionRequested(TaskEvent):
+        """Asks the decision processor (`processors/agent.py`) for a model decision; `attempt` > 1 is a retry."""
+
+        request_ref: str
+        point: str
+        purpose: str
+        touch: int | None
+        tone: str | None
+        reason: str
+        attempt: int
+        loop_ref: str | None
+
+        def apply(self, task: Task) -> None:
+            task.pending_decisions[self.request_ref] = {
+                "point": self.point, "purpose": self.purpose, "touch": self.touch, "tone": self.tone,
+                "attempt": self.attempt, "loop_ref": self.loop_ref, "failed": 0,
+            }
+            if self.point == "evaluate_reply" and self.attempt == 1:  # a reply counts a turn once, however often retried
+                task.turns_used += 1
+                task.next_touch_at = None  # a reply stops the cadence; only an evaluation saying `wait` resumes it
+
+    class DecisionRecorded(TaskEvent):
+        """A model decision with what it was asked and why it chose (BRIEF invariant 8); its effects follow it."""
+
+        request_ref: str
+        point: str
+        adapter: str
+        model: str
+        decision: str
+        confidence: float
+        reasoning: str
+        prompt_digest: str
+        input_tokens: int
+        output_tokens: int
+        output: dict[str, Any]
+
+        def apply(self, task: Task) -> None:
+            task.pending_decisions.pop(self.request_ref, None)
+
+    class DecisionFailed(TaskEvent):
+        """The model could not decide; `retry_at` is when it is asked again (None: the task escalates instead)."""
+
+        request_ref: str
+        error: str
+        attempt: int
+        retry_at: datetime | None
+
+        def apply(self, task: Task) -> None:
+            pending = task.pending_decisions.get(self.request_ref)
+            if pending is not None:
+                pending["failed"] = self.attempt
+                pending["retry_at"] = self.retry_at
+            if self.retry_at is None:
+                task.pending_decisions.pop(self.request_ref, None)
+
+    class TouchSent(TaskEvent):
+        """A message went to the contact (`touch` is the cadence position; a reply keeps it): counts against the budget."""
+
+        touch: int
+        messages_used: int
+        next_touch_at: datetime | None
+
+        def apply(self, task: Task) -> None:
+            task.touch = self.touch
+            task.messages_used = self.messages_used
+            task.next_touch_at = self.next_touch_at
+            task.deferred = None
+
+    class SendDeferred(TaskEvent):
+        """A send that would break a limit waits until `until`, with its draft kept (no new model call then)."""
+
+        rule: str
+        reason: str
+        until: datetime
+        draft: dict[str, Any]
+
+        def apply(self, task: Task) -> None:
+            task.deferred = {"rule": self.rule, "until": self.until, "draft": self.draft}
+
+    class NextTouchScheduled(TaskEvent):
+        """The contact answered and the evaluation said wait: the cadence resumes at `next_touch_at`."""
+
+        next_touch_at: datetime
+        reason: str
+
+        def apply(self, task: Task) -> None:
+            task.next_touch_at = self.next_touch_at
+
+    class OutcomeSet(TaskEvent):
+        """The outcome code a closing task ends with, from its type's spectrum (seed 002 §5.3)."""
+
+        code: str
+        kind: str
+        provisional: bool
+        reason: str
+
+        def apply(self, task: Task) -> None:
+            task.outcome = self.code
+
+    class WentDormant(TaskEvent):
+        """The cadence is spent and says dormant: nothing is sent; a reply wakes the task, `until` closes it."""
+
+        until: datetime
+        reason: str
+        status: str
+
+        def apply(self, task: Task) -> None:
+            task.dormant_until = self.until
+            task._moved(self.status, self.timestamp)
+
+    class OutreachPlanned(TaskEvent):
+        """An acting task's budget and cadence, copied from its type at creation (seed 002 §6.1): a later
+        change of the registry never changes a running task."""
+
+        budget_messages: int
+        budget_turns: int
+        ends_at: datetime | None
+        cadence: str
+        intervals: list[int]
+        tones: list[str]
+        on_exhaustion: str
+        dormant_check_days: int | None
+        dormant_max_days: int | None
+        draft: dict[str, Any] | None
+        contact_name: str | None
+
+        def apply(self, task: Task) -> None:
+            task.outreach = {
+                "budget_messages": self.budget_messages, "budget_turns": self.budget_turns, "ends_at": self.ends_at,
+                "cadence": self.cadence, "intervals": list(self.intervals), "tones": list(self.tones),
+                "on_exhaustion": self.on_exhaustion, "dormant_check_days": self.dormant_check_days,
+                "dormant_max_days": self.dormant_max_days, "draft": self.draft, "contact_name": self.contact_name,
+            }
+
+    class ContextMerged(TaskEvent):
+        """A second `task.create` for the same contact and type added its context to this active task (§7.7)."""
+
+        context: dict[str, Any]
+        source_ref: str
+
+        def apply(self, task: Task) -> None:
+            task.context = {**task.context, **self.context}
+
     def __init__(
         self,
         tenant: str,
@@ -246,10 +396,51 @@ class Task(LooplineAggregate):
         self.wakeups: dict[str, dict[str, Any]] = {}
         self.stalled_since: datetime | None = None
         self.next_stall_check: datetime | None = None
+        self.outreach: dict[str, Any] | None = None
+        """The plan of an acting task (`OutreachPlanned`); None for a follow-through task."""
+        self.messages_used = 0
+        self.turns_used = 0
+        self.touch = 0
+        self.next_touch_at: datetime | None = None
+        """When the cadence's next step is due; None after a reply, until an evaluation says wait."""
+        self.dormant_until: datetime | None = None
+        self.pending_decisions: dict[str, dict[str, Any]] = {}
+        """Model decisions asked for and not yet recorded, by request ref (`processors/agent.py` reads them)."""
+        self.deferred: dict[str, Any] | None = None
+        """A send a limit deferred, with its draft, sent as is when the limit frees up."""
+        self.outcome: str | None = None
+
+    @staticmethod
+    def upcast_v1_v2(state: dict[str, Any]) -> None:
+        """A version-1 snapshot is of a task that never planned outreach."""
+        state.update(outreach=None, messages_used=0, turns_used=0, touch=0, next_touch_at=None, dormant_until=None,
+                     pending_decisions={}, deferred=None, outcome=None)
 
     @classmethod
     def create(cls, *, id: Any, now: datetime, **fields: Any) -> Task:  # noqa: A002
         return cls._create(cls.Created, id=id, timestamp=now, **fields)
+
+    @property
+    def is_acting(self) -> bool:
+        """Loopline works it itself: drafts, sends, follows the cadence (DESIGN11 "acting task")."""
+        return self.outreach is not None
+
+    def plan_outreach(
+        self, *, budget_messages: int, budget_turns: int, ends_at: datetime | None, cadence: str,
+        intervals: list[int], tones: list[str], on_exhaustion: str, dormant_check_days: int | None,
+        dormant_max_days: int | None, draft: dict[str, Any] | None, contact_name: str | None, now: datetime,
+    ) -> None:
+        self.trigger_event(
+            self.OutreachPlanned, timestamp=now, budget_messages=budget_messages, budget_turns=budget_turns,
+            ends_at=ends_at, cadence=cadence, intervals=list(intervals), tones=list(tones),
+            on_exhaustion=on_exhaustion, dormant_check_days=dormant_check_days, dormant_max_days=dormant_max_days,
+            draft=dict(draft) if draft is not None else None, contact_name=contact_name,
+        )
+
+    def merge_context(self, context: dict[str, Any], *, source_ref: str, now: datetime) -> None:
+        """Later values win key by key; the task's status and plan are unchanged."""
+        self.check_open()
+        self.trigger_event(self.ContextMerged, timestamp=now, context=dict(context), source_ref=source_ref)
 
     @property
     def status(self) -> TaskStatus:
@@ -302,9 +493,10 @@ class Task(LooplineAggregate):
         )
 
     def end_wait(self, *, reason: str, now: datetime) -> None:
-        """A task is `waiting` only while a loop is open or a wake-up is pending; with neither left (a loop
+        """A task is `waiting` only while a loop is open, a wake-up or a decision is pending; with none left (a loop
         passed its deadline or was resolved by hand), it goes back to `executing`: the agent's turn."""
         pending = any(w["loop_ref"] is None or w["loop_ref"] in self.open_loops for w in self.wakeups.values())
+        pending = pending or bool(self.pending_decisions)  # the model is writing what comes next
         if self.status is TaskStatus.WAITING and not self.open_loops and not pending:
             self.trigger_event(self.WaitEnded, timestamp=now, reason=reason, status=self._target(TaskStatus.EXECUTING))
 
@@ -384,6 +576,67 @@ class Task(LooplineAggregate):
 
     def expire(self, *, reason: str, now: datetime) -> None:
         self.trigger_event(self.Expired, timestamp=now, reason=reason, status=self._target(TaskStatus.EXPIRED))
+
+    def request_decision(
+        self, *, request_ref: str, point: str, purpose: str, touch: int | None, tone: str | None, reason: str,
+        now: datetime, attempt: int = 1, loop_ref: str | None = None,
+    ) -> None:
+        """Asks for a model decision; a request already pending at this attempt is not asked twice."""
+        self.check_open()
+        pending = self.pending_decisions.get(request_ref)
+        if pending is not None and pending["attempt"] >= attempt:
+            return
+        self.trigger_event(
+            self.DecisionRequested, timestamp=now, request_ref=request_ref, point=point, purpose=purpose, touch=touch,
+            tone=tone, reason=reason, attempt=attempt, loop_ref=loop_ref,
+        )
+
+    def pending_decision(self, request_ref: str, attempt: int) -> dict[str, Any] | None:
+        """The request still waiting for this attempt's decision, or None (decided, failed, or asked again since)."""
+        pending = self.pending_decisions.get(request_ref)
+        if pending is None or self.is_closed or pending["attempt"] != attempt or pending["failed"] >= attempt:
+            return None
+        return pending
+
+    def record_decision(
+        self, *, request_ref: str, attempt: int, point: str, adapter: str, model: str, decision: str,
+        confidence: float, reasoning: str, prompt_digest: str, input_tokens: int, output_tokens: int,
+        output: dict[str, Any], now: datetime,
+    ) -> None:
+        """At most one decision per request: a request no longer pending refuses it (AlreadyDecided)."""
+        if self.pending_decision(request_ref, attempt) is None:
+            raise AlreadyDecided(f"task {self.ref} has no pending decision {request_ref!r} (attempt {attempt})")
+        self.trigger_event(
+            self.DecisionRecorded, timestamp=now, request_ref=request_ref, point=point, adapter=adapter, model=model,
+            decision=decision, confidence=confidence, reasoning=reasoning, prompt_digest=prompt_digest,
+            input_tokens=input_tokens, output_tokens=output_tokens, output=dict(output),
+        )
+
+    def fail_decision(self, *, request_ref: str, attempt: int, error: str, retry_at: datetime | None, now: datetime) -> None:
+        if self.pending_decision(request_ref, attempt) is None:
+            raise AlreadyDecided(f"task {self.ref} has no pending decision {request_ref!r} (attempt {attempt})")
+        self.trigger_event(self.DecisionFailed, timestamp=now, request_ref=request_ref, error=error, attempt=attempt,
+                           retry_at=retry_at)
+
+    def touch_sent(self, *, touch: int, next_touch_at: datetime | None, now: datetime) -> None:
+        self.trigger_event(self.TouchSent, timestamp=now, touch=touch, messages_used=self.messages_used + 1,
+                           next_touch_at=next_touch_at)
+
+    def defer_send(self, *, rule: str, reason: str, until: datetime, draft: dict[str, Any], now: datetime) -> None:
+        self.check_open()
+        self.trigger_event(self.SendDeferred, timestamp=now, rule=rule, reason=reason, until=until, draft=dict(draft))
+
+    def schedule_next_touch(self, at: datetime, *, reason: str, now: datetime) -> None:
+        self.check_open()
+        self.trigger_event(self.NextTouchScheduled, timestamp=now, next_touch_at=at, reason=reason)
+
+    def set_outcome(self, *, code: str, kind: str, provisional: bool, reason: str, now: datetime) -> None:
+        self.check_open()
+        self.trigger_event(self.OutcomeSet, timestamp=now, code=code, kind=kind, provisional=provisional, reason=reason)
+
+    def go_dormant(self, *, until: datetime, reason: str, now: datetime) -> None:
+        self.trigger_event(self.WentDormant, timestamp=now, until=until, reason=reason,
+                           status=self._target(TaskStatus.DORMANT))
 
     def record_workflow_output(self, *, workflow: str, output: Any, now: datetime) -> str:
         """Stores one output of a workflow the task owns, under a file name unique within the task."""

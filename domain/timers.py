@@ -31,6 +31,7 @@ class TimerKind(StrEnum):
     PROACTIVE_RUN = "proactive_run"
     TASK_STALL_CHECK = "task_stall_check"
     TASK_WAKEUP = "task_wakeup"
+    TASK_STEP = "task_step"
 
 
 class BucketClosed(DomainError):

@@ -92,6 +92,7 @@ NEXT_STEP: dict[str, str] = {
     "cancel_task": "cancel the task",
     "escalate_to_loop": "escalate to the owner",
     "wake_task": "wake the task",
+    "next_touch": "the next step of the cadence",
 }
 """What each deadline action does, in words (`processors/deadline_actions.py` takes them)."""
 

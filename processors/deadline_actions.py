@@ -9,12 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from loopline.domain.expectations import EXPECTATIONS, WAKE_TASK, DeadlineAction
+from loopline.domain.expectations import EXPECTATIONS, LOOPLINE_ONLY_ACTIONS, NEXT_TOUCH, WAKE_TASK, DeadlineAction
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time
 from loopline.domain.wording import CONTACT_ASKS, NEXT_STEP, when
 from loopline.processors.application import UnitOfWork
+from loopline.processors.outreach import step_task
 from loopline.processors.loops import close_loop, close_task_loops, proactive_run, register_loop, schedule_run
 from loopline.processors.ports import Drafter
 from loopline.processors.wakeups import wake_on_condition
@@ -140,6 +141,11 @@ def _wake_task(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, no
     return "woke the task"
 
 
+def _next_touch(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, now: datetime) -> str:
+    """An acting task's reply loop passed its deadline: the cadence's next step (a touch, or closing)."""
+    return step_task(uow, task, now) or "nothing more to do yet"
+
+
 ACTIONS: dict[str, Callable[[UnitOfWork, OpenLoop, Task, Drafter, datetime], str]] = {
     DeadlineAction.DRAFT_FOLLOWUP_EMAIL: _draft_followup_email,
     DeadlineAction.SEND_REMINDER: _send_reminder,
@@ -147,6 +153,8 @@ ACTIONS: dict[str, Callable[[UnitOfWork, OpenLoop, Task, Drafter, datetime], str
     DeadlineAction.CANCEL_TASK: _cancel_task,
     DeadlineAction.ESCALATE_TO_LOOP: _escalate_to_loop,
     WAKE_TASK: _wake_task,
+    NEXT_TOUCH: _next_touch,
 }
-if set(ACTIONS) != {*DeadlineAction, WAKE_TASK} or set(NEXT_STEP) != set(ACTIONS):  # a loop could name an action no deadline could take
-    raise ImportError(f"deadline ACTIONS or NEXT_STEP miss {sorted({*DeadlineAction, WAKE_TASK} ^ set(ACTIONS) ^ set(NEXT_STEP))}")
+ALL_ACTIONS = {*DeadlineAction, *LOOPLINE_ONLY_ACTIONS}
+if set(ACTIONS) != ALL_ACTIONS or set(NEXT_STEP) != set(ACTIONS):  # a loop could name an action no deadline could take
+    raise ImportError(f"deadline ACTIONS or NEXT_STEP miss {sorted(ALL_ACTIONS ^ set(ACTIONS) ^ set(NEXT_STEP))}")

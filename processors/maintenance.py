@@ -25,7 +25,7 @@ from loopline.domain.proactive_run import ProactiveRun
 from loopline.domain.status import TaskStatus
 from loopline.domain.task import Task
 from loopline.domain.task_history import expiry_reason
-from loopline.domain.task_types import task_type
+from loopline.domain.task_types import PRIORITY_ORDER, task_type
 from loopline.domain.timers import SHARDS, TimerBucket, TimerKind, TimerWheel
 from loopline.domain.timeutil import HOUR, floor_hour
 from loopline.domain.wording import count, when
@@ -33,6 +33,7 @@ from loopline.processors.application import Loopline, UnitOfWork
 from loopline.processors.deadline_actions import take_deadline_action
 from loopline.processors.loops import close_task_loops, load_task, proactive_run, schedule_stall_check, set_timer
 from loopline.processors.ports import Drafter
+from loopline.processors.outreach import has_step, step_task
 from loopline.processors.steps import Fault, apply_steps
 from loopline.processors.wakeups import wake_due
 
@@ -43,6 +44,7 @@ TIMER_WORDS: dict[str, str] = {
     TimerKind.PROACTIVE_RUN: "the proactive run",
     TimerKind.TASK_STALL_CHECK: "the stall check",
     TimerKind.TASK_WAKEUP: "the wake-up",
+    TimerKind.TASK_STEP: "the task's next step",
 }
 DONE_WORDS: dict[TimerKind, tuple[str, str]] = {
     TimerKind.LOOP_DEADLINE: ("passed deadline acted on", "passed deadlines acted on"),
@@ -50,7 +52,11 @@ DONE_WORDS: dict[TimerKind, tuple[str, str]] = {
     TimerKind.PROACTIVE_RUN: ("proactive run", "proactive runs"),
     TimerKind.TASK_STALL_CHECK: ("task flagged stalled", "tasks flagged stalled"),
     TimerKind.TASK_WAKEUP: ("task woken", "tasks woken"),
+    TimerKind.TASK_STEP: ("task step taken", "task steps taken"),
 }
+STEPS_PER_TICK = 20
+"""At most this many acting tasks of one tenant take a step in one tick (seed 002 §6.3); the rest wait a minute."""
+REFILE_AFTER = timedelta(minutes=1)
 
 
 @dataclass
@@ -73,6 +79,8 @@ class Maintenance:
     def __init__(self, app: Loopline, drafter: Drafter) -> None:
         self.app = app
         self.drafter = drafter
+        self._steps_allowed: set[UUID] = set()
+        self._bucket_events: dict[UUID, list[Any]] = {}
 
     def tick(self, now: datetime, progress: Callable[[int, int], None] | None = None) -> TickReport:
         report = TickReport(now)
@@ -81,6 +89,7 @@ class Maintenance:
             return report
         last = floor_hour(now)
         hours = int((last - wheel.first_unswept) / HOUR) + 1
+        self._choose_steps([wheel.first_unswept + step * HOUR for step in range(max(hours, 0))], now)
         for step in range(max(hours, 0)):
             hour = wheel.first_unswept + step * HOUR
             for shard in range(SHARDS):
@@ -99,9 +108,12 @@ class Maintenance:
             if bucket is None or bucket.closed:
                 return
             size = bucket.size
+            events = self._bucket_events.pop(bucket_id, None)
+            if events is None or len(events) != bucket.version:
+                events = list(self.app.events.get(bucket_id))
             firings = [
                 TimerFiring(self, bucket_id, kind, target_id, due, now)
-                for kind, target_id, due in TimerBucket.due(self.app.events.get(bucket_id), now)
+                for kind, target_id, due in self._in_step_order(TimerBucket.due(events, now))
             ]
             outcomes = apply_steps(uow, firings)
             bucket = uow.get(bucket_id, TimerBucket)  # a refused step may have rebuilt it
@@ -121,6 +133,36 @@ class Maintenance:
             if closing or hour + HOUR > now:
                 return
         raise RuntimeError(f"timer bucket {hour.isoformat()}#{shard} kept changing; tick again")
+
+    def _choose_steps(self, hours: list[datetime], now: datetime) -> None:
+        """Reads the buckets this tick sweeps and picks the acting tasks that step in it: per tenant, those
+        with something to do, critical first, at most `STEPS_PER_TICK` (the sweep then reuses what was read)."""
+        due_steps: dict[UUID, datetime] = {}
+        self._bucket_events = {}
+        for hour in hours:
+            for shard in range(SHARDS):
+                bucket_id = ids.timer_bucket_id(hour, shard)
+                events = list(self.app.events.get(bucket_id))
+                self._bucket_events[bucket_id] = events
+                for kind, target_id, due in TimerBucket.due(events, now):
+                    if kind == TimerKind.TASK_STEP:
+                        due_steps.setdefault(target_id, due)
+        uow = UnitOfWork(self.app)
+        uow.prefetch(due_steps)
+        by_tenant: dict[str, list[tuple[int, datetime, str, UUID]]] = {}
+        for task_id, due in due_steps.items():
+            task = uow.get(task_id, Task)
+            if task is None or not has_step(task, now):
+                continue
+            rank = PRIORITY_ORDER.get(task.priority or task_type(task.task_type).priority, len(PRIORITY_ORDER))
+            by_tenant.setdefault(task.tenant, []).append((rank, due, task.ref, task_id))
+        self._steps_allowed = {
+            task_id for steps in by_tenant.values() for *_, task_id in sorted(steps)[:STEPS_PER_TICK]
+        }
+
+    def _in_step_order(self, timers: list[tuple[str, UUID, datetime]]) -> list[tuple[str, UUID, datetime]]:
+        """The chosen task steps first, so the tasks picked by priority take theirs before anything else changes them."""
+        return sorted(timers, key=lambda timer: timer[0] != TimerKind.TASK_STEP or timer[1] not in self._steps_allowed)
 
     def _retrying(self, step: Callable[[UnitOfWork], str | None]) -> str | None:
         """Runs one step in its own transaction, redoing it when a concurrent writer got there first."""
@@ -145,6 +187,9 @@ class Maintenance:
         task = uow.get(task_id, Task)
         if task is None or not task.is_due_to_expire(now):
             return None
+        if task.is_acting and task.status not in (TaskStatus.PENDING_REVIEW, TaskStatus.ESCALATED):
+            # Its budget's end, while Loopline works it: the outreach rules close it (unresponsive).
+            return step_task(uow, task, now)
         age = (now - task.created_on).days
         if task.expiry_outcome() is TaskStatus.ESCALATED:
             if task.open_loops:
@@ -215,6 +260,17 @@ class Maintenance:
     def _wakeup(self, uow: UnitOfWork, task_id: UUID, now: datetime) -> str | None:
         return wake_due(uow, task_id, now)
 
+    def _task_step(self, uow: UnitOfWork, task_id: UUID, now: datetime) -> str | None:
+        """An acting task's next step; one not chosen for this tick (its tenant's share is taken) waits a minute."""
+        task = uow.get(task_id, Task)
+        if task is None or task.is_closed or not task.is_acting:
+            return None
+        if task_id not in self._steps_allowed:
+            if has_step(task, now):
+                set_timer(uow, kind=TimerKind.TASK_STEP, target_id=task_id, due=now + REFILE_AFTER, now=now)
+            return None
+        return step_task(uow, task, now)
+
 
 @dataclass(frozen=True)
 class TimerFiring:
@@ -264,6 +320,7 @@ FIRE: dict[TimerKind, Callable[[Maintenance, UnitOfWork, UUID, datetime], str | 
     TimerKind.PROACTIVE_RUN: Maintenance._proactive_run,
     TimerKind.TASK_STALL_CHECK: Maintenance._stall_check,
     TimerKind.TASK_WAKEUP: Maintenance._wakeup,
+    TimerKind.TASK_STEP: Maintenance._task_step,
 }
 if not set(FIRE) == set(TIMER_WORDS) == set(DONE_WORDS) == set(TimerKind):  # a kind no tick could fire or tell
     raise ImportError(f"maintenance FIRE, TIMER_WORDS or DONE_WORDS miss timer kinds "

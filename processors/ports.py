@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+from loopline.domain.conversation import Turn
+
+if TYPE_CHECKING:
+    from loopline.domain.tenant import TenantSettings
 
 
 class Clock(Protocol):
@@ -34,6 +39,73 @@ class Drafter(Protocol):
         self, *, contact_name: str | None, about: str, ask: str, original_subject: str | None, days_waiting: int
     ) -> Draft:
         """A reminder of `about` ("the document I sent you") ending with `ask`, in the same words a contact may read."""
+        ...
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """What a model is given for one decision; `digest` (sha256 hex of system and messages) is
+    recorded with the decision, so the audit can tell which prompt led to it."""
+
+    system: str
+    messages: tuple[dict[str, Any], ...]
+    digest: str
+
+
+@dataclass(frozen=True)
+class DecisionRequest:
+    """Everything one decision needs, read from the task's events before any model is called."""
+
+    point: str
+    """The decision asked: "draft_message" or "evaluate_reply" (a tool of processors/decisions.py)."""
+    tenant: str
+    task_ref: str
+    task_type: str
+    purpose: str
+    """"touch" (a cadence message), "reply" (answering the contact) or "followup" (seed 000)."""
+    contact: str | None
+    contact_name: str | None
+    touch: int | None
+    tone: str | None
+    reply_text: str | None
+    conversation: tuple[Turn, ...]
+    budget_left: dict[str, int | None]
+    """messages, turns and days left (days None: the budget has no end)."""
+    outcomes: tuple[str, ...]
+    """The outcome codes a `close` may choose from (the type's spectrum)."""
+    settings: TenantSettings
+    prompt: Prompt
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A model's answer to one request: `output` is the tool input, checked against its schema."""
+
+    point: str
+    adapter: str
+    """"anthropic" or "offline"."""
+    model: str
+    output: dict[str, Any]
+    confidence: float
+    reasoning: str
+    prompt_digest: str
+    input_tokens: int
+    output_tokens: int
+
+
+class ModelUnavailable(Exception):
+    """No usable decision this time: the model stayed down after its retries, timed out, or answered
+    off its schema; the text says which. The caller retries later or escalates; nothing is sent."""
+
+
+class DecisionModel(Protocol):
+    """The language-model port: one call per decision, safe to call from several threads at once."""
+
+    name: str
+    model: str
+
+    def decide(self, request: DecisionRequest) -> Decision:
+        """Raises ModelUnavailable when no decision could be had."""
         ...
 
 

@@ -133,6 +133,9 @@ def prefetch_for(uow: UnitOfWork, messages: list[Message]) -> None:
         if rule and key is not None:
             index_ids.append(ids.watch_index_id(message.tenant, rule.channel, key))
     uow.prefetch(index_ids)
+    # An email that answers no open loop may answer a closed acting task: its contact's index is read then.
+    uow.prefetch(ids.contact_index_id(m.tenant, str(m.data["sender"])) for m in messages
+                 if m.kind == "signal" and m.type == "email.received" and m.data.get("sender"))
     indexes = [index for index in map(uow.peek, index_ids) if isinstance(index, WatchIndex)]
     loop_ids = [ids.loop_id(index.tenant, ref) for index in indexes for ref in index.loop_refs]
     uow.prefetch(loop_ids)

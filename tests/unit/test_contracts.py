@@ -10,7 +10,7 @@ import pytest
 
 from loopline.adapters.messages import ACTION_SCHEMAS, SCHEMAS, InvalidMessage, parse_message
 from loopline.domain import ids
-from loopline.domain.expectations import EXPECTATIONS, WAKE_TASK, ConflictingFields, DeadlineAction
+from loopline.domain.expectations import EXPECTATIONS, LOOPLINE_ONLY_ACTIONS, ConflictingFields, DeadlineAction
 from loopline.domain.status import TaskStatus
 from loopline.domain.timers import TimerBucket, TimerKind
 from loopline.processors import commands_types as typed
@@ -161,5 +161,5 @@ def test_every_timer_kind_has_a_handler_and_an_unknown_kind_is_refused_when_file
 
 
 def test_every_deadline_action_a_loop_may_name_has_a_handler() -> None:
-    assert set(ACTIONS) == {*DeadlineAction, WAKE_TASK}
+    assert set(ACTIONS) == {*DeadlineAction, *LOOPLINE_ONLY_ACTIONS}
     assert {row.if_unresolved for row in EXPECTATIONS.values()} <= set(DeadlineAction)

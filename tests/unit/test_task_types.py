@@ -1,22 +1,135 @@
+"""The task type registry against seed 002 §5 (gym pack) and seed 000 (assistant pack)."""
+
 from pathlib import Path
 
 import pytest
 
 from loopline.domain.status import UnknownStatus
-from loopline.domain.task_types import TASK_TYPES, UnknownTaskType, task_type
+from loopline.domain.task_types import AD_HOC, CADENCES, PRIORITY_ORDER, TASK_TYPES, resolve_task_type, task_type
 from tests.unit.test_task_lifecycle import NOW, make_task
 
 SKILLS = Path(__file__).resolve().parents[2] / "skills"
 
+GYM = ("churn_risk", "win_back", "lead_followup", "payment_recovery", "onboarding", "staff_call_member",
+       "monthly_churn_analysis", "ad_hoc")
+
+# type: (priority, (messages, days, turns), cadence, threshold, triggers, outcome signals)
+SEED_NUMBERS = {
+    "churn_risk": ("high", (3, 14, 6), "standard", 0.75, ("member_tenure_over_1_year", "monthly_value_over_200"),
+                   ("checkin", "reply_positive")),
+    "win_back": ("high", (3, 30, 4), "slow_burn", 0.80,
+                 ("cancellation_reason_complaint", "cancellation_reason_billing", "member_tenure_over_2_years"),
+                 ("reactivation", "reply_positive")),
+    "lead_followup": ("medium", (5, 21, 8), "patient", 0.70, (), ("trial_booked", "reply_positive", "checkin")),
+    "payment_recovery": ("critical", (2, 7, 4), "urgent", 0.90, ("always",), ("payment_succeeded",)),
+    "onboarding": ("medium", (4, 30, 6), "slow_burn", 0.85, (), ("checkin_count_3", "reply_positive")),
+    "staff_call_member": ("high", (0, 3, 0), "staff_reminders", 0.0, ("always",), ("checkin",)),
+    "monthly_churn_analysis": ("low", (0, 1, 5), "single_shot", 0.95, (), ()),
+    "ad_hoc": ("medium", (3, 14, 6), "standard", 0.0, ("always",), ()),
+}
+
+OUTCOMES = {
+    "churn_risk": ("retained", "verbal_commitment", "engaged_conversation", "self_resolved", "unresponsive",
+                   "opted_out", "churned", "escalated_unresolved"),
+    "win_back": ("recovered", "interested", "unresponsive", "declined", "opted_out"),
+    "lead_followup": ("converted", "engaged", "unresponsive", "not_interested"),
+    "payment_recovery": ("recovered", "self_resolved", "acknowledged", "unresponsive", "cancelled"),
+    "onboarding": ("habit_formed", "some_engagement", "no_show", "unresponsive"),
+    "staff_call_member": ("completed", "member_unreachable", "skipped"),
+    "monthly_churn_analysis": ("report_produced", "insufficient_data"),
+    "ad_hoc": ("resolved", "unresponsive", "owner_handled"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SEED_NUMBERS))
+def test_gym_types_carry_the_seeds_numbers(name: str) -> None:
+    kind = TASK_TYPES[name]
+    priority, (messages, days, turns), cadence, threshold, triggers, signals = SEED_NUMBERS[name]
+    assert kind.pack == "gym"
+    assert (kind.priority, kind.budget.messages, kind.budget.days, kind.budget.turns) == (priority, messages, days, turns)
+    assert kind.cadence.name == cadence
+    assert kind.auto_threshold == pytest.approx(threshold)
+    assert (kind.escalation_triggers, kind.outcome_signals) == (triggers, signals)
+    assert kind.outcome_codes == OUTCOMES[name]
+    assert kind.expires_in_days == days
+    assert kind.skill == f"{name}.md"
+
+
+def test_cadences_are_the_seeds() -> None:
+    assert {n: (c.intervals, c.on_exhaustion, c.dormant_check_days, c.dormant_max_days) for n, c in CADENCES.items()} == {
+        "standard": ((3, 5, 7), "cancel", None, None),
+        "urgent": ((1, 2, 3), "escalate", None, None),
+        "patient": ((5, 10, 14), "dormant", 7, 60),
+        "slow_burn": ((3, 10, 21), "dormant", 14, 90),
+        "single_shot": ((), "cancel", None, None),
+    }
+    assert CADENCES["standard"].tones == ("friendly_checkin", "direct_offer_help", "final_open_door")
+    assert CADENCES["slow_burn"].tones == ("personal_note", "different_angle", "final_door_open")
+    staff = TASK_TYPES["staff_call_member"].cadence
+    assert (staff.intervals, staff.tones, staff.on_exhaustion) == ((1, 2), ("reminder", "urgent_reminder"), "escalate")
+
+
+def test_revenue_multipliers_and_the_provisional_outcome() -> None:
+    churn = TASK_TYPES["churn_risk"]
+    verbal = churn.outcome("verbal_commitment")
+    assert verbal is not None and verbal.provisional and verbal.revenue_multiplier == 0.5 and verbal.attribute_revenue
+    retained = churn.outcome("retained")
+    assert retained is not None and retained.revenue_multiplier == 1.0 and not retained.provisional
+    recovered = TASK_TYPES["win_back"].outcome("recovered")
+    assert recovered is not None and recovered.revenue_multiplier == 3.0
+    unresponsive = churn.outcome("unresponsive")
+    assert unresponsive is not None and not unresponsive.attribute_revenue and unresponsive.kind == "neutral"
+    assert [o.code for t in TASK_TYPES.values() for o in t.goal.outcomes if o.provisional] == ["verbal_commitment"]
+    assert churn.outcome("nonsense") is None
+
+
+def test_goals_and_signals() -> None:
+    churn = TASK_TYPES["churn_risk"].goal
+    assert (churn.completion, churn.shape) == ("composite", "fuzzy")
+    assert [(s.type, s.weight, s.completes_goal, s.verification_window_days) for s in churn.signals] == [
+        ("checkin", 100, True, 14), ("reply_positive", 60, False, 14)]
+    assert "Vague positivity" in (churn.judgment_criteria or "")
+    assert TASK_TYPES["onboarding"].goal.shape == "progressive"
+    assert TASK_TYPES["monthly_churn_analysis"].goal.completion == "deliverable"
+    assert TASK_TYPES["staff_call_member"].goal.completion == "human_confirms"
+
+
+def test_only_the_outreach_types_can_send() -> None:
+    assert {n for n, t in TASK_TYPES.items() if t.can_send} == {
+        "churn_risk", "win_back", "lead_followup", "payment_recovery", "onboarding", "ad_hoc"}
+
+
+def test_assistant_pack_keeps_todays_expiry_and_stall_numbers() -> None:
+    meeting, inbox = TASK_TYPES["meeting_scheduling"], TASK_TYPES["inbox_management"]
+    assert (meeting.pack, meeting.expires_in_days, meeting.stalled_after_days, meeting.review_threshold) == (
+        "assistant", 14, 3, 0.5)
+    assert (inbox.pack, inbox.expires_in_days, inbox.stalled_after_days, inbox.review_threshold) == (
+        "assistant", None, 2, 0.5)
+    assert meeting.budget.messages == inbox.budget.messages == 0
+    assert AD_HOC.review_threshold == 0.5  # seed 000's gate for follow-through ad_hoc tasks
+
+
+def test_priority_order_puts_critical_first() -> None:
+    assert sorted(TASK_TYPES, key=lambda n: PRIORITY_ORDER[TASK_TYPES[n].priority])[0] == "payment_recovery"
+
+
+def test_unknown_type_falls_back_to_ad_hoc() -> None:
+    assert resolve_task_type("sales_blitz") == (AD_HOC, False)
+    assert resolve_task_type(None) == (AD_HOC, True)
+    assert resolve_task_type("churn_risk") == (TASK_TYPES["churn_risk"], True)
+    assert task_type("sales_blitz") is AD_HOC
+
 
 @pytest.mark.parametrize("name", sorted(TASK_TYPES))
-def test_every_task_type_has_its_skill_file(name: str) -> None:
-    assert (SKILLS / f"{name}.md").read_text().strip()
+def test_every_task_type_has_its_skill_file_naming_its_outcomes(name: str) -> None:
+    kind = TASK_TYPES[name]
+    text = (SKILLS / kind.skill).read_text()
+    missing = [code for code in kind.outcome_codes if f"`{code}`" not in text]
+    assert not missing, f"skills/{kind.skill} does not name outcome(s) {missing}"
 
 
-def test_unknown_task_type_names_the_known_ones() -> None:
-    with pytest.raises(UnknownTaskType, match="ad_hoc"):
-        task_type("sales_blitz")
+def test_base_skill_file_exists() -> None:
+    assert "## Hard Rules" in (SKILLS / "_base.md").read_text()
 
 
 def test_progress_note_with_an_unknown_status_lists_the_statuses() -> None:

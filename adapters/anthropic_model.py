@@ -1,0 +1,81 @@
+"""The `DecisionModel` adapter for Claude through the official `anthropic` SDK (seed 002 §18).
+
+One Messages API call per decision, its answer forced through the decision point's tool
+(`tool_choice` names it), so the model can only answer with the tool's input; that input is then
+checked against the same schema. The SDK retries 429 and 5xx answers and timeouts with
+exponential backoff, honours `retry-after`, and reads ANTHROPIC_BASE_URL; whatever still fails
+becomes `ModelUnavailable` with the reason, never a crash. One client serves every thread (the
+SDK's HTTP client is thread-safe and pools connections), so decisions can run concurrently.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anthropic
+
+from loopline.adapters.config import DEFAULT_MODEL, Settings
+from loopline.processors.decisions import TOOLS, InvalidToolInput, validate
+from loopline.processors.ports import Decision, DecisionRequest, ModelUnavailable
+
+MAX_TOKENS = 1024
+"""A message or an evaluation is a few hundred tokens; the cap bounds the cost of a runaway answer."""
+
+
+class AnthropicModel:
+    name = "anthropic"
+
+    def __init__(
+        self, *, api_key: str, model: str = DEFAULT_MODEL, timeout: float = 60.0, max_retries: int = 3,
+        base_url: str | None = None,
+    ) -> None:
+        self.model = model
+        self.timeout = timeout
+        self.max_retries = max_retries
+        # base_url None: the SDK takes ANTHROPIC_BASE_URL, else the public API.
+        self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=max_retries)
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> AnthropicModel:
+        if not settings.anthropic_api_key:
+            raise ValueError("AnthropicModel needs ANTHROPIC_API_KEY")
+        return cls(api_key=settings.anthropic_api_key, model=settings.model, timeout=settings.model_timeout,
+                   max_retries=settings.model_retries)
+
+    def decide(self, request: DecisionRequest) -> Decision:
+        point = request.point
+        if point not in TOOLS:
+            raise ModelUnavailable(f"no tool for decision point {point!r}; known: {', '.join(TOOLS)}")
+        message = self._call(request)
+        tool_use = next((block for block in message.content if block.type == "tool_use" and block.name == point), None)
+        if tool_use is None:
+            kinds = ", ".join(block.type for block in message.content) or "nothing"
+            raise ModelUnavailable(f"{self.model} answered {kinds} instead of calling the {point} tool")
+        try:
+            output = validate(point, tool_use.input)
+        except InvalidToolInput as error:
+            raise ModelUnavailable(f"{self.model} answered off the {point} schema: {error}") from None
+        return Decision(
+            point=point, adapter=self.name, model=message.model or self.model, output=output,
+            confidence=float(output["confidence"]), reasoning=output["reasoning"],
+            prompt_digest=request.prompt.digest, input_tokens=message.usage.input_tokens,
+            output_tokens=message.usage.output_tokens,
+        )
+
+    def _call(self, request: DecisionRequest) -> Any:
+        tries = f"{self.max_retries + 1} {'try' if self.max_retries == 0 else 'tries'}"
+        try:
+            return self._client.messages.create(
+                model=self.model, max_tokens=MAX_TOKENS, system=request.prompt.system,
+                messages=list(request.prompt.messages), tools=[TOOLS[request.point]],
+                tool_choice={"type": "tool", "name": request.point},
+            )
+        except anthropic.APITimeoutError:
+            raise ModelUnavailable(f"{self.model} did not answer within {self.timeout:g} s ({tries})") from None
+        except anthropic.APIConnectionError as error:
+            raise ModelUnavailable(f"the Messages API could not be reached ({tries}): {error}") from None
+        except anthropic.APIStatusError as error:
+            after = f" after {tries}" if error.status_code == 429 or error.status_code >= 500 else ""
+            raise ModelUnavailable(f"the Messages API answered HTTP {error.status_code}{after}: {error.message}") from None
+        except anthropic.AnthropicError as error:  # e.g. an answer that is not a Message at all
+            raise ModelUnavailable(f"the Messages API call failed: {error}") from None

@@ -1,0 +1,237 @@
+"""The `DecisionModel` adapter used when no ANTHROPIC_API_KEY is set: deterministic, so the demo and
+the tests run anywhere and the same request always gets the same decision.
+
+Drafts come from one template per cadence tone (plus "followup" for seed 000's follow-ups),
+greeting the contact by the name a message gave (never by an address, a task title or an id)
+in the tenant's own greeting and sign-off. Replies go through a plain keyword classifier; the
+first rule whose keyword the reply contains decides (lower-cased, whole words):
+
+| order | rule       | keywords (examples)                                  | decision                       | confidence |
+|-------|------------|------------------------------------------------------|--------------------------------|------------|
+| 1     | anger      | angry, furious, terrible, ridiculous, worst, scam     | escalate                       | 0.9        |
+| 2     | complaint  | complaint, complain, refund, disappointed, overcharged| escalate                       | 0.9        |
+| 3     | opt-out    | unsubscribe, stop emailing, leave me alone, remove me | close `opted_out` (else first negative) | 0.95 |
+| 4     | question   | a "?", can i, do you, how much, what time, when is    | escalate (the owner answers)   | 0.85       |
+| 5     | refusal    | not interested, no thanks, cancel, cancelling, quit   | close with the first negative outcome | 0.85 |
+| 6     | vague      | maybe, busy, not sure, might, perhaps, we'll see      | wait 3 days                    | 0.6        |
+| 7     | commitment | see you, i'll be there, i'll come, count me in, yes   | close with the provisional positive outcome (else the first positive one the agent can earn) | 0.7 |
+| 8     | thanks     | thanks, thank you, sounds good, great, appreciate     | reply with a short thank-you   | 0.7        |
+| -     | none       | nothing above                                        | escalate                       | 0.3        |
+
+A close only ever names a code from the request's `outcomes`; with none of the wanted kind, the
+reply escalates instead.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from loopline.domain.task_types import CADENCES, resolve_task_type
+from loopline.domain.wording import greeting
+from loopline.processors.decisions import validate
+from loopline.processors.ports import Decision, DecisionRequest, ModelUnavailable
+
+MODEL = "offline-policy-v1"
+WAIT_DAYS = 3
+NOT_EARNED_BY_A_REPLY = frozenset({"self_resolved", "owner_handled"})
+"""Positive outcomes a contact's reply cannot bring about (the contact came back first; the owner took over)."""
+
+
+@dataclass(frozen=True)
+class Template:
+    subject: str
+    lines: str
+
+
+TEMPLATES: dict[str, Template] = {
+    # standard
+    "friendly_checkin": Template("Checking in", "Just checking in to see how you're doing. Is everything okay on your end?"),
+    "direct_offer_help": Template(
+        "Anything I can help with?",
+        "I reached out a few days ago and wanted to follow up. If something has been getting in the way, "
+        "is there anything I can do to help?"),
+    "final_open_door": Template(
+        "The door is always open",
+        "This is my last note for now. No need to reply if now isn't the right time; we'd be glad to see you "
+        "whenever it suits you."),
+    # urgent
+    "friendly_urgent": Template(
+        "A quick one that needs your attention",
+        "Something needs your attention soon, and I wanted to let you know right away. Could you get back to me "
+        "when you have a moment?"),
+    "direct_followup": Template(
+        "Following up",
+        "I'm following up on my message from the other day, as this is still open. Could you let me know how "
+        "you'd like to handle it?"),
+    "escalation_warning": Template(
+        "Last reminder before I pass this on",
+        "I haven't been able to reach you about this. If I don't hear back, I'll pass it to the team so someone "
+        "can sort it out with you directly."),
+    # patient
+    "warm_checkin": Template("Thinking of you", "I hope things are going well. How have you been?"),
+    "gentle_followup": Template(
+        "Just a gentle follow-up",
+        "No rush at all, I just wanted to follow up on my last note. Would a different time or day work better "
+        "for you?"),
+    "no_pressure_final": Template(
+        "No pressure",
+        "I won't keep filling your inbox. Whenever you're ready, just reply to this email and we'll pick it up "
+        "from there."),
+    # slow_burn
+    "personal_note": Template("A quick personal note", "I wanted to drop you a personal note. How are things going?"),
+    "different_angle": Template(
+        "Something you might like",
+        "I thought of you because there's something new here you might enjoy. Would you like me to tell you "
+        "more?"),
+    "final_door_open": Template(
+        "Whenever you're ready",
+        "This is my last message for a while. The door is always open, and we'd love to see you again whenever "
+        "the time is right."),
+    # seed 000: a follow-up to a contact's silence
+    "followup": Template("Following up", "Just following up on my earlier email. Would you have a moment to reply?"),
+}
+
+_TONES = {tone for cadence in CADENCES.values() for tone in cadence.tones} | {"followup"}
+if _TONES - set(TEMPLATES):  # a cadence tone the offline policy could not draft
+    raise ImportError(f"offline policy misses templates for tones {sorted(_TONES - set(TEMPLATES))}")
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    decision: str
+    confidence: float
+    keywords: tuple[str, ...]
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("anger", "escalate", 0.9, ("angry", "furious", "terrible", "ridiculous", "worst", "scam", "awful", "hate",
+                                    "unacceptable", "rude")),
+    Rule("complaint", "escalate", 0.9, ("complaint", "complain", "refund", "disappointed", "overcharged",
+                                        "charged twice", "lawyer")),
+    Rule("opt-out", "close", 0.95, ("unsubscribe", "stop emailing", "stop messaging", "stop contacting",
+                                    "leave me alone", "remove me", "do not contact", "don't contact")),
+    Rule("question", "escalate", 0.85, ("?", "can i", "could i", "do you", "how much", "what time", "when is",
+                                        "when are", "what are")),
+    Rule("refusal", "close", 0.85, ("not interested", "no thanks", "no thank you", "cancel", "cancelling",
+                                    "canceling", "cancelled", "quit", "not coming back")),
+    Rule("vague", "wait", 0.6, ("maybe", "busy", "not sure", "might", "perhaps", "we'll see", "we will see",
+                                "can't make it")),
+    Rule("commitment", "close", 0.7, ("see you", "i'll be there", "i will be there", "i'll come", "i will come",
+                                      "i'll be in", "i will be in", "count me in", "sign me up", "booked", "yes")),
+    Rule("thanks", "reply", 0.7, ("thanks", "thank you", "sounds good", "great", "appreciate")),
+)
+"""The keyword table of the module docstring, in the order the rules are tried."""
+
+
+def _pattern(keyword: str) -> re.Pattern[str]:
+    if not keyword[0].isalnum():
+        return re.compile(re.escape(keyword))
+    return re.compile(rf"\b{re.escape(keyword)}\b")
+
+
+_PATTERNS = [(rule, keyword, _pattern(keyword)) for rule in RULES for keyword in rule.keywords]
+
+
+def classify(text: str) -> tuple[Rule | None, str | None]:
+    """The first rule with a keyword in `text`, and that keyword; (None, None) when none matches."""
+    lowered = text.lower().replace("’", "'")
+    for rule, keyword, pattern in _PATTERNS:
+        if pattern.search(lowered):
+            return rule, keyword
+    return None, None
+
+
+class OfflinePolicy:
+    name = "offline"
+    model = MODEL
+
+    def decide(self, request: DecisionRequest) -> Decision:
+        if request.point == "draft_message":
+            output = self._draft(request)
+        elif request.point == "evaluate_reply":
+            output = self._evaluate(request)
+        else:
+            raise ModelUnavailable(f"the offline policy has no answer for decision point {request.point!r}")
+        output = validate(request.point, output)
+        return Decision(
+            point=request.point, adapter=self.name, model=self.model, output=output,
+            confidence=output["confidence"], reasoning=output["reasoning"], prompt_digest=request.prompt.digest,
+            input_tokens=0, output_tokens=0,
+        )
+
+    def _draft(self, request: DecisionRequest) -> dict[str, Any]:
+        tone = "followup" if request.purpose == "followup" else request.tone
+        template = TEMPLATES.get(tone or "")
+        if template is None:
+            raise ModelUnavailable(f"the offline policy has no template for tone {tone!r}")
+        profile = request.settings.profile
+        subject = template.subject
+        if profile.display_name and request.purpose != "followup":
+            subject = f"{subject} · {profile.display_name}"
+        return {
+            "subject": subject, "body": _letter(request, template.lines), "confidence": 0.8,
+            "reasoning": f"Offline template for tone {tone} (touch {request.touch or 1}); no model was asked.",
+        }
+
+    def _evaluate(self, request: DecisionRequest) -> dict[str, Any]:
+        rule, keyword = classify(request.reply_text or "")
+        if rule is None:
+            return {"decision": "escalate", "confidence": 0.3,
+                    "reasoning": "No keyword of the offline classifier matched the reply; the owner should read it."}
+        because = f'The reply contains "{keyword}" ({rule.name} rule)'
+        if rule.decision == "wait":
+            return {"decision": "wait", "wait_days": WAIT_DAYS, "confidence": rule.confidence,
+                    "reasoning": f"{because}: no commitment either way, so follow up in {WAIT_DAYS} days."}
+        if rule.decision == "reply":
+            return {"decision": "reply", "confidence": rule.confidence,
+                    "reply_body": _letter(request, "Thanks for getting back to me, it's great to hear from you."),
+                    "reasoning": f"{because}: a friendly acknowledgement answers it."}
+        if rule.decision == "close":
+            outcome = _outcome(request, rule)
+            if outcome is None:
+                return {"decision": "escalate", "confidence": rule.confidence,
+                        "reasoning": f"{because}, but the task type has no outcome for it; the owner decides."}
+            return {"decision": "close", "outcome": outcome, "confidence": rule.confidence,
+                    "reasoning": f"{because}: closing as {outcome}."}
+        return {"decision": "escalate", "confidence": rule.confidence,
+                "reasoning": f"{because}: the owner should answer this one."}
+
+
+def _outcome(request: DecisionRequest, rule: Rule) -> str | None:
+    """The outcome code of the request's spectrum that a closing rule means, or None."""
+    kind_of = {o.code: o for o in resolve_task_type(request.task_type)[0].goal.outcomes}
+    codes = [code for code in request.outcomes if code in kind_of]
+    if rule.name == "commitment":
+        positive = [code for code in codes if kind_of[code].kind == "positive" and code not in NOT_EARNED_BY_A_REPLY]
+        provisional = [code for code in positive if kind_of[code].provisional]
+        return (provisional or positive or [None])[0]
+    negative = [code for code in codes if kind_of[code].kind == "negative"]
+    if rule.name == "opt-out" and "opted_out" in negative:
+        return "opted_out"
+    return next((code for code in negative if code != "opted_out"), negative[0] if negative else None)
+
+
+def _letter(request: DecisionRequest, lines: str) -> str:
+    """Greeting, text and sign-off in the tenant's words."""
+    profile = request.settings.profile
+    return f"{_greeting(profile.typical_greeting, request.contact_name)}\n\n{lines}\n\n{_sign_off(profile)}"
+
+
+def _greeting(typical: str | None, name: str | None) -> str:
+    """The tenant's greeting ("Hey!") with the contact's name in it ("Hey Sam!"), or "Hi Sam," by default."""
+    if not typical:
+        return greeting(name)
+    words = typical.rstrip(",!. ")
+    mark = typical[len(words):].strip()[:1] or ","
+    return f"{words} {name}{mark}" if name else f"{words}{mark}"
+
+
+def _sign_off(profile: Any) -> str:
+    if profile.sign_off:
+        return profile.sign_off
+    if profile.owner_first_name:
+        return profile.owner_first_name
+    return f"The {profile.display_name} team" if profile.display_name else "Thanks!"

@@ -1,0 +1,76 @@
+"""A task's conversation (seed 002 §8): every message sent and received, who wrote it and when.
+
+Derived from the task's events, so prompts and the task memory folder read the same turns and a
+rebuild gives the same conversation. Authors: `agent` (a message sent to the contact), `contact`
+(an email that reached the task), `owner` (guidance) and `system` (escalations and decisions).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+Author = Literal["agent", "contact", "owner", "system"]
+SENT_TO_CONTACT = ("send_email", "send_reminder")
+"""Actions whose details carry the subject and body a contact reads."""
+
+
+@dataclass(frozen=True)
+class Turn:
+    author: Author
+    at: datetime
+    text: str
+
+
+def _message(subject: Any, body: Any) -> str:
+    parts = [f"Subject: {subject}" if subject else "", str(body).strip() if body else ""]
+    return "\n\n".join(part for part in parts if part)
+
+
+def _sent(event: Any) -> Turn | None:
+    if event.action not in SENT_TO_CONTACT:
+        return None
+    text = _message(event.details.get("subject"), event.details.get("body"))
+    return Turn("agent", event.timestamp, text) if text else None
+
+
+def _received(event: Any) -> Turn | None:
+    if event.signal_type != "email.received":
+        return None
+    text = str(event.data.get("body") or event.data.get("subject") or "").strip()
+    return Turn("contact", event.timestamp, text) if text else None
+
+
+def _guidance(event: Any) -> Turn:
+    return Turn("owner", event.timestamp, event.text)
+
+
+def _escalated(event: Any) -> Turn:
+    return Turn("system", event.timestamp, f"Handed to the owner: {event.reason}")
+
+
+def _decided(event: Any) -> Turn:
+    return Turn("system", event.timestamp, f"Decided {event.decision} (confidence {event.confidence:.2f}): {event.reasoning}")
+
+
+TURNS: dict[str, Callable[[Any], Turn | None]] = {
+    "Task.ActionRecorded": _sent,
+    "Task.SignalReceived": _received,
+    "Task.GuidanceGiven": _guidance,
+    "Task.Escalated": _escalated,
+    "Task.DecisionRecorded": _decided,
+}
+"""Event class (by qualified name, so a new event joins without an import cycle) -> its turn, if any."""
+
+
+def turn_of(event: Any) -> Turn | None:
+    """The turn one event adds to the conversation, or None."""
+    make = TURNS.get(type(event).__qualname__)
+    return make(event) if make else None
+
+
+def conversation_of(events: Iterable[Any]) -> tuple[Turn, ...]:
+    """The turns of a task's events, in the order they happened."""
+    return tuple(turn for turn in map(turn_of, events) if turn is not None)

@@ -1,0 +1,80 @@
+"""The creation gate: the status a new task starts in, and why (seed 002 §6.2, seed 000's confidence gate).
+
+An acting task (it can send and has a contact) starts `ready` only when the tenant's execution
+mode, the type's escalation triggers and (in `limited_auto`) its threshold all let it; every
+other outcome is `pending_review` with the reason the owner sees. A follow-through task keeps
+seed 000's rule: a confidence given and below the type's threshold goes to review.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from loopline.domain.status import TaskStatus
+from loopline.domain.task_types import TaskType
+from loopline.domain.tenant import TenantSettings
+
+
+def _number(context: Mapping[str, Any], key: str) -> float | None:
+    value = context.get(key)
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def _over(key: str, limit: float) -> Callable[[Mapping[str, Any]], bool]:
+    def tripped(context: Mapping[str, Any]) -> bool:
+        value = _number(context, key)
+        return value is not None and value > limit
+    return tripped
+
+
+def _reason_contains(word: str) -> Callable[[Mapping[str, Any]], bool]:
+    def tripped(context: Mapping[str, Any]) -> bool:
+        reason = context.get("cancellation_reason")
+        return isinstance(reason, str) and word in reason.lower()
+    return tripped
+
+
+TRIGGERS: dict[str, tuple[Callable[[Mapping[str, Any]], bool], str]] = {
+    "always": (lambda context: True, "this type always needs review"),
+    "member_tenure_over_1_year": (_over("member_tenure_days", 365), "context member_tenure_days over 365"),
+    "member_tenure_over_2_years": (_over("member_tenure_days", 730), "context member_tenure_days over 730"),
+    "monthly_value_over_200": (_over("monthly_value", 200), "context monthly_value over 200"),
+    "cancellation_reason_complaint": (_reason_contains("complaint"), "context cancellation_reason mentions a complaint"),
+    "cancellation_reason_billing": (_reason_contains("billing"), "context cancellation_reason mentions billing"),
+}
+"""Escalation trigger -> (whether the task's context trips it, what the owner is told)."""
+
+
+def tripped_trigger(kind: TaskType, context: Mapping[str, Any]) -> str | None:
+    """The first of the type's escalation triggers the context trips, with its explanation."""
+    for trigger in kind.escalation_triggers:
+        check, explanation = TRIGGERS[trigger]
+        if check(context):
+            return f"escalation trigger {trigger} ({explanation})"
+    return None
+
+
+def initial_status(
+    settings: TenantSettings, kind: TaskType, confidence: float | None, context: Mapping[str, Any], known: bool,
+    *, acting: bool = True, requested: str | None = None,
+) -> tuple[TaskStatus, str]:
+    """The status a new task starts in and the reason; `known` is False when the `requested` type fell back to ad_hoc."""
+    review = TaskStatus.PENDING_REVIEW
+    if not known:
+        return review, f"unknown task type {requested}: handled as {kind.name}, which always needs review"
+    if not acting:
+        if confidence is not None and confidence < kind.review_threshold:
+            return review, f"confidence {confidence} below {kind.name} auto threshold {kind.review_threshold}: owner review"
+        return TaskStatus.EXECUTING, "auto-approved: no confidence gate tripped"
+    if settings.execution_mode == "manual":
+        return review, "execution mode manual: every task the agent would send for waits for owner review"
+    trigger = tripped_trigger(kind, context)
+    if trigger is not None:
+        return review, f"{trigger}: owner review"
+    score = confidence if confidence is not None else 0.0  # a missing confidence counts as none (seed 002 §6.1)
+    if settings.execution_mode == "limited_auto" and score < kind.auto_threshold:
+        return review, f"confidence {score} below {kind.name} auto threshold {kind.auto_threshold}: owner review"
+    return TaskStatus.READY, f"auto-approved in {settings.execution_mode} mode: no escalation trigger tripped" + (
+        f", confidence {score} at or above {kind.auto_threshold}" if settings.execution_mode == "limited_auto" else ""
+    )

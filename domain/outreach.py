@@ -1,0 +1,225 @@
+"""What an acting task does next (seed 002 §6.3, §6.4, §6.5, §7.1, §18.1): pure rules, hard rules first.
+
+The plan is the snapshot of the task type taken at creation (`Task.OutreachPlanned`), the progress
+is the task's counters; the rules answer with one action, and `processors/outreach.py` applies it.
+No rule reads the clock: `now` is passed in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from loopline.domain.status import TaskStatus
+
+MIN_SEND_CONFIDENCE = 0.5
+"""Below this a drafted message is not sent: the task escalates with the draft saved (seed 002 §6.5, §18.1)."""
+DEFAULT_WAIT_DAYS = 3
+DEFAULT_DORMANT_CHECK_DAYS = 7
+DEFAULT_DORMANT_MAX_DAYS = 60
+UNRESPONSIVE = "unresponsive"
+ON_EXHAUSTION = ("cancel", "escalate", "dormant")
+GENERIC_TONE = "followup"
+"""The tone of a touch when the cadence names none (single_shot): a plain follow-up."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The task type's numbers as the task was created with them."""
+
+    budget_messages: int
+    budget_turns: int
+    ends_at: datetime | None
+    intervals: tuple[int, ...]
+    tones: tuple[str, ...]
+    on_exhaustion: str
+    dormant_check_days: int | None = None
+    dormant_max_days: int | None = None
+    has_draft: bool = False
+
+    @classmethod
+    def of(cls, outreach: dict[str, Any]) -> Plan:
+        """From the plan a task keeps (`Task.outreach`, the fields of `Task.OutreachPlanned`)."""
+        return cls(
+            budget_messages=outreach["budget_messages"], budget_turns=outreach["budget_turns"],
+            ends_at=outreach.get("ends_at"), intervals=tuple(outreach.get("intervals") or ()),
+            tones=tuple(outreach.get("tones") or ()), on_exhaustion=outreach["on_exhaustion"],
+            dormant_check_days=outreach.get("dormant_check_days"), dormant_max_days=outreach.get("dormant_max_days"),
+            has_draft=bool(outreach.get("draft")),
+        )
+
+    def tone(self, touch: int) -> str:
+        """Touch 1 and touch 2 take the cadence's first tone, touch n its tone n-1 (DESIGN11: the touch after
+        touch k takes `tones[k-1]`); past the last tone, the last one repeats."""
+        if not self.tones:
+            return GENERIC_TONE
+        return self.tones[min(max(touch - 2, 0), len(self.tones) - 1)]
+
+    def after_touch(self, touch: int, now: datetime) -> datetime:
+        """When the step after touch `touch` is due: the cadence's interval, else the budget's end, else at once."""
+        if touch - 1 < len(self.intervals):
+            return now + timedelta(days=self.intervals[touch - 1])
+        return self.ends_at if self.ends_at is not None else now
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where the task stands: its status and counters, and what it waits for."""
+
+    status: TaskStatus
+    touch: int
+    messages_used: int
+    turns_used: int
+    next_touch_at: datetime | None
+    dormant_until: datetime | None
+    awaiting_decision: bool
+    deferred_until: datetime | None = None
+    """A send a limit deferred goes out at this time, not before."""
+
+
+@dataclass(frozen=True)
+class Wait:
+    """Nothing to do now; `until` is when to look again (None: until something happens)."""
+
+    until: datetime | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class SendTouch:
+    touch: int
+    tone: str
+    use_draft: bool
+
+
+@dataclass(frozen=True)
+class Close:
+    """Closes the task with an outcome code: `completed` for an outcome reached, `cancelled` otherwise."""
+
+    outcome: str
+    status: TaskStatus
+    reason: str
+
+
+@dataclass(frozen=True)
+class Escalate:
+    reason: str
+    cause: str
+    draft: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class GoDormant:
+    until: datetime
+    reason: str
+
+
+@dataclass(frozen=True)
+class SendReply:
+    body: str
+
+
+@dataclass(frozen=True)
+class WaitForContact:
+    """The contact answered and the task waits again: the cadence resumes at `next_touch_at`."""
+
+    next_touch_at: datetime
+    reason: str
+
+
+StepAction = Wait | SendTouch | Close | Escalate | GoDormant
+EvaluationAction = SendReply | Close | Escalate | WaitForContact
+
+
+def unresponsive(reason: str) -> Close:
+    return Close(UNRESPONSIVE, TaskStatus.CANCELLED, reason)
+
+
+def next_step(plan: Plan, progress: Progress, now: datetime) -> StepAction:
+    """What a step of the task does at `now`: budgets and blocked statuses first, then the cadence."""
+    status = progress.status
+    if status not in (TaskStatus.READY, TaskStatus.EXECUTING, TaskStatus.WAITING, TaskStatus.DORMANT):
+        return Wait(None, f"the task is {status}: not the agent's to work")
+    if status is TaskStatus.DORMANT:
+        if progress.dormant_until is not None and now >= progress.dormant_until:
+            return unresponsive("dormant until its last day with no reply")
+        return Wait(progress.dormant_until, "dormant: nothing is sent; a reply wakes it")
+    if plan.ends_at is not None and now >= plan.ends_at:
+        return unresponsive("its time budget ran out")
+    if progress.awaiting_decision:
+        return Wait(None, "waiting for the model's decision")
+    if progress.deferred_until is not None:
+        if now < progress.deferred_until:
+            return Wait(progress.deferred_until, "a send limit deferred the message")
+        return SendTouch(progress.touch + 1, plan.tone(progress.touch + 1), use_draft=False)
+    if progress.turns_used >= plan.budget_turns:
+        return Escalate(f"the conversation used all {plan.budget_turns} turns without an outcome", "turn_budget")
+    if progress.touch == 0:
+        if progress.messages_used >= plan.budget_messages:
+            return exhausted(plan, now, f"no message budget left ({plan.budget_messages})")
+        return SendTouch(1, plan.tone(1), use_draft=plan.has_draft)
+    if progress.next_touch_at is None:
+        return Wait(plan.ends_at, "waiting for the contact's answer")
+    if now < progress.next_touch_at:
+        return Wait(progress.next_touch_at, "the next touch is not due yet")
+    if progress.messages_used >= plan.budget_messages:
+        return exhausted(plan, now, f"all {plan.budget_messages} messages of its budget were sent without a reply")
+    if progress.touch >= max(len(plan.intervals), 1):
+        return exhausted(plan, now, f"all {progress.touch} touches of the cadence were sent without a reply")
+    touch = progress.touch + 1
+    return SendTouch(touch, plan.tone(touch), use_draft=False)
+
+
+def exhausted(plan: Plan, now: datetime, reason: str) -> StepAction:
+    """The cadence's `on_exhaustion`: close as unresponsive, hand to the owner, or go dormant."""
+    if plan.on_exhaustion == "escalate":
+        return Escalate(f"{reason}; this cadence asks the owner to decide", "cadence_exhausted")
+    if plan.on_exhaustion == "dormant":
+        days = plan.dormant_max_days or DEFAULT_DORMANT_MAX_DAYS
+        return GoDormant(now + timedelta(days=days), f"{reason}; dormant for up to {days} days, a reply wakes it")
+    return unresponsive(reason)
+
+
+def apply_draft(output: dict[str, Any], confidence: float, *, plan: Plan, progress: Progress) -> SendTouch | Escalate:
+    """A drafted touch is sent only with budget left and enough confidence; else the owner gets the draft."""
+    draft = {"subject": output.get("subject", ""), "body": output.get("body", "")}
+    if progress.messages_used >= plan.budget_messages:
+        return Escalate(f"a touch was drafted but the message budget ({plan.budget_messages}) is spent", "message_budget",
+                        draft)
+    if confidence < MIN_SEND_CONFIDENCE:
+        return Escalate(f"the drafted message has confidence {confidence:.2f}, below {MIN_SEND_CONFIDENCE}: "
+                        "the draft is saved for you to review", "low_confidence", draft)
+    touch = progress.touch + 1
+    return SendTouch(touch, plan.tone(touch), use_draft=False)
+
+
+def apply_evaluation(
+    output: dict[str, Any], confidence: float, *, plan: Plan, progress: Progress, outcomes: tuple[str, ...],
+    now: datetime,
+) -> EvaluationAction:
+    """What a reply's evaluation leads to (seed 002 §6.5): reply, close with an outcome, escalate or wait."""
+    decision, reasoning = output.get("decision"), str(output.get("reasoning") or "")
+    if decision == "reply":
+        draft = {"body": output.get("reply_body") or ""}
+        if confidence < MIN_SEND_CONFIDENCE:
+            return Escalate(f"the reply drafted has confidence {confidence:.2f}, below {MIN_SEND_CONFIDENCE}: "
+                            "the draft is saved for you to review", "low_confidence", draft)
+        if progress.messages_used >= plan.budget_messages:
+            return Escalate(f"it wants to reply but the message budget ({plan.budget_messages}) is spent",
+                            "message_budget", draft)
+        if not draft["body"].strip():
+            return Escalate("the evaluation said reply but wrote no reply", "empty_reply")
+        return SendReply(draft["body"])
+    if decision == "close":
+        outcome = output.get("outcome")
+        if outcome not in outcomes:
+            return Escalate(f"the evaluation closed with outcome {outcome!r}, which is not one of this type's "
+                            f"({', '.join(outcomes)}): {reasoning}", "unknown_outcome")
+        return Close(str(outcome), TaskStatus.COMPLETED, reasoning or f"closed as {outcome}")
+    if decision == "wait":
+        days = output.get("wait_days") or DEFAULT_WAIT_DAYS
+        return WaitForContact(now + timedelta(days=days), reasoning or f"waiting {days} days")
+    if decision == "escalate":
+        return Escalate(reasoning or "the evaluation asks for the owner", "model_escalated")
+    return Escalate(f"the evaluation's decision {decision!r} is not one Loopline knows", "unknown_decision")

@@ -1,0 +1,102 @@
+"""The decision points a model answers, one tool each (seed 002 §6.5, §18): their JSON schemas, which
+the Anthropic adapter forces the model to call, and the check every answer passes before it is used.
+
+The schemas are the one statement of each answer's shape: `validate` reads them, so a field added
+here is asked for and checked at once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_CONFIDENCE = {"type": "number", "minimum": 0, "maximum": 1,
+               "description": "How sure you are of this decision, from 0 to 1; below 0.5 the owner reviews it."}
+_REASONING = {"type": "string", "minLength": 1,
+              "description": "Two or three sentences on what you observed and why you decided this."}
+
+DECISIONS = ("reply", "close", "escalate", "wait")
+
+TOOLS: dict[str, dict[str, Any]] = {
+    "draft_message": {
+        "name": "draft_message",
+        "description": "Write the next message to the contact: plain text, as a real person at the business writes it.",
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "subject": {"type": "string", "minLength": 1, "description": "The email's subject line."},
+                "body": {"type": "string", "minLength": 1,
+                         "description": "The email's text, greeting and sign-off included; no task title or id."},
+                "confidence": _CONFIDENCE,
+                "reasoning": _REASONING,
+            },
+            "required": ["subject", "body", "confidence", "reasoning"],
+            "additionalProperties": False,
+        },
+    },
+    "evaluate_reply": {
+        "name": "evaluate_reply",
+        "description": "Decide what to do about the contact's reply: answer it, close the task with an outcome, "
+                       "hand it to the owner, or wait. When unsure, escalate.",
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "decision": {"type": "string", "enum": list(DECISIONS),
+                             "description": "reply: answer with reply_body; close: the goal is settled, give outcome; "
+                                            "escalate: the owner must decide; wait: follow up after wait_days."},
+                "outcome": {"type": "string", "minLength": 1,
+                            "description": "With close: one of the outcome codes listed in the prompt."},
+                "reply_body": {"type": "string", "minLength": 1,
+                               "description": "With reply: the text to send, greeting and sign-off included."},
+                "wait_days": {"type": "integer", "minimum": 1, "maximum": 60,
+                              "description": "With wait: days until the next follow-up (3 if not given)."},
+                "confidence": _CONFIDENCE,
+                "reasoning": _REASONING,
+            },
+            "required": ["decision", "confidence", "reasoning"],
+            "additionalProperties": False,
+        },
+    },
+}
+
+REQUIRED_WITH: dict[str, dict[str, str]] = {"evaluate_reply": {"reply": "reply_body", "close": "outcome"}}
+"""Fields a decision needs beyond the schema's own `required`: decision value -> the field it needs."""
+
+
+class InvalidToolInput(ValueError):
+    """A model's answer does not fit its tool's schema; the text names the field."""
+
+
+_TYPES: dict[str, tuple[type, ...]] = {"string": (str,), "number": (int, float), "integer": (int,), "object": (dict,)}
+
+
+def _check(name: str, value: Any, schema: dict[str, Any]) -> None:
+    expected = schema["type"]
+    if isinstance(value, bool) or not isinstance(value, _TYPES[expected]):
+        raise InvalidToolInput(f"{name} must be a {expected}, not {type(value).__name__} {value!r:.80}")
+    if "enum" in schema and value not in schema["enum"]:
+        raise InvalidToolInput(f"{name} {value!r:.80} is not one of {', '.join(schema['enum'])}")
+    if "minLength" in schema and len(value.strip()) < schema["minLength"]:
+        raise InvalidToolInput(f"{name} is empty")
+    if "minimum" in schema and value < schema["minimum"] or "maximum" in schema and value > schema["maximum"]:
+        raise InvalidToolInput(f"{name} {value!r} is outside {schema.get('minimum')}–{schema.get('maximum')}")
+
+
+def validate(point: str, tool_input: Any) -> dict[str, Any]:
+    """The tool input as a plain dict if it fits `point`'s schema; InvalidToolInput naming the field otherwise."""
+    if point not in TOOLS:
+        raise InvalidToolInput(f"unknown decision point {point!r}; known: {', '.join(TOOLS)}")
+    schema = TOOLS[point]["input_schema"]
+    if not isinstance(tool_input, dict):
+        raise InvalidToolInput(f"{point} input must be an object, not {type(tool_input).__name__}")
+    unknown = sorted(set(tool_input) - set(schema["properties"]))
+    if unknown:
+        raise InvalidToolInput(f"{point}: unknown field(s) {', '.join(unknown)}")
+    for field in schema["required"]:
+        if field not in tool_input:
+            raise InvalidToolInput(f"{point}: {field} is missing")
+    for field, value in tool_input.items():
+        _check(f"{point}.{field}", value, schema["properties"][field])
+    needed = REQUIRED_WITH.get(point, {}).get(tool_input.get("decision", ""))
+    if needed and needed not in tool_input:
+        raise InvalidToolInput(f"{point}: {needed} is missing (decision {tool_input['decision']} needs it)")
+    return dict(tool_input)

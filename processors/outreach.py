@@ -1,0 +1,211 @@
+"""Works acting tasks: applies `domain/outreach.py`'s rules inside a step (a timer firing, a loop's deadline,
+a recorded decision), so each step's sends, loops, timers and status changes commit together."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from loopline.domain.expectations import NEXT_TOUCH
+from loopline.domain.outreach import (
+    Close,
+    Escalate,
+    EvaluationAction,
+    GoDormant,
+    Plan,
+    Progress,
+    SendReply,
+    SendTouch,
+    StepAction,
+    Wait,
+    WaitForContact,
+    next_step,
+)
+from loopline.domain.task import Task
+from loopline.domain.task_types import task_type
+from loopline.domain.timers import TimerKind
+from loopline.domain.wording import when
+from loopline.processors.application import UnitOfWork
+from loopline.processors.loops import close_task_loops, proactive_run, register_loop, set_timer
+from loopline.processors.sending import Deferred, send_to_contact
+from loopline.processors.tenants import tenant_settings
+
+RETRY_DELAYS = (timedelta(minutes=5), timedelta(minutes=20))
+"""When a failed decision is asked again; after the last, the task goes to the owner (DESIGN11 §5)."""
+NO_END_WAIT = timedelta(days=30)
+"""How long a reply loop waits when the task has neither a next touch nor a budget end."""
+DEFERRED_NEVER = timedelta(days=1)
+"""A limit that never frees up (a deferral without `until`) is looked at again the next day."""
+
+
+def plan_of(task: Task) -> Plan:
+    assert task.outreach is not None, f"task {task.ref} is not an acting task"
+    return Plan.of(task.outreach)
+
+
+def progress_of(task: Task) -> Progress:
+    return Progress(
+        status=task.status, touch=task.touch, messages_used=task.messages_used, turns_used=task.turns_used,
+        next_touch_at=task.next_touch_at, dormant_until=task.dormant_until,
+        awaiting_decision=bool(task.pending_decisions),
+        deferred_until=task.deferred["until"] if task.deferred else None,
+    )
+
+
+def has_step(task: Task, now: datetime) -> bool:
+    """Whether a step of the task at `now` would do anything (a tick spends its per-tenant share only on those)."""
+    if task.is_closed or not task.is_acting:
+        return False
+    return bool(_retries_due(task, now)) or not isinstance(next_step(plan_of(task), progress_of(task), now), Wait)
+
+
+def step_task(uow: UnitOfWork, task: Task, now: datetime) -> str | None:
+    """One step of an acting task at `now`: a retry of a failed decision that is due, else what the rules say."""
+    if task.is_closed or not task.is_acting:
+        return None
+    retried = retry_due_decisions(uow, task, now)
+    if retried:
+        return retried
+    return act(uow, task, next_step(plan_of(task), progress_of(task), now), now)
+
+
+def act(uow: UnitOfWork, task: Task, action: StepAction | EvaluationAction, now: datetime) -> str | None:
+    """Applies one action of the rules; says what it did, for the tick's lines and the audit."""
+    if isinstance(action, Wait):
+        return None
+    if isinstance(action, SendTouch):
+        return send_touch(uow, task, action, now)
+    if isinstance(action, Close):
+        return close(uow, task, action, now)
+    if isinstance(action, Escalate):
+        return escalate(uow, task, action, now)
+    if isinstance(action, GoDormant):
+        return go_dormant(uow, task, action, now)
+    if isinstance(action, WaitForContact):
+        task.schedule_next_touch(action.next_touch_at, reason=action.reason, now=now)
+        open_reply_loop(uow, task, deadline=action.next_touch_at, now=now)
+        return f"'{task.title}': waiting for {task.contact} until {when(action.next_touch_at)}"
+    assert isinstance(action, SendReply), action
+    raise AssertionError("a reply is sent by the decision that wrote it (processors/agent.py)")
+
+
+def send_touch(uow: UnitOfWork, task: Task, action: SendTouch, now: datetime) -> str:
+    """A kept (deferred) draft or the creation draft goes out as is; otherwise the model is asked for one."""
+    if task.deferred is not None:
+        draft = dict(task.deferred["draft"])
+        return send_message(uow, task, draft=draft, touch=draft.get("touch", action.touch), now=now,
+                            reply=bool(draft.get("reply")))
+    if action.use_draft:
+        draft = task.outreach["draft"]
+        return send_message(uow, task, draft={
+            "subject": draft["subject"], "body": draft["body"], "decided_by": "creation draft",
+            "confidence": task.confidence if task.confidence is not None else 0.0,
+        }, touch=action.touch, now=now)
+    task.request_decision(
+        request_ref=f"{task.ref}/touch/{action.touch}", point="draft_message", purpose="touch", touch=action.touch,
+        tone=action.tone, reason=f"touch {action.touch} is due", now=now,
+    )
+    return f"'{task.title}': touch {action.touch} is due; asked for its draft"
+
+
+def send_message(uow: UnitOfWork, task: Task, *, draft: dict[str, Any], touch: int, now: datetime,
+                 reply: bool = False) -> str:
+    """Sends a message to the task's contact through the send checks; a send they defer keeps its draft and
+    steps the task again when the limit frees up. A sent touch opens the reply loop up to the next touch."""
+    assert task.contact is not None and task.outreach is not None
+    details = {
+        "to": task.contact, "to_name": task.outreach.get("contact_name"), "subject": draft.get("subject", ""),
+        "body": draft["body"], "touch": touch, "decided_by": draft.get("decided_by", ""),
+        "decision": draft.get("decision"), "confidence": draft.get("confidence"),
+    }
+    details = {key: value for key, value in details.items() if value is not None}
+    sent = send_to_contact(uow, task, details=details, now=now, settings=tenant_settings(uow, task.tenant),
+                           summary=f"Emailed {task.contact} ({'reply' if reply else f'touch {touch}'})")
+    if isinstance(sent, Deferred):
+        until = sent.deferral.until or now + DEFERRED_NEVER
+        task.defer_send(rule=sent.deferral.rule, reason=sent.deferral.reason, until=until,
+                        draft={**draft, "touch": touch, "reply": reply}, now=now)
+        set_timer(uow, kind=TimerKind.TASK_STEP, target_id=task.id, due=until, now=now)
+        return f"'{task.title}': message to {task.contact} deferred until {when(until)} ({sent.deferral.reason})"
+    plan = plan_of(task)
+    next_touch_at = None if reply else plan.after_touch(touch, now)
+    task.touch_sent(touch=touch, next_touch_at=next_touch_at, now=now)
+    deadline = min(d for d in (next_touch_at, plan.ends_at) if d is not None) if (next_touch_at or plan.ends_at) else None
+    open_reply_loop(uow, task, deadline=deadline or now + NO_END_WAIT, now=now, subject=details["subject"])
+    what = "a reply" if reply else f"touch {touch} of {max(len(plan.intervals), 1)}"
+    return f"'{task.title}': sent {what} to {task.contact}"
+
+
+def open_reply_loop(uow: UnitOfWork, task: Task, *, deadline: datetime, now: datetime, subject: str | None = None) -> None:
+    """Waits for the contact's reply; its deadline runs the next step (`next_touch`)."""
+    assert task.contact is not None
+    register_loop(
+        uow, task, loop_ref=f"{task.ref}/reply/{task.version}", channel="email", watch={"sender": task.contact},
+        deadline=deadline, if_unresolved=NEXT_TOUCH, description=f"a reply from {task.contact}", origin="outreach",
+        now=now, subject=subject, action="send_email", contact=task.contact,
+        contact_name=task.outreach.get("contact_name") if task.outreach else None,
+    )
+
+
+def close(uow: UnitOfWork, task: Task, action: Close, now: datetime) -> str:
+    """Sets the outcome, then closes: completed for an outcome reached, cancelled otherwise (unresponsive)."""
+    outcome = task_type(task.task_type).outcome(action.outcome)
+    close_task_loops(uow, task, resolved_by=str(action.status), reason=f"task closed: {action.reason}", now=now)
+    task.set_outcome(code=action.outcome, kind=outcome.kind if outcome else "neutral",
+                     provisional=outcome.provisional if outcome else False, reason=action.reason, now=now)
+    if action.status.value == "completed":
+        task.complete(summary=f"{action.outcome}: {action.reason}", now=now)
+    else:
+        task.cancel(reason=f"{action.outcome}: {action.reason}", now=now)
+    task.notify_user(kind=f"task_{action.status}", message=f"'{task.title}' closed as {action.outcome}: {action.reason}.",
+                     now=now)
+    return f"'{task.title}': closed as {action.outcome} ({action.reason})"
+
+
+def escalate(uow: UnitOfWork, task: Task, action: Escalate, now: datetime) -> str:
+    """Hands the task to the owner with the reason and any draft that was held back (seed 002 §6.5)."""
+    reason = action.reason
+    if action.draft:
+        subject = f"Subject: {action.draft['subject']}\n" if action.draft.get("subject") else ""
+        reason = f"{reason}\n\nDraft held back:\n{subject}{action.draft.get('body', '')}"
+    task.escalate(reason=reason, cause=action.cause, now=now)
+    proactive_run(uow, task.tenant, now).queue_escalation(task_ref=task.ref, loop_ref=None, reason=action.reason, now=now)
+    return f"'{task.title}': escalated to the owner ({action.reason})"
+
+
+def go_dormant(uow: UnitOfWork, task: Task, action: GoDormant, now: datetime) -> str:
+    """Sends nothing more; a loop on the contact's replies stays open so a reply wakes the task, until `until`."""
+    task.go_dormant(until=action.until, reason=action.reason, now=now)
+    open_reply_loop(uow, task, deadline=action.until, now=now)
+    return f"'{task.title}': dormant until {when(action.until)} ({action.reason})"
+
+
+def retry_due_decisions(uow: UnitOfWork, task: Task, now: datetime) -> str | None:
+    """Asks again for each failed decision whose retry time has come."""
+    due = _retries_due(task, now)
+    for ref, pending in due:
+        task.request_decision(
+            request_ref=ref, point=pending["point"], purpose=pending["purpose"], touch=pending["touch"],
+            tone=pending["tone"], reason=f"retry {pending['attempt'] + 1} after the model failed", now=now,
+            attempt=pending["attempt"] + 1, loop_ref=pending["loop_ref"],
+        )
+    return f"'{task.title}': asked the model again ({len(due)})" if due else None
+
+
+def on_reply(uow: UnitOfWork, task: Task, *, signal_ref: str, now: datetime) -> None:
+    """A reply from the contact stops the cadence and is evaluated by the model, unless the turn budget is
+    spent (a hard rule: the owner decides, no model call)."""
+    plan = plan_of(task)
+    if task.turns_used >= plan.budget_turns:
+        escalate(uow, task, Escalate(f"{task.contact} replied but all {plan.budget_turns} turns are used", "turn_budget"),
+                 now)
+        return
+    task.request_decision(
+        request_ref=signal_ref, point="evaluate_reply", purpose="reply", touch=task.touch, tone=None,
+        reason=f"{task.contact} replied", now=now,
+    )
+
+
+def _retries_due(task: Task, now: datetime) -> list[tuple[str, dict[str, Any]]]:
+    return [(ref, p) for ref, p in task.pending_decisions.items()
+            if p["failed"] == p["attempt"] and p.get("retry_at") is not None and p["retry_at"] <= now]

@@ -1,0 +1,82 @@
+"""The creation gate (DESIGN11 §3, seed 002 §6.2): every trigger, every mode, missing confidence, unknown type."""
+
+from __future__ import annotations
+
+import pytest
+
+from loopline.domain.gate import TRIGGERS, initial_status
+from loopline.domain.status import TaskStatus
+from loopline.domain.task_types import AD_HOC, TASK_TYPES
+from loopline.domain.tenant import TenantSettings
+
+REVIEW, READY, EXECUTING = TaskStatus.PENDING_REVIEW, TaskStatus.READY, TaskStatus.EXECUTING
+LIMITED, AUTO, MANUAL = (TenantSettings(execution_mode=m) for m in ("limited_auto", "auto", "manual"))
+CHURN, WIN_BACK, LEAD = TASK_TYPES["churn_risk"], TASK_TYPES["win_back"], TASK_TYPES["lead_followup"]
+
+
+def test_manual_mode_reviews_every_acting_task() -> None:
+    status, reason = initial_status(MANUAL, LEAD, 0.99, {}, True)
+    assert status is REVIEW and "manual" in reason
+
+
+def test_default_settings_are_manual() -> None:
+    assert initial_status(TenantSettings(), LEAD, 0.99, {}, True)[0] is REVIEW
+
+
+@pytest.mark.parametrize(("mode", "confidence", "expected"), [
+    (LIMITED, 0.75, READY), (LIMITED, 0.74, REVIEW), (LIMITED, None, REVIEW), (AUTO, 0.1, READY), (AUTO, None, READY),
+])
+def test_threshold_counts_in_limited_auto_only(mode: TenantSettings, confidence: float | None, expected: TaskStatus) -> None:
+    assert initial_status(mode, CHURN, confidence, {}, True)[0] is expected
+
+
+def test_missing_confidence_counts_as_zero() -> None:
+    status, reason = initial_status(LIMITED, CHURN, None, {}, True)
+    assert status is REVIEW and "confidence 0.0 below churn_risk auto threshold 0.75" in reason
+
+
+@pytest.mark.parametrize(("kind", "context", "trigger"), [
+    (CHURN, {"member_tenure_days": 366}, "member_tenure_over_1_year"),
+    (CHURN, {"monthly_value": 200.5}, "monthly_value_over_200"),
+    (WIN_BACK, {"member_tenure_days": 731}, "member_tenure_over_2_years"),
+    (WIN_BACK, {"cancellation_reason": "Complaint about the coach"}, "cancellation_reason_complaint"),
+    (WIN_BACK, {"cancellation_reason": "billing error"}, "cancellation_reason_billing"),
+    (TASK_TYPES["payment_recovery"], {}, "always"),
+])
+@pytest.mark.parametrize("mode", [LIMITED, AUTO])
+def test_each_trigger_sends_to_review_naming_it(kind, context, trigger, mode) -> None:  # noqa: ANN001
+    status, reason = initial_status(mode, kind, 1.0, context, True)
+    assert status is REVIEW and trigger in reason
+
+
+@pytest.mark.parametrize(("kind", "context"), [
+    (CHURN, {"member_tenure_days": 365, "monthly_value": 200}),
+    (CHURN, {"member_tenure_days": "999"}),  # not a number: not tripped
+    (WIN_BACK, {"member_tenure_days": 730, "cancellation_reason": "moved away"}),
+])
+def test_triggers_at_or_below_their_limits_let_the_task_through(kind, context) -> None:  # noqa: ANN001
+    assert initial_status(AUTO, kind, 1.0, context, True)[0] is READY
+
+
+def test_every_trigger_the_registry_names_is_known_to_the_gate() -> None:
+    assert {t for kind in TASK_TYPES.values() for t in kind.escalation_triggers} <= set(TRIGGERS)
+
+
+@pytest.mark.parametrize("acting", [True, False])
+def test_unknown_type_always_goes_to_review(acting: bool) -> None:
+    status, reason = initial_status(AUTO, AD_HOC, 1.0, {}, False, acting=acting, requested="sales_blitz")
+    assert status is REVIEW
+    assert reason == "unknown task type sales_blitz: handled as ad_hoc, which always needs review"
+
+
+def test_acting_ad_hoc_always_needs_review() -> None:
+    status, reason = initial_status(AUTO, AD_HOC, 1.0, {}, True)
+    assert status is REVIEW and "always" in reason
+
+
+@pytest.mark.parametrize(("confidence", "expected"), [(None, EXECUTING), (0.5, EXECUTING), (0.49, REVIEW)])
+def test_follow_through_tasks_keep_seed_000s_gate(confidence: float | None, expected: TaskStatus) -> None:
+    # Whatever the mode: the gate's modes and triggers are for tasks Loopline sends for.
+    for mode in (MANUAL, AUTO):
+        assert initial_status(mode, AD_HOC, confidence, {}, True, acting=False)[0] is expected
+        assert initial_status(mode, TASK_TYPES["meeting_scheduling"], confidence, {}, True, acting=False)[0] is expected

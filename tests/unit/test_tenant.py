@@ -1,0 +1,68 @@
+"""Tenant settings: defaults, later values win, the profile merges key by key, bad values are refused."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from loopline.domain import ids
+from loopline.domain.tenant import ContactInfo, InvalidSettings, Tenant, TenantSettings
+
+NOW = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+
+
+def make_tenant() -> Tenant:
+    return Tenant.create(id=ids.tenant_id("gym"), tenant="gym", now=NOW)
+
+
+def test_a_tenant_never_configured_has_the_defaults() -> None:
+    settings = make_tenant().current
+    assert settings == TenantSettings()
+    assert (settings.timezone, settings.execution_mode, settings.member_weekly_limit, settings.daily_send_limit) == (
+        "UTC", "manual", 3, 15)
+
+
+def test_later_values_win_and_the_profile_merges_key_by_key() -> None:
+    tenant = make_tenant()
+    tenant.configure({"timezone": "America/New_York", "execution_mode": "limited_auto",
+                      "profile": {"display_name": "Renegade", "class_types": ["WOD"], "contact_info": {"phone": "555"}}},
+                     now=NOW)
+    tenant.configure({"execution_mode": "auto", "profile": {"sign_off": "Coach Mike",
+                                                             "contact_info": {"website": "r.example"}}}, now=NOW)
+    settings = tenant.current
+    assert (settings.timezone, settings.execution_mode) == ("America/New_York", "auto")
+    assert settings.profile.display_name == "Renegade" and settings.profile.sign_off == "Coach Mike"
+    assert settings.profile.class_types == ("WOD",)
+    assert settings.profile.contact_info == ContactInfo(phone="555", website="r.example")
+
+
+def test_each_event_holds_only_the_fields_given() -> None:
+    tenant = make_tenant()
+    tenant.configure({"daily_send_limit": 40}, now=NOW)
+    events = tenant.collect_events()
+    assert events[-1].settings == {"daily_send_limit": 40}
+
+
+def test_a_configure_that_changes_nothing_records_nothing() -> None:
+    tenant = make_tenant()
+    assert tenant.configure({"timezone": "Europe/Berlin"}, now=NOW)
+    assert not tenant.configure({"timezone": "Europe/Berlin"}, now=NOW)
+    assert len(tenant.collect_events()) == 2  # Created, one Configured
+
+
+@pytest.mark.parametrize(("settings", "message"), [
+    ({"timezone": "Mars/Olympus"}, "timezone 'Mars/Olympus' is not an IANA time zone"),
+    ({"timezone": "../etc/passwd"}, "is not an IANA time zone"),
+    ({"execution_mode": "yolo"}, "execution_mode 'yolo' is not one of manual, limited_auto, auto"),
+    ({"member_weekly_limit": -1}, "member_weekly_limit must be a whole number of 0 or more"),
+    ({"daily_send_limit": True}, "daily_send_limit must be a whole number"),
+    ({"profile": {"favourite_colour": "red"}}, "unknown profile field(s) favourite_colour"),
+    ({"profile": {"contact_info": {"fax": "1"}}}, "unknown profile.contact_info field(s) fax"),
+    ({"colour": "red"}, "unknown tenant setting(s) colour"),
+])
+def test_bad_settings_are_refused_naming_the_field(settings: dict, message: str) -> None:
+    tenant = make_tenant()
+    with pytest.raises(InvalidSettings, match=message.replace("(", r"\(").replace(")", r"\)")):
+        tenant.configure(settings, now=NOW)
+    assert tenant.current == TenantSettings()
