@@ -52,6 +52,15 @@ def rejected_input_id(fingerprint: str) -> UUID:
     return _id("rejected-input", fingerprint)
 
 
+def contact_sends_id(tenant: str, contact: str) -> UUID:
+    """One send ledger per tenant and contact address, whatever its case (one inbox)."""
+    return _id("contact-sends", tenant, contact.lower())
+
+
+def tenant_sends_id(tenant: str) -> UUID:
+    return _id("tenant-sends", tenant)
+
+
 def watch_index_id(tenant: str, channel: str, key: tuple[str, ...]) -> UUID:
     """The key's parts go in as parts, not as their composite, so version 1's ids are kept."""
     return _id("watch-index", tenant, channel, *key)

@@ -1,0 +1,102 @@
+"""The checks every email to a contact passes first, in order: the one place a send rail is added.
+
+Each check reads a `SendAttempt` (the task's budget, the two send ledgers, the tenant's limits
+and the time) and returns None, or a `Deferral` saying which rule holds the send back, why, and
+`until` when it frees up (None: it never will, e.g. a spent budget). Later rails of seed 002 §7
+(opt-out, send windows, a paused tenant) are one more function in `SEND_CHECKS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from loopline.domain.send_ledger import ContactSends, TenantSends, local_day, start_of_day
+from loopline.domain.timeutil import format_time
+
+MAX_DAYS_AHEAD = 366
+"""How far ahead the daily limit looks for a day with room (each later day is at most as full)."""
+
+
+@dataclass(frozen=True)
+class Deferral:
+    rule: str
+    reason: str
+    until: datetime | None
+    """When the send may go: the time the limit frees up; None when it never does."""
+
+
+@dataclass(frozen=True)
+class SendAttempt:
+    """One email Loopline is about to send to `contact` for a task, with everything the checks read."""
+
+    contact: str
+    messages_used: int
+    messages_budget: int | None
+    """The task's message budget (None: a follow-through task, which has none)."""
+    contact_sends: ContactSends
+    tenant_sends: TenantSends
+    member_weekly_limit: int
+    daily_send_limit: int
+    timezone: str
+    now: datetime
+
+
+def task_message_budget(attempt: SendAttempt) -> Deferral | None:
+    if attempt.messages_budget is None or attempt.messages_used < attempt.messages_budget:
+        return None
+    return Deferral(
+        "task_message_budget",
+        f"the task's message budget is spent ({attempt.messages_used} of {attempt.messages_budget} sent)",
+        None,
+    )
+
+
+def member_weekly_limit(attempt: SendAttempt) -> Deferral | None:
+    limit, now = attempt.member_weekly_limit, attempt.now
+    until = attempt.contact_sends.frees_at(limit, now)
+    if until == now:
+        return None
+    received = attempt.contact_sends.sent_within_week_of(now)
+    if until is None:
+        return Deferral("member_weekly_limit", f"the member weekly limit is {limit}: {attempt.contact} gets no email", None)
+    return Deferral(
+        "member_weekly_limit",
+        f"{attempt.contact} received {received} email(s) from us in the last 7 days (limit {limit} a week); "
+        f"the next may go at {format_time(until)}",
+        until,
+    )
+
+
+def tenant_daily_limit(attempt: SendAttempt) -> Deferral | None:
+    limit, now, zone = attempt.daily_send_limit, attempt.now, attempt.timezone
+    today = local_day(now, zone)
+    sent = attempt.tenant_sends.sent_on(today)
+    if sent is not None and sent < limit:
+        return None
+    if limit <= 0:
+        return Deferral("tenant_daily_limit", "the daily send limit is 0: nothing is sent", None)
+    day = today
+    for _ in range(MAX_DAYS_AHEAD):
+        day += timedelta(days=1)
+        later = attempt.tenant_sends.sent_on(day)
+        if later is not None and later < limit:
+            break
+    until = start_of_day(day, zone)
+    already = f"{sent} email(s) were sent" if sent is not None else "the ledger no longer knows how many emails were sent"
+    return Deferral(
+        "tenant_daily_limit",
+        f"{already} on {today.isoformat()} ({zone}; limit {limit} a day); the next may go at {format_time(until)}",
+        until,
+    )
+
+
+SendCheck = Callable[[SendAttempt], Deferral | None]
+
+SEND_CHECKS: tuple[SendCheck, ...] = (task_message_budget, member_weekly_limit, tenant_daily_limit)
+"""In order: the first that defers decides, so the reason names the tightest rule first met."""
+
+
+def first_deferral(attempt: SendAttempt) -> Deferral | None:
+    return next((deferral for check in SEND_CHECKS if (deferral := check(attempt)) is not None), None)

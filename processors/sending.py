@@ -1,0 +1,69 @@
+"""The one way Loopline emails a contact: the send checks, then the send and its ledger entries.
+
+Everything happens in the caller's unit of work, so the checks read the ledgers as the send's
+own transaction will leave them, and the send commits with the entries that count it: a limit
+can never be read from a lagging view (BRIEF invariant 4). Two units of work sending to the same
+contact at once both change its ledger; the second to commit meets a version conflict and is
+redone, when the checks see the first send.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from loopline.domain import ids
+from loopline.domain.send_checks import Deferral, SendAttempt, first_deferral
+from loopline.domain.send_ledger import ContactSends, TenantSends, local_day
+from loopline.domain.task import Task
+from loopline.processors.application import UnitOfWork
+
+
+class SendLimits(Protocol):
+    """What the checks read of a tenant's settings (`TenantSettings` has these)."""
+
+    timezone: str
+    member_weekly_limit: int
+    daily_send_limit: int
+
+
+@dataclass(frozen=True)
+class Sent:
+    to: str
+
+
+@dataclass(frozen=True)
+class Deferred:
+    """Nothing was sent or recorded; the caller keeps the draft and steps the task again at `deferral.until`."""
+
+    deferral: Deferral
+
+
+def send_to_contact(
+    uow: UnitOfWork, task: Task, *, details: dict[str, Any], now: datetime, settings: SendLimits,
+    summary: str | None = None,
+) -> Sent | Deferred:
+    """Emails `details["to"]` for the task (a `send_email` action by Loopline, which delivery sends) unless
+    a check in `SEND_CHECKS` defers it; the contact's and the tenant's ledgers count the send in the same save."""
+    contact = details["to"]
+    contact_id, tenant_id = ids.contact_sends_id(task.tenant, contact), ids.tenant_sends_id(task.tenant)
+    contact_sends = uow.get(contact_id, ContactSends) or ContactSends.open(
+        id=contact_id, tenant=task.tenant, contact=contact, now=now
+    )
+    tenant_sends = uow.get(tenant_id, TenantSends) or TenantSends.open(id=tenant_id, tenant=task.tenant, now=now)
+    plan = task.outreach
+    deferral = first_deferral(SendAttempt(
+        contact=contact, messages_used=task.messages_used, messages_budget=plan["budget_messages"] if plan else None,
+        contact_sends=contact_sends, tenant_sends=tenant_sends, member_weekly_limit=settings.member_weekly_limit,
+        daily_send_limit=settings.daily_send_limit, timezone=settings.timezone, now=now,
+    ))
+    if deferral is not None:
+        return Deferred(deferral)
+    task.record_action(
+        action="send_email", details=details, summary=summary or f"Emailed {contact}: {details.get('subject', '')}",
+        performed_by="loopline", now=now,
+    )
+    uow.add(contact_sends).record(task_ref=task.ref, now=now)
+    uow.add(tenant_sends).record(task_ref=task.ref, day=local_day(now, settings.timezone), now=now)
+    return Sent(contact)
