@@ -36,6 +36,7 @@ from loopline.domain.expectations import (
     expectation_for,
 )
 from loopline.domain.status import TaskStatus
+from loopline.domain.tenant import CONTACT_INFO_FIELDS, PROFILE_FIELDS, InvalidSettings, check_timezone
 from loopline.domain.timeutil import format_time
 from loopline.processors import commands_types as typed
 from loopline.processors.commands import COMMANDS, command_from_data
@@ -121,25 +122,43 @@ class Envelope(Strict):
     data: dict[str, Any] = Field(default_factory=dict, description="the type's fields, below")
 
 
+class TaskDraft(Strict):
+    subject: Text = Field(description="the email's subject")
+    body: Text = Field(description="the email's text")
+
+
 class TaskCreate(Strict):
     task_id: Id = Field(description="the task's id, chosen by the agent; a second `task.create` with it changes nothing")
     title: Text = Field(description="what the task is, as the owner reads it")
     description: str | None = Field(default=None, description="more detail, kept on the task")
     task_type: str | None = Field(
-        default=None, description="`ad_hoc` (when absent), `meeting_scheduling` or `inbox_management`: sets expiry and stall defaults"
+        default=None,
+        description="a type of the task type table: sets budgets, cadence, expiry and review; absent: `ad_hoc`, "
+        "worked by the agent (Loopline follows through); an unknown type is handled as `ad_hoc` and waits for review",
     )
     expires_in_days: int | None = Field(
         default=None, ge=1, le=limits.MAX_EXPIRES_IN_DAYS,
         description="days until the task expires; absent: its type's (14, none for `inbox_management`)",
     )
     priority: Literal["low", "med", "medium", "high", "critical"] | None = Field(default=None, description="kept on the task")
-    contact: ShortText | None = Field(default=None, description="who the task is with (an address or a name), shown with the task")
+    contact: ShortText | None = Field(
+        default=None,
+        description="who the task is with (an address or a name), shown with the task; an email address with a "
+        "`task_type` that sends makes Loopline work the task itself, one open task per contact and type",
+    )
     confidence: float | None = Field(
-        default=None, ge=0, le=1, description="the agent's confidence; below 0.5 the task starts `pending_review` for the owner"
+        default=None, ge=0, le=1,
+        description="the agent's confidence, 0 to 1; decides review with the type's threshold (see [Creation and review]"
+        "(#creation-and-review)); absent counts as 0 for a task Loopline works",
     )
     context: dict[str, Any] | None = Field(
         default=None, description="anything the agent wants back in `context.json`; `conversation_id` is named when the task completes"
     )
+    draft: TaskDraft | None = Field(
+        default=None, description="the first message to the contact, sent as touch 1 of a task Loopline works; "
+        "otherwise kept in `context.json`",
+    )
+    to_name: ShortText | None = Field(default=None, description="the contact's name, used in greetings")
 
 
 class ActionRecordCommon(Strict):
@@ -266,6 +285,80 @@ class WorkflowOutput(Strict):
     output: dict[str, Any] | list[Any] | str = Field(description="the output, stored in the task's `workflows/` folder")
 
 
+def _timezone(value: str) -> str:
+    try:
+        check_timezone(value)
+    except InvalidSettings as error:
+        raise ValueError(str(error)) from None
+    return value
+
+
+MAX_SEND_LIMIT = 100_000
+
+
+class ContactInfo(Strict):
+    phone: ShortText | None = Field(default=None, description="the phone number given to contacts who need one")
+    address: ShortText | None = Field(default=None, description="the street address")
+    website: ShortText | None = Field(default=None, description="the website")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(CONTACT_INFO_FIELDS))
+            if unknown:
+                raise ValueError(f"unknown contact_info field(s) {', '.join(map(shown, unknown))}; "
+                                 f"known: {', '.join(CONTACT_INFO_FIELDS)}")
+        return data
+
+
+class TenantProfileFields(Strict):
+    """Seed 002 §23.1's profile in snake_case: how messages sound and sign off."""
+
+    display_name: ShortText | None = Field(default=None, description="the name contacts know (not the legal name)")
+    gym_type: ShortText | None = Field(default=None, description="what kind of business: `crossfit_box`, `yoga_studio`, …")
+    owner_first_name: ShortText | None = Field(default=None, description="the owner's first name, for sign-offs")
+    vibe: ShortText | None = Field(
+        default=None, description="`casual_friendly`, `motivational`, `professional` or `community_first`: the tone"
+    )
+    class_types: list[ShortText] | None = Field(default=None, description="classes the messages may mention")
+    special_programs: list[ShortText] | None = Field(default=None, description="programs the messages may mention")
+    current_promo: ShortText | None = Field(default=None, description="the one promotion the messages may offer")
+    typical_greeting: ShortText | None = Field(default=None, description="how messages open: `Hey!`, `Hi there,`")
+    never_mention: list[ShortText] | None = Field(default=None, description="topics messages never mention")
+    always_include: list[ShortText] | None = Field(default=None, description="what every message includes")
+    sign_off: ShortText | None = Field(default=None, description="how messages are signed: `Coach Mike`")
+    contact_info: ContactInfo | None = Field(default=None, description="how contacts reach the business")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(PROFILE_FIELDS))
+            if unknown:
+                raise ValueError(f"unknown profile field(s) {', '.join(map(shown, unknown))}; known: {', '.join(PROFILE_FIELDS)}")
+        return data
+
+
+class TenantConfigure(Strict):
+    name: ShortText | None = Field(default=None, description="the tenant's name, as the owner reads it")
+    timezone: Annotated[str, AfterValidator(_timezone)] | None = Field(
+        default=None, description="an IANA time zone (`Europe/Berlin`); the daily send limit counts local days; absent: `UTC`"
+    )
+    owner_email: ShortText | None = Field(default=None, description="where the owner is told about reviews and escalations")
+    execution_mode: Literal["manual", "limited_auto", "auto"] | None = Field(
+        default=None, description="`manual`: every task Loopline works waits for review; `limited_auto`: escalation "
+        "triggers, then the type's threshold; `auto`: escalation triggers only; absent: `manual`"
+    )
+    member_weekly_limit: int | None = Field(
+        default=None, ge=0, le=MAX_SEND_LIMIT, description="messages one contact may get in any 7 days; absent: 3"
+    )
+    daily_send_limit: int | None = Field(
+        default=None, ge=0, le=MAX_SEND_LIMIT, description="messages the tenant may send in one local day; absent: 15"
+    )
+    profile: TenantProfileFields | None = Field(default=None, description="merged key by key with what was set before")
+
+
 class EmailReceived(Signal):
     sender: Text = Field(description="who sent it; matched ignoring case")
     thread_id: str | None = Field(default=None, description="its thread; matched when the watch names one")
@@ -327,6 +420,7 @@ COMMAND_SCHEMAS: dict[type, type[BaseModel]] = {
     typed.ScheduleRun: RunSchedule,
     typed.WakeTask: TaskWake,
     typed.RecordWorkflowOutput: WorkflowOutput,
+    typed.ConfigureTenant: TenantConfigure,
 }
 """The schema of each typed command; which message types carry it is COMMANDS' business."""
 

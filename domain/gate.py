@@ -16,6 +16,14 @@ from loopline.domain.task_types import TaskType
 from loopline.domain.tenant import TenantSettings
 
 
+def is_email(contact: str | None) -> bool:
+    """An address Loopline can send to: something@domain, no spaces."""
+    if not contact or any(c.isspace() for c in contact):
+        return False
+    local, at, domain = contact.rpartition("@")
+    return bool(at and local and "." in domain.strip(".") and "@" not in local)
+
+
 def _number(context: Mapping[str, Any], key: str) -> float | None:
     value = context.get(key)
     return value if isinstance(value, int | float) and not isinstance(value, bool) else None

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from loopline.domain import ids
+from loopline.domain.contact_index import ContactIndex
 from loopline.domain.expectations import expectation_for
+from loopline.domain.gate import initial_status, is_email
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.status import TaskStatus
 from loopline.domain.task import Task
-from loopline.domain.task_types import task_type
+from loopline.domain.task_types import TaskType, resolve_task_type
+from loopline.domain.tenant import TenantSettings
 from loopline.domain.timers import TimerKind
 from loopline.domain.timeutil import format_time
 from loopline.domain.wording import awaited, awaited_from_watch
@@ -31,6 +34,7 @@ from loopline.processors.loops import (
 from loopline.processors.commands_types import (
     CancelTask,
     CompleteTask,
+    ConfigureTenant,
     CreateTask,
     GiveGuidance,
     RecordAction,
@@ -44,7 +48,9 @@ from loopline.processors.commands_types import (
     from_data,
 )
 from loopline.processors.messages import Message
-from loopline.processors.steps import Unchanged
+from loopline.processors.readiness import on_ready
+from loopline.processors.steps import Notice, Unchanged
+from loopline.processors.tenants import configure_tenant, tenant_settings
 from loopline.processors.wakeups import record_workflow_output, schedule_wakeup, wake_on_condition
 
 Handler = Callable[[UnitOfWork, Message, Any], str]
@@ -60,30 +66,68 @@ def create_task(uow: UnitOfWork, msg: Message, cmd: CreateTask) -> str:
             return Unchanged(f"task {cmd.task_id} already exists with the title {existing.title!r}; this task.create "
                              f"(title {cmd.title!r}) changed nothing")
         return f"task {cmd.task_id} already exists; nothing changed"
-    kind = task_type(cmd.task_type or "ad_hoc")
-    confidence = cmd.confidence
-    needs_review = confidence is not None and confidence < kind.auto_threshold
+    kind, known = resolve_task_type(cmd.task_type)
+    context = dict(cmd.context or {})
+    # Loopline works a task itself only when asked for a type that sends, with an address to send to;
+    # without a type the outside agent acts and Loopline follows through, as before issue 11.
+    acting = cmd.task_type is not None and kind.can_send and is_email(cmd.contact)
+    index = None
+    if acting:
+        assert cmd.contact is not None and cmd.task_type is not None
+        index = uow.get(ids.contact_index_id(tenant, cmd.contact), ContactIndex)
+        active = _open_task(uow, tenant, index.tasks.get(cmd.task_type) if index else None)
+        if active is not None:
+            active.merge_context(context, source_ref=cmd.task_id, now=msg.at)
+            # A notice: the sender's task id names no task, so what it sends for that id next is refused.
+            return Notice(f"merged into active task {active.ref}: {cmd.contact} already has an open {cmd.task_type} task, "
+                    f"so task {cmd.task_id} was not created and its context was added to {active.ref}")
+    elif cmd.draft is not None or cmd.to_name is not None:
+        # Nothing sends for a follow-through task: the agent finds what it gave in context.json.
+        context.update({"draft": {"subject": cmd.draft.subject, "body": cmd.draft.body}} if cmd.draft else {})
+        context.update({"to_name": cmd.to_name} if cmd.to_name else {})
+    settings = tenant_settings(uow, tenant) if acting else TenantSettings()
+    status, reason = initial_status(settings, kind, cmd.confidence, context, known, acting=acting,
+                                    requested=cmd.task_type)
     expires_in_days = cmd.expires_in_days if cmd.expires_in_days is not None else kind.expires_in_days
     expires_at = msg.at + timedelta(days=expires_in_days) if expires_in_days else None
     task = uow.add(
         Task.create(
             id=task_uuid, now=msg.at, tenant=tenant, ref=cmd.task_id, title=cmd.title,
-            description=cmd.description or "", task_type=kind.name,
-            status=TaskStatus.PENDING_REVIEW if needs_review else TaskStatus.EXECUTING,
-            expires_at=expires_at, priority=cmd.priority, contact=cmd.contact,
-            confidence=confidence, context=dict(cmd.context or {}),
-            reason=(
-                f"confidence {confidence} below {kind.name} auto threshold {kind.auto_threshold}: owner review"
-                if needs_review
-                else "auto-approved: no confidence gate tripped"
-            ),
+            description=cmd.description or "", task_type=kind.name, status=status, expires_at=expires_at,
+            priority=cmd.priority, contact=cmd.contact, confidence=cmd.confidence, context=context, reason=reason,
         )
     )
+    if acting:
+        assert cmd.contact is not None and cmd.task_type is not None
+        _plan_outreach(task, kind, cmd, ends_at=expires_at, now=msg.at)
+        if index is None:
+            index = uow.add(ContactIndex.create(id=ids.contact_index_id(tenant, cmd.contact), tenant=tenant,
+                                                contact=cmd.contact, now=msg.at))
+        index.link(cmd.task_type, task.ref, now=msg.at)
     if expires_at is not None:
         set_timer(uow, kind=TimerKind.TASK_EXPIRY, target_id=task.id, due=expires_at, now=msg.at)
     schedule_stall_check(uow, task, msg.at + timedelta(days=kind.stalled_after_days), msg.at)
     proactive_run(uow, tenant, msg.at)
+    if task.status is TaskStatus.READY:
+        on_ready(uow, task, msg.at)
     return f"created task {cmd.task_id} ({task.status})"
+
+
+def _open_task(uow: UnitOfWork, tenant: str, task_ref: str | None) -> Task | None:
+    task = uow.get(ids.task_id(tenant, task_ref), Task) if task_ref is not None else None
+    return task if task is not None and not task.is_closed else None
+
+
+def _plan_outreach(task: Task, kind: TaskType, cmd: CreateTask, *, ends_at: datetime | None, now: datetime) -> None:
+    """Copies the type's budget and cadence onto the task (seed 002 §6.1), with the creator's draft."""
+    cadence = kind.cadence
+    task.plan_outreach(
+        budget_messages=kind.budget.messages, budget_turns=kind.budget.turns, ends_at=ends_at, cadence=cadence.name,
+        intervals=list(cadence.intervals), tones=list(cadence.tones), on_exhaustion=cadence.on_exhaustion,
+        dormant_check_days=cadence.dormant_check_days, dormant_max_days=cadence.dormant_max_days,
+        draft={"subject": cmd.draft.subject, "body": cmd.draft.body} if cmd.draft else None,
+        contact_name=cmd.to_name, now=now,
+    )
 
 
 def record_action(uow: UnitOfWork, msg: Message, cmd: RecordAction) -> str:
@@ -166,6 +210,7 @@ def cancel_task(uow: UnitOfWork, msg: Message, cmd: CancelTask) -> str:
 def approve_task(uow: UnitOfWork, msg: Message, cmd: ReviewTask) -> str:
     task = load_task(uow, msg.tenant, cmd.task_id)
     task.approve(reason=cmd.reason or "approved by owner", now=msg.at)
+    on_ready(uow, task, msg.at)
     return f"approved {task.ref}"
 
 
@@ -214,6 +259,7 @@ COMMANDS: dict[str, CommandRoute] = {
         CommandRoute("run.schedule", ScheduleRun, schedule_proactive_run),
         CommandRoute("task.wake", WakeTask, schedule_wakeup),
         CommandRoute("workflow.output", RecordWorkflowOutput, record_workflow_output),
+        CommandRoute("tenant.configure", ConfigureTenant, configure_tenant),
     )
 }
 

@@ -21,6 +21,12 @@ from loopline.domain.timeutil import parse_time
 
 
 @dataclass(frozen=True)
+class Draft:
+    subject: str
+    body: str
+
+
+@dataclass(frozen=True)
 class CreateTask:
     task_id: str
     title: str
@@ -31,6 +37,10 @@ class CreateTask:
     contact: str | None = None
     confidence: float | None = None
     context: Mapping[str, Any] | None = None
+    draft: Draft | None = None
+    """The first message, written by the agent that created the task; Loopline sends it as touch 1."""
+    to_name: str | None = None
+    """The contact's name, for greetings."""
 
 
 @dataclass(frozen=True)
@@ -123,6 +133,21 @@ class RecordWorkflowOutput:
     task_id: str
     workflow: str
     output: Mapping[str, Any] | list[Any] | str
+
+
+@dataclass(frozen=True)
+class ConfigureTenant:
+    name: str | None = None
+    timezone: str | None = None
+    owner_email: str | None = None
+    execution_mode: str | None = None
+    member_weekly_limit: int | None = None
+    daily_send_limit: int | None = None
+    profile: Mapping[str, Any] | None = None
+
+    def given(self) -> dict[str, Any]:
+        """The settings this command sets: every field it was given (the rest stay as they are)."""
+        return {spec.name: getattr(self, spec.name) for spec in fields(self) if getattr(self, spec.name) is not None}
 
 
 C = TypeVar("C")

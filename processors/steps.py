@@ -76,7 +76,11 @@ class Step(Protocol):
 StepT = TypeVar("StepT", bound=Step)
 
 
-class Unchanged(str):
+class Notice(str):
+    """A step's detail the sender is warned about although its message was accepted."""
+
+
+class Unchanged(Notice):
     """A step's detail when its message was accepted but changed nothing although it asked for
     something other than what stands (a task.create of an existing task with another title): the
     sender is warned, since it is most often a mistake."""
@@ -91,7 +95,7 @@ class Outcome(Generic[StepT]):
 
     @property
     def warning(self) -> str | None:
-        return self.detail if isinstance(self.detail, Unchanged) else None
+        return self.detail if isinstance(self.detail, Notice) else None
 
 
 def apply_steps(uow: UnitOfWork, steps: Iterable[StepT]) -> list[Outcome[StepT]]:

@@ -24,7 +24,8 @@ AT = "2026-03-13T10:00:00Z"
 # One valid message per command type; `test_every_command_type_has_an_example` keeps it complete.
 EXAMPLES: dict[str, dict[str, Any]] = {
     "task.create": {"task_id": "t1", "title": "Call Rahul", "expires_in_days": 3, "confidence": 0.4,
-                    "context": {"conversation_id": "c1"}},
+                    "context": {"conversation_id": "c1"}, "draft": {"subject": "Meeting?", "body": "Does Friday work?"},
+                    "to_name": "Rahul"},
     "action.record": {"task_id": "t1", "action": "send_email", "to": "rahul@company.com", "thread_id": "th1",
                       "subject": "Meeting?", "message_id": "<m1@mail>", "deadline": "2026-03-15T10:00:00Z",
                       "if_unresolved": "notify_user"},
@@ -41,6 +42,8 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "task.wake": {"task_id": "t1", "when": {"channel": "email", "watch": {"sender": "a@b.c"},
                                             "deadline": "2026-03-16T10:00:00Z", "if_unresolved": "cancel_task"}},
     "workflow.output": {"task_id": "t1", "workflow": "triage", "output": {"triaged": 4}},
+    "tenant.configure": {"timezone": "Europe/Berlin", "execution_mode": "limited_auto", "member_weekly_limit": 2,
+                         "profile": {"sign_off": "Coach Mike", "class_types": ["WOD"], "contact_info": {"phone": "555"}}},
 }
 
 

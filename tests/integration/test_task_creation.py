@@ -1,0 +1,122 @@
+"""Creation through the embedded system (DESIGN11 §2–§3): tenant settings decide the gate, acting tasks
+record their outreach plan, and a second task for the same contact and type merges into the first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from loopline.cli.bootstrap import System
+from loopline.domain import ids
+from loopline.domain.contact_index import ContactIndex
+from loopline.domain.task import Task
+from tests.conftest import build_system, command, publish
+
+T0 = "2026-03-02T09:00:00Z"
+GYM = "gym"
+SAM = "sam@example.com"
+
+
+@pytest.fixture
+def gym(home: Path) -> Any:
+    system = build_system(home)
+    yield system
+    system.close()
+
+
+def churn(ref: str, task_id: str, **data: Any) -> dict[str, Any]:
+    fields = {"title": "Check in with Sam", "task_type": "churn_risk", "contact": SAM, **data}
+    return command(ref, "task.create", T0, GYM, task_id=task_id, **fields)
+
+
+def task(system: System, ref: str) -> Task:
+    found = system.app.repository.get(ids.task_id(GYM, ref))
+    assert isinstance(found, Task)
+    return found
+
+
+def configure(system: System, **settings: Any) -> None:
+    ref = "cfg-" + "-".join(f"{key}.{value}" for key, value in sorted(settings.items()))
+    assert publish(system, command(ref, "tenant.configure", T0, GYM, **settings)).rejected == []
+
+
+def test_a_tenant_never_configured_is_manual_and_reviews_every_acting_task(gym: System) -> None:
+    assert publish(gym, churn("c1", "t1", confidence=0.99)).rejected == []
+    created = task(gym, "t1")
+    assert created.status == "pending_review"
+    assert created.outreach is not None and created.outreach["cadence"] == "standard"
+
+
+def test_limited_auto_lets_a_confident_task_through_and_plans_its_outreach(gym: System, monkeypatch: pytest.MonkeyPatch) -> None:
+    readied: list[str] = []
+    monkeypatch.setattr("loopline.processors.commands.on_ready", lambda uow, t, now: readied.append(t.ref))
+    configure(gym, execution_mode="limited_auto")
+    draft = {"subject": "Hey Sam", "body": "How are things?"}
+    assert publish(gym, churn("c1", "t1", confidence=0.8, draft=draft, to_name="Sam"),
+                   churn("c2", "t2", confidence=0.5, contact="jo@example.com")).rejected == []
+    ready, review = task(gym, "t1"), task(gym, "t2")
+    assert (ready.status, review.status) == ("ready", "pending_review")
+    assert ready.outreach is not None
+    assert {k: ready.outreach[k] for k in ("budget_messages", "budget_turns", "intervals", "tones", "on_exhaustion",
+                                           "draft", "contact_name")} == {
+        "budget_messages": 3, "budget_turns": 6, "intervals": [3, 5, 7],
+        "tones": ["friendly_checkin", "direct_offer_help", "final_open_door"], "on_exhaustion": "cancel",
+        "draft": draft, "contact_name": "Sam",
+    }
+    assert ready.outreach["ends_at"] == ready.expires_at
+    events = [type(e).__name__ for e in gym.app.events.get(ready.id)]
+    assert events[:2] == ["Created", "OutreachPlanned"]
+    assert readied == ["t1"]  # the hook runs once, for the task that became ready
+    assert publish(gym, command("a1", "task.approve", T0, GYM, task_id="t2")).rejected == []
+    assert readied == ["t1", "t2"]
+
+
+def test_a_second_create_for_the_same_contact_and_type_merges_into_the_active_task(gym: System) -> None:
+    report = publish(gym, churn("c1", "t1", context={"risk": 0.7, "last_visit": "2026-02-01"}),
+                     churn("c2", "t2", contact="SAM@Example.com", context={"risk": 0.9}))
+    assert report.rejected == []
+    [warning] = [o.warning for o in report.outcomes if o.warning]
+    assert warning.startswith("merged into active task t1")
+    assert task(gym, "t1").context == {"risk": 0.9, "last_visit": "2026-02-01"}
+    assert not list(gym.app.events.get(ids.task_id(GYM, "t2")))
+    index = gym.app.repository.get(ids.contact_index_id(GYM, SAM))
+    assert isinstance(index, ContactIndex) and index.tasks == {"churn_risk": "t1"}
+
+
+def test_another_type_or_a_closed_task_gets_its_own_task(gym: System) -> None:
+    assert publish(
+        gym, churn("c1", "t1"), churn("c2", "w1", task_type="win_back"),
+        command("x1", "task.cancel", T0, GYM, task_id="t1", reason="member came back"),
+        churn("c3", "t2"),
+    ).rejected == []
+    assert (task(gym, "w1").task_type, task(gym, "t2").status) == ("win_back", "pending_review")
+    index = gym.app.repository.get(ids.contact_index_id(GYM, SAM))
+    assert index.tasks == {"churn_risk": "t2", "win_back": "w1"}
+
+
+def test_an_unknown_type_is_handled_as_ad_hoc_and_waits_for_review(gym: System) -> None:
+    configure(gym, execution_mode="auto")
+    assert publish(gym, churn("c1", "t1", task_type="sales_blitz", confidence=1.0),
+                   command("c2", "task.create", T0, GYM, task_id="f1", title="Chase", task_type="sales_blitz")).rejected == []
+    for ref in ("t1", "f1"):
+        assert (task(gym, ref).task_type, task(gym, ref).status) == ("ad_hoc", "pending_review")
+    assert task(gym, "t1").outreach is not None and task(gym, "f1").outreach is None
+
+
+def test_follow_through_tasks_keep_todays_behaviour(gym: System) -> None:
+    configure(gym, execution_mode="manual")
+    assert publish(
+        gym,
+        # No type: the agent works it, even with an address and a draft (kept in its context).
+        command("c1", "task.create", T0, GYM, task_id="f1", title="Meet", contact=SAM,
+                draft={"subject": "Hi", "body": "Lunch?"}, to_name="Sam"),
+        command("c2", "task.create", T0, GYM, task_id="f2", title="Meet", contact=SAM, confidence=0.2),
+        # A type that sends nothing stays follow-through.
+        command("c3", "task.create", T0, GYM, task_id="f3", title="Meet", contact=SAM, task_type="meeting_scheduling"),
+    ).rejected == []
+    assert [task(gym, ref).status for ref in ("f1", "f2", "f3")] == ["executing", "pending_review", "executing"]
+    assert task(gym, "f1").context == {"draft": {"subject": "Hi", "body": "Lunch?"}, "to_name": "Sam"}
+    assert all(task(gym, ref).outreach is None for ref in ("f1", "f2", "f3"))
+    assert not list(gym.app.events.get(ids.contact_index_id(GYM, SAM)))
