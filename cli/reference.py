@@ -179,16 +179,19 @@ def task_type_table() -> str:
 
 
 def _cadence_end(cadence: Cadence) -> str:
-    if cadence.on_exhaustion != "dormant":
-        return f"`{cadence.on_exhaustion}`"
+    if cadence.on_exhaustion == "cancel":
+        return "`cancel`: cancelled with outcome `unresponsive`"
+    if cadence.on_exhaustion == "escalate":
+        return "`escalate`: handed to the owner"
     return (f"`dormant`: checked every {_days(cadence.dormant_check_days)} days, closed as `unresponsive` after "
-            f"{_days(cadence.dormant_max_days)}")
+            f"{_days(cadence.dormant_max_days)} days")
 
 
 def cadence_table() -> str:
-    """Every cadence, rendered from `domain/task_types.py` `CADENCES`."""
+    """Every cadence, rendered from `domain/task_types.py`: the named `CADENCES` and any a type defines for itself."""
     lines = ["| cadence | days between touches | tones, touch by touch | when the touches run out |", "|---|---|---|---|"]
-    for cadence in CADENCES.values():
+    own = {t.cadence.name: t.cadence for t in TASK_TYPES.values() if t.cadence.name not in CADENCES}
+    for cadence in (*CADENCES.values(), *own.values()):
         intervals = ", ".join(map(str, cadence.intervals)) or "— (one message)"
         tones = ", ".join(f"`{tone}`" for tone in cadence.tones) or "—"
         lines.append(f"| `{cadence.name}` | {intervals} | {tones} | {_cadence_end(cadence)} |")

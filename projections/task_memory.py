@@ -393,6 +393,7 @@ handlers = {
     Task.DecisionRecorded: _handle(_only_logged),
     Task.DecisionFailed: _handle(_only_logged),
     Task.SendDeferred: _handle(_only_logged),
+    Task.NextTouchScheduled: _handle(_only_logged),
 }
 
 

@@ -80,7 +80,7 @@ def _update(conn: Connection, event: Any, add: dict[str, int] | None = None, **v
 QUIET = (
     Task.UserNotified, Task.StallFlagged, Task.WakeupScheduled, Task.LoopLinked, Task.LoopClosed, Task.OutreachPlanned,
     Task.ContextMerged, Task.DecisionRequested, Task.DecisionRecorded, Task.DecisionFailed, Task.SendDeferred,
-    Task.OutcomeSet, Task.TouchSent,
+    Task.OutcomeSet, Task.TouchSent, Task.NextTouchScheduled,
 )
 """Events that are no activity of their own: a send is activity through its ActionRecorded, a close through Completed."""
 
@@ -177,7 +177,8 @@ def _deferred(conn: Connection, event: Task.SendDeferred, position: int) -> None
 
 
 def _decision_requested(conn: Connection, event: Task.DecisionRequested, position: int) -> None:
-    turn = {"turns_used": 1} if event.point == "evaluate_reply" else {}  # a reply evaluated is a turn (seed 002 §6.5)
+    # A reply evaluated is a turn (seed 002 §6.5), counted once however often the model is asked again.
+    turn = {"turns_used": 1} if event.point == "evaluate_reply" and event.attempt == 1 else {}
     _update(
         conn, event, add=turn, next_action=event.point, next_action_at=format_time(event.timestamp),
         next_action_reason=event.reason, **_moved(event),
@@ -189,9 +190,16 @@ def _decision_recorded(conn: Connection, event: Task.DecisionRecorded, position:
 
 
 def _decision_failed(conn: Connection, event: Task.DecisionFailed, position: int) -> None:
+    """Without a retry time the task escalates (its Escalated event follows and clears the next action)."""
     _update(
-        conn, event, next_action="decision_retry", next_action_at=None,
+        conn, event, next_action="decision_retry", next_action_at=format_time(event.retry_at),
         next_action_reason=f"model unavailable (attempt {event.attempt}): {event.error}", **_moved(event),
+    )
+
+
+def _next_touch(conn: Connection, event: Task.NextTouchScheduled, position: int) -> None:
+    _update(
+        conn, event, next_action="touch", next_action_at=format_time(event.next_touch_at), next_action_reason=event.reason,
     )
 
 
@@ -201,8 +209,8 @@ def _outcome(conn: Connection, event: Task.OutcomeSet, position: int) -> None:
 
 def _dormant(conn: Connection, event: Task.WentDormant, position: int) -> None:
     _update(
-        conn, event, status=event.status, status_reason=event.reason, next_action="dormant_check",
-        next_action_at=format_time(event.next_check_at), next_action_reason=None,
+        conn, event, status=event.status, status_reason=event.reason, next_action="dormant_end",
+        next_action_at=format_time(event.until), next_action_reason=None,
     )
 
 
@@ -237,6 +245,7 @@ handlers = {
     Task.DecisionFailed: _decision_failed,
     Task.OutcomeSet: _outcome,
     Task.WentDormant: _dormant,
+    Task.NextTouchScheduled: _next_touch,
 }
 
 
@@ -278,7 +287,7 @@ NEXT_ACTIONS = {
     "draft_message": "the model drafts the next message",
     "evaluate_reply": "the model evaluates the reply",
     "decision_retry": "ask the model again",
-    "dormant_check": "dormant check",
+    "dormant_end": "closed as unresponsive unless the contact replies or an outcome signal comes",
 }
 
 
@@ -327,7 +336,7 @@ def _next_action(task: dict[str, Any]) -> dict[str, Any] | None:
         return {"what": "waits for the owner (task.guidance)", "at": None, "reason": task["status_reason"]}
     if kind is None:
         if status == "ready" and task["touch"] == 0:
-            return {"what": f"touch 1 of {task['touches']} at the next tick", "at": task["updated_at"], "reason": None}
+            return {"what": f"touch 1 of {task['touches']}", "at": task["updated_at"], "reason": "ready: the next tick works it"}
         return None
     if kind == "touch":
         touch, touches = task["touch"], task["touches"]

@@ -77,13 +77,20 @@ DESCRIPTIONS: dict[type, Describe] = {
         "one active task per contact and type",
     ),
     Task.DecisionRequested: lambda e: (
-        f"decision asked: {e.point}" + (f" (touch {e.touch}, tone {e.tone})" if e.touch else ""), e.reason,
+        f"decision asked: {e.point}" + (f" (touch {e.touch}, tone {e.tone})" if e.touch else "")
+        + (f", attempt {e.attempt}" if e.attempt > 1 else ""),
+        e.reason,
     ),
     Task.DecisionRecorded: lambda e: (
         f"{e.point} decided: {e.decision} (confidence {e.confidence:.2f}; {e.adapter} adapter, model {e.model})",
         f"{e.reasoning} [prompt {e.prompt_digest[:12]}, {e.input_tokens} in / {e.output_tokens} out tokens]",
     ),
-    Task.DecisionFailed: lambda e: (f"decision failed (attempt {e.attempt}); nothing sent", e.error),
+    Task.DecisionFailed: lambda e: (
+        f"decision failed (attempt {e.attempt}); nothing sent; "
+        + (f"asked again at {format_time(e.retry_at)}" if e.retry_at else "the task goes to the owner"),
+        e.error,
+    ),
+    Task.NextTouchScheduled: lambda e: (f"cadence resumes: next touch at {format_time(e.next_touch_at)}", e.reason),
     Task.TouchSent: lambda e: (
         f"touch {e.touch} sent ({e.messages_used} message(s) used)"
         + (f"; next touch at {format_time(e.next_touch_at)}" if e.next_touch_at else ""),
@@ -93,9 +100,7 @@ DESCRIPTIONS: dict[type, Describe] = {
     Task.OutcomeSet: lambda e: (
         f"outcome {e.code} ({e.kind}{', provisional' if e.provisional else ''})", e.reason,
     ),
-    Task.WentDormant: lambda e: (
-        "went dormant" + (f"; next check at {format_time(e.next_check_at)}" if e.next_check_at else ""), e.reason,
-    ),
+    Task.WentDormant: lambda e: (f"went dormant; closes as unresponsive at {format_time(e.until)}", e.reason),
     Tenant.Configured: lambda e: (
         f"tenant configured: {', '.join(f'{k}={v!r}' for k, v in sorted(e.settings.items()) if k != 'profile')}"
         + ("; profile " + ", ".join(sorted(e.settings["profile"])) if e.settings.get("profile") else ""),

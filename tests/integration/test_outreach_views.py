@@ -53,11 +53,11 @@ def create(system: System, status: str = "ready", reason: str = "confidence 0.90
     system.drain()
 
 
-def test_a_ready_task_shows_its_first_touch_at_the_next_tick_and_a_task_in_review_waits(system: System) -> None:
+def test_a_ready_task_shows_its_first_touch_at_the_next_tick(system: System) -> None:
     create(system)
     shown = view(system, T0)
     assert shown["position"] == "touch 0 of 3"
-    assert shown["next_action"] == {"what": "touch 1 of 3 at the next tick", "at": T0, "reason": None}
+    assert shown["next_action"] == {"what": "touch 1 of 3", "at": T0, "reason": "ready: the next tick works it"}
 
 
 def test_a_task_in_review_waits_for_the_owner(system: System) -> None:
@@ -74,7 +74,7 @@ def first_touch(system: System) -> None:
         system,
         (Task.DecisionRequested, "2026-03-02T09:01:00Z", dict(
             request_ref="churn-maya/touch/1", point="draft_message", purpose="touch", touch=1, tone="friendly_checkin",
-            reason="touch 1 of the standard cadence",
+            reason="touch 1 of the standard cadence", attempt=1, loop_ref=None,
         )),
         (Task.DecisionRecorded, "2026-03-02T09:01:00Z", dict(
             request_ref="churn-maya/touch/1", point="draft_message", adapter="anthropic", model="claude-test",
@@ -137,6 +137,47 @@ def test_after_the_last_touch_the_next_action_is_what_the_cadence_does_at_its_en
     assert shown["next_action"] is None and shown["budget"]["days"]["left"] == 0
 
 
+def test_a_failed_decision_shows_when_the_model_is_asked_again_and_a_retry_counts_no_second_turn(system: System) -> None:
+    reply_request = dict(request_ref="mail-9", point="evaluate_reply", purpose="reply", touch=None, tone=None,
+                         reason="maya@example.com replied", loop_ref="churn-maya/touch/1")
+    first_touch(system)
+    record(
+        system,
+        (Task.DecisionRequested, "2026-03-03T18:30:00Z", dict(reply_request, attempt=1)),
+        (Task.DecisionFailed, "2026-03-03T18:30:00Z", dict(
+            request_ref="mail-9", error="the model answered 529 three times", attempt=1,
+            retry_at=parse_time("2026-03-03T18:35:00Z"),
+        )),
+    )
+    shown = view(system, "2026-03-03T18:31:00Z")
+    assert shown["next_action"] == {
+        "what": "ask the model again", "at": "2026-03-03T18:35:00Z",
+        "reason": "model unavailable (attempt 1): the model answered 529 three times",
+    }
+    record(system, (Task.DecisionRequested, "2026-03-03T18:35:00Z", dict(reply_request, attempt=2)))
+    shown = view(system, "2026-03-03T18:36:00Z")
+    assert shown["budget"]["turns"]["used"] == 1 and shown["next_action"]["what"] == "the model evaluates the reply"
+    failed = next(row for row in trail(system, "churn-maya", GYM) if row["event"] == "Task.DecisionFailed")
+    assert failed["summary"] == "decision failed (attempt 1); nothing sent; asked again at 2026-03-03T18:35:00Z"
+
+
+def test_a_wait_decision_resumes_the_cadence_and_a_dormant_task_shows_when_it_closes(system: System) -> None:
+    first_touch(system)
+    record(system, (Task.NextTouchScheduled, "2026-03-03T18:31:00Z", dict(
+        next_touch_at=parse_time("2026-03-06T18:31:00Z"), reason="she asked to be written to after the weekend",
+    )))
+    assert view(system, "2026-03-04T00:00:00Z")["next_action"] == {
+        "what": "touch 2 of 3", "at": "2026-03-06T18:31:00Z", "reason": "she asked to be written to after the weekend",
+    }
+    record(system, (Task.WentDormant, "2026-03-17T09:01:00Z", dict(
+        until=parse_time("2026-05-16T09:01:00Z"), reason="3 touches sent, no reply: dormant for 60 days", status="dormant",
+    )))
+    shown = view(system, "2026-03-18T00:00:00Z")
+    assert task_row(system, "churn-maya", GYM)["status"] == "dormant"
+    assert shown["next_action"]["what"] == "closed as unresponsive unless the contact replies or an outcome signal comes"
+    assert shown["next_action"]["at"] == "2026-05-16T09:01:00Z"
+
+
 def test_a_deferred_send_shows_when_it_goes_and_why(system: System) -> None:
     first_touch(system)
     record(system, (Task.SendDeferred, "2026-03-05T09:01:00Z", dict(
@@ -164,7 +205,7 @@ def reply_and_close(system: System) -> None:
         )),
         (Task.DecisionRequested, "2026-03-03T18:30:00Z", dict(
             request_ref="mail-9", point="evaluate_reply", purpose="reply", touch=None, tone=None,
-            reason="maya@example.com replied",
+            reason="maya@example.com replied", attempt=1, loop_ref="churn-maya/touch/1",
         )),
         (Task.DecisionRecorded, "2026-03-03T18:31:00Z", dict(
             request_ref="mail-9", point="evaluate_reply", adapter="offline", model="offline-policy-v1", decision="close",
