@@ -66,7 +66,7 @@ def show(task_id: str, json_: Json = False, tenant: Tenant = None, now: Now = "n
         out.print(styled(key, "bold", f": {task[key]}"))
     if task["outreach"]:
         _print_outreach(task["outreach"])
-    print_table("conversation", task["conversation"], ["at", "author", "channel", "text"])
+    print_table("conversation", task["conversation"], ["at", "author", "text"])
     print_table("loops", task["loops"], ["loop_id", "channel", "deadline", "if_unresolved", "resolved", "resolved_by"])
     print_table("inbox", task["inbox_items"], ["received_at", "type", "signal_id", "data"])
     print_table("notifications", task["notifications_sent"], ["at", "kind", "message"])

@@ -6,7 +6,7 @@
     log.md          chronological history; past 500 lines the oldest 80% go into a log_summary
     context.json    structured state: status, active loop ids, workflows, conversation id
     conversation.md every message sent and received (seed 002 §8): who wrote it (agent, contact,
-                    owner, system), when, on which channel, and the text
+                    owner, system), when, and the text (`domain/conversation.py` says which events)
     inbox/          one file per signal stored in the task's inbox
     workflows/      workflow outputs of the last 7 days; older ones in workflows/archive/,
                     with one archive_summary per ISO week
@@ -29,6 +29,7 @@ from sqlalchemy import JSON, Column, Integer, String, Table, Text, func, literal
 from sqlalchemy.engine import Connection
 
 from loopline.domain import ids
+from loopline.domain.conversation import turn_of
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time, parse_time
@@ -73,7 +74,6 @@ memory_turns = Table(
     Column("seq", Integer, primary_key=True, autoincrement=False),
     Column("at", String(40), nullable=False),
     Column("author", String(16), nullable=False),
-    Column("channel", String(32), nullable=False),
     Column("text", Text, nullable=False),
 )
 
@@ -149,6 +149,7 @@ def _handle(change):
         aggregate_id = _owner(event)
         state = _load(conn, aggregate_id)
         columns = change(conn, aggregate_id, state, event) or {}
+        _said(conn, aggregate_id, state, event)
         state["updated_at"] = format_time(event.timestamp)
         _log(conn, aggregate_id, state, event)
         _rotate_workflows(conn, aggregate_id, state, event.timestamp)
@@ -200,8 +201,6 @@ def _action(conn: Connection, aggregate_id: str, state: dict[str, Any], event: T
     state["done"] = [*state["done"], {
         "at": format_time(event.timestamp), "action": event.action, "summary": event.summary, "by": event.performed_by,
     }][-DONE_SHOWN:]
-    if event.action in MESSAGE_ACTIONS:
-        _said(conn, aggregate_id, state, event, "agent", MESSAGE_ACTIONS[event.action], _message_text(event.details, event.summary))
     _moved(state, event)
 
 
@@ -235,8 +234,6 @@ def _signal(conn: Connection, aggregate_id: str, state: dict[str, Any], event: T
             "resolved_loops": event.resolved_loops, "data": event.data,
         }, indent=2, sort_keys=True),
     })
-    if event.signal_type in MESSAGE_SIGNALS:
-        _said(conn, aggregate_id, state, event, "contact", MESSAGE_SIGNALS[event.signal_type], _message_text(event.data))
     _moved(state, event)
 
 
@@ -263,7 +260,6 @@ def _status(outcome_field: str | None = None, status: str | None = None, archive
 
 def _reviewed(conn: Connection, aggregate_id: str, state: dict[str, Any], event: Task.Reviewed) -> dict[str, Any] | None:
     _moved(state, event)
-    _said(conn, aggregate_id, state, event, "owner", "review", f"{event.decision}: {event.reason}" if event.reason else event.decision)
     if event.status == "cancelled":
         state["outcome"] = event.reason
         return {"archived_at": format_time(event.timestamp)}
@@ -300,38 +296,20 @@ def _stalled(conn: Connection, aggregate_id: str, state: dict[str, Any], event: 
     state["stalled_since"] = format_time(event.timestamp)
 
 
-def _notified(conn: Connection, aggregate_id: str, state: dict[str, Any], event: Task.UserNotified) -> None:
-    _said(conn, aggregate_id, state, event, "system", "owner", event.message)
-
-
-def _guidance(conn: Connection, aggregate_id: str, state: dict[str, Any], event: Task.GuidanceGiven) -> None:
-    _said(conn, aggregate_id, state, event, "owner", "guidance", event.text)
-    _status()(conn, aggregate_id, state, event)
-
-
 def _only_logged(conn: Connection, aggregate_id: str, state: dict[str, Any], event: Any) -> None:
     return None
 
 
-MESSAGE_ACTIONS = {"send_email": "email", "send_slack_dm": "slack"}
-MESSAGE_SIGNALS = {"email.received": "email", "slack.message": "slack"}
-
-
-def _said(conn: Connection, aggregate_id: str, state: dict[str, Any], event: Any, author: str, channel: str, text: str) -> None:
-    """One message of the conversation (seed 002 §8): who wrote it, when, where, and what."""
+def _said(conn: Connection, aggregate_id: str, state: dict[str, Any], event: Any) -> None:
+    """The event's message in the conversation (seed 002 §8), by the rules prompts read it with."""
+    turn = turn_of(event)
+    if turn is None:
+        return
     state["turns"] += 1
     writes.insert(conn, memory_turns, {
-        "aggregate_id": aggregate_id, "seq": state["turns"], "at": format_time(event.timestamp), "author": author,
-        "channel": channel, "text": text,
+        "aggregate_id": aggregate_id, "seq": state["turns"], "at": format_time(turn.at), "author": turn.author,
+        "text": turn.text,
     })
-
-
-def _message_text(fields: dict[str, Any], fallback: str | None = None) -> str:
-    """A message's subject and text as one block; what an agent recorded without its text, by its summary."""
-    parts = ([f"Subject: {fields['subject']}"] if fields.get("subject") else []) + [
-        str(fields[key]) for key in ("body", "text") if fields.get(key)
-    ]
-    return "\n\n".join(parts) or fallback or "(no text)"
 
 
 def _planned(conn: Connection, aggregate_id: str, state: dict[str, Any], event: Task.OutreachPlanned) -> None:
@@ -372,9 +350,9 @@ handlers = {
     Task.LoopClosed: _handle(_loop_closed),
     Task.SignalReceived: _handle(_signal),
     Task.ProgressNoted: _handle(_noted),
-    Task.UserNotified: _handle(_notified),
+    Task.UserNotified: _handle(_only_logged),
     Task.Reviewed: _handle(_reviewed),
-    Task.GuidanceGiven: _handle(_guidance),
+    Task.GuidanceGiven: _handle(_status()),
     Task.Escalated: _handle(_status(status="escalated")),
     Task.Completed: _handle(_status("summary", "completed", archive=True)),
     Task.Cancelled: _handle(_status("reason", "cancelled", archive=True)),
@@ -484,9 +462,9 @@ def render_context(state: dict[str, Any]) -> str:
 
 
 def conversation(conn: Connection, aggregate_id: str) -> list[dict[str, Any]]:
-    """Every message of the task, oldest first: `at`, `author` (agent, contact, owner, system), `channel`, `text`."""
+    """Every message of the task, oldest first: `at`, `author` (agent, contact, owner, system) and `text`."""
     rows = conn.execute(
-        select(memory_turns.c.at, memory_turns.c.author, memory_turns.c.channel, memory_turns.c.text)
+        select(memory_turns.c.at, memory_turns.c.author, memory_turns.c.text)
         .where(memory_turns.c.aggregate_id == aggregate_id).order_by(memory_turns.c.seq)
     )
     return [dict(row._mapping) for row in rows]
@@ -495,7 +473,7 @@ def conversation(conn: Connection, aggregate_id: str) -> list[dict[str, Any]]:
 def render_conversation(conn: Connection, memory: dict[str, Any]) -> str:
     lines = [f"# Conversation — {memory['state']['title']}", ""]
     for turn in conversation(conn, memory["aggregate_id"]):
-        lines += [f"## {turn['at']} · {turn['author']} · {turn['channel']}", "", turn["text"], ""]
+        lines += [f"## {turn['at']} · {turn['author']}", "", turn["text"], ""]
     return "\n".join(lines)
 
 

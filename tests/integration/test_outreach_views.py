@@ -248,16 +248,18 @@ def test_the_conversation_holds_every_message_sent_and_received_with_who_and_whe
         turns = task_memory.conversation(conn, memory["aggregate_id"])
         text = task_memory.read(conn, memory, "conversation.md")
         progress = task_memory.read(conn, memory, "progress.md")
-    assert [(t["at"], t["author"], t["channel"]) for t in turns] == [
-        ("2026-03-02T09:01:00Z", "agent", "email"), ("2026-03-03T18:30:00Z", "contact", "email"),
+    assert [(t["at"], t["author"]) for t in turns] == [
+        ("2026-03-02T09:01:00Z", "system"), ("2026-03-02T09:01:00Z", "agent"), ("2026-03-03T18:30:00Z", "contact"),
+        ("2026-03-03T18:31:00Z", "system"),
     ]
-    assert turns[0]["text"] == "Subject: We miss you, Maya\n\nHi Maya, it has been a while. Fancy a class this week?"
-    assert "## 2026-03-03T18:30:00Z · contact · email\n\nSubject: Re: We miss you, Maya\n\nYes! See you Thursday at 6." in text
+    assert turns[1]["text"] == "Subject: We miss you, Maya\n\nHi Maya, it has been a while. Fancy a class this week?"
+    assert "## 2026-03-03T18:30:00Z · contact\n\nYes! See you Thursday at 6.\n" in text
+    assert turns[3]["text"] == "Decided close (confidence 0.90): She says she will come on Thursday."
     assert ("Outreach: cadence standard, touch 1 of 3, 1 of 3 message(s) used, until 2026-03-16T09:00:00Z; "
             "outcome engaged (positive); the conversation is in conversation.md") in progress
 
 
-def test_owner_guidance_and_notices_to_the_owner_are_part_of_the_conversation(system: System) -> None:
+def test_an_escalation_and_the_owner_s_guidance_are_part_of_the_conversation(system: System) -> None:
     first_touch(system)
     record(
         system,
@@ -269,8 +271,8 @@ def test_owner_guidance_and_notices_to_the_owner_are_part_of_the_conversation(sy
     with system.projections.engine.connect() as conn:
         (memory,) = task_memory.find(conn, "churn-maya", GYM)
         turns = task_memory.conversation(conn, memory["aggregate_id"])
-    assert [(t["author"], t["text"]) for t in turns[1:]] == [
-        ("system", "Maya asks for a refund"), ("owner", "Offer her a free week instead"),
+    assert [(t["author"], t["text"]) for t in turns[2:]] == [
+        ("system", "Handed to the owner: the reply asks for a refund"), ("owner", "Offer her a free week instead"),
     ]
 
 
