@@ -183,7 +183,7 @@ def _cadence_end(cadence: Cadence) -> str:
         return "`cancel`: cancelled with outcome `unresponsive`"
     if cadence.on_exhaustion == "escalate":
         return "`escalate`: handed to the owner"
-    return (f"`dormant`: checked every {_days(cadence.dormant_check_days)} days, closed as `unresponsive` after "
+    return (f"`dormant`: nothing more is sent, a reply wakes it; closed as `unresponsive` after "
             f"{_days(cadence.dormant_max_days)} days")
 
 
