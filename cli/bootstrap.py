@@ -22,16 +22,18 @@ from loopline.adapters.drafting import TemplateDrafter
 from loopline.adapters.embedded_log import AppendReport, EmbeddedLog
 from loopline.adapters.event_store import event_store_env
 from loopline.adapters.leader import PostgresLeader, SoleLeader, leader_for
+from loopline.adapters.offline_policy import OfflinePolicy
 from loopline.adapters.reachability import check_reachable
 from loopline.adapters.read_model import read_model_engine
 from loopline.adapters.smtp import SmtpChannel, SmtpServer
 from loopline.adapters.webhook import WebhookChannel
 from loopline.processors import faults
+from loopline.processors.agent import Agent, concurrency_from_env
 from loopline.processors.application import Loopline
 from loopline.processors.delivery import Delivery
 from loopline.processors.maintenance import Maintenance, TickReport
 from loopline.processors.messages import Message
-from loopline.processors.ports import OutboundChannel
+from loopline.processors.ports import DecisionModel, OutboundChannel
 from loopline.processors.router import INBOUND_TOPIC, MessageOutcome, Router
 from loopline.projections import open_loops, proactive_runs, task_memory, tasks, tenants, timeline
 from loopline.projections.runner import REBUILD_BATCH, ProjectionRunner
@@ -45,6 +47,7 @@ class DrainReport:
     delivered: int = 0
     relayed: int = 0
     projected: int = 0
+    decided: int = 0
 
     @property
     def rejected(self) -> list[MessageOutcome]:
@@ -81,24 +84,31 @@ class System:
     projections: ProjectionRunner
     leader: SoleLeader | PostgresLeader
     ledger_engine: Engine
+    agent: Agent | None = None
     relay: Any = None
 
     @property
     def is_scale(self) -> bool:
         return self.router is None
 
-    def drain(self, progress: Callable[[int], None] | None = None, *, deliver: bool | None = None) -> DrainReport:
+    def drain(
+        self, progress: Callable[[int], None] | None = None, *, deliver: bool | None = None, decide: bool | None = None
+    ) -> DrainReport:
         """Runs the processors this process may run until none has work left, so the next query sees the effects.
 
         At scale inbound messages are the Kafka workers' job and the relay the leader's; delivery
         only a `loopline run` leader's (it passes `deliver=True`), never a `publish` or `tick`
         from a host. Leadership is checked before each batch (a lost lock stops them at once).
         Embedded, the home lock is held throughout and its holder delivers. Projections are safe
-        to run anywhere (their positions are compare-and-set).
+        to run anywhere (their positions are compare-and-set). The agent (model decisions) runs here
+        before delivery when embedded; at scale the leader runs it in a thread of its own
+        (`cli/worker.py`), so a slow model never holds up delivery or projections.
         """
         report = DrainReport()
         if deliver is None:
             deliver = not self.is_scale
+        if decide is None:
+            decide = not self.is_scale
         with self.leader.writing():
             while True:
                 outcomes = self.router.run_once() if self.router else []
@@ -108,6 +118,10 @@ class System:
                 if outcomes:
                     continue
                 report.projected += self.projections.catch_up()  # first: it is what the next query reads
+                decided = self.agent.run_once() if decide and self.agent else 0
+                report.decided += decided
+                if decided:
+                    continue  # its sends and owner notices are delivered in the same drain
                 leads = self.leader.try_lead()  # before each batch: a lost lock stops relaying and delivering at once
                 delivered = self.delivery.run_once() if leads and deliver else 0  # never waits on the broker
                 relayed = self.relay.run_once() if self.relay and leads else 0
@@ -187,7 +201,7 @@ class System:
         return RebuildReport(sum(stored.values()), read, {name: applied.get(name, 0) for name in chosen})
 
     def close(self) -> None:
-        for closable in (self.log, self.relay):
+        for closable in (self.log, self.relay, self.agent):
             if hasattr(closable, "close"):
                 closable.close()
         self.leader.close()
@@ -248,6 +262,7 @@ def build(settings: Settings | None = None) -> System:
         projections=projections,
         leader=leader,
         ledger_engine=ledger_engine,
+        agent=Agent(app, decision_model(settings), concurrency=model_concurrency()),
     )
     if settings.kafka:
         from loopline.adapters.kafka_log import KafkaPublisher, Topics, ensure_topics
@@ -259,6 +274,23 @@ def build(settings: Settings | None = None) -> System:
         system.router = None
         system.relay = OutboxRelay(app, settings.kafka, topics)
     return system
+
+
+def decision_model(settings: Settings) -> DecisionModel:
+    """Claude through the Anthropic API when ANTHROPIC_API_KEY is set, else the deterministic offline policy."""
+    if settings.anthropic_api_key:
+        from loopline.adapters.anthropic_model import AnthropicModel
+
+        return AnthropicModel.from_settings(settings)
+    return OfflinePolicy()
+
+
+def model_concurrency() -> int:
+    """LOOPLINE_MODEL_CONCURRENCY: model calls in flight at once (default 16)."""
+    try:
+        return concurrency_from_env()
+    except ValueError as error:
+        raise InvalidSetting(str(error)) from None
 
 
 def channels_for(settings: Settings) -> list[OutboundChannel]:

@@ -226,12 +226,16 @@ def lead(settings: Settings, interval: float, tick_every: float, parent: int, wo
     clock = SystemClock()
     last_tick = float("-inf")
     leading = False
+    holds_lead = threading.Event()
+    threading.Thread(target=decide_while_leading, args=(system, holds_lead, stopping, interval),
+                     name="loopline-agent", daemon=True).start()
     try:
         while not stopping.is_set():
             leads = system.leader.try_lead()
             if leads != leading:
                 event("lead.taken" if leads else "lead.lost", logging.INFO if leads else logging.WARNING)
             leading = leads
+            (holds_lead.set if leads else holds_lead.clear)()
             if leads:
                 if hang:
                     hang_once(Path(hang))
@@ -247,6 +251,23 @@ def lead(settings: Settings, interval: float, tick_every: float, parent: int, wo
         system.close()  # ends the lock's session: another worker may lead
         if leading:
             event("lead.released")
+
+
+def decide_while_leading(system: System, holds_lead: threading.Event, stopping: threading.Event,
+                         interval: float) -> None:
+    """The leader's agent: model decisions in a thread of their own, so a slow model never holds up delivery,
+    relaying or projections. Its position and the tasks' versions keep every request answered once."""
+    assert system.agent is not None
+    while not stopping.is_set():
+        if not holds_lead.is_set():
+            holds_lead.wait(interval)
+            continue
+        try:
+            if system.agent.run_once():
+                continue
+        except Exception as error:  # noqa: BLE001 - the next pass retries; the agent's steps park what is poison
+            event("agent.failed", logging.ERROR, error=f"{type(error).__name__}: {error}")
+        stopping.wait(interval)
 
 
 def die_with(parent: int) -> None:

@@ -72,6 +72,8 @@ class Task(LooplineAggregate):
 
         def apply(self, task: Task) -> None:
             task.actions_count += 1
+            if self.performed_by == "loopline":
+                task.deferred = None  # what a limit held back has gone out (or a newer message replaced it)
             task._moved(self.status, self.timestamp)
 
     class LoopLinked(TaskEvent):

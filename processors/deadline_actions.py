@@ -12,12 +12,15 @@ from datetime import datetime, timedelta
 from loopline.domain.expectations import EXPECTATIONS, LOOPLINE_ONLY_ACTIONS, NEXT_TOUCH, WAKE_TASK, DeadlineAction
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.task import Task
+from loopline.domain.timers import TimerKind
 from loopline.domain.timeutil import format_time
 from loopline.domain.wording import CONTACT_ASKS, NEXT_STEP, when
 from loopline.processors.application import UnitOfWork
-from loopline.processors.outreach import step_task
-from loopline.processors.loops import close_loop, close_task_loops, proactive_run, register_loop, schedule_run
-from loopline.processors.ports import Drafter
+from loopline.processors.loops import close_loop, close_task_loops, proactive_run, register_loop, schedule_run, set_timer
+from loopline.processors.outreach import DEFERRED_NEVER, step_task
+from loopline.processors.ports import Draft, Drafter
+from loopline.processors.sending import Deferred, send_to_contact
+from loopline.processors.tenants import tenant_settings
 from loopline.processors.wakeups import wake_on_condition
 
 ESCALATION_RUN_DELAY = timedelta(hours=4)
@@ -39,19 +42,39 @@ def _who(loop: OpenLoop, contact: str) -> str:
 
 
 def _draft_followup_email(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, now: datetime) -> str:
+    """Asks the model for the follow-up (`processors/agent.py` sends it with `send_followup`)."""
     contact = loop.watch["sender"]
-    draft = drafter.draft_followup(
-        contact_name=loop.contact_name, original_subject=loop.subject, days_waiting=(now - loop.created_on).days,
+    task.request_decision(
+        request_ref=f"{loop.ref}/followup", point="draft_message", purpose="followup", touch=None, tone=None,
+        reason=f"no reply from {contact} by {when(loop.deadline)}", now=now, loop_ref=loop.ref,
     )
+    return f"drafting a follow-up to {contact}"
+
+
+def send_followup(uow: UnitOfWork, loop: OpenLoop, task: Task, draft: Draft, now: datetime) -> str:
+    """Sends the follow-up drafted for an overdue email loop through the send checks, then waits for its reply
+    (loop `<loop>/followup`) and tells the owner; a send a limit defers keeps its draft for later."""
+    contact = loop.watch["sender"]
     details = {"to": contact, "subject": draft.subject, "body": draft.body, "decided_by": draft.decided_by,
                "follow_up_of": loop.ref}
+    if loop.contact_name:
+        details["to_name"] = loop.contact_name
     if loop.watch.get("thread_id"):
         details["thread_id"] = loop.watch["thread_id"]
     if loop.message_id:
         details["in_reply_to"] = loop.message_id
-    task.record_action(
-        action="send_email", details=details, summary=f"Sent follow-up to {contact}", performed_by="loopline", now=now
-    )
+    sent = send_to_contact(uow, task, details=details, now=now, settings=tenant_settings(uow, task.tenant),
+                           summary=f"Sent follow-up to {contact}")
+    if isinstance(sent, Deferred):
+        until = sent.deferral.until or now + DEFERRED_NEVER
+        task.defer_send(rule=sent.deferral.rule, reason=sent.deferral.reason, until=until,
+                        draft={"subject": draft.subject, "body": draft.body, "decided_by": draft.decided_by,
+                               "follow_up_of": loop.ref}, now=now)
+        set_timer(uow, kind=TimerKind.TASK_STEP, target_id=task.id, due=until, now=now)
+        task.notify_user(kind="followup_deferred",
+                         message=f"'{task.title}': a follow-up to {_who(loop, contact)} waits until {when(until)}: "
+                         f"{sent.deferral.reason}.", now=now)
+        return f"deferred the follow-up to {contact} until {when(until)}"
     deadline = now + EXPECTATIONS["send_email"].default_deadline
     register_loop(
         uow, task, loop_ref=f"{loop.ref}/followup", channel=loop.channel, watch=dict(loop.watch),

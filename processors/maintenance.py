@@ -30,10 +30,10 @@ from loopline.domain.timers import SHARDS, TimerBucket, TimerKind, TimerWheel
 from loopline.domain.timeutil import HOUR, floor_hour
 from loopline.domain.wording import count, when
 from loopline.processors.application import Loopline, UnitOfWork
-from loopline.processors.deadline_actions import take_deadline_action
+from loopline.processors.deadline_actions import send_followup, take_deadline_action
 from loopline.processors.loops import close_task_loops, load_task, proactive_run, schedule_stall_check, set_timer
-from loopline.processors.ports import Drafter
-from loopline.processors.outreach import has_step, step_task
+from loopline.processors.ports import Draft, Drafter
+from loopline.processors.outreach import has_step, retry_due_decisions, step_task
 from loopline.processors.steps import Fault, apply_steps
 from loopline.processors.wakeups import wake_due
 
@@ -190,6 +190,16 @@ class Maintenance:
         if task.is_acting and task.status not in (TaskStatus.PENDING_REVIEW, TaskStatus.ESCALATED):
             # Its budget's end, while Loopline works it: the outreach rules close it (unresponsive).
             return step_task(uow, task, now)
+
+    @staticmethod
+    def _deferred_followup(uow: UnitOfWork, task: Task, now: datetime) -> str | None:
+        deferred = task.deferred
+        if deferred is None or deferred["until"] > now or "follow_up_of" not in deferred["draft"]:
+            return None
+        draft = deferred["draft"]
+        loop = uow.get(ids.loop_id(task.tenant, draft["follow_up_of"]), OpenLoop)
+        assert loop is not None, f"task {task.ref} deferred a follow-up of loop {draft['follow_up_of']}, which does not exist"
+        return send_followup(uow, loop, task, Draft(draft["subject"], draft["body"], draft["decided_by"]), now)
         age = (now - task.created_on).days
         if task.expiry_outcome() is TaskStatus.ESCALATED:
             if task.open_loops:
@@ -263,13 +273,25 @@ class Maintenance:
     def _task_step(self, uow: UnitOfWork, task_id: UUID, now: datetime) -> str | None:
         """An acting task's next step; one not chosen for this tick (its tenant's share is taken) waits a minute."""
         task = uow.get(task_id, Task)
-        if task is None or task.is_closed or not task.is_acting:
+        if task is None or task.is_closed:
             return None
+        if not task.is_acting:  # a follow-through task's follow-up: a failed draft asked again, or a deferred send
+            return retry_due_decisions(uow, task, now) or self._deferred_followup(uow, task, now)
         if task_id not in self._steps_allowed:
             if has_step(task, now):
                 set_timer(uow, kind=TimerKind.TASK_STEP, target_id=task_id, due=now + REFILE_AFTER, now=now)
             return None
         return step_task(uow, task, now)
+
+    @staticmethod
+    def _deferred_followup(uow: UnitOfWork, task: Task, now: datetime) -> str | None:
+        deferred = task.deferred
+        if deferred is None or deferred["until"] > now or "follow_up_of" not in deferred["draft"]:
+            return None
+        draft = deferred["draft"]
+        loop = uow.get(ids.loop_id(task.tenant, draft["follow_up_of"]), OpenLoop)
+        assert loop is not None, f"task {task.ref} deferred a follow-up of loop {draft['follow_up_of']}, which does not exist"
+        return send_followup(uow, loop, task, Draft(draft["subject"], draft["body"], draft["decided_by"]), now)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from loopline.processors.ports import Attempt, DeliveryFailed, Draft
+from loopline.processors.ports import Attempt, Decision, DecisionRequest, DeliveryFailed, Draft, ModelUnavailable
 
 
 class FakeChannel:
@@ -85,6 +85,33 @@ class RecordingDrafter:
         self.requests.append({"contact_name": contact_name, "about": about, "ask": ask,
                               "original_subject": original_subject, "days_waiting": days_waiting})
         return Draft(subject=f"Reminder: {about}", body="fake reminder", decided_by="fake drafter")
+
+
+@dataclass
+class ScriptedModel:
+    """The decision-model port: drafts a fixed text, evaluates every reply with `evaluation`, and remembers
+    each request; `down` makes every call fail as a model that stays unavailable would."""
+
+    name: str = "fake"
+    model: str = "scripted-v1"
+    evaluation: dict[str, Any] = field(default_factory=lambda: {
+        "decision": "reply", "reply_body": "Great, see you then!", "confidence": 0.9, "reasoning": "they said yes"})
+    draft_confidence: float = 0.9
+    down: bool = False
+    requests: list[DecisionRequest] = field(default_factory=list)
+
+    def decide(self, request: DecisionRequest) -> Decision:
+        self.requests.append(request)
+        if self.down:
+            raise ModelUnavailable("the fake model is down")
+        if request.point == "draft_message":
+            output = {"subject": f"Touch {request.touch or 'follow-up'}", "body": f"fake draft ({request.tone})",
+                      "confidence": self.draft_confidence, "reasoning": "scripted draft"}
+        else:
+            output = dict(self.evaluation)
+        return Decision(point=request.point, adapter=self.name, model=self.model, output=output,
+                        confidence=output["confidence"], reasoning=output["reasoning"],
+                        prompt_digest=request.prompt.digest, input_tokens=10, output_tokens=5)
 
 
 @dataclass

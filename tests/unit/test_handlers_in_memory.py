@@ -9,11 +9,12 @@ from loopline.adapters.embedded_log import EmbeddedLog
 from loopline.adapters.messages import parse_message
 from loopline.domain import ids
 from loopline.domain.task import Task
+from loopline.processors.agent import Agent
 from loopline.processors.application import Loopline, UnitOfWork
 from loopline.processors.maintenance import Maintenance
 from loopline.processors.router import Router
 from tests.conftest import command, signal
-from tests.unit.fakes import RecordingDrafter
+from tests.unit.fakes import RecordingDrafter, ScriptedModel
 
 TENANT = "user_xyz"
 
@@ -33,23 +34,27 @@ def _task(app: Loopline, ref: str) -> Task:
     return task
 
 
-def test_unanswered_email_gets_one_followup_drafted_through_the_drafter_port() -> None:
-    app, drafter = _app(), RecordingDrafter()
+def test_unanswered_email_gets_one_followup_drafted_through_the_model_port() -> None:
+    app, model = _app(), ScriptedModel()
     _publish(
         app,
         command("c1", "task.create", "2026-03-13T10:00:00Z", task_id="t1", title="Meet Rahul"),
         command("c2", "action.record", "2026-03-13T10:00:00Z", task_id="t1", action="send_email",
                 to="rahul@company.com", to_name="Rahul", subject="Meeting next week?"),
     )
-    maintenance = Maintenance(app, drafter)
+    maintenance, agent = Maintenance(app, RecordingDrafter()), Agent(app, model)
     later = datetime(2026, 3, 16, 10, 0, 1, tzinfo=timezone.utc)
     first = maintenance.tick(later)
+    agent.run_once()
     second = maintenance.tick(later)
+    agent.run_once()
 
-    assert drafter.requests == [{"contact_name": "Rahul", "original_subject": "Meeting next week?", "days_waiting": 3}]
-    assert any("sent a follow-up to rahul@company.com" in action for action in first.actions)
+    assert [(r.purpose, r.contact, r.contact_name) for r in model.requests] == [("followup", "rahul@company.com", "Rahul")]
+    assert any("drafting a follow-up to rahul@company.com" in action for action in first.actions)
     assert not any("follow-up" in action for action in second.actions)
-    assert _task(app, "t1").actions_count == 2  # the agent's email and Loopline's follow-up
+    task = _task(app, "t1")
+    assert task.actions_count == 2  # the agent's email and Loopline's follow-up
+    assert task.open_loops == ["t1/send_email/1/followup"]  # waiting for a reply to the follow-up
 
 
 def test_reply_resolves_the_loop_and_wakes_the_task() -> None:
