@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from loopline.cli.bootstrap import System
 from loopline.domain.send_ledger import WEEK, local_day
 from loopline.domain.timeutil import format_time, parse_time
+from loopline.processors.delivery import is_contact_email
 from tests.conftest import build_system, command, publish, signal
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
@@ -76,7 +77,7 @@ def emails(home: Path) -> list[dict[str, Any]]:
     """What was emailed to contacts: the delivered outbox's contact emails."""
     path = home / "outbox.jsonl"
     lines = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-    return [line for line in lines if line["kind"] == "send_email" and "@" in str(line["to"])]
+    return [line for line in lines if is_contact_email(line)]
 
 
 def weekly_overruns(sent: list[dict[str, Any]], limit_of: dict[str, int]) -> list[str]:
