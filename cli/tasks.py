@@ -101,8 +101,8 @@ def _print_outreach(plan: dict[str, Any]) -> None:
         out.print(styled("days", "bold", f": {days['used']} used, {days['left']} left of {days['budget']} (until {days['ends_at']})"))
     step = plan["next_action"]
     if step:
-        when = f" at {step['at']}" if step["at"] else ""
-        out.print(styled("next action", "bold", f": {step['what']}{when}" + (f" ({step['reason']})" if step["reason"] else "")))
+        when = f"{step['at']}: " if step["at"] else ""
+        out.print(styled("next action", "bold", f": {when}{step['what']}" + (f" ({step['reason']})" if step["reason"] else "")))
     else:
         out.print(styled("next action", "bold", ": none (waits for a reply)" if plan["outcome"] is None else ": none (closed)"))
     if plan["outcome"]:

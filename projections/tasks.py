@@ -282,6 +282,7 @@ EXHAUSTION = {
     "escalate": "cadence ends: handed to the owner unless the contact replies",
     "dormant": "cadence ends: goes dormant unless the contact replies",
 }
+DAYS_RUN_OUT = "the task's days run out: cancelled as unresponsive unless the contact replies"
 NEXT_ACTIONS = {
     "deferred_send": "send the deferred touch",
     "draft_message": "the model drafts the next message",
@@ -300,7 +301,8 @@ def outreach(task: dict[str, Any], now: datetime) -> dict[str, Any] | None:
     days = None
     if ends:
         budget_days = math.ceil((ends - created) / DAY)
-        left = 0 if task["status"] in TERMINAL else max(0, min(budget_days, math.ceil((ends - now) / DAY)))
+        at = min(now, parse_time(task["updated_at"])) if task["status"] in TERMINAL else now  # a closed task stopped
+        left = max(0, min(budget_days, math.ceil((ends - at) / DAY)))
         days = {"budget": budget_days, "used": budget_days - left, "left": left, "ends_at": task["ends_at"]}
     return {
         "cadence": task["cadence"],
@@ -340,6 +342,8 @@ def _next_action(task: dict[str, Any]) -> dict[str, Any] | None:
         return None
     if kind == "touch":
         touch, touches = task["touch"], task["touches"]
+        if task["ends_at"] and task["next_action_at"] and parse_time(task["next_action_at"]) > parse_time(task["ends_at"]):
+            return {"what": DAYS_RUN_OUT, "at": task["ends_at"], "reason": None}
         what = f"touch {touch + 1} of {touches}" if touch < touches else EXHAUSTION[task["on_exhaustion"]]
     else:
         what = NEXT_ACTIONS[kind]

@@ -77,7 +77,7 @@ DESCRIPTIONS: dict[type, Describe] = {
         "one active task per contact and type",
     ),
     Task.DecisionRequested: lambda e: (
-        f"decision asked: {e.point}" + (f" (touch {e.touch}, tone {e.tone})" if e.touch else "")
+        f"decision asked: {e.point}" + (f" (touch {e.touch}, tone {e.tone})" if e.tone else "")
         + (f", attempt {e.attempt}" if e.attempt > 1 else ""),
         e.reason,
     ),
@@ -143,7 +143,7 @@ def _subject(event: Any) -> tuple[str | None, str | None, str]:
         return None, None, f"input {event.source}:{event.position}"
     if isinstance(event, Tenant.Configured):
         return event.tenant, None, f"tenant {event.tenant}"
-    if hasattr(event, "loop_ref"):
+    if getattr(event, "loop_ref", None):  # a task's decision names the loop it answers, if any
         return event.tenant, event.task_ref, f"loop {event.loop_ref}"
     if hasattr(event, "task_ref"):
         return event.tenant, event.task_ref, f"task {event.task_ref}"

@@ -30,7 +30,7 @@ def record(system: System, *events: tuple[type, str, dict[str, Any]], task_ref: 
     for event_class, at, fields in events:
         task.trigger_event(event_class, timestamp=parse_time(at), **fields)
     system.app.save(task)
-    system.drain()
+    system.projections.catch_up()  # only the read models: no processor acts on these hand-made events
 
 
 def send(touch: int, at: str, subject: str, body: str) -> tuple[type, str, dict[str, Any]]:
@@ -50,7 +50,7 @@ def create(system: System, status: str = "ready", reason: str = "confidence 0.90
     )
     task.trigger_event(Task.OutreachPlanned, timestamp=parse_time(T0), **PLAN)
     system.app.save(task)
-    system.drain()
+    system.projections.catch_up()  # only the read models: no processor acts on these hand-made events
 
 
 def test_a_ready_task_shows_its_first_touch_at_the_next_tick(system: System) -> None:
@@ -123,8 +123,17 @@ def test_after_the_last_touch_the_next_action_is_what_the_cadence_does_at_its_en
     )
     shown = view(system, "2026-03-11T09:00:00Z")
     assert shown["position"] == "touch 3 of 3" and shown["budget"]["messages"]["left"] == 0
-    assert shown["next_action"]["what"] == "cadence ends: cancelled as unresponsive unless the contact replies"
-    assert shown["next_action"]["at"] == "2026-03-17T09:01:00Z"
+    assert shown["next_action"] == {  # the cadence's last wait ends after the task's days: those come first
+        "what": "the task's days run out: cancelled as unresponsive unless the contact replies",
+        "at": "2026-03-16T09:00:00Z", "reason": None,
+    }
+    record(system, (Task.NextTouchScheduled, "2026-03-11T10:00:00Z", dict(
+        next_touch_at=parse_time("2026-03-14T10:00:00Z"), reason="wait 3 days, as the evaluation said",
+    )))
+    assert view(system, "2026-03-12T09:00:00Z")["next_action"] == {
+        "what": "cadence ends: cancelled as unresponsive unless the contact replies", "at": "2026-03-14T10:00:00Z",
+        "reason": "wait 3 days, as the evaluation said",
+    }
 
     record(
         system,
@@ -220,8 +229,9 @@ def reply_and_close(system: System) -> None:
 
 def test_a_reply_counts_a_turn_and_its_evaluation_closes_with_an_outcome(system: System) -> None:
     reply_and_close(system)
-    shown = view(system, "2026-03-04T00:00:00Z")
+    shown = view(system, "2026-03-20T00:00:00Z")
     assert shown["budget"]["turns"] == {"budget": 6, "used": 1, "left": 5}
+    assert shown["budget"]["days"] == {"budget": 14, "used": 1, "left": 13, "ends_at": "2026-03-16T09:00:00Z"}  # at close
     assert shown["outcome"] == {"code": "engaged", "kind": "positive", "provisional": True}
     assert shown["decisions"] == 2 and shown["next_action"] is None
     assert task_row(system, "churn-maya", GYM)["status"] == "completed"
