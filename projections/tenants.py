@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import MISSING, fields
+from dataclasses import asdict
 from typing import Any
 
 from sqlalchemy import JSON, Column, Integer, String, Table, select
@@ -49,12 +49,8 @@ handlers = {Tenant.Configured: _configured}
 
 
 def defaults() -> dict[str, Any]:
-    """What a tenant never configured runs with (`TenantSettings`' defaults)."""
-    return {
-        f.name: f.default if f.default is not MISSING else f.default_factory()
-        for f in fields(TenantSettings)
-        if f.default is not MISSING or f.default_factory is not MISSING
-    }
+    """What a tenant never configured runs with (`TenantSettings`' defaults); its profile is empty."""
+    return {**{key: value for key, value in asdict(TenantSettings()).items() if key != "profile"}, "profile": {}}
 
 
 def _shown(row: Any) -> dict[str, Any]:
