@@ -3,6 +3,7 @@ from pathlib import Path
 import pytest
 
 from loopline.adapters.config import InvalidSetting, Settings
+from loopline.adapters.models import decision_model
 
 
 def test_loopline_toml_sets_keys_and_the_environment_wins(tmp_path: Path) -> None:
@@ -51,3 +52,24 @@ def test_an_unknown_key_in_loopline_toml_is_refused_with_the_valid_ones(tmp_path
 def test_kafka_partitions_must_be_a_positive_whole_number(tmp_path: Path) -> None:
     with pytest.raises(InvalidSetting, match="LOOPLINE_KAFKA_PARTITIONS='six'"):
         Settings.load({"LOOPLINE_KAFKA_PARTITIONS": "six"}, config_file=tmp_path / "absent.toml")
+
+
+def test_the_model_is_claude_with_a_key_and_the_offline_policy_without(tmp_path: Path) -> None:
+    absent = tmp_path / "absent.toml"
+    offline = Settings.load({}, config_file=absent)
+    claude = Settings.load({"ANTHROPIC_API_KEY": "sk-test", "LOOPLINE_MODEL": "claude-opus-5", "LOOPLINE_MODEL_TIMEOUT": "20",
+                            "LOOPLINE_MODEL_RETRIES": "5"}, config_file=absent)
+
+    assert (decision_model(offline).name, decision_model(offline).model) == ("offline", "offline-policy-v1")
+    chosen = decision_model(claude)
+    assert (chosen.name, chosen.model, chosen.timeout, chosen.max_retries) == ("anthropic", "claude-opus-5", 20.0, 5)
+    assert (offline.model, offline.model_timeout, offline.model_retries) == ("claude-sonnet-5-5", 60.0, 3)
+    assert "sk-test" not in repr(claude)
+
+
+def test_model_settings_must_be_numbers(tmp_path: Path) -> None:
+    absent = tmp_path / "absent.toml"
+    with pytest.raises(InvalidSetting, match="LOOPLINE_MODEL_RETRIES='a few'"):
+        Settings.load({"LOOPLINE_MODEL_RETRIES": "a few"}, config_file=absent)
+    with pytest.raises(InvalidSetting, match="LOOPLINE_MODEL_TIMEOUT='-1'"):
+        Settings.load({"LOOPLINE_MODEL_TIMEOUT": "-1"}, config_file=absent)
