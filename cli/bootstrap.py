@@ -35,10 +35,10 @@ from loopline.processors.maintenance import Maintenance, TickReport
 from loopline.processors.messages import Message
 from loopline.processors.ports import DecisionModel, OutboundChannel
 from loopline.processors.router import INBOUND_TOPIC, MessageOutcome, Router
-from loopline.projections import open_loops, proactive_runs, task_memory, tasks, timeline
+from loopline.projections import open_loops, proactive_runs, task_memory, tasks, tenants, timeline
 from loopline.projections.runner import REBUILD_BATCH, ProjectionRunner
 
-READ_MODELS = (tasks, open_loops, proactive_runs, timeline, task_memory)
+READ_MODELS = (tasks, open_loops, proactive_runs, timeline, task_memory, tenants)
 
 
 @dataclass

@@ -16,6 +16,8 @@ from loopline.adapters.limits import MAX_LINE_BYTES
 from loopline.adapters.messages import InvalidMessage, parse_message
 from loopline.cli import demo as demo_module
 from loopline.cli import loops, parked, projections, tasks
+from loopline.cli import prompt as prompt_module
+from loopline.cli import tenants as tenants_module
 from loopline.cli.context import NOTHING_ACCEPTED, REJECTED, explain, fail, flag, opened, parse_now
 from loopline.cli.output import err, out, print_json, print_table, styled
 from loopline.cli.parked import parked_counts
@@ -33,7 +35,9 @@ app.add_typer(tasks.app, name="tasks")
 app.add_typer(loops.app, name="loops")
 app.add_typer(projections.app, name="projections")
 app.add_typer(parked.app, name="parked")
+app.add_typer(tenants_module.app, name="tenants")
 app.command("demo")(demo_module.demo)
+app.command("prompt")(prompt_module.prompt)
 
 Json = Annotated[bool, flag("--json", "Print JSON instead of text.")]
 debugging = False

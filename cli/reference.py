@@ -4,6 +4,7 @@ prints them, and `tests/unit/test_readme.py` fails when the README says anything
 from __future__ import annotations
 
 import types
+from dataclasses import MISSING, fields
 from datetime import timedelta
 from enum import Enum
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
@@ -14,6 +15,8 @@ from pydantic.fields import FieldInfo
 
 from loopline.adapters import messages
 from loopline.domain.expectations import EXPECTATIONS
+from loopline.domain.task_types import CADENCES, TASK_TYPES, Cadence, TaskType
+from loopline.domain.tenant import TenantSettings
 
 _NAMED_TYPES: list[tuple[Any, str]] = [
     (messages.Id, "id"),
@@ -148,6 +151,82 @@ def action_tables() -> str:
     return "\n".join(lines) + "\n"
 
 
+def _days(value: int | None) -> str:
+    return "—" if value is None else str(value)
+
+
+def _outcomes(task_type: TaskType) -> str:
+    """The outcome spectrum by kind: what the task can end as (seed 002 §5.3)."""
+    by_kind = {
+        kind: ", ".join(f"`{o.code}`" + (" (provisional)" if o.provisional else "")
+                        for o in task_type.goal.outcomes if o.kind == kind)
+        for kind in ("positive", "neutral", "negative")
+    }
+    return "; ".join(f"{kind}: {codes}" for kind, codes in by_kind.items() if codes)
+
+
+def task_type_table() -> str:
+    """Every task type of both packs, rendered from `domain/task_types.py`."""
+    lines = ["| type | pack | label | priority | messages | days | turns | cadence | auto threshold | escalation triggers "
+             "| outcomes |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for t in sorted(TASK_TYPES.values(), key=lambda t: (t.pack != "gym", t.pack, t.name)):
+        triggers = ", ".join(f"`{trigger}`" for trigger in t.escalation_triggers) or "—"
+        lines.append(
+            f"| `{t.name}` | {t.pack} | {t.label} | {t.priority} | {t.budget.messages} | {_days(t.budget.days)} "
+            f"| {t.budget.turns} | `{t.cadence.name}` | {t.auto_threshold:g} | {triggers} | {_outcomes(t)} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _cadence_end(cadence: Cadence) -> str:
+    if cadence.on_exhaustion == "cancel":
+        return "`cancel`: cancelled with outcome `unresponsive`"
+    if cadence.on_exhaustion == "escalate":
+        return "`escalate`: handed to the owner"
+    return (f"`dormant`: nothing more is sent, a reply wakes it; closed as `unresponsive` after "
+            f"{_days(cadence.dormant_max_days)} days")
+
+
+def cadence_table() -> str:
+    """Every cadence, rendered from `domain/task_types.py`: the named `CADENCES` and any a type defines for itself."""
+    lines = ["| cadence | days between touches | tones, touch by touch | when the touches run out |", "|---|---|---|---|"]
+    own = {t.cadence.name: t.cadence for t in TASK_TYPES.values() if t.cadence.name not in CADENCES}
+    for cadence in (*CADENCES.values(), *own.values()):
+        intervals = ", ".join(map(str, cadence.intervals)) or "— (one message)"
+        tones = ", ".join(f"`{tone}`" for tone in cadence.tones) or "—"
+        lines.append(f"| `{cadence.name}` | {intervals} | {tones} | {_cadence_end(cadence)} |")
+    return "\n".join(lines) + "\n"
+
+
+def _unset(name: str) -> str:
+    """What a tenant that never set the field runs with (`TenantSettings`' default)."""
+    default = {f.name: f for f in fields(TenantSettings)}.get(name)
+    if default is None or default.default is MISSING or default.default is None:
+        return "—"
+    return f"`{default.default}`"
+
+
+def _tenant_rows(model: type[BaseModel], prefix: str = "") -> list[str]:
+    rows = []
+    for name, info in model.model_fields.items():
+        unset = _unset(name) if not prefix else "—"
+        rows.append(f"| `{prefix}{name}` | {_type_words(info)} | {unset} | {info.description} |")
+        nested = _without_none(info.annotation)
+        if isinstance(nested, type) and issubclass(nested, BaseModel):
+            rows += _tenant_rows(nested, f"{prefix}{name}.")
+    return rows
+
+
+def tenant_table() -> str:
+    """The fields of `tenant.configure`, from its schema in `adapters/messages.py`, with what an unset one means."""
+    lines = ["| field | type of value | when never set | meaning |", "|---|---|---|---|"]
+    lines += _tenant_rows(messages.SCHEMAS[("command", "tenant.configure")])
+    return "\n".join(lines) + "\n"
+
+
 if __name__ == "__main__":
     print(message_tables())
-    print(action_tables(), end="")
+    print(action_tables())
+    print(task_type_table())
+    print(cadence_table())
+    print(tenant_table(), end="")

@@ -10,10 +10,11 @@ import typer
 from loopline.cli.context import fail, flag, opened, parse_now
 from loopline.cli.output import out, print_json, print_table, styled
 from loopline.domain.status import TaskStatus
+from loopline.domain.task_types import resolve_task_type
 from loopline.domain.timeutil import format_time, parse_time
 from loopline.projections import task_memory
 from loopline.projections.open_loops import list_loops
-from loopline.projections.tasks import find_tasks, inbox, list_tasks
+from loopline.projections.tasks import find_tasks, inbox, list_tasks, outreach
 from loopline.projections.timeline import task_trail
 
 app = typer.Typer(help="Tasks: status, loops, inbox, memory files, context for agent prompts.", no_args_is_help=True)
@@ -39,11 +40,18 @@ def list_(
         print_table("tasks", rows, ["tenant", "task_id", "title", "status", "open_loops", "actions", "inbox", "expires_at"])
 
 
+Now = Annotated[str, typer.Option(help="Time to count the days left at: an RFC 3339 time with a zone, or now.")]
+
+
 @app.command("show")
-def show(task_id: str, json_: Json = False, tenant: Tenant = None) -> None:
-    """Show one task: its state, loops, inbox and notifications."""
+def show(task_id: str, json_: Json = False, tenant: Tenant = None, now: Now = "now") -> None:
+    """Show one task: its state, budgets, cadence position, next action, outcome, conversation, loops and inbox."""
+    moment = parse_now(now)
     with opened() as system, system.projections.engine.connect() as conn:
-        aggregate_id, task = _one(find_tasks(conn, task_id, tenant), task_id, tenant, lambda found: found[1]["tenant"])
+        aggregate_id, row = _one(find_tasks(conn, task_id, tenant), task_id, tenant, lambda found: found[1]["tenant"])
+        task = {key: row[key] for key in SHOWN}
+        task["outreach"] = _with_outcome_label(outreach(row, moment), row["task_type"])
+        task["conversation"] = task_memory.conversation(conn, aggregate_id)
         task["loops"] = list_loops(conn, tenant=task["tenant"], task_id=task_id)
         task["inbox_items"] = inbox(conn, aggregate_id)
         task["notifications_sent"] = [
@@ -56,9 +64,53 @@ def show(task_id: str, json_: Json = False, tenant: Tenant = None) -> None:
         return
     for key in ("tenant", "task_id", "title", "status", "status_reason", "task_type", "created_at", "expires_at", "last_note"):
         out.print(styled(key, "bold", f": {task[key]}"))
+    if task["outreach"]:
+        _print_outreach(task["outreach"])
+    print_table("conversation", task["conversation"], ["at", "author", "text"])
     print_table("loops", task["loops"], ["loop_id", "channel", "deadline", "if_unresolved", "resolved", "resolved_by"])
     print_table("inbox", task["inbox_items"], ["received_at", "type", "signal_id", "data"])
     print_table("notifications", task["notifications_sent"], ["at", "kind", "message"])
+
+
+SHOWN = (
+    "tenant", "task_id", "title", "description", "task_type", "status", "status_reason", "priority", "contact",
+    "created_at", "updated_at", "expires_at", "open_loops", "actions", "inbox", "notifications", "last_note",
+    "stalled_since",
+)
+"""The follow-through fields of a task; an acting task's plan and progress are under `outreach`."""
+
+
+def _with_outcome_label(plan: dict[str, Any] | None, type_name: str) -> dict[str, Any] | None:
+    """The outcome's label from the task type's spectrum (seed 002 §5.3)."""
+    if plan and plan["outcome"]:
+        known = resolve_task_type(type_name)[0].outcome(plan["outcome"]["code"])
+        plan["outcome"]["label"] = known.label if known else None
+    return plan
+
+
+def _print_outreach(plan: dict[str, Any]) -> None:
+    """Budgets used and left, the cadence position, what comes next and when, and the outcome."""
+    budget = plan["budget"]
+    out.print(styled("execution", "bold", ": Loopline works this task (drafts, sends, follows the cadence, reads replies)"))
+    out.print(styled("cadence", "bold", f": {plan['cadence']}, {plan['position']}"))
+    for name in ("messages", "turns"):
+        used = budget[name]
+        out.print(styled(name, "bold", f": {used['used']} used, {used['left']} left of {used['budget']}"))
+    if budget["days"]:
+        days = budget["days"]
+        out.print(styled("days", "bold", f": {days['used']} used, {days['left']} left of {days['budget']} (until {days['ends_at']})"))
+    step = plan["next_action"]
+    if step:
+        when = f"{step['at']}: " if step["at"] else ""
+        out.print(styled("next action", "bold", f": {when}{step['what']}" + (f" ({step['reason']})" if step["reason"] else "")))
+    else:
+        out.print(styled("next action", "bold", ": none (waits for a reply)" if plan["outcome"] is None else ": none (closed)"))
+    if plan["outcome"]:
+        outcome = plan["outcome"]
+        label = f" — {outcome['label']}" if outcome.get("label") else ""
+        provisional = ", provisional" if outcome["provisional"] else ""
+        out.print(styled("outcome", "bold", f": {outcome['code']}{label} ({outcome['kind']}{provisional})"))
+    out.print(styled("decisions", "bold", f": {plan['decisions']} (see `loopline audit`), deferred sends: {plan['deferrals']}"))
 
 
 def _one(found: list, task_id: str, tenant: str | None, tenant_of) -> Any:

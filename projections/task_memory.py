@@ -5,6 +5,8 @@
     description.md  the task's description as written, when it has one
     log.md          chronological history; past 500 lines the oldest 80% go into a log_summary
     context.json    structured state: status, active loop ids, workflows, conversation id
+    conversation.md every message sent and received (seed 002 §8): who wrote it (agent, contact,
+                    owner, system), when, and the text (`domain/conversation.py` says which events)
     inbox/          one file per signal stored in the task's inbox
     workflows/      workflow outputs of the last 7 days; older ones in workflows/archive/,
                     with one archive_summary per ISO week
@@ -27,11 +29,13 @@ from sqlalchemy import JSON, Column, Integer, String, Table, Text, func, literal
 from sqlalchemy.engine import Connection
 
 from loopline.domain import ids
+from loopline.domain.conversation import turn_of
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time, parse_time
 from loopline.projections import writes
 from loopline.projections.runner import metadata
+from loopline.projections.tasks import planned_touches
 from loopline.projections.timeline import DESCRIPTIONS
 
 LOG_LIMIT = 500
@@ -41,6 +45,7 @@ DONE_SHOWN = 10
 DESCRIPTION_SHOWN = 2_000  # characters of the description in progress.md
 TEXT_SHOWN = 500  # characters of a summary, note, loop description or reason in progress.md
 DESCRIPTION = "description.md"
+CONVERSATION = "conversation.md"
 EXPIRED_SHOWN = 5
 WORKFLOWS = "workflows/"
 ARCHIVED_WORKFLOWS = "workflows/archive/"
@@ -61,6 +66,15 @@ memory_log = Table(
     Column("at", String(40), nullable=False),
     Column("event", String(64), nullable=False),
     Column("line", Text, nullable=False),
+)
+
+memory_turns = Table(
+    "memory_turns", metadata,
+    Column("aggregate_id", String(36), primary_key=True),
+    Column("seq", Integer, primary_key=True, autoincrement=False),
+    Column("at", String(40), nullable=False),
+    Column("author", String(16), nullable=False),
+    Column("text", Text, nullable=False),
 )
 
 memory_files = Table(
@@ -135,6 +149,7 @@ def _handle(change):
         aggregate_id = _owner(event)
         state = _load(conn, aggregate_id)
         columns = change(conn, aggregate_id, state, event) or {}
+        _said(conn, aggregate_id, state, event)
         state["updated_at"] = format_time(event.timestamp)
         _log(conn, aggregate_id, state, event)
         _rotate_workflows(conn, aggregate_id, state, event.timestamp)
@@ -166,7 +181,7 @@ def _created(conn: Connection, event: Task.Created, position: int) -> None:
         "contact": event.contact, "primary_conversation_id": event.context.get("conversation_id"),
         "context": event.context, "done": [], "actions": 0, "notes": None, "waiting_on": {}, "expired_loops": [],
         "wakeups": {}, "inbox": {"count": 0, "latest": None}, "workflows": {"outputs": {}, "oldest_inline": None},
-        "stalled_since": None, "escalation": None, "outcome": None,
+        "stalled_since": None, "escalation": None, "outcome": None, "turns": 0, "outreach": None,
         "log": {"lines": 0, "start": 1, "summaries": []},
     }
     _log(conn, aggregate_id, state, event)
@@ -285,13 +300,49 @@ def _only_logged(conn: Connection, aggregate_id: str, state: dict[str, Any], eve
     return None
 
 
+def _said(conn: Connection, aggregate_id: str, state: dict[str, Any], event: Any) -> None:
+    """The event's message in the conversation (seed 002 §8), by the rules prompts read it with."""
+    turn = turn_of(event)
+    if turn is None:
+        return
+    state["turns"] += 1
+    writes.insert(conn, memory_turns, {
+        "aggregate_id": aggregate_id, "seq": state["turns"], "at": format_time(turn.at), "author": turn.author,
+        "text": turn.text,
+    })
+
+
+def _planned(conn: Connection, aggregate_id: str, state: dict[str, Any], event: Task.OutreachPlanned) -> None:
+    state["outreach"] = {
+        "cadence": event.cadence, "touches": planned_touches(event.budget_messages, event.intervals), "touch": 0,
+        "messages": event.budget_messages, "messages_used": 0, "ends_at": format_time(event.ends_at), "outcome": None,
+    }
+
+
+def _touch_sent(conn: Connection, aggregate_id: str, state: dict[str, Any], event: Task.TouchSent) -> None:
+    state["outreach"]["touch"] = event.touch
+    state["outreach"]["messages_used"] = event.messages_used
+
+
+def _outcome_set(conn: Connection, aggregate_id: str, state: dict[str, Any], event: Task.OutcomeSet) -> None:
+    state["outreach"]["outcome"] = {"code": event.code, "kind": event.kind, "provisional": event.provisional}
+
+
+def _context_merged(conn: Connection, aggregate_id: str, state: dict[str, Any], event: Task.ContextMerged) -> None:
+    state["context"] = {**state["context"], **event.context}
+
+
+def _went_dormant(conn: Connection, aggregate_id: str, state: dict[str, Any], event: Task.WentDormant) -> None:
+    _moved(state, event)
+
+
 def _safe(ref: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in ref)[:120]
 
 
 name = "task_memory"
 cost = 5.5  # seconds to rebuild bench/rebuild.py's store alone, to share rebuild work evenly
-tables = (memory_tasks, memory_log, memory_files)
+tables = (memory_tasks, memory_log, memory_turns, memory_files)
 handlers = {
     Task.Created: _created,
     Task.ActionRecorded: _handle(_action),
@@ -311,6 +362,16 @@ handlers = {
     Task.WakeupScheduled: _handle(_wakeup_scheduled),
     Task.WokenUp: _handle(_woken),
     Task.StallFlagged: _handle(_stalled),
+    Task.OutreachPlanned: _handle(_planned),
+    Task.ContextMerged: _handle(_context_merged),
+    Task.TouchSent: _handle(_touch_sent),
+    Task.OutcomeSet: _handle(_outcome_set),
+    Task.WentDormant: _handle(_went_dormant),
+    Task.DecisionRequested: _handle(_only_logged),
+    Task.DecisionRecorded: _handle(_only_logged),
+    Task.DecisionFailed: _handle(_only_logged),
+    Task.SendDeferred: _handle(_only_logged),
+    Task.NextTouchScheduled: _handle(_only_logged),
 }
 
 
@@ -340,6 +401,8 @@ def listing(conn: Connection, memory: dict[str, Any]) -> list[dict[str, Any]]:
     }
     if state["description"]:
         rendered[DESCRIPTION] = ("description", render_description(state))
+    if state["turns"]:
+        rendered[CONVERSATION] = ("conversation", render_conversation(conn, memory))
     entries = [{"path": p, "kind": k, "size": len(c.encode()), "at": state["updated_at"]} for p, (k, c) in rendered.items()]
     for summary in state["log"]["summaries"]:
         entries.append({
@@ -372,6 +435,8 @@ def read(conn: Connection, memory: dict[str, Any], path: str) -> str:
         return render_log(conn, memory)
     if path == DESCRIPTION and state["description"]:
         return render_description(state)
+    if path == CONVERSATION and state["turns"]:
+        return render_conversation(conn, memory)
     for summary in state["log"]["summaries"]:
         if summary["name"] == path:
             return render_log_summary(conn, memory, summary)
@@ -394,6 +459,22 @@ def render_context(state: dict[str, Any]) -> str:
         "primary_conversation_id": state["primary_conversation_id"], "pending_wakeups": state["wakeups"],
         "stalled_since": state["stalled_since"], "context": state["context"],
     }, indent=2)
+
+
+def conversation(conn: Connection, aggregate_id: str) -> list[dict[str, Any]]:
+    """Every message of the task, oldest first: `at`, `author` (agent, contact, owner, system) and `text`."""
+    rows = conn.execute(
+        select(memory_turns.c.at, memory_turns.c.author, memory_turns.c.text)
+        .where(memory_turns.c.aggregate_id == aggregate_id).order_by(memory_turns.c.seq)
+    )
+    return [dict(row._mapping) for row in rows]
+
+
+def render_conversation(conn: Connection, memory: dict[str, Any]) -> str:
+    lines = [f"# Conversation — {memory['state']['title']}", ""]
+    for turn in conversation(conn, memory["aggregate_id"]):
+        lines += [f"## {turn['at']} · {turn['author']}", "", turn["text"], ""]
+    return "\n".join(lines)
 
 
 def render_description(state: dict[str, Any]) -> str:
@@ -419,6 +500,15 @@ def render_progress(state: dict[str, Any]) -> str:
         lines.append(f"Escalated: {_clipped(state['escalation'], TEXT_SHOWN, log)}")
     if state["outcome"]:
         lines.append(f"Outcome: {_clipped(state['outcome'], TEXT_SHOWN, log)}")
+    outreach = state["outreach"]
+    if outreach:
+        lines.append(
+            f"Outreach: cadence {outreach['cadence']}, touch {outreach['touch']} of {outreach['touches']}, "
+            f"{outreach['messages_used']} of {outreach['messages']} message(s) used"
+            + (f", until {outreach['ends_at']}" if outreach["ends_at"] else "")
+            + (f"; outcome {outreach['outcome']['code']} ({outreach['outcome']['kind']})" if outreach["outcome"] else "")
+            + (f"; the conversation is in {CONVERSATION}" if state["turns"] else "")
+        )
     if state["description"]:
         lines += ["", _clipped(state["description"], DESCRIPTION_SHOWN, DESCRIPTION)]
     lines += ["", "## Done"]

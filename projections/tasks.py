@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import math
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import JSON, Column, Integer, String, Table, Text, select
+from sqlalchemy import JSON, Boolean, Column, Integer, String, Table, Text, select
 from sqlalchemy.engine import Connection
 
+from loopline.domain.status import TERMINAL
 from loopline.domain.task import Task
-from loopline.domain.timeutil import format_time
+from loopline.domain.timeutil import format_time, parse_time
 from loopline.projections import writes
 from loopline.projections.runner import metadata
 
@@ -33,6 +36,24 @@ tasks = Table(
     Column("last_note", Text),
     Column("status_reason", Text),
     Column("stalled_since", String(40)),
+    # What Loopline does with an acting task (DESIGN11 §6): its plan, budgets used, next step and outcome.
+    Column("cadence", String(32)),
+    Column("touches", Integer),
+    Column("touch", Integer, nullable=False),
+    Column("on_exhaustion", String(16)),
+    Column("messages_budget", Integer),
+    Column("messages_used", Integer, nullable=False),
+    Column("turns_budget", Integer),
+    Column("turns_used", Integer, nullable=False),
+    Column("ends_at", String(40)),
+    Column("next_action", String(32)),
+    Column("next_action_at", String(40)),
+    Column("next_action_reason", Text),
+    Column("decisions", Integer, nullable=False),
+    Column("deferrals", Integer, nullable=False),
+    Column("outcome", String(64)),
+    Column("outcome_kind", String(16)),
+    Column("outcome_provisional", Boolean),
 )
 
 task_inbox = Table(
@@ -47,13 +68,21 @@ task_inbox = Table(
 
 def _update(conn: Connection, event: Any, add: dict[str, int] | None = None, **values: Any) -> None:
     """Activity (the events that move a task, as Task._moved sees it) clears the stalled flag."""
-    quiet = isinstance(event, (Task.UserNotified, Task.StallFlagged, Task.WakeupScheduled, Task.LoopLinked, Task.LoopClosed)) or (
+    quiet = isinstance(event, QUIET) or (
         isinstance(event, Task.WokenUp) and event.cause == "escalation"
     )
     values = values if quiet else {"stalled_since": None, **values}
     writes.update(
         conn, tasks, str(event.originator_id), set={"updated_at": format_time(event.timestamp), **values}, add=add
     )
+
+
+QUIET = (
+    Task.UserNotified, Task.StallFlagged, Task.WakeupScheduled, Task.LoopLinked, Task.LoopClosed, Task.OutreachPlanned,
+    Task.ContextMerged, Task.DecisionRequested, Task.DecisionRecorded, Task.DecisionFailed, Task.SendDeferred,
+    Task.OutcomeSet, Task.TouchSent, Task.NextTouchScheduled,
+)
+"""Events that are no activity of their own: a send is activity through its ActionRecorded, a close through Completed."""
 
 
 def _created(conn: Connection, event: Task.Created, position: int) -> None:
@@ -63,7 +92,10 @@ def _created(conn: Connection, event: Task.Created, position: int) -> None:
         "priority": event.priority, "contact": event.contact, "created_at": format_time(event.timestamp),
         "updated_at": format_time(event.timestamp), "expires_at": format_time(event.expires_at), "open_loops": 0,
         "actions": 0, "inbox": 0, "notifications": 0, "last_note": None, "status_reason": event.reason,
-        "stalled_since": None,
+        "stalled_since": None, "cadence": None, "touches": None, "touch": 0, "on_exhaustion": None,
+        "messages_budget": None, "messages_used": 0, "turns_budget": None, "turns_used": 0, "ends_at": None,
+        **NO_NEXT_ACTION, "decisions": 0, "deferrals": 0, "outcome": None, "outcome_kind": None,
+        "outcome_provisional": None,
     })
 
 
@@ -89,9 +121,11 @@ def _signal(conn: Connection, event: Task.SignalReceived, position: int) -> None
     })
 
 
-def _status(reason_field: str | None):
+def _status(reason_field: str | None, *, stops: bool = False):
+    """`stops`: the task leaves Loopline's hands (closed, or with the owner), so nothing is next."""
+
     def handler(conn: Connection, event: Any, position: int) -> None:
-        values: dict[str, Any] = {"status": event.status}
+        values: dict[str, Any] = {"status": event.status, **(NO_NEXT_ACTION if stops else {})}
         if reason_field:
             values["status_reason"] = getattr(event, reason_field)
         _update(conn, event, **values)
@@ -107,6 +141,79 @@ def _notified(conn: Connection, event: Task.UserNotified, position: int) -> None
     _update(conn, event, add={"notifications": 1})
 
 
+NO_NEXT_ACTION = {"next_action": None, "next_action_at": None, "next_action_reason": None}
+
+
+def planned_touches(budget_messages: int, intervals: list[int]) -> int:
+    """Touches a cadence plans: one per interval (the last interval is the wait after the last touch), at least
+    the first one, never more than the message budget."""
+    return min(budget_messages, max(1, len(intervals)))
+
+
+def _moved(event: Any) -> dict[str, Any]:
+    return {"status": event.status} if hasattr(event, "status") else {}
+
+
+def _planned(conn: Connection, event: Task.OutreachPlanned, position: int) -> None:
+    _update(
+        conn, event, cadence=event.cadence, touches=planned_touches(event.budget_messages, event.intervals),
+        on_exhaustion=event.on_exhaustion, messages_budget=event.budget_messages, turns_budget=event.budget_turns,
+        ends_at=format_time(event.ends_at),
+    )
+
+
+def _touch_sent(conn: Connection, event: Task.TouchSent, position: int) -> None:
+    _update(
+        conn, event, touch=event.touch, messages_used=event.messages_used, next_action="touch" if event.next_touch_at else None,
+        next_action_at=format_time(event.next_touch_at), next_action_reason=None, **_moved(event),
+    )
+
+
+def _deferred(conn: Connection, event: Task.SendDeferred, position: int) -> None:
+    _update(
+        conn, event, add={"deferrals": 1}, next_action="deferred_send", next_action_at=format_time(event.until),
+        next_action_reason=event.reason, **_moved(event),
+    )
+
+
+def _decision_requested(conn: Connection, event: Task.DecisionRequested, position: int) -> None:
+    # A reply evaluated is a turn (seed 002 §6.5), counted once however often the model is asked again.
+    turn = {"turns_used": 1} if event.point == "evaluate_reply" and event.attempt == 1 else {}
+    _update(
+        conn, event, add=turn, next_action=event.point, next_action_at=format_time(event.timestamp),
+        next_action_reason=event.reason, **_moved(event),
+    )
+
+
+def _decision_recorded(conn: Connection, event: Task.DecisionRecorded, position: int) -> None:
+    _update(conn, event, add={"decisions": 1}, **NO_NEXT_ACTION, **_moved(event))
+
+
+def _decision_failed(conn: Connection, event: Task.DecisionFailed, position: int) -> None:
+    """Without a retry time the task escalates (its Escalated event follows and clears the next action)."""
+    _update(
+        conn, event, next_action="decision_retry", next_action_at=format_time(event.retry_at),
+        next_action_reason=f"model unavailable (attempt {event.attempt}): {event.error}", **_moved(event),
+    )
+
+
+def _next_touch(conn: Connection, event: Task.NextTouchScheduled, position: int) -> None:
+    _update(
+        conn, event, next_action="touch", next_action_at=format_time(event.next_touch_at), next_action_reason=event.reason,
+    )
+
+
+def _outcome(conn: Connection, event: Task.OutcomeSet, position: int) -> None:
+    _update(conn, event, outcome=event.code, outcome_kind=event.kind, outcome_provisional=event.provisional)
+
+
+def _dormant(conn: Connection, event: Task.WentDormant, position: int) -> None:
+    _update(
+        conn, event, status=event.status, status_reason=event.reason, next_action="dormant_end",
+        next_action_at=format_time(event.until), next_action_reason=None,
+    )
+
+
 name = "tasks"
 cost = 2  # seconds to rebuild bench/rebuild.py's store alone, to share rebuild work evenly
 tables = (tasks, task_inbox)
@@ -120,15 +227,25 @@ handlers = {
     Task.UserNotified: _notified,
     Task.Reviewed: _status("reason"),
     Task.GuidanceGiven: _status("text"),
-    Task.Escalated: _status("reason"),
-    Task.Completed: _status("summary"),
-    Task.Cancelled: _status("reason"),
-    Task.Expired: _status("reason"),
+    Task.Escalated: _status("reason", stops=True),
+    Task.Completed: _status("summary", stops=True),
+    Task.Cancelled: _status("reason", stops=True),
+    Task.Expired: _status("reason", stops=True),
     Task.WaitEnded: _status("reason"),
     Task.WorkflowOutputRecorded: lambda conn, event, position: _update(conn, event),
     Task.WakeupScheduled: lambda conn, event, position: _update(conn, event),
     Task.WokenUp: _status(None),  # the status changes; why the task is in it (e.g. escalated) does not
     Task.StallFlagged: lambda conn, event, position: _update(conn, event, stalled_since=format_time(event.timestamp)),
+    Task.OutreachPlanned: _planned,
+    Task.ContextMerged: lambda conn, event, position: _update(conn, event),
+    Task.TouchSent: _touch_sent,
+    Task.SendDeferred: _deferred,
+    Task.DecisionRequested: _decision_requested,
+    Task.DecisionRecorded: _decision_recorded,
+    Task.DecisionFailed: _decision_failed,
+    Task.OutcomeSet: _outcome,
+    Task.WentDormant: _dormant,
+    Task.NextTouchScheduled: _next_touch,
 }
 
 
@@ -157,3 +274,77 @@ def find_tasks(conn: Connection, task_id: str, tenant: str | None = None) -> lis
 def inbox(conn: Connection, aggregate_id: str) -> list[dict[str, Any]]:
     query = select(task_inbox).where(task_inbox.c.aggregate_id == aggregate_id).order_by(task_inbox.c.received_at)
     return [_row(row) for row in conn.execute(query)]
+
+
+DAY = timedelta(days=1)
+EXHAUSTION = {
+    "cancel": "cadence ends: cancelled as unresponsive unless the contact replies",
+    "escalate": "cadence ends: handed to the owner unless the contact replies",
+    "dormant": "cadence ends: goes dormant unless the contact replies",
+}
+DAYS_RUN_OUT = "the task's days run out: cancelled as unresponsive unless the contact replies"
+NEXT_ACTIONS = {
+    "deferred_send": "send the deferred touch",
+    "draft_message": "the model drafts the next message",
+    "evaluate_reply": "the model evaluates the reply",
+    "decision_retry": "ask the model again",
+    "dormant_end": "closed as unresponsive unless the contact replies or an outcome signal comes",
+}
+
+
+def outreach(task: dict[str, Any], now: datetime) -> dict[str, Any] | None:
+    """What Loopline does with an acting task, as of `now`: budgets used and left, cadence position, what it does
+    next and when, and the outcome; None for a follow-through task (Loopline only watches its loops)."""
+    if task["cadence"] is None:
+        return None
+    created, ends = parse_time(task["created_at"]), task["ends_at"] and parse_time(task["ends_at"])
+    days = None
+    if ends:
+        budget_days = math.ceil((ends - created) / DAY)
+        at = min(now, parse_time(task["updated_at"])) if task["status"] in TERMINAL else now  # a closed task stopped
+        left = max(0, min(budget_days, math.ceil((ends - at) / DAY)))
+        days = {"budget": budget_days, "used": budget_days - left, "left": left, "ends_at": task["ends_at"]}
+    return {
+        "cadence": task["cadence"],
+        "touch": task["touch"],
+        "touches": task["touches"],
+        "position": f"touch {task['touch']} of {task['touches']}",
+        "budget": {
+            "messages": _budget(task["messages_budget"], task["messages_used"]),
+            "turns": _budget(task["turns_budget"], task["turns_used"]),
+            "days": days,
+        },
+        "next_action": _next_action(task),
+        "decisions": task["decisions"],
+        "deferrals": task["deferrals"],
+        "outcome": task["outcome"] and {
+            "code": task["outcome"], "kind": task["outcome_kind"], "provisional": bool(task["outcome_provisional"]),
+        },
+    }
+
+
+def _budget(budget: int, used: int) -> dict[str, int]:
+    return {"budget": budget, "used": used, "left": max(0, budget - used)}
+
+
+def _next_action(task: dict[str, Any]) -> dict[str, Any] | None:
+    """The step Loopline takes next, in words, with its time (None: when the owner acts or a reply comes)."""
+    status, kind = task["status"], task["next_action"]
+    if status in TERMINAL:
+        return None
+    if status == "pending_review":
+        return {"what": "waits for the owner's review (task.approve)", "at": None, "reason": task["status_reason"]}
+    if status == "escalated":
+        return {"what": "waits for the owner (task.guidance)", "at": None, "reason": task["status_reason"]}
+    if kind is None:
+        if status == "ready" and task["touch"] == 0:
+            return {"what": f"touch 1 of {task['touches']}", "at": task["updated_at"], "reason": "ready: the next tick works it"}
+        return None
+    if kind == "touch":
+        touch, touches = task["touch"], task["touches"]
+        if task["ends_at"] and task["next_action_at"] and parse_time(task["next_action_at"]) > parse_time(task["ends_at"]):
+            return {"what": DAYS_RUN_OUT, "at": task["ends_at"], "reason": None}
+        what = f"touch {touch + 1} of {touches}" if touch < touches else EXHAUSTION[task["on_exhaustion"]]
+    else:
+        what = NEXT_ACTIONS[kind]
+    return {"what": what, "at": task["next_action_at"], "reason": task["next_action_reason"]}

@@ -15,6 +15,7 @@ from loopline.domain.inbound import InboundMessage, RejectedInput
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.proactive_run import ProactiveRun
 from loopline.domain.task import Task
+from loopline.domain.tenant import Tenant
 from loopline.domain.timeutil import format_time, parse_time
 from loopline.domain.wording import CLOSED_BECAUSE, NEXT_STEP, awaited_from_watch, when
 from loopline.projections import writes
@@ -65,6 +66,46 @@ DESCRIPTIONS: dict[type, Describe] = {
     Task.StallFlagged: lambda e: (
         f"flagged stalled: no activity for {e.idle_days} days", f"last activity {format_time(e.last_activity_at)}"
     ),
+    Task.OutreachPlanned: lambda e: (
+        f"outreach planned: cadence {e.cadence} (touches after {', '.join(map(str, e.intervals)) or 'no'} days, then "
+        f"{e.on_exhaustion}), budget {e.budget_messages} message(s), {e.budget_turns} turn(s)"
+        + (f", until {format_time(e.ends_at)}" if e.ends_at else ""),
+        "first message drafted at creation" if e.draft else None,
+    ),
+    Task.ContextMerged: lambda e: (
+        f"context merged from {e.source_ref}: {', '.join(sorted(e.context)) or 'nothing new'}",
+        "one active task per contact and type",
+    ),
+    Task.DecisionRequested: lambda e: (
+        f"decision asked: {e.point}" + (f" (touch {e.touch}, tone {e.tone})" if e.tone else "")
+        + (f", attempt {e.attempt}" if e.attempt > 1 else ""),
+        e.reason,
+    ),
+    Task.DecisionRecorded: lambda e: (
+        f"{e.point} decided: {e.decision} (confidence {e.confidence:.2f}; {e.adapter} adapter, model {e.model})",
+        f"{e.reasoning} [prompt {e.prompt_digest[:12]}, {e.input_tokens} in / {e.output_tokens} out tokens]",
+    ),
+    Task.DecisionFailed: lambda e: (
+        f"decision failed (attempt {e.attempt}); nothing sent; "
+        + (f"asked again at {format_time(e.retry_at)}" if e.retry_at else "the task goes to the owner"),
+        e.error,
+    ),
+    Task.NextTouchScheduled: lambda e: (f"cadence resumes: next touch at {format_time(e.next_touch_at)}", e.reason),
+    Task.TouchSent: lambda e: (
+        f"touch {e.touch} sent ({e.messages_used} message(s) used)"
+        + (f"; next touch at {format_time(e.next_touch_at)}" if e.next_touch_at else ""),
+        None,
+    ),
+    Task.SendDeferred: lambda e: (f"send deferred until {format_time(e.until)} ({e.rule})", e.reason),
+    Task.OutcomeSet: lambda e: (
+        f"outcome {e.code} ({e.kind}{', provisional' if e.provisional else ''})", e.reason,
+    ),
+    Task.WentDormant: lambda e: (f"went dormant; closes as unresponsive at {format_time(e.until)}", e.reason),
+    Tenant.Configured: lambda e: (
+        f"tenant configured: {', '.join(f'{k}={v!r}' for k, v in sorted(e.settings.items()) if k != 'profile')}"
+        + ("; profile " + ", ".join(sorted(e.settings["profile"])) if e.settings.get("profile") else ""),
+        None,
+    ),
     OpenLoop.Registered: lambda e: (
         f"waiting for {e.description or awaited_from_watch(e.channel, e.watch)} until {when(e.deadline)}; "
         f"then: {NEXT_STEP.get(e.if_unresolved, e.if_unresolved)}",
@@ -100,7 +141,9 @@ def _subject(event: Any) -> tuple[str | None, str | None, str]:
         return event.tenant, event.task_ref, f"{event.kind} {event.ref}"
     if isinstance(event, RejectedInput.Recorded):
         return None, None, f"input {event.source}:{event.position}"
-    if hasattr(event, "loop_ref"):
+    if isinstance(event, Tenant.Configured):
+        return event.tenant, None, f"tenant {event.tenant}"
+    if getattr(event, "loop_ref", None):  # a task's decision names the loop it answers, if any
         return event.tenant, event.task_ref, f"loop {event.loop_ref}"
     if hasattr(event, "task_ref"):
         return event.tenant, event.task_ref, f"task {event.task_ref}"

@@ -44,7 +44,10 @@ def test_flow_1_follow_up_reply_and_completion_through_the_cli(cli: Cli, tmp_pat
 
     folder = cli.json("tasks", "files", "task_abc")
     assert folder["root"] == "tasks/task_abc/"
-    assert [f["path"] for f in folder["files"]] == ["context.json", "log.md", "progress.md", "inbox/0001_g1.json"]
+    assert [f["path"] for f in folder["files"]] == [
+        "context.json", "conversation.md", "log.md", "progress.md", "inbox/0001_g1.json",
+    ]
+    assert [t["author"] for t in task["conversation"]] == ["agent", "agent", "contact"]  # email, follow-up, reply
     reply = json.loads(cli.json("tasks", "files", "task_abc", "inbox/0001_g1.json")["content"])
     assert reply["data"]["sender"] == "RAHUL@company.com"
     assert "Sent follow-up to rahul@company.com" in cli.json("tasks", "files", "task_abc", "progress.md")["content"]
@@ -87,7 +90,7 @@ def test_rebuild_gives_back_the_same_read_models(cli: Cli, tmp_path: Path) -> No
 
     before = read_models()
     rebuilt = cli.json("projections", "rebuild")
-    assert set(rebuilt["rebuilt"]) == {"tasks", "open_loops", "proactive_runs", "timeline", "task_memory"}
+    assert set(rebuilt["rebuilt"]) == {"tasks", "open_loops", "proactive_runs", "timeline", "task_memory", "tenants"}
     stored = stored_topics(cli)
     followed = {p.name: {get_topic(cls) for cls in p.handlers} for p in READ_MODELS}
     assert rebuilt["events_in_store"] == sum(stored.values())

@@ -42,7 +42,12 @@ def test_flow_one_leaves_progress_log_context_and_the_reply_in_the_inbox(system:
     assert context["primary_conversation_id"] == "conv_123"
 
     publish(system, RAHUL_REPLIES)
-    assert paths(system) == ["context.json", "log.md", "progress.md", "inbox/0001_gmail-evt-77.json"]
+    assert paths(system) == ["context.json", "conversation.md", "log.md", "progress.md", "inbox/0001_gmail-evt-77.json"]
+    assert read(system, "conversation.md") == (
+        "# Conversation — Schedule meeting with Rahul\n\n"
+        "## 2026-03-13T10:00:00Z · agent\n\nSubject: Meeting next week?\n\n"
+        "## 2026-03-17T09:12:00Z · contact\n\nThursday 3pm or Friday 2pm works.\n"
+    )
     reply = json.loads(read(system, "inbox/0001_gmail-evt-77.json"))
     assert reply["data"]["body"] == "Thursday 3pm or Friday 2pm works." and reply["resolved_loops"] == [FIRST_LOOP]
     assert json.loads(read(system, "context.json"))["active_loop_ids"] == []

@@ -3,6 +3,7 @@ from pathlib import Path
 import pytest
 
 from loopline.adapters.config import InvalidSetting, Settings
+from loopline.adapters.anthropic_model import AnthropicModel
 
 
 def test_loopline_toml_sets_keys_and_the_environment_wins(tmp_path: Path) -> None:
@@ -51,3 +52,25 @@ def test_an_unknown_key_in_loopline_toml_is_refused_with_the_valid_ones(tmp_path
 def test_kafka_partitions_must_be_a_positive_whole_number(tmp_path: Path) -> None:
     with pytest.raises(InvalidSetting, match="LOOPLINE_KAFKA_PARTITIONS='six'"):
         Settings.load({"LOOPLINE_KAFKA_PARTITIONS": "six"}, config_file=tmp_path / "absent.toml")
+
+
+def test_model_settings_default_to_a_current_claude_and_the_key_comes_from_the_environment_only(tmp_path: Path) -> None:
+    config = tmp_path / "loopline.toml"
+    config.write_text('LOOPLINE_MODEL = "claude-opus-5"\n')
+    claude = Settings.load({"ANTHROPIC_API_KEY": "sk-test", "LOOPLINE_MODEL_TIMEOUT": "20", "LOOPLINE_MODEL_RETRIES": "5"},
+                           config_file=config)
+    offline = Settings.load({}, config_file=tmp_path / "absent.toml")
+
+    chosen = AnthropicModel.from_settings(claude)
+    assert (chosen.name, chosen.model, chosen.timeout, chosen.max_retries) == ("anthropic", "claude-opus-5", 20.0, 5)
+    assert (offline.anthropic_api_key, offline.model, offline.model_timeout, offline.model_retries) == (
+        None, "claude-sonnet-5-5", 60.0, 3)
+    assert "sk-test" not in repr(claude)
+
+
+def test_model_settings_must_be_numbers(tmp_path: Path) -> None:
+    absent = tmp_path / "absent.toml"
+    with pytest.raises(InvalidSetting, match="LOOPLINE_MODEL_RETRIES='a few'"):
+        Settings.load({"LOOPLINE_MODEL_RETRIES": "a few"}, config_file=absent)
+    with pytest.raises(InvalidSetting, match="LOOPLINE_MODEL_TIMEOUT='-1'"):
+        Settings.load({"LOOPLINE_MODEL_TIMEOUT": "-1"}, config_file=absent)

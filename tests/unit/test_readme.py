@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from loopline.adapters.messages import parse_message
-from loopline.cli.reference import action_tables, message_tables
+from loopline.cli.reference import action_tables, cadence_table, message_tables, task_type_table, tenant_table
 from loopline.domain.matching import CHANNEL_BY_SIGNAL, channel_rule
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -38,6 +38,31 @@ def test_every_channel_has_an_example_and_each_signal_matches_its_watch() -> Non
 def test_readme_action_tables_are_the_contract_table() -> None:
     expected = action_tables()
     assert expected in README.read_text(encoding="utf-8"), f"put this in the README's action section:\n{expected}"
+
+
+def test_readme_task_type_table_is_the_registry() -> None:
+    """Both packs, every number: what `domain/task_types.py` holds is what the README says."""
+    expected = task_type_table()
+    assert expected in _section("### Task types"), f"put this in the README's Task types section:\n{expected}"
+    assert "`churn_risk` | gym |" in expected and "`meeting_scheduling` | assistant |" in expected
+
+
+def test_readme_cadence_table_is_the_registry() -> None:
+    expected = cadence_table()
+    assert expected in _section("### Cadences"), f"put this in the README's Cadences section:\n{expected}"
+
+
+def test_readme_tenant_settings_table_is_the_schema() -> None:
+    expected = tenant_table()
+    assert expected in _section("## Tenants"), f"put this in the README's Tenants section:\n{expected}"
+    assert "| `execution_mode` |" in expected and "`manual`" in expected
+
+
+def _section(heading: str) -> str:
+    """The README's text from a heading to the next heading of any level."""
+    text = README.read_text(encoding="utf-8")
+    assert f"\n{heading}\n" in text, f"README.md has no section {heading!r}"
+    return text.split(f"\n{heading}\n", 1)[1].split("\n#", 1)[0]
 
 
 def _table_rows(text: str) -> list[str]:

@@ -1,0 +1,74 @@
+"""What `loopline tasks show` and `loopline tenants` print for a task Loopline works, in both deployments:
+budgets used and left, the cadence position, the next action and its time, the outcome, the conversation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import command, signal
+from tests.e2e.cli import Cli
+
+GYM = "iron_temple"
+MAYA = "maya@example.com"
+CONFIGURE = command(
+    "gym-1", "tenant.configure", "2026-04-06T08:00:00Z", GYM, name="Iron Temple", execution_mode="limited_auto",
+    profile={"typical_greeting": "Hey", "sign_off": "See you on the floor, Sam"},
+)
+CREATE = command(
+    "gym-2", "task.create", "2026-04-06T09:00:00Z", GYM, task_id="churn-maya", title="Bring Maya back",
+    task_type="churn_risk", contact=MAYA, to_name="Maya", confidence=0.9,
+)
+REPLY = signal(
+    "mail-maya-1", "email.received", "2026-04-15T18:30:00Z", GYM, sender=MAYA,
+    body="Thanks Sam! I'll come to the Thursday evening class, see you then.",
+)
+
+
+def show(cli: Cli, now: str) -> dict:
+    return cli.json("tasks", "show", "churn-maya", "--tenant", GYM, "--now", now)
+
+
+def test_tasks_show_follows_budgets_cadence_next_action_and_outcome(cli: Cli, tmp_path: Path) -> None:
+    assert cli.publish(tmp_path, [CONFIGURE, CREATE], "start").returncode == 0
+    ready = show(cli, "2026-04-06T09:00:00Z")["outreach"]
+    assert ready["next_action"] == {"what": "touch 1 of 3", "at": "2026-04-06T09:00:00Z",
+                                    "reason": "ready: the next tick works it"}
+
+    assert cli("tick", "--now", "2026-04-06T09:05:00Z").returncode == 0
+    first = show(cli, "2026-04-07T09:05:00Z")["outreach"]
+    assert (first["cadence"], first["position"]) == ("standard", "touch 1 of 3")
+    assert first["budget"]["messages"] == {"budget": 3, "used": 1, "left": 2}
+    assert first["budget"]["turns"] == {"budget": 6, "used": 0, "left": 6}
+    assert first["budget"]["days"] == {"budget": 14, "used": 1, "left": 13, "ends_at": "2026-04-20T09:00:00Z"}
+    assert first["next_action"] == {"what": "touch 2 of 3", "at": "2026-04-09T09:05:00Z", "reason": None}
+    text = cli("tasks", "show", "churn-maya", "--now", "2026-04-07T09:05:00Z").stdout
+    assert "cadence: standard, touch 1 of 3" in text
+    assert "messages: 1 used, 2 left of 3" in text and "days: 1 used, 13 left of 14" in text
+    assert "next action: 2026-04-09T09:05:00Z: touch 2 of 3" in text
+
+    assert cli.publish(tmp_path, [REPLY], "reply").returncode == 0
+    closed = show(cli, "2026-04-16T00:00:00Z")
+    assert closed["status"] == "completed"
+    assert closed["outreach"]["outcome"] == {
+        "code": "verbal_commitment", "kind": "positive", "provisional": True, "label": "Verbal Commitment",
+    }
+    assert closed["outreach"]["budget"]["turns"]["used"] == 1 and closed["outreach"]["next_action"] is None
+    assert [turn["author"] for turn in closed["conversation"]] == ["system", "agent", "contact", "system"]
+    assert closed["conversation"][2]["text"] == REPLY["data"]["body"]
+    text = cli("tasks", "show", "churn-maya").stdout
+    assert "outcome: verbal_commitment — Verbal Commitment (positive, provisional)" in text
+    assert "I'll come to the Thursday evening class" in text
+
+
+def test_tenants_show_what_was_configured_and_the_defaults_for_the_rest(cli: Cli, tmp_path: Path) -> None:
+    assert cli.publish(tmp_path, [CONFIGURE], "configure").returncode == 0
+    shown = cli.json("tenants", "show", GYM)
+    assert shown["settings"]["execution_mode"] == "limited_auto" and shown["settings"]["member_weekly_limit"] == 3
+    assert shown["configured"] == ["execution_mode", "name", "profile"]
+    assert shown["settings"]["profile"] == {"typical_greeting": "Hey", "sign_off": "See you on the floor, Sam"}
+    text = cli("tenants", "show", GYM).stdout
+    assert "execution_mode: limited_auto\n" in text and "member_weekly_limit: 3  (default)" in text
+    assert [row["tenant"] for row in cli.json("tenants", "list")] == [GYM]
+
+    never = cli("tenants", "show", "nobody")
+    assert never.returncode == 0 and "was never configured" in never.stdout and "execution_mode: manual  (default)" in never.stdout
