@@ -42,7 +42,7 @@ from loopline.processors.outreach import (
     send_message,
 )
 from loopline.processors.ports import Decision, DecisionModel, DecisionRequest, Draft, ModelUnavailable
-from loopline.processors.prompts import build_request
+from loopline.processors.prompts import request_for
 from loopline.processors.steps import Fault, apply_steps
 
 TOPICS = [get_topic(Task.DecisionRequested)]
@@ -141,7 +141,7 @@ class Agent:
             if task is None or pending is None:
                 continue  # decided, failed for good, asked again since, or the task closed
             history = list(self.app.events.get(task.id, lte=task.version))
-            request = self._request(reader, task, history, event)
+            request = request_for(reader, task, event, history, event.timestamp)
             found[key] = Pending(
                 task_id=task.id, task_ref=task.ref, tenant=task.tenant, request_ref=event.request_ref,
                 attempt=event.attempt, point=event.point, purpose=event.purpose, touch=event.touch,
@@ -149,23 +149,6 @@ class Agent:
                 request=request,
             )
         return list(found.values())
-
-    @staticmethod
-    def _request(reader: UnitOfWork, task: Task, history: list[Any], event: Any) -> DecisionRequest:
-        """The request as the model gets it: a reply's text, a follow-up's contact (its loop's), the touch's tone."""
-        reply_text = contact = contact_name = None
-        if event.point == "evaluate_reply":
-            signal = next((e for e in history if isinstance(e, Task.SignalReceived) and e.signal_ref == event.request_ref),
-                          None)
-            reply_text = str(signal.data.get("body") or signal.data.get("subject") or "") if signal else ""
-        if event.purpose == "followup":
-            loop = reader.get(ids.loop_id(task.tenant, str(event.loop_ref)), OpenLoop)
-            if loop is not None:
-                contact, contact_name = loop.watch.get("sender"), loop.contact_name
-        return build_request(
-            reader, task, event.point, purpose=event.purpose, now=event.timestamp, touch=event.touch, tone=event.tone,
-            reply_text=reply_text, contact=contact, contact_name=contact_name, events=history,
-        )
 
     def _decide(self, request: DecisionRequest) -> Answer:
         """Runs in the pool, outside any transaction: a failure is an answer too, so nothing crashes."""
