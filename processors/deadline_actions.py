@@ -168,7 +168,9 @@ def _wake_task(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, no
 
 def _next_touch(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, now: datetime) -> str:
     """An acting task's reply loop passed its deadline: the cadence's next step (a touch, or closing)."""
-    return step_task(uow, task, now) or "nothing more to do yet"
+    done = step_task(uow, task, now)
+    # The deadline's line already names the task: say only what the step did.
+    return done.removeprefix(f"'{task.title}': ") if done else "nothing more to do yet"
 
 
 ACTIONS: dict[str, Callable[[UnitOfWork, OpenLoop, Task, Drafter, datetime], str]] = {

@@ -23,9 +23,9 @@ def at(days: float, minutes: int = 0) -> str:
     return format_time(DAY0 + timedelta(days=days, minutes=minutes))
 
 
-def configure(system: System) -> None:
+def configure(system: System, **settings: Any) -> None:
     publish(system, command("cfg", "tenant.configure", at(0), GYM, execution_mode="limited_auto",
-                            profile={"display_name": "Iron Temple", "sign_off": "Coach Dana"}))
+                            profile={"display_name": "Iron Temple", "sign_off": "Coach Dana"}, **settings))
 
 
 def create(system: System, task_id: str, *, task_type: str = "churn_risk", contact: str = SAM,
@@ -66,7 +66,10 @@ def test_churn_risk_follows_the_standard_cadence_and_ends_unresponsive_after_thr
     create(system, "confident")
     create(system, "unsure", contact="jo@example.com", confidence=0.5)
     home = system.settings.home
-    for day in range(17):
+    for day in range(14):
+        tick(system, at(day, 60))
+    assert task(system, "unsure").status == "pending_review"  # below churn_risk's 0.75: it waits for the owner
+    for day in range(14, 17):
         tick(system, at(day, 60))
 
     assert [m["details"]["touch"] for m in emails_to(home)] == [1, 2, 3]
@@ -75,7 +78,7 @@ def test_churn_risk_follows_the_standard_cadence_and_ends_unresponsive_after_thr
     assert all("Sam" in m["details"]["body"] and "Coach Dana" in m["details"]["body"] for m in emails_to(home))
     worked = task(system, "confident")
     assert (worked.status, worked.outcome, worked.messages_used) == ("cancelled", "unresponsive", 3)
-    assert task(system, "unsure").status == "pending_review"
+    assert task(system, "unsure").status == "expired"  # never approved: it expired unworked
     assert emails_to(home, "jo@example.com") == []
 
 
@@ -163,3 +166,22 @@ def test_a_reply_to_a_cancelled_task_tells_the_owner_and_reopens_nothing(system:
     assert len(late) == 1 and "travelling" in late[0]["text"] and "Nothing was reopened" in late[0]["text"]
     assert task(system, "t1").status == "cancelled"
     assert len(emails_to(system.settings.home)) == 3
+
+
+def test_a_tick_steps_at_most_twenty_tasks_of_a_tenant_critical_first_and_the_rest_at_the_next(
+        system: System) -> None:
+    configure(system, daily_send_limit=100)
+    draft = {"subject": "We miss you", "body": "Hi, how are things?"}
+    low = [f"low{i}" for i in range(20)]
+    critical = [f"critical{i}" for i in range(5)]
+    for ref in low:
+        create(system, ref, contact=f"{ref}@example.com", draft=draft, priority="low")
+    for ref in critical:
+        create(system, ref, contact=f"{ref}@example.com", draft=draft, priority="critical")
+
+    tick(system, at(0, 1))
+    first = {m["to"].split("@")[0] for m in outbox(system.settings.home) if m.get("kind") == "send_email"}
+    assert len(first) == 20 and set(critical) <= first
+    tick(system, at(0, 3))
+    sent = [m["to"] for m in outbox(system.settings.home) if m.get("kind") == "send_email"]
+    assert len(sent) == 25 and len(set(sent)) == 25
