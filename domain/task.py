@@ -302,9 +302,11 @@ class Task(LooplineAggregate):
 
         next_touch_at: datetime
         reason: str
+        status: str
 
         def apply(self, task: Task) -> None:
             task.next_touch_at = self.next_touch_at
+            task._moved(self.status, self.timestamp)
 
     class OutcomeSet(TaskEvent):
         """The outcome code a closing task ends with, from its type's spectrum (seed 002 §5.3)."""
@@ -629,8 +631,10 @@ class Task(LooplineAggregate):
         self.trigger_event(self.SendDeferred, timestamp=now, rule=rule, reason=reason, until=until, draft=dict(draft))
 
     def schedule_next_touch(self, at: datetime, *, reason: str, now: datetime) -> None:
+        """Waits for the contact again (a loop on their reply is opened with it) until the cadence's next touch."""
         self.check_open()
-        self.trigger_event(self.NextTouchScheduled, timestamp=now, next_touch_at=at, reason=reason)
+        status = self._target(TaskStatus.WAITING) if self.status is TaskStatus.EXECUTING else self.status
+        self.trigger_event(self.NextTouchScheduled, timestamp=now, next_touch_at=at, reason=reason, status=status)
 
     def set_outcome(self, *, code: str, kind: str, provisional: bool, reason: str, now: datetime) -> None:
         self.check_open()

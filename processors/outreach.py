@@ -10,11 +10,9 @@ from loopline.domain.expectations import NEXT_TOUCH
 from loopline.domain.outreach import (
     Close,
     Escalate,
-    EvaluationAction,
     GoDormant,
     Plan,
     Progress,
-    SendReply,
     SendTouch,
     StepAction,
     Wait,
@@ -36,6 +34,9 @@ NO_END_WAIT = timedelta(days=30)
 """How long a reply loop waits when the task has neither a next touch nor a budget end."""
 DEFERRED_NEVER = timedelta(days=1)
 """A limit that never frees up (a deferral without `until`) is looked at again the next day."""
+AFTER_REPLY = timedelta(microseconds=1)
+"""A loop opened in answer to a reply waits for the next one: it is registered just after the reply, which the
+match index keeps and would otherwise resolve it at once (a kept signal resolves loops not newer than it)."""
 
 
 def plan_of(task: Task) -> Plan:
@@ -69,8 +70,9 @@ def step_task(uow: UnitOfWork, task: Task, now: datetime) -> str | None:
     return act(uow, task, next_step(plan_of(task), progress_of(task), now), now)
 
 
-def act(uow: UnitOfWork, task: Task, action: StepAction | EvaluationAction, now: datetime) -> str | None:
-    """Applies one action of the rules; says what it did, for the tick's lines and the audit."""
+def act(uow: UnitOfWork, task: Task, action: StepAction | WaitForContact, now: datetime) -> str | None:
+    """Applies one action of the rules (a reply is sent by the decision that wrote it, `processors/agent.py`);
+    says what it did, for the tick's lines and the audit."""
     if isinstance(action, Wait):
         return None
     if isinstance(action, SendTouch):
@@ -81,12 +83,9 @@ def act(uow: UnitOfWork, task: Task, action: StepAction | EvaluationAction, now:
         return escalate(uow, task, action, now)
     if isinstance(action, GoDormant):
         return go_dormant(uow, task, action, now)
-    if isinstance(action, WaitForContact):
-        task.schedule_next_touch(action.next_touch_at, reason=action.reason, now=now)
-        open_reply_loop(uow, task, deadline=action.next_touch_at, now=now)
-        return f"'{task.title}': waiting for {task.contact} until {when(action.next_touch_at)}"
-    assert isinstance(action, SendReply), action
-    raise AssertionError("a reply is sent by the decision that wrote it (processors/agent.py)")
+    task.schedule_next_touch(action.next_touch_at, reason=action.reason, now=now)
+    open_reply_loop(uow, task, deadline=action.next_touch_at, now=now + AFTER_REPLY)
+    return f"'{task.title}': waiting for {task.contact} until {when(action.next_touch_at)}"
 
 
 def send_touch(uow: UnitOfWork, task: Task, action: SendTouch, now: datetime) -> str:
@@ -131,7 +130,8 @@ def send_message(uow: UnitOfWork, task: Task, *, draft: dict[str, Any], touch: i
     next_touch_at = None if reply else plan.after_touch(touch, now)
     task.touch_sent(touch=touch, next_touch_at=next_touch_at, now=now)
     deadline = min(d for d in (next_touch_at, plan.ends_at) if d is not None) if (next_touch_at or plan.ends_at) else None
-    open_reply_loop(uow, task, deadline=deadline or now + NO_END_WAIT, now=now, subject=details["subject"])
+    open_reply_loop(uow, task, deadline=deadline or now + NO_END_WAIT, now=now + AFTER_REPLY if reply else now,
+                    subject=details["subject"])
     what = "a reply" if reply else f"touch {touch} of {max(len(plan.intervals), 1)}"
     return f"'{task.title}': sent {what} to {task.contact}"
 

@@ -112,6 +112,10 @@ def test_a_reply_stops_the_cadence_and_is_evaluated(system: System) -> None:
     assert [(d.point, d.decision, d.adapter) for d in decided] == [
         ("draft_message", "draft", "offline"), ("evaluate_reply", "reply", "offline")]
 
+    reply(system, "sam-2", 13.5, "See you Thursday!")  # the conversation goes on: this reply is evaluated too
+    closed = task(system, "t1")
+    assert (closed.status, closed.outcome, closed.turns_used) == ("completed", "verbal_commitment", 2)
+
 
 def test_a_committed_reply_closes_the_task_with_an_outcome_of_its_type(system: System) -> None:
     configure(system)
@@ -185,3 +189,17 @@ def test_a_tick_steps_at_most_twenty_tasks_of_a_tenant_critical_first_and_the_re
     tick(system, at(0, 3))
     sent = [m["to"] for m in outbox(system.settings.home) if m.get("kind") == "send_email"]
     assert len(sent) == 25 and len(set(sent)) == 25
+
+
+def test_a_reply_that_says_wait_resumes_the_cadence_after_the_wait(system: System) -> None:
+    configure(system)
+    create(system, "t1")
+    tick(system, at(0, 60))
+    reply(system, "sam-1", 1, "Maybe, I am busy this week")  # the offline policy waits 3 days
+
+    waiting = task(system, "t1")
+    assert waiting.status == "waiting" and waiting.next_touch_at == DAY0 + timedelta(days=4)
+    tick(system, at(3, 60))
+    assert len(emails_to(system.settings.home)) == 1
+    tick(system, at(4, 60))
+    assert [m["details"]["touch"] for m in emails_to(system.settings.home)] == [1, 2]
