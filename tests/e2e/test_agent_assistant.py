@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
+from email.message import EmailMessage
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,11 @@ def cli_environ(request: pytest.FixtureRequest, smtp: SmtpSink) -> dict[str, str
 def messages_api() -> Iterator[MessagesApi]:
     with MessagesApi(default_inputs={**DEFAULT_INPUTS, "draft_message": MODEL_FOLLOWUP}) as api:
         yield api
+
+
+def body(email: EmailMessage) -> str:
+    """The text as written: SMTP carries lines ending in CRLF."""
+    return email.get_content().replace("\r\n", "\n").strip()
 
 
 def eventually(found: Callable[[], Any], timeout: float = 60.0) -> Any:
@@ -94,7 +100,7 @@ def test_an_overdue_email_gets_the_follow_up_the_model_wrote(
 ) -> None:
     email = run_flow_past_the_deadline(cli, tmp_path, smtp)
 
-    assert email.get_content().strip() == MODEL_FOLLOWUP["body"]
+    assert body(email) == MODEL_FOLLOWUP["body"]
     assert messages_api.forced_tools() == ["draft_message"]
     trail = cli("audit", "task_abc").stdout
     assert MODEL in trail and "0.82" in trail and MODEL_FOLLOWUP["reasoning"] in trail

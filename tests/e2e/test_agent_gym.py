@@ -92,6 +92,11 @@ def outbox(cli: Cli) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
 
+def body(email: EmailMessage) -> str:
+    """The text as written: SMTP carries lines ending in CRLF."""
+    return email.get_content().replace("\r\n", "\n").strip()
+
+
 def eventually(found: Callable[[], Any], timeout: float = 60.0) -> Any:
     """At scale the leader decides and delivers after the command returns: wait for it."""
     deadline = time.monotonic() + timeout
@@ -160,7 +165,7 @@ def test_what_the_model_writes_is_what_is_emailed_and_the_audit_shows_its_decisi
 
     [email] = wait_for_emails(smtp, 1)
     assert email["Subject"] == MODEL_DRAFT["subject"]
-    assert email.get_content().strip() == MODEL_DRAFT["body"]
+    assert body(email) == MODEL_DRAFT["body"]
     assert messages_api.forced_tools() == ["draft_message"]
     trail = cli("audit", "t-bob", "--tenant", GYM).stdout
     assert MODEL in trail and "0.87" in trail and MODEL_DRAFT["reasoning"] in trail
