@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 Priority = Literal["critical", "high", "medium", "low"]
-PRIORITY_ORDER: dict[str, int] = {"critical": 0, "high": 1, "medium": 2, "low": 3}
+PRIORITY_ORDER: dict[str, int] = {"critical": 0, "high": 1, "medium": 2, "med": 2, "low": 3}
+"""Lower runs first; `med` is task.create's accepted short form of `medium`."""
 
 OnExhaustion = Literal["cancel", "escalate", "dormant"]
 OutcomeKind = Literal["positive", "neutral", "negative"]

@@ -78,9 +78,9 @@ def create_task(uow: UnitOfWork, msg: Message, cmd: CreateTask) -> str:
         active = _open_task(uow, tenant, index.tasks.get(cmd.task_type) if index else None)
         if active is not None:
             active.merge_context(context, source_ref=cmd.task_id, now=msg.at)
-            # A notice: the sender's task id names no task, so what it sends for that id next is refused.
-            return Notice(f"merged into active task {active.ref}: {cmd.contact} already has an open {cmd.task_type} task, "
-                    f"so task {cmd.task_id} was not created and its context was added to {active.ref}")
+            # A notice, not a plain reply: the sender's task id names no task, so its next command for it is refused.
+            return Notice(f"merged into active task {active.ref}: {cmd.contact} already has an open {cmd.task_type} "
+                          f"task, so task {cmd.task_id} was not created and its context was added to {active.ref}")
     elif cmd.draft is not None or cmd.to_name is not None:
         # Nothing sends for a follow-through task: the agent finds what it gave in context.json.
         context.update({"draft": {"subject": cmd.draft.subject, "body": cmd.draft.body}} if cmd.draft else {})
@@ -94,11 +94,12 @@ def create_task(uow: UnitOfWork, msg: Message, cmd: CreateTask) -> str:
         Task.create(
             id=task_uuid, now=msg.at, tenant=tenant, ref=cmd.task_id, title=cmd.title,
             description=cmd.description or "", task_type=kind.name, status=status, expires_at=expires_at,
-            priority=cmd.priority, contact=cmd.contact, confidence=cmd.confidence, context=context, reason=reason,
+            # A task Loopline works runs in priority order: absent, its type's (seed 002 §6.1).
+            priority=cmd.priority or (kind.priority if acting else None), contact=cmd.contact,
+            confidence=cmd.confidence, context=context, reason=reason,
         )
     )
     if acting:
-        assert cmd.contact is not None and cmd.task_type is not None
         _plan_outreach(task, kind, cmd, ends_at=expires_at, now=msg.at)
         if index is None:
             index = uow.add(ContactIndex.create(id=ids.contact_index_id(tenant, cmd.contact), tenant=tenant,

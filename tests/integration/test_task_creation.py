@@ -66,6 +66,7 @@ def test_limited_auto_lets_a_confident_task_through_and_plans_its_outreach(gym: 
         "draft": draft, "contact_name": "Sam",
     }
     assert ready.outreach["ends_at"] == ready.expires_at
+    assert (ready.priority, review.priority) == ("high", "high")  # the type's, as none was given
     events = [type(e).__name__ for e in gym.app.events.get(ready.id)]
     assert events[:2] == ["Created", "OutreachPlanned"]
     assert readied == ["t1"]  # the hook runs once, for the task that became ready
@@ -118,5 +119,5 @@ def test_follow_through_tasks_keep_todays_behaviour(gym: System) -> None:
     ).rejected == []
     assert [task(gym, ref).status for ref in ("f1", "f2", "f3")] == ["executing", "pending_review", "executing"]
     assert task(gym, "f1").context == {"draft": {"subject": "Hi", "body": "Lunch?"}, "to_name": "Sam"}
-    assert all(task(gym, ref).outreach is None for ref in ("f1", "f2", "f3"))
+    assert all(task(gym, ref).outreach is None and task(gym, ref).priority is None for ref in ("f1", "f2", "f3"))
     assert not list(gym.app.events.get(ids.contact_index_id(GYM, SAM)))

@@ -36,7 +36,8 @@ task = st.sampled_from(TASKS)
 hours = st.integers(1, 60)
 operations = st.lists(
     st.one_of(
-        st.tuples(st.just("task.create"), task, st.booleans(), st.integers(1, 4)),
+        st.tuples(st.just("task.create"), task, st.booleans(), st.integers(1, 4), st.sampled_from([None, *CONTACTS])),
+        st.tuples(st.just("tenant.configure"), st.sampled_from(["manual", "limited_auto", "auto"])),
         st.tuples(st.just("action.record"), task, st.sampled_from(CONTACTS), st.sampled_from(IF_UNRESOLVED), hours),
         st.tuples(st.just("loop.register"), task, st.sampled_from(CONTACTS), st.sampled_from(IF_UNRESOLVED), hours),
         st.tuples(st.just("loop.resolve"), st.integers(0, 20)),
@@ -51,7 +52,7 @@ operations = st.lists(
     min_size=5, max_size=30,
 )
 COVERED = {"task.create", "action.record", "loop.register", "loop.resolve", "task.update", "task.complete", "task.cancel",
-           "task.approve", "task.reject", "task.guidance", "run.schedule", "task.wake", "workflow.output"}
+           "task.approve", "task.reject", "task.guidance", "run.schedule", "task.wake", "workflow.output", "tenant.configure"}
 
 
 def test_the_operations_cover_every_command_type() -> None:
@@ -64,8 +65,11 @@ def message(n: int, op: tuple, at: datetime) -> dict:
     later = lambda h: format_time(at + timedelta(hours=h))  # noqa: E731
     cmd = lambda **data: {**command(ref, kind, stamp), "data": data}  # noqa: E731 - data may hold its own `at`
     if kind == "task.create":
-        name, review, days = args
-        return cmd(task_id=name, title=name, expires_in_days=days, **({"confidence": 0.1} if review else {}))
+        name, review, days, contact = args
+        acting = {"task_type": "churn_risk", "contact": contact} if contact else {}  # Loopline works it
+        return cmd(task_id=name, title=name, expires_in_days=days, **({"confidence": 0.1} if review else {}), **acting)
+    if kind == "tenant.configure":
+        return cmd(execution_mode=args[0])
     if kind == "action.record":
         name, contact, if_unresolved, h = args
         return cmd(task_id=name, action="send_email", to=contact, deadline=later(h), if_unresolved=if_unresolved)
