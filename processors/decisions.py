@@ -72,7 +72,8 @@ _TYPES: dict[str, tuple[type, ...]] = {"string": (str,), "number": (int, float),
 def _check(name: str, value: Any, schema: dict[str, Any]) -> None:
     expected = schema["type"]
     if isinstance(value, bool) or not isinstance(value, _TYPES[expected]):
-        raise InvalidToolInput(f"{name} must be a {expected}, not {type(value).__name__} {value!r:.80}")
+        article = "an" if expected[0] in "aeiou" else "a"
+        raise InvalidToolInput(f"{name} must be {article} {expected}, not {type(value).__name__} {value!r:.80}")
     if "enum" in schema and value not in schema["enum"]:
         raise InvalidToolInput(f"{name} {value!r:.80} is not one of {', '.join(schema['enum'])}")
     if "minLength" in schema and len(value.strip()) < schema["minLength"]:

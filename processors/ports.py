@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from loopline.domain.conversation import Turn
-
-if TYPE_CHECKING:
-    from loopline.domain.tenant import TenantSettings
+from loopline.domain.tenant import TenantSettings
 
 
 class Clock(Protocol):

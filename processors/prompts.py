@@ -24,6 +24,7 @@ from eventsourcing.application import AggregateNotFoundError
 
 from loopline.domain import ids
 from loopline.domain.contact_index import ContactIndex
+from loopline.domain.open_loop import OpenLoop
 from loopline.domain.conversation import Turn, conversation_of
 from loopline.domain.task import Task
 from loopline.domain.task_types import TaskType, resolve_task_type
@@ -285,10 +286,31 @@ def build_request(
 
 
 def pending_request(events: Sequence[Any]) -> Any | None:
-    """The task's last `Task.DecisionRequested` that no `Task.DecisionRecorded` answered yet, or None."""
-    decided = {e.request_ref for e in events if type(e).__qualname__ == "Task.DecisionRecorded"}
-    requested = [e for e in events if type(e).__qualname__ == "Task.DecisionRequested" and e.request_ref not in decided]
-    return requested[-1] if requested else None
+    """The task's last `Task.DecisionRequested` still waiting for its decision (none recorded, and not
+    given up on after a failure), or None."""
+    done = {e.request_ref for e in events if type(e).__qualname__ == "Task.DecisionRecorded"} | {
+        e.request_ref for e in events if type(e).__qualname__ == "Task.DecisionFailed" and e.retry_at is None}
+    waiting = [e for e in events if type(e).__qualname__ == "Task.DecisionRequested" and e.request_ref not in done]
+    return waiting[-1] if waiting else None
+
+
+def request_for(source: Loopline | UnitOfWork, task: Task, requested: Any, events: Sequence[Any], now: datetime) -> DecisionRequest:
+    """The request a `Task.DecisionRequested` asks for: a reply's text from its signal, a follow-up's
+    contact from its loop, a touch's number and tone."""
+    app = _app(source)
+    reply_text = contact = contact_name = None
+    if requested.point == "evaluate_reply":
+        signal = next((e for e in events if type(e).__qualname__ == "Task.SignalReceived"
+                       and e.signal_ref == requested.request_ref), None)
+        reply_text = str(signal.data.get("body") or signal.data.get("subject") or "") if signal else ""
+    if requested.purpose == "followup" and requested.loop_ref:
+        loop = _get(app, ids.loop_id(task.tenant, requested.loop_ref))
+        if isinstance(loop, OpenLoop):
+            contact, contact_name = loop.watch.get("sender"), loop.contact_name
+    return build_request(
+        app, task, requested.point, purpose=requested.purpose, now=now, touch=requested.touch, tone=requested.tone,
+        reply_text=reply_text, contact=contact, contact_name=contact_name, events=events,
+    )
 
 
 def next_request(source: Loopline | UnitOfWork, task: Task, now: datetime) -> DecisionRequest:
@@ -297,16 +319,7 @@ def next_request(source: Loopline | UnitOfWork, task: Task, now: datetime) -> De
     events = task_events(source, task)
     pending = pending_request(events)
     if pending is not None:
-        point = pending.point
-        reply_text = None
-        if point == "evaluate_reply":
-            signal = next((e for e in events if getattr(e, "signal_ref", None) == pending.request_ref), None)
-            reply_text = str(signal.data.get("body") or signal.data.get("subject") or "") if signal else None
-        return build_request(
-            source, task, point, purpose=getattr(pending, "purpose", None) or ("reply" if reply_text else "touch"),
-            now=now, touch=getattr(pending, "touch", None), tone=getattr(pending, "tone", None),
-            reply_text=reply_text, events=events,
-        )
+        return request_for(source, task, pending, events, now)
     if task.outreach is None:
         return build_request(source, task, "draft_message", purpose="followup", now=now, events=events)
     touch = task.touch + 1

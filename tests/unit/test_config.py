@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from loopline.adapters.config import InvalidSetting, Settings
-from loopline.adapters.models import decision_model
+from loopline.adapters.anthropic_model import AnthropicModel
 
 
 def test_loopline_toml_sets_keys_and_the_environment_wins(tmp_path: Path) -> None:
@@ -54,16 +54,17 @@ def test_kafka_partitions_must_be_a_positive_whole_number(tmp_path: Path) -> Non
         Settings.load({"LOOPLINE_KAFKA_PARTITIONS": "six"}, config_file=tmp_path / "absent.toml")
 
 
-def test_the_model_is_claude_with_a_key_and_the_offline_policy_without(tmp_path: Path) -> None:
-    absent = tmp_path / "absent.toml"
-    offline = Settings.load({}, config_file=absent)
-    claude = Settings.load({"ANTHROPIC_API_KEY": "sk-test", "LOOPLINE_MODEL": "claude-opus-5", "LOOPLINE_MODEL_TIMEOUT": "20",
-                            "LOOPLINE_MODEL_RETRIES": "5"}, config_file=absent)
+def test_model_settings_default_to_a_current_claude_and_the_key_comes_from_the_environment_only(tmp_path: Path) -> None:
+    config = tmp_path / "loopline.toml"
+    config.write_text('LOOPLINE_MODEL = "claude-opus-5"\n')
+    claude = Settings.load({"ANTHROPIC_API_KEY": "sk-test", "LOOPLINE_MODEL_TIMEOUT": "20", "LOOPLINE_MODEL_RETRIES": "5"},
+                           config_file=config)
+    offline = Settings.load({}, config_file=tmp_path / "absent.toml")
 
-    assert (decision_model(offline).name, decision_model(offline).model) == ("offline", "offline-policy-v1")
-    chosen = decision_model(claude)
+    chosen = AnthropicModel.from_settings(claude)
     assert (chosen.name, chosen.model, chosen.timeout, chosen.max_retries) == ("anthropic", "claude-opus-5", 20.0, 5)
-    assert (offline.model, offline.model_timeout, offline.model_retries) == ("claude-sonnet-5-5", 60.0, 3)
+    assert (offline.anthropic_api_key, offline.model, offline.model_timeout, offline.model_retries) == (
+        None, "claude-sonnet-5-5", 60.0, 3)
     assert "sk-test" not in repr(claude)
 
 

@@ -47,7 +47,7 @@ def test_both_tools_are_object_schemas_named_after_their_decision_point() -> Non
     ({"decision": "shrug", "confidence": 0.5, "reasoning": "r"}, "evaluate_reply.decision 'shrug' is not one of"),
     ({"decision": "wait", "confidence": "high", "reasoning": "r"}, "evaluate_reply.confidence must be a number"),
     ({"decision": "wait", "confidence": True, "reasoning": "r"}, "evaluate_reply.confidence must be a number"),
-    ({"decision": "wait", "wait_days": 2.5, "confidence": 0.5, "reasoning": "r"}, "wait_days must be a integer"),
+    ({"decision": "wait", "wait_days": 2.5, "confidence": 0.5, "reasoning": "r"}, "wait_days must be an integer"),
     ({"decision": "reply", "confidence": 0.5, "reasoning": "r"}, "reply_body is missing"),
     ({"decision": "wait", "confidence": 0.5, "reasoning": " "}, "evaluate_reply.reasoning is empty"),
     ({"decision": "wait", "confidence": 0.5, "reasoning": "r", "mood": "x"}, "unknown field(s) mood"),

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
 from loopline.domain.conversation import Turn
 from loopline.domain.task_types import TASK_TYPES
 from loopline.domain.tenant import TenantSettings
-from loopline.processors.prompts import Situation, compose_prompt
+from loopline.processors.prompts import Situation, compose_prompt, pending_request
 
 SETTINGS = TenantSettings.from_dict({"name": "renegade", "profile": {
     "display_name": "CrossFit Renegade", "gym_type": "crossfit_box", "owner_first_name": "Mike", "vibe": "casual_friendly",
@@ -78,3 +78,25 @@ def test_a_follow_through_task_without_budgets_leaves_the_budget_out() -> None:
     user = prompt.messages[0]["content"]
     assert "BUDGET" not in user
     assert "has not replied to the last email above" in user
+
+
+class Task:  # stand-ins named like the decision processor's events: the prompts read them by name
+    @dataclass
+    class DecisionRequested:
+        request_ref: str
+
+    @dataclass
+    class DecisionRecorded:
+        request_ref: str
+
+    @dataclass
+    class DecisionFailed:
+        request_ref: str
+        retry_at: datetime | None
+
+
+def test_the_pending_request_is_the_last_one_neither_decided_nor_given_up() -> None:
+    asked = [Task.DecisionRequested(ref) for ref in ("r1", "r2", "r3")]
+    assert pending_request([asked[0], Task.DecisionRecorded("r1")]) is None
+    assert pending_request([*asked[:2], Task.DecisionRecorded("r1"), Task.DecisionFailed("r2", AT)]) is asked[1]
+    assert pending_request([*asked, Task.DecisionFailed("r3", None)]) is asked[1]
