@@ -47,7 +47,8 @@ class DrainReport:
     delivered: int = 0
     relayed: int = 0
     projected: int = 0
-    decided: int = 0
+    decisions: list[str] = field(default_factory=list)
+    """What the agent's decisions did, in words (a tick prints them after its own lines)."""
 
     @property
     def rejected(self) -> list[MessageOutcome]:
@@ -118,9 +119,9 @@ class System:
                 if outcomes:
                     continue
                 report.projected += self.projections.catch_up()  # first: it is what the next query reads
-                decided = self.agent.run_once() if decide and self.agent else 0
-                report.decided += decided
-                if decided:
+                answered = self.agent.run_once() if decide and self.agent else None
+                if answered and answered.read:
+                    report.decisions += answered.done
                     continue  # its sends and owner notices are delivered in the same drain
                 leads = self.leader.try_lead()  # before each batch: a lost lock stops relaying and delivering at once
                 delivered = self.delivery.run_once() if leads and deliver else 0  # never waits on the broker
@@ -171,7 +172,7 @@ class System:
         with self.leader.writing():
             with self.leader.scheduling():
                 report = self.maintenance.tick(now, progress)
-            self.drain()
+            report.actions += self.drain().decisions
         return report
 
     def rebuild(self, names: Sequence[str] = (), progress: Callable[[int], None] | None = None) -> RebuildReport:

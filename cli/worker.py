@@ -263,7 +263,10 @@ def decide_while_leading(system: System, holds_lead: threading.Event, stopping: 
             holds_lead.wait(interval)
             continue
         try:
-            if system.agent.run_once():
+            answered = system.agent.run_once()
+            for done in answered.done:
+                out.print(done, highlight=False)
+            if answered.read:
                 continue
         except Exception as error:  # noqa: BLE001 - the next pass retries; the agent's steps park what is poison
             event("agent.failed", logging.ERROR, error=f"{type(error).__name__}: {error}")

@@ -682,9 +682,9 @@ class Task(LooplineAggregate):
 
     def check_stalled(self, *, after_days: int, now: datetime) -> bool:
         """Flags the task when it has had no activity for `after_days` and waits for nothing: no open
-        loop (whose deadline will act) and no pending wake-up. Once, until activity clears it."""
-        if self.is_closed or self.stalled_since is not None or self.open_loops or self.wakeups:
-            return False
+        loop (whose deadline will act), no pending wake-up and no decision asked of the model. Once, until activity clears it."""
+        if self.is_closed or self.stalled_since is not None or self.open_loops or self.wakeups or self.pending_decisions:
+            return False  # waiting on a loop, a wake-up or the model is not idle
         if self.status in (TaskStatus.ESCALATED, TaskStatus.PENDING_REVIEW):
             return False  # already waiting on the owner
         idle = now - self.last_activity_at

@@ -42,7 +42,7 @@ from loopline.processors.outreach import (
     send_message,
 )
 from loopline.processors.ports import Decision, DecisionModel, DecisionRequest, Draft, ModelUnavailable
-from loopline.processors.prompts import build_request
+from loopline.processors.prompts import request_for
 from loopline.processors.steps import Fault, apply_steps
 
 TOPICS = [get_topic(Task.DecisionRequested)]
@@ -84,6 +84,14 @@ Answer = Decision | str
 """The model's decision, or why there is none."""
 
 
+@dataclass(frozen=True)
+class AgentPass:
+    """One pass: how many requests it read (0: none was waiting) and what its decisions did, in words."""
+
+    read: int
+    done: list[str]
+
+
 class Agent:
     name = "agent"
 
@@ -96,25 +104,26 @@ class Agent:
         self.before_record = before_record
         """Test-only: runs between the model's answer and its record (a crash or a rival process there)."""
 
-    def run_once(self) -> int:
-        """Answers the next batch of requests; returns how many requests it read (0: none waiting)."""
+    def run_once(self) -> AgentPass:
+        """Answers the next batch of requests."""
         previous = self.app.position(self.name)
         notifications = self.app.process_recorder.select_notifications(
             start=previous + 1, limit=self.batch_size, topics=TOPICS
         )
         if not notifications:
-            return 0
+            return AgentPass(0, [])
         pending = self._pending([self.app.mapper.to_domain_event(n) for n in notifications])
         answers = list(self.pool.map(self._decide, [p.request for p in pending]))
+        done = []
         for item, answer in zip(pending, answers, strict=True):
             if self.before_record is not None:
                 self.before_record(item)
-            self._record(item, answer)
+            done += self._record(item, answer)
         try:
             UnitOfWork(self.app).commit(Position(self.name, notifications[-1].id, previous=previous))
         except IntegrityError:
             pass  # another agent moved the position first; every request it read is answered once either way
-        return len(notifications)
+        return AgentPass(len(notifications), done)
 
     def close(self) -> None:
         self.pool.shutdown(wait=True)
@@ -132,7 +141,7 @@ class Agent:
             if task is None or pending is None:
                 continue  # decided, failed for good, asked again since, or the task closed
             history = list(self.app.events.get(task.id, lte=task.version))
-            request = self._request(reader, task, history, event)
+            request = request_for(reader, task, event, history, event.timestamp)
             found[key] = Pending(
                 task_id=task.id, task_ref=task.ref, tenant=task.tenant, request_ref=event.request_ref,
                 attempt=event.attempt, point=event.point, purpose=event.purpose, touch=event.touch,
@@ -140,23 +149,6 @@ class Agent:
                 request=request,
             )
         return list(found.values())
-
-    @staticmethod
-    def _request(reader: UnitOfWork, task: Task, history: list[Any], event: Any) -> DecisionRequest:
-        """The request as the model gets it: a reply's text, a follow-up's contact (its loop's), the touch's tone."""
-        reply_text = contact = contact_name = None
-        if event.point == "evaluate_reply":
-            signal = next((e for e in history if isinstance(e, Task.SignalReceived) and e.signal_ref == event.request_ref),
-                          None)
-            reply_text = str(signal.data.get("body") or signal.data.get("subject") or "") if signal else ""
-        if event.purpose == "followup":
-            loop = reader.get(ids.loop_id(task.tenant, str(event.loop_ref)), OpenLoop)
-            if loop is not None:
-                contact, contact_name = loop.watch.get("sender"), loop.contact_name
-        return build_request(
-            reader, task, event.point, purpose=event.purpose, now=event.timestamp, touch=event.touch, tone=event.tone,
-            reply_text=reply_text, contact=contact, contact_name=contact_name, events=history,
-        )
 
     def _decide(self, request: DecisionRequest) -> Answer:
         """Runs in the pool, outside any transaction: a failure is an answer too, so nothing crashes."""
@@ -167,13 +159,13 @@ class Agent:
         except Exception as error:  # noqa: BLE001 - an adapter's bug must not stop other tenants' decisions
             return f"the model adapter failed: {type(error).__name__}: {error}"
 
-    def _record(self, item: Pending, answer: Answer) -> None:
+    def _record(self, item: Pending, answer: Answer) -> list[str]:
         for _ in range(RETRIES):
             uow = UnitOfWork(self.app)
-            apply_steps(uow, [DecisionStep(item, answer)])
+            outcomes = apply_steps(uow, [DecisionStep(item, answer)])
             try:
                 uow.commit()
-                return
+                return [o.detail for o in outcomes if o.accepted and o.detail]
             except IntegrityError:
                 continue  # a concurrent writer changed the task: record again, or find it decided
         raise RuntimeError(f"recording the decision {item.request_ref} of task {item.task_ref} kept conflicting")
@@ -230,7 +222,8 @@ class DecisionStep:
         if item.purpose == "followup":
             loop = uow.get(ids.loop_id(task.tenant, str(item.loop_ref)), OpenLoop)
             assert loop is not None, f"follow-up decision {item.request_ref} names loop {item.loop_ref}, which does not exist"
-            return send_followup(uow, loop, task, Draft(output["subject"], output["body"], decided_by), now)
+            sent = send_followup(uow, loop, task, Draft(output["subject"], output["body"], decided_by), now)
+            return f"'{task.title}': {sent}"
         if not task.is_acting:
             return None
         plan, progress = plan_of(task), progress_of(task)

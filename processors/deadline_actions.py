@@ -55,7 +55,9 @@ def send_followup(uow: UnitOfWork, loop: OpenLoop, task: Task, draft: Draft, now
     """Sends the follow-up drafted for an overdue email loop through the send checks, then waits for its reply
     (loop `<loop>/followup`) and tells the owner; a send a limit defers keeps its draft for later."""
     contact = loop.watch["sender"]
-    details = {"to": contact, "subject": draft.subject, "body": draft.body, "decided_by": draft.decided_by,
+    # A follow-up answers the email it follows in its thread: it keeps that subject, whatever the draft's.
+    subject = f"Re: {loop.subject}" if loop.subject else draft.subject
+    details = {"to": contact, "subject": subject, "body": draft.body, "decided_by": draft.decided_by,
                "follow_up_of": loop.ref}
     if loop.contact_name:
         details["to_name"] = loop.contact_name
@@ -68,7 +70,7 @@ def send_followup(uow: UnitOfWork, loop: OpenLoop, task: Task, draft: Draft, now
     if isinstance(sent, Deferred):
         until = sent.deferral.until or now + DEFERRED_NEVER
         task.defer_send(rule=sent.deferral.rule, reason=sent.deferral.reason, until=until,
-                        draft={"subject": draft.subject, "body": draft.body, "decided_by": draft.decided_by,
+                        draft={"subject": subject, "body": draft.body, "decided_by": draft.decided_by,
                                "follow_up_of": loop.ref}, now=now)
         set_timer(uow, kind=TimerKind.TASK_STEP, target_id=task.id, due=until, now=now)
         task.notify_user(kind="followup_deferred",

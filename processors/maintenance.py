@@ -190,16 +190,6 @@ class Maintenance:
         if task.is_acting and task.status not in (TaskStatus.PENDING_REVIEW, TaskStatus.ESCALATED):
             # Its budget's end, while Loopline works it: the outreach rules close it (unresponsive).
             return step_task(uow, task, now)
-
-    @staticmethod
-    def _deferred_followup(uow: UnitOfWork, task: Task, now: datetime) -> str | None:
-        deferred = task.deferred
-        if deferred is None or deferred["until"] > now or "follow_up_of" not in deferred["draft"]:
-            return None
-        draft = deferred["draft"]
-        loop = uow.get(ids.loop_id(task.tenant, draft["follow_up_of"]), OpenLoop)
-        assert loop is not None, f"task {task.ref} deferred a follow-up of loop {draft['follow_up_of']}, which does not exist"
-        return send_followup(uow, loop, task, Draft(draft["subject"], draft["body"], draft["decided_by"]), now)
         age = (now - task.created_on).days
         if task.expiry_outcome() is TaskStatus.ESCALATED:
             if task.open_loops:

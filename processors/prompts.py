@@ -26,6 +26,7 @@ from loopline.domain import ids
 from loopline.domain.contact_index import ContactIndex
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.conversation import Turn, conversation_of
+from loopline.domain.outreach import Plan
 from loopline.domain.task import Task
 from loopline.domain.task_types import TaskType, resolve_task_type
 from loopline.domain.tenant import TenantProfile, TenantSettings
@@ -323,6 +324,5 @@ def next_request(source: Loopline | UnitOfWork, task: Task, now: datetime) -> De
     if task.outreach is None:
         return build_request(source, task, "draft_message", purpose="followup", now=now, events=events)
     touch = task.touch + 1
-    tones = task.outreach["tones"]
-    tone = tones[touch - 1] if touch <= len(tones) else None
+    tone = Plan.of(task.outreach).tone(touch)  # the tone the pipeline will ask for (domain/outreach.py)
     return build_request(source, task, "draft_message", purpose="touch", now=now, touch=touch, tone=tone, events=events)

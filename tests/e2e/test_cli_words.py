@@ -53,10 +53,10 @@ def test_follow_ups_greet_by_a_given_name_or_neutrally_and_name_no_internal_titl
     emails = {email["To"]: email for email in smtp.wait_for(2)}
     assert emails["rahul.sharma@company.com"]["Subject"] == "Re: Meeting next week?"
     assert _body(emails["rahul.sharma@company.com"]) == (
-        "Hi Rahul,\n\nJust following up on my email from 3 days ago. Would you have a moment to reply?\n\nThanks!\n"
+        "Hi Rahul,\n\nJust following up on my earlier email. Would you have a moment to reply?\n\nThanks!\n"
     )
-    assert emails["legal@acme.com"]["Subject"] == "Following up on my email"
-    assert _body(emails["legal@acme.com"]).startswith("Hello,\n\nJust following up on my email from 3 days ago.")
+    assert emails["legal@acme.com"]["Subject"] == "Following up"
+    assert _body(emails["legal@acme.com"]).startswith("Hello,\n\nJust following up on my earlier email.")
     for email in emails.values():
         read = _read(email)
         assert not any(word in read for word in ("t-rahul", "t-legal", "send_email", "Schedule meeting", "INTERNAL"))
@@ -81,7 +81,8 @@ def test_tick_says_what_it_did_and_counts_it(cli: Cli, tmp_path: Path) -> None:
     assert ticked.stdout.splitlines() == [
         "2026-03-16T10:00:01Z  proactive run for user_xyz: no escalation was waiting for the owner",
         "2026-03-16T10:00:01Z  'Schedule meeting with Rahul': no sign of a reply from rahul.sharma@company.com to my "
-        "email “Meeting next week?” by 16 Mar 2026 10:00 UTC; sent a follow-up to rahul.sharma@company.com",
+        "email “Meeting next week?” by 16 Mar 2026 10:00 UTC; drafting a follow-up to rahul.sharma@company.com",
+        "2026-03-16T10:00:01Z  'Schedule meeting with Rahul': sent a follow-up to rahul.sharma@company.com",
         "2026-03-16T10:00:01Z  tick: 1 passed deadline acted on, 1 proactive run",
     ]
     assert cli("tick", "--now", "2026-03-16T10:00:01Z").stdout.splitlines() == [
