@@ -1,9 +1,9 @@
 """Seed 002's gym, end to end through the `loopline` command in both deployments: a `churn_risk` task
 above its threshold is emailed (a real SMTP server receives it) at the next tick and on the `standard`
-cadence (days 0, 3 and 8), then cancelled as `unresponsive` at day 15, never more than 3 messages; one
-below the threshold waits in review; a reply stops the cadence and is evaluated. With the Anthropic
-adapter pointed at a local Messages API server, what that server writes is what is emailed, and the
-audit shows the model, its confidence and its reasoning."""
+cadence (days 0, 3 and 8), then cancelled as `unresponsive` when its 14 days are up, never more than
+3 messages; one below the threshold waits in review; a reply stops the cadence and is evaluated. With
+the Anthropic adapter pointed at a local Messages API server, what that server writes is what is
+emailed, and the audit shows the model, its confidence and its reasoning."""
 
 from __future__ import annotations
 
