@@ -1,9 +1,9 @@
 """Seed 002's gym, end to end through the `loopline` command in both deployments: a `churn_risk` task
 above its threshold is emailed (a real SMTP server receives it) at the next tick and on the `standard`
-cadence (days 0, 3 and 8), then cancelled as `unresponsive` at day 15, never more than 3 messages; one
-below the threshold waits in review; a reply stops the cadence and is evaluated. With the Anthropic
-adapter pointed at a local Messages API server, what that server writes is what is emailed, and the
-audit shows the model, its confidence and its reasoning."""
+cadence (days 0, 3 and 8), then cancelled as `unresponsive` when its 14 days are up, never more than
+3 messages; one below the threshold waits in review; a reply stops the cadence and is evaluated. With
+the Anthropic adapter pointed at a local Messages API server, what that server writes is what is
+emailed, and the audit shows the model, its confidence and its reasoning."""
 
 from __future__ import annotations
 
@@ -123,6 +123,7 @@ def test_churn_risk_follows_the_standard_cadence_and_ends_unresponsive_after_thr
     tick(cli, at(0))
     [first] = wait_for_emails(smtp, 1)
     assert first["To"] == BOB and "Bob" in first.get_content()
+    assert task_status(cli, "t-cara") == "pending_review"  # the tick sends nothing to a task the owner has not approved
     for day, expected in ((2, 1), (3, 2), (7, 2), (8, 3), (14, 3)):
         tick(cli, at(day))
         wait_for_emails(smtp, expected)
@@ -133,7 +134,7 @@ def test_churn_risk_follows_the_standard_cadence_and_ends_unresponsive_after_thr
     for day in (16, 30):
         tick(cli, at(day))
     assert len(emails_to(smtp, BOB)) == 3
-    assert emails_to(smtp, CARA) == [] and task_status(cli, "t-cara") == "pending_review"
+    assert emails_to(smtp, CARA) == []
 
 
 def test_a_reply_stops_the_cadence_and_is_evaluated(cli: Cli, smtp: SmtpSink, tmp_path: Path) -> None:

@@ -47,7 +47,8 @@ def test_flow_1_follow_up_reply_and_completion_through_the_cli(cli: Cli, tmp_pat
     assert [f["path"] for f in folder["files"]] == [
         "context.json", "conversation.md", "log.md", "progress.md", "inbox/0001_g1.json",
     ]
-    assert [t["author"] for t in task["conversation"]] == ["agent", "agent", "contact"]  # email, follow-up, reply
+    # The follow-up's draft decision and the follow-up; the agent's email and Rahul's reply carried no text.
+    assert [t["author"] for t in task["conversation"]] == ["system", "agent"]
     reply = json.loads(cli.json("tasks", "files", "task_abc", "inbox/0001_g1.json")["content"])
     assert reply["data"]["sender"] == "RAHUL@company.com"
     assert "Sent follow-up to rahul@company.com" in cli.json("tasks", "files", "task_abc", "progress.md")["content"]

@@ -11,8 +11,8 @@ from loopline.domain import ids
 from loopline.domain.task import Task
 from loopline.domain.timeutil import parse_time
 from loopline.projections import task_memory, tasks
-from tests.conftest import command, publish
-from tests.integration.helpers import dump, task_row, trail
+from tests.conftest import command, publish, signal
+from tests.integration.helpers import dump, task_row, tick, trail
 
 GYM = "gym_iron"
 MAYA = "maya@example.com"
@@ -290,6 +290,27 @@ def test_rebuilding_gives_the_same_outreach_rows_conversation_and_audit(system: 
     reply_and_close(system)
     before = dump(system.projections.engine)
     assert before["memory_turns"] and before["tasks"]
+
+    system.projections.rebuild()
+
+    assert dump(system.projections.engine) == before
+
+
+def test_rebuilding_after_the_pipeline_worked_a_task_gives_the_same_rows(system: System) -> None:
+    """The same, with the events the pipeline itself records: a tenant, touches, a reply and its evaluation."""
+    publish(
+        system,
+        command("g1", "tenant.configure", "2026-04-06T08:00:00Z", tenant=GYM, execution_mode="limited_auto"),
+        command("g2", "task.create", "2026-04-06T09:00:00Z", tenant=GYM, task_id="churn-maya", title="Bring Maya back",
+                task_type="churn_risk", contact=MAYA, to_name="Maya", confidence=0.9),
+    )
+    tick(system, "2026-04-06T09:05:00Z")
+    tick(system, "2026-04-09T09:10:00Z")
+    publish(system, signal("m1", "email.received", "2026-04-10T18:30:00Z", tenant=GYM, sender=MAYA,
+                           body="Thanks! I'll come on Thursday, see you then."))
+    before = dump(system.projections.engine)
+    assert before["tenants"] and len(before["memory_turns"]) == 6  # 2 drafts, 2 touches, the reply, its evaluation
+    assert view(system, "2026-04-11T00:00:00Z")["outcome"]["code"] == "verbal_commitment"
 
     system.projections.rebuild()
 
