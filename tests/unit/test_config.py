@@ -74,3 +74,16 @@ def test_model_settings_must_be_numbers(tmp_path: Path) -> None:
         Settings.load({"LOOPLINE_MODEL_RETRIES": "a few"}, config_file=absent)
     with pytest.raises(InvalidSetting, match="LOOPLINE_MODEL_TIMEOUT='-1'"):
         Settings.load({"LOOPLINE_MODEL_TIMEOUT": "-1"}, config_file=absent)
+
+
+def test_model_concurrency_defaults_to_16_and_must_be_a_positive_whole_number(monkeypatch: pytest.MonkeyPatch) -> None:
+    from loopline.cli.bootstrap import model_concurrency
+
+    monkeypatch.delenv("LOOPLINE_MODEL_CONCURRENCY", raising=False)
+    assert model_concurrency() == 16
+    monkeypatch.setenv("LOOPLINE_MODEL_CONCURRENCY", "4")
+    assert model_concurrency() == 4
+    for bad in ("0", "many"):
+        monkeypatch.setenv("LOOPLINE_MODEL_CONCURRENCY", bad)
+        with pytest.raises(InvalidSetting, match="LOOPLINE_MODEL_CONCURRENCY"):
+            model_concurrency()
