@@ -306,7 +306,7 @@ class Task(LooplineAggregate):
 
         def apply(self, task: Task) -> None:
             task.next_touch_at = self.next_touch_at
-            task._moved(self.status, self.timestamp)
+            task.status = self.status  # waiting again; the reply before it was the activity
 
     class OutcomeSet(TaskEvent):
         """The outcome code a closing task ends with, from its type's spectrum (seed 002 §5.3)."""

@@ -200,6 +200,7 @@ def _decision_failed(conn: Connection, event: Task.DecisionFailed, position: int
 def _next_touch(conn: Connection, event: Task.NextTouchScheduled, position: int) -> None:
     _update(
         conn, event, next_action="touch", next_action_at=format_time(event.next_touch_at), next_action_reason=event.reason,
+        **_moved(event),
     )
 
 

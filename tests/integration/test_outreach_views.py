@@ -128,7 +128,7 @@ def test_after_the_last_touch_the_next_action_is_what_the_cadence_does_at_its_en
         "at": "2026-03-16T09:00:00Z", "reason": None,
     }
     record(system, (Task.NextTouchScheduled, "2026-03-11T10:00:00Z", dict(
-        next_touch_at=parse_time("2026-03-14T10:00:00Z"), reason="wait 3 days, as the evaluation said",
+        next_touch_at=parse_time("2026-03-14T10:00:00Z"), reason="wait 3 days, as the evaluation said", status="waiting",
     )))
     assert view(system, "2026-03-12T09:00:00Z")["next_action"] == {
         "what": "cadence ends: cancelled as unresponsive unless the contact replies", "at": "2026-03-14T10:00:00Z",
@@ -173,7 +173,7 @@ def test_a_failed_decision_shows_when_the_model_is_asked_again_and_a_retry_count
 def test_a_wait_decision_resumes_the_cadence_and_a_dormant_task_shows_when_it_closes(system: System) -> None:
     first_touch(system)
     record(system, (Task.NextTouchScheduled, "2026-03-03T18:31:00Z", dict(
-        next_touch_at=parse_time("2026-03-06T18:31:00Z"), reason="she asked to be written to after the weekend",
+        next_touch_at=parse_time("2026-03-06T18:31:00Z"), reason="she asked to be written to after the weekend", status="waiting",
     )))
     assert view(system, "2026-03-04T00:00:00Z")["next_action"] == {
         "what": "touch 2 of 3", "at": "2026-03-06T18:31:00Z", "reason": "she asked to be written to after the weekend",
