@@ -50,11 +50,11 @@ class Plan:
         )
 
     def tone(self, touch: int) -> str:
-        """Touch 1 and touch 2 take the cadence's first tone, touch n its tone n-1 (DESIGN11: the touch after
-        touch k takes `tones[k-1]`); past the last tone, the last one repeats."""
+        """Touch n takes the cadence's tone n (seed 002 §36.2: touch 1 a friendly check-in, touch 2 direct,
+        touch 3 an open door); past the last tone, the last one repeats."""
         if not self.tones:
             return GENERIC_TONE
-        return self.tones[min(max(touch - 2, 0), len(self.tones) - 1)]
+        return self.tones[min(max(touch - 1, 0), len(self.tones) - 1)]
 
     def after_touch(self, touch: int, now: datetime) -> datetime:
         """When the step after touch `touch` is due: the cadence's interval, else the budget's end, else at once."""

@@ -2,8 +2,8 @@
 
 It follows the requests in the event store from its tracked position. For a batch it reads each
 pending request's task (no transaction is held), calls the model for all of them at once in a
-thread pool, and records each answer in a unit of work of its own: `Task.DecisionRecorded` with
-its effects (a send through the send checks, an escalation, a close, a wait). A request that is
+thread pool, and records each answer (in the requests' order, while later calls are in flight) in a
+unit of work of its own: `Task.DecisionRecorded` with its effects (a send through the send checks, an escalation, a close, a wait). A request that is
 no longer pending (a repeat, another process's answer, a crash after the call) records nothing,
 so a request gets at most one decision and a decision at most one send; a version conflict with
 a concurrent writer redoes the record, which then finds the request decided. A model that cannot
@@ -113,9 +113,13 @@ class Agent:
         if not notifications:
             return AgentPass(0, [])
         pending = self._pending([self.app.mapper.to_domain_event(n) for n in notifications])
-        answers = list(self.pool.map(self._decide, [p.request for p in pending]))
+        calls = [(item, self.pool.submit(self._decide, item.request)) for item in pending]
         done = []
-        for item, answer in zip(pending, answers, strict=True):
+        # Answers are recorded in the requests' order (two tasks may compete for one contact's weekly limit:
+        # the order decides, so it must not be the model's speed), each as soon as it and those before it
+        # have arrived, while later calls are still in flight; all are recorded before the position moves.
+        for item, call in calls:
+            answer = call.result()
             if self.before_record is not None:
                 self.before_record(item)
             done += self._record(item, answer)

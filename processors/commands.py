@@ -226,6 +226,8 @@ def reject_task(uow: UnitOfWork, msg: Message, cmd: ReviewTask) -> str:
 def give_guidance(uow: UnitOfWork, msg: Message, cmd: GiveGuidance) -> str:
     task = load_task(uow, msg.tenant, cmd.task_id)
     task.give_guidance(text=cmd.text, now=msg.at)
+    if task.is_acting:  # Loopline works it again from the next tick, with the guidance in the conversation
+        set_timer(uow, kind=TimerKind.TASK_STEP, target_id=task.id, due=msg.at, now=msg.at)
     return f"guidance given; {task.ref} resumed"
 
 

@@ -62,7 +62,7 @@ def test_standard_cadence_sends_touches_at_days_0_3_8_then_closes_unresponsive()
     seen = run_cadence(plan, until=30)
     assert [(d, type(a).__name__) for d, a in seen] == [
         (0, "SendTouch"), (3, "SendTouch"), (8, "SendTouch"), (15, "Close")]
-    assert [a.tone for _, a in seen[:3]] == ["friendly_checkin", "friendly_checkin", "direct_offer_help"]
+    assert [a.tone for _, a in seen[:3]] == ["friendly_checkin", "direct_offer_help", "final_open_door"]
     assert seen[-1][1] == Close("unresponsive", S.CANCELLED, seen[-1][1].reason)
     assert "3 messages" in seen[-1][1].reason
 
@@ -176,7 +176,7 @@ def test_escalate_hands_the_task_to_the_owner_with_the_reasoning():
 def test_drafted_touch_is_sent_only_when_confident_and_within_budget():
     state = progress(S.WAITING, touch=1, messages=1, next_touch_at=day(3))
     assert apply_draft({"subject": "s", "body": "b"}, 0.8, plan=STANDARD, progress=state) == SendTouch(
-        2, "friendly_checkin", False)
+        2, "direct_offer_help", False)
     low = apply_draft({"subject": "s", "body": "b"}, 0.2, plan=STANDARD, progress=state)
     assert isinstance(low, Escalate) and low.draft == {"subject": "s", "body": "b"}
     spent = apply_draft({"subject": "s", "body": "b"}, 0.9, plan=STANDARD, progress=replace(state, messages_used=3))
