@@ -237,7 +237,14 @@ class Task(LooplineAggregate):
             }
             if self.point == "evaluate_reply" and self.attempt == 1:  # a reply counts a turn once, however often retried
                 task.turns_used += 1
-                task.next_touch_at = None  # a reply stops the cadence; only an evaluation saying `wait` resumes it
+                # A reply stops the cadence (only an evaluation saying `wait` resumes it): the touch being drafted
+                # and a touch a limit held back are dropped, so no follow-up goes out after the contact answered.
+                task.next_touch_at = None
+                for ref, pending in list(task.pending_decisions.items()):
+                    if pending["purpose"] == "touch":
+                        del task.pending_decisions[ref]
+                if task.deferred is not None and not task.deferred["draft"].get("reply"):
+                    task.deferred = None
 
     class DecisionRecorded(TaskEvent):
         """A model decision with what it was asked and why it chose (BRIEF invariant 8); its effects follow it."""
@@ -687,8 +694,9 @@ class Task(LooplineAggregate):
     def check_stalled(self, *, after_days: int, now: datetime) -> bool:
         """Flags the task when it has had no activity for `after_days` and waits for nothing: no open
         loop (whose deadline will act), no pending wake-up and no decision asked of the model. Once, until activity clears it."""
-        if self.is_closed or self.stalled_since is not None or self.open_loops or self.wakeups or self.pending_decisions:
-            return False  # waiting on a loop, a wake-up or the model is not idle
+        if (self.is_closed or self.stalled_since is not None or self.open_loops or self.wakeups or self.pending_decisions
+                or self.deferred):
+            return False  # waiting on a loop, a wake-up, the model or a send limit is not idle
         if self.status in (TaskStatus.ESCALATED, TaskStatus.PENDING_REVIEW):
             return False  # already waiting on the owner
         idle = now - self.last_activity_at

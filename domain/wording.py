@@ -102,5 +102,6 @@ CLOSED_BECAUSE: dict[str, str] = {
     "manual": "resolved by hand",
     "cancelled": "closed: the task was cancelled",
     "task_completed": "closed: the task was completed",
+    "superseded": "closed: a newer message waits for the answer",
 }
 """Why a loop closed, in words, by its `resolved_by`."""

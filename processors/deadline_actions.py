@@ -17,7 +17,7 @@ from loopline.domain.timeutil import format_time
 from loopline.domain.wording import CONTACT_ASKS, NEXT_STEP, when
 from loopline.processors.application import UnitOfWork
 from loopline.processors.loops import close_loop, close_task_loops, proactive_run, register_loop, schedule_run, set_timer
-from loopline.processors.outreach import DEFERRED_NEVER, step_task
+from loopline.processors.outreach import DEFERRED_NEVER, NO_END_WAIT, open_reply_loop, plan_of, step_task
 from loopline.processors.ports import Draft, Drafter
 from loopline.processors.sending import Deferred, send_to_contact
 from loopline.processors.tenants import tenant_settings
@@ -169,6 +169,10 @@ def _wake_task(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, no
 def _next_touch(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, now: datetime) -> str:
     """An acting task's reply loop passed its deadline: the cadence's next step (a touch, or closing)."""
     done = step_task(uow, task, now)
+    if task.is_acting and not task.is_closed and not task.open_loops and task.contact:
+        # The next message is not out yet (the model drafts it, or a limit deferred it): the contact's reply
+        # must still find the task meanwhile, or it would be lost. The next send supersedes this loop.
+        open_reply_loop(uow, task, deadline=plan_of(task).ends_at or now + NO_END_WAIT, now=now)
     # The deadline's line already names the task: say only what the step did.
     return done.removeprefix(f"'{task.title}': ") if done else "nothing more to do yet"
 

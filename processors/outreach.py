@@ -6,7 +6,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
+from loopline.domain import ids
 from loopline.domain.expectations import NEXT_TOUCH
+from loopline.domain.open_loop import OpenLoop
 from loopline.domain.outreach import (
     Close,
     Escalate,
@@ -24,7 +26,7 @@ from loopline.domain.task_types import task_type
 from loopline.domain.timers import TimerKind
 from loopline.domain.wording import when
 from loopline.processors.application import UnitOfWork
-from loopline.processors.loops import close_task_loops, proactive_run, register_loop, set_timer
+from loopline.processors.loops import close_loop, close_task_loops, proactive_run, register_loop, set_timer
 from loopline.processors.sending import Deferred, send_to_contact
 from loopline.processors.tenants import tenant_settings
 
@@ -137,8 +139,14 @@ def send_message(uow: UnitOfWork, task: Task, *, draft: dict[str, Any], touch: i
 
 
 def open_reply_loop(uow: UnitOfWork, task: Task, *, deadline: datetime, now: datetime, subject: str | None = None) -> None:
-    """Waits for the contact's reply; its deadline runs the next step (`next_touch`)."""
+    """Waits for the contact's reply; its deadline runs the next step (`next_touch`). The one reply loop a
+    task had open until now is superseded by this one (it waited for the same contact), so a reply that
+    comes at any time, also while a send is deferred or a draft is being written, has exactly one loop to answer."""
     assert task.contact is not None
+    for loop_ref in [ref for ref in task.open_loops if ref.startswith(f"{task.ref}/reply/")]:
+        loop = uow.get(ids.loop_id(task.tenant, loop_ref), OpenLoop)
+        assert loop is not None, f"task {task.ref} links loop {loop_ref} that does not exist"
+        close_loop(uow, loop, task, resolved_by="superseded", reason="a newer message waits for the answer", now=now)
     register_loop(
         uow, task, loop_ref=f"{task.ref}/reply/{task.version}", channel="email", watch={"sender": task.contact},
         deadline=deadline, if_unresolved=NEXT_TOUCH, description=f"a reply from {task.contact}", origin="outreach",

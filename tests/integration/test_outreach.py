@@ -203,3 +203,20 @@ def test_a_reply_that_says_wait_resumes_the_cadence_after_the_wait(system: Syste
     assert len(emails_to(system.settings.home)) == 1
     tick(system, at(4, 60))
     assert [m["details"]["touch"] for m in emails_to(system.settings.home)] == [1, 2]
+
+
+def test_a_reply_while_a_limit_holds_the_next_touch_back_is_evaluated_and_stops_it(system: System) -> None:
+    # Weekly limit 1: touch 2 of day 3 is drafted and deferred to day 7. Sam answers on day 4, in that gap.
+    configure(system, member_weekly_limit=1)
+    create(system, "held")
+    tick(system, at(0, 60))
+    tick(system, at(3, 60))
+    held = task(system, "held")
+    assert held.deferred is not None and len(emails_to(system.settings.home)) == 1
+    reply(system, "r-gap", 4, "Thanks! I'll come in Tuesday for the 6am class.")
+    for day in (7, 8, 12):
+        tick(system, at(day, 60))
+
+    answered = task(system, "held")
+    assert (answered.status, answered.outcome) == ("completed", "verbal_commitment")
+    assert [m["details"]["touch"] for m in emails_to(system.settings.home)] == [1]  # the held touch never went out

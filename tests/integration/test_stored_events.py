@@ -17,7 +17,7 @@ from loopline.cli.bootstrap import System
 from loopline.domain import ids
 from loopline.domain.task import Task
 from tests.conftest import build_system, command, publish
-from tests.fixtures.stored_events import FIXTURE
+from tests.fixtures.stored_events import FIXTURE, FIXTURE_V2, GYM
 from tests.integration.helpers import loop_row, task_rows
 
 EXPECTED_STATUS = {
@@ -33,8 +33,8 @@ def _stored(item: dict) -> StoredEvent:
                        topic=item["topic"], state=item["state"].encode())
 
 
-def _load_fixture(home: Path) -> System:
-    document = json.loads(FIXTURE.read_text(encoding="utf-8"))
+def _load_fixture(home: Path, fixture: Path = FIXTURE) -> System:
+    document = json.loads(fixture.read_text(encoding="utf-8"))
     system = build_system(home)
     system.app.recorder.insert_events([_stored(item) for item in document["events"]])
     assert system.app.snapshots is not None
@@ -105,5 +105,30 @@ def test_a_stored_version_1_loop_reads_with_no_contact_and_says_what_it_waits_fo
         assert all((loop.action, loop.contact, loop.contact_name) == (None, None, None) for loop in loops.values())
         assert loops["t-refused/reply"].awaited() == "an email signal with sender lee@x.example"  # registered with no description
         assert loops["t-kept/send_email/1"].awaited() == "Reply from recipient (kim@x.example)"
+    finally:
+        system.close()
+
+
+EXPECTED_STATUS_V2 = {
+    "c-maya": ("completed", "verbal_commitment"),  # answered while a limit held touch 2 back
+    "v-ann": ("cancelled", "unresponsive"),  # said "maybe": the cadence resumed, then ran out
+    "w-maya": ("cancelled", "unresponsive"),  # every touch deferred by Maya's weekly limit
+    "d-kim": ("dormant", None),
+    "r-lee": ("expired", None),  # never approved
+}
+
+
+def test_stored_version_2_outreach_events_replay_into_the_same_tasks_and_views(home: Path) -> None:
+    """Issue 11's events (tenants, the plan, decisions, touches, deferrals, outcomes, dormancy, the ledgers)."""
+    system = _load_fixture(home, FIXTURE_V2)
+    try:
+        system.projections.catch_up()
+        rows = {row["task_id"]: row for row in task_rows(system) if row["tenant"] == GYM}
+        assert {ref: row["status"] for ref, row in rows.items()} == {ref: s for ref, (s, _) in EXPECTED_STATUS_V2.items()}
+        for ref, (_, outcome) in EXPECTED_STATUS_V2.items():
+            task = system.app.repository.get(ids.task_id(GYM, ref))
+            assert isinstance(task, Task) and task.outcome == outcome
+        kim = system.app.repository.get(ids.task_id(GYM, "d-kim"))
+        assert (kim.messages_used, kim.touch, kim.dormant_until is not None) == (3, 3, True)
     finally:
         system.close()
