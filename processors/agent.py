@@ -13,7 +13,7 @@ decide records `Task.DecisionFailed`: asked again by a `task_step` timer, escala
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
@@ -112,8 +112,9 @@ class Agent:
         )
         if not notifications:
             return AgentPass(0, [])
-        pending = self._pending([self.app.mapper.to_domain_event(n) for n in notifications])
-        calls = [(item, self.pool.submit(self._decide, item.request)) for item in pending]
+        # Each call starts as soon as its request is built, so building the next ones overlaps the calls in flight.
+        calls = [(item, self.pool.submit(self._decide, item.request))
+                 for item in self._pending([self.app.mapper.to_domain_event(n) for n in notifications])]
         done = []
         # Answers are recorded in the requests' order (two tasks may compete for one contact's weekly limit:
         # the order decides, so it must not be the model's speed), each as soon as it and those before it
@@ -132,9 +133,9 @@ class Agent:
     def close(self) -> None:
         self.pool.shutdown(wait=True)
 
-    def _pending(self, requested: list[Any]) -> list[Pending]:
-        """The requests still waiting for their decision, each with everything the model is given."""
-        found: dict[tuple[UUID, str, int], Pending] = {}
+    def _pending(self, requested: list[Any]) -> Iterator[Pending]:
+        """The requests still waiting for their decision, each with everything the model is given, one by one."""
+        found: set[tuple[UUID, str, int]] = set()
         reader = UnitOfWork(self.app)
         for event in requested:
             key = (event.originator_id, event.request_ref, event.attempt)
@@ -146,13 +147,13 @@ class Agent:
                 continue  # decided, failed for good, asked again since, or the task closed
             history = list(self.app.events.get(task.id, lte=task.version))
             request = request_for(reader, task, event, history, event.timestamp)
-            found[key] = Pending(
+            found.add(key)
+            yield Pending(
                 task_id=task.id, task_ref=task.ref, tenant=task.tenant, request_ref=event.request_ref,
                 attempt=event.attempt, point=event.point, purpose=event.purpose, touch=event.touch,
                 loop_ref=event.loop_ref, requested_at=event.timestamp, reply_subject=_reply_subject(history, event),
                 request=request,
             )
-        return list(found.values())
 
     def _decide(self, request: DecisionRequest) -> Answer:
         """Runs in the pool, outside any transaction: a failure is an answer too, so nothing crashes."""
