@@ -503,6 +503,12 @@ class Task(LooplineAggregate):
             performed_by=performed_by, status=self._after_action(awaits),
         )
 
+    def check_may_act(self) -> None:
+        """Raises what recording an action would raise now (a task not yet approved cannot act), so a send is
+        refused before the model is asked to write it."""
+        self.check_open()
+        self._after_action(True)
+
     def end_wait(self, *, reason: str, now: datetime) -> None:
         """A task is `waiting` only while a loop is open, a wake-up or a decision is pending; with none left (a loop
         passed its deadline or was resolved by hand), it goes back to `executing`: the agent's turn."""

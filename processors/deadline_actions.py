@@ -44,6 +44,7 @@ def _who(loop: OpenLoop, contact: str) -> str:
 def _draft_followup_email(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, now: datetime) -> str:
     """Asks the model for the follow-up (`processors/agent.py` sends it with `send_followup`)."""
     contact = loop.watch["sender"]
+    task.check_may_act()
     task.request_decision(
         request_ref=f"{loop.ref}/followup", point="draft_message", purpose="followup", touch=None, tone=None,
         reason=f"no reply from {contact} by {when(loop.deadline)}", now=now, loop_ref=loop.ref,
