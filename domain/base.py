@@ -25,6 +25,13 @@ class TaskEvent(TenantEvent):
     task_ref: str
 
 
+class TaskMoved(TaskEvent):
+    """An event that leads its task to the `status` it names (each subclass declares that field): activity."""
+
+    def apply(self, task: Any) -> None:
+        task._moved(self.status, self.timestamp)
+
+
 class LoopEvent(TaskEvent):
     loop_ref: str
 

@@ -8,7 +8,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from loopline.domain import ids
-from loopline.domain.task import AlreadyDecided, Task
+from loopline.domain.task import Task
+from loopline.domain.task_decisions import AlreadyDecided
 
 NOW = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
 

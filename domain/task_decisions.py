@@ -1,0 +1,123 @@
+"""A task's model decisions: asked for, recorded at most once per request, or failed and retried."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from loopline.domain.base import TaskEvent
+from loopline.domain.errors import DomainError
+
+if TYPE_CHECKING:
+    from loopline.domain.task import Task
+
+
+class AlreadyDecided(DomainError):
+    """A decision for a request that is no longer pending: a repeat, or one recorded by another process."""
+
+
+class TaskDecisions:
+    """The decision part of `Task`: its events are redefined on `Task`, whose `pending_decisions` they keep."""
+
+    class DecisionRequested(TaskEvent):
+        """Asks the decision processor (`processors/agent.py`) for a model decision; `attempt` > 1 is a retry."""
+
+        request_ref: str
+        point: str
+        purpose: str
+        touch: int | None
+        tone: str | None
+        reason: str
+        attempt: int
+        loop_ref: str | None
+
+        def apply(self, task: Task) -> None:
+            task.pending_decisions[self.request_ref] = {
+                "point": self.point, "purpose": self.purpose, "touch": self.touch, "tone": self.tone,
+                "attempt": self.attempt, "loop_ref": self.loop_ref, "failed": 0,
+            }
+            if self.point == "evaluate_reply" and self.attempt == 1:  # a reply counts a turn once, however often retried
+                task.turns_used += 1
+                # A reply stops the cadence (only an evaluation saying `wait` resumes it): the touch being drafted
+                # and a touch a limit held back are dropped, so no follow-up goes out after the contact answered.
+                task.next_touch_at = None
+                for ref, pending in list(task.pending_decisions.items()):
+                    if pending["purpose"] == "touch":
+                        del task.pending_decisions[ref]
+                if task.deferred is not None and not task.deferred["draft"].get("reply"):
+                    task.deferred = None
+
+    class DecisionRecorded(TaskEvent):
+        """A model decision with what it was asked, which adapter and model chose and why; its effects follow it."""
+
+        request_ref: str
+        point: str
+        adapter: str
+        model: str
+        decision: str
+        confidence: float
+        reasoning: str
+        prompt_digest: str
+        input_tokens: int
+        output_tokens: int
+        output: dict[str, Any]
+
+        def apply(self, task: Task) -> None:
+            task.pending_decisions.pop(self.request_ref, None)
+
+    class DecisionFailed(TaskEvent):
+        """The model could not decide; `retry_at` is when it is asked again (None: the task escalates instead)."""
+
+        request_ref: str
+        error: str
+        attempt: int
+        retry_at: datetime | None
+
+        def apply(self, task: Task) -> None:
+            pending = task.pending_decisions.get(self.request_ref)
+            if pending is not None:
+                pending["failed"] = self.attempt
+                pending["retry_at"] = self.retry_at
+            if self.retry_at is None:
+                task.pending_decisions.pop(self.request_ref, None)
+
+    def request_decision(
+        self, *, request_ref: str, point: str, purpose: str, touch: int | None, tone: str | None, reason: str,
+        now: datetime, attempt: int = 1, loop_ref: str | None = None,
+    ) -> None:
+        """Asks for a model decision; a request already pending at this attempt is not asked twice."""
+        self.check_open()
+        pending = self.pending_decisions.get(request_ref)
+        if pending is not None and pending["attempt"] >= attempt:
+            return
+        self.trigger_event(
+            self.DecisionRequested, timestamp=now, request_ref=request_ref, point=point, purpose=purpose, touch=touch,
+            tone=tone, reason=reason, attempt=attempt, loop_ref=loop_ref,
+        )
+
+    def pending_decision(self, request_ref: str, attempt: int) -> dict[str, Any] | None:
+        """The request still waiting for this attempt's decision, or None (decided, failed, or asked again since)."""
+        pending = self.pending_decisions.get(request_ref)
+        if pending is None or self.is_closed or pending["attempt"] != attempt or pending["failed"] >= attempt:
+            return None
+        return pending
+
+    def record_decision(
+        self, *, request_ref: str, attempt: int, point: str, adapter: str, model: str, decision: str,
+        confidence: float, reasoning: str, prompt_digest: str, input_tokens: int, output_tokens: int,
+        output: dict[str, Any], now: datetime,
+    ) -> None:
+        """At most one decision per request: a request no longer pending refuses it (AlreadyDecided)."""
+        if self.pending_decision(request_ref, attempt) is None:
+            raise AlreadyDecided(f"task {self.ref} has no pending decision {request_ref!r} (attempt {attempt})")
+        self.trigger_event(
+            self.DecisionRecorded, timestamp=now, request_ref=request_ref, point=point, adapter=adapter, model=model,
+            decision=decision, confidence=confidence, reasoning=reasoning, prompt_digest=prompt_digest,
+            input_tokens=input_tokens, output_tokens=output_tokens, output=dict(output),
+        )
+
+    def fail_decision(self, *, request_ref: str, attempt: int, error: str, retry_at: datetime | None, now: datetime) -> None:
+        if self.pending_decision(request_ref, attempt) is None:
+            raise AlreadyDecided(f"task {self.ref} has no pending decision {request_ref!r} (attempt {attempt})")
+        self.trigger_event(self.DecisionFailed, timestamp=now, request_ref=request_ref, error=error, attempt=attempt,
+                           retry_at=retry_at)

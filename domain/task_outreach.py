@@ -1,0 +1,137 @@
+"""An acting task's outreach: its plan, the touches it sends, sends a limit defers, dormancy and its outcome."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from loopline.domain.base import TaskEvent
+from loopline.domain.status import TaskStatus
+
+if TYPE_CHECKING:
+    from loopline.domain.task import Task
+
+
+class TaskOutreach:
+    """The outreach part of `Task`: its events are redefined on `Task`, whose `outreach` plan and counters they keep."""
+
+    class OutreachPlanned(TaskEvent):
+        """An acting task's budget and cadence, copied from its type at creation: a later
+        change of the registry never changes a running task."""
+
+        budget_messages: int
+        budget_turns: int
+        ends_at: datetime | None
+        cadence: str
+        intervals: list[int]
+        tones: list[str]
+        on_exhaustion: str
+        dormant_check_days: int | None
+        dormant_max_days: int | None
+        draft: dict[str, Any] | None
+        contact_name: str | None
+
+        def apply(self, task: Task) -> None:
+            task.outreach = {
+                "budget_messages": self.budget_messages, "budget_turns": self.budget_turns, "ends_at": self.ends_at,
+                "cadence": self.cadence, "intervals": list(self.intervals), "tones": list(self.tones),
+                "on_exhaustion": self.on_exhaustion, "dormant_check_days": self.dormant_check_days,
+                "dormant_max_days": self.dormant_max_days, "draft": self.draft, "contact_name": self.contact_name,
+            }
+
+    class TouchSent(TaskEvent):
+        """A message went to the contact (`touch` is the cadence position; a reply keeps it): counts against the budget."""
+
+        touch: int
+        messages_used: int
+        next_touch_at: datetime | None
+
+        def apply(self, task: Task) -> None:
+            task.touch = self.touch
+            task.messages_used = self.messages_used
+            task.next_touch_at = self.next_touch_at
+            task.deferred = None
+
+    class SendDeferred(TaskEvent):
+        """A send that would break a limit waits until `until`, with its draft kept (no new model call then)."""
+
+        rule: str
+        reason: str
+        until: datetime
+        draft: dict[str, Any]
+
+        def apply(self, task: Task) -> None:
+            task.deferred = {"rule": self.rule, "until": self.until, "draft": self.draft}
+
+    class NextTouchScheduled(TaskEvent):
+        """The contact answered and the evaluation said wait: the cadence resumes at `next_touch_at`."""
+
+        next_touch_at: datetime
+        reason: str
+        status: str
+
+        def apply(self, task: Task) -> None:
+            task.next_touch_at = self.next_touch_at
+            task.status = self.status  # waiting again; the reply before it was the activity
+
+    class OutcomeSet(TaskEvent):
+        """The outcome code a closing task ends with, from its type's spectrum (a provisional one is
+        downgraded if no signal confirms it)."""
+
+        code: str
+        kind: str
+        provisional: bool
+        reason: str
+
+        def apply(self, task: Task) -> None:
+            task.outcome = self.code
+
+    class WentDormant(TaskEvent):
+        """The cadence is spent and says dormant: nothing is sent; a reply wakes the task, `until` closes it."""
+
+        until: datetime
+        reason: str
+        status: str
+
+        def apply(self, task: Task) -> None:
+            task.dormant_until = self.until
+            task._moved(self.status, self.timestamp)
+
+    @property
+    def is_acting(self) -> bool:
+        """Loopline works it itself: drafts, sends, follows the cadence (not a follow-through task of an outside agent)."""
+        return self.outreach is not None
+
+    def plan_outreach(
+        self, *, budget_messages: int, budget_turns: int, ends_at: datetime | None, cadence: str,
+        intervals: list[int], tones: list[str], on_exhaustion: str, dormant_check_days: int | None,
+        dormant_max_days: int | None, draft: dict[str, Any] | None, contact_name: str | None, now: datetime,
+    ) -> None:
+        self.trigger_event(
+            self.OutreachPlanned, timestamp=now, budget_messages=budget_messages, budget_turns=budget_turns,
+            ends_at=ends_at, cadence=cadence, intervals=list(intervals), tones=list(tones),
+            on_exhaustion=on_exhaustion, dormant_check_days=dormant_check_days, dormant_max_days=dormant_max_days,
+            draft=dict(draft) if draft is not None else None, contact_name=contact_name,
+        )
+
+    def touch_sent(self, *, touch: int, next_touch_at: datetime | None, now: datetime) -> None:
+        self.trigger_event(self.TouchSent, timestamp=now, touch=touch, messages_used=self.messages_used + 1,
+                           next_touch_at=next_touch_at)
+
+    def defer_send(self, *, rule: str, reason: str, until: datetime, draft: dict[str, Any], now: datetime) -> None:
+        self.check_open()
+        self.trigger_event(self.SendDeferred, timestamp=now, rule=rule, reason=reason, until=until, draft=dict(draft))
+
+    def schedule_next_touch(self, at: datetime, *, reason: str, now: datetime) -> None:
+        """Waits for the contact again (a loop on their reply is opened with it) until the cadence's next touch."""
+        self.check_open()
+        status = self._target(TaskStatus.WAITING) if self.status is TaskStatus.EXECUTING else self.status
+        self.trigger_event(self.NextTouchScheduled, timestamp=now, next_touch_at=at, reason=reason, status=status)
+
+    def set_outcome(self, *, code: str, kind: str, provisional: bool, reason: str, now: datetime) -> None:
+        self.check_open()
+        self.trigger_event(self.OutcomeSet, timestamp=now, code=code, kind=kind, provisional=provisional, reason=reason)
+
+    def go_dormant(self, *, until: datetime, reason: str, now: datetime) -> None:
+        self.trigger_event(self.WentDormant, timestamp=now, until=until, reason=reason,
+                           status=self._target(TaskStatus.DORMANT))
