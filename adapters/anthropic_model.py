@@ -1,4 +1,4 @@
-"""The `DecisionModel` adapter for Claude through the official `anthropic` SDK (seed 002 §18).
+"""The `DecisionModel` adapter for Claude through the official `anthropic` SDK.
 
 One Messages API call per decision, its answer forced through the decision point's tool
 (`tool_choice` names it), so the model can only answer with the tool's input; that input is then

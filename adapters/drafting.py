@@ -1,4 +1,4 @@
-"""Follow-ups and reminders by a deterministic offline template (the adapter of the `Drafter` port).
+"""Reminders by a deterministic offline template (the adapter of the `Drafter` port).
 
 What a contact reads names no task title or id, and greets them by name only when a message gave
 one; an address or channel name is never turned into a name ("Hi Rahul.sharma", "Hi Legal").
@@ -11,14 +11,6 @@ from loopline.processors.ports import Draft
 
 
 class TemplateDrafter:
-    def draft_followup(self, *, contact_name: str | None, original_subject: str | None, days_waiting: int) -> Draft:
-        subject = f"Re: {original_subject}" if original_subject else "Following up on my email"
-        body = (
-            f"{greeting(contact_name)}\n\n"
-            f"Just following up on my email from {days_ago(days_waiting)}. Would you have a moment to reply?\n\nThanks!"
-        )
-        return Draft(subject=subject, body=body, decided_by="offline template followup_v2")
-
     def draft_reminder(
         self, *, contact_name: str | None, about: str, ask: str, original_subject: str | None, days_waiting: int
     ) -> Draft:

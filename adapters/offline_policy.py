@@ -1,7 +1,7 @@
 """The `DecisionModel` adapter used when no ANTHROPIC_API_KEY is set: deterministic, so the demo and
 the tests run anywhere and the same request always gets the same decision.
 
-Drafts come from one template per cadence tone (plus "followup" for seed 000's follow-ups),
+Drafts come from one template per cadence tone (plus "followup" for an email loop gone unanswered),
 greeting the contact by the name a message gave (never by an address, a task title or an id)
 in the tenant's own greeting and sign-off. Replies go through a plain keyword classifier; the
 first rule whose keyword the reply contains decides (lower-cased, whole words):
@@ -89,7 +89,7 @@ TEMPLATES: dict[str, Template] = {
         "Whenever you're ready",
         "This is my last message for a while. The door is always open, and we'd love to see you again whenever "
         "the time is right."),
-    # seed 000: a follow-up to a contact's silence
+    # a follow-up to a contact's silence, for a follow-through task's email loop
     "followup": Template("Following up", "Just following up on my earlier email. Would you have a moment to reply?"),
 }
 

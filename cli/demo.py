@@ -1,4 +1,4 @@
-"""`loopline demo`: seed 000 Flow 1 (meeting scheduling) on the embedded default, with simulated time."""
+"""`loopline demo`: a meeting-scheduling flow on the embedded default, with simulated time."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ FLOW_1: list[tuple[str, list[dict[str, Any]] | str]] = [
 def demo(
     home: Annotated[Path | None, typer.Option(help="Keep the demo's files here (default: a temporary directory, removed at the end).")] = None,
 ) -> None:
-    """Play seed 000 Flow 1 with simulated time and print what happened."""
+    """Play a meeting-scheduling flow (email, no reply, follow-up, reply) with simulated time and print what happened."""
     started = time.monotonic()
     if home is not None:
         _play(home)

@@ -81,7 +81,7 @@ SHOWN = (
 
 
 def _with_outcome_label(plan: dict[str, Any] | None, type_name: str) -> dict[str, Any] | None:
-    """The outcome's label from the task type's spectrum (seed 002 §5.3)."""
+    """The outcome's label from the task type's spectrum."""
     if plan and plan["outcome"]:
         known = resolve_task_type(type_name)[0].outcome(plan["outcome"]["code"])
         plan["outcome"]["label"] = known.label if known else None
@@ -188,7 +188,7 @@ def context(
 
 
 def _summary(row: dict[str, Any], now: datetime) -> dict[str, Any]:
-    """The lightweight line per task (seed 000 Part 4): title, status, and loops past or near their deadline."""
+    """The lightweight line per task, as an agent's context reads it: title, status, and loops past or near their deadline."""
     state = row["state"]
     overdue, soon = [], []
     for loop_id, loop in sorted(state["waiting_on"].items(), key=lambda item: item[1]["deadline"]):

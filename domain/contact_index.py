@@ -1,7 +1,7 @@
 """The write-side index of a tenant's acting tasks per contact: one active task per (contact, type).
 
 `task.create` for a contact loads this one entry (no scan, no read model) to find the task of the
-same type it may merge into (seed 002 §7.7); the pipeline reads it for the contact's other tasks
+same type it may merge into (its context is added to that task); the pipeline reads it for the contact's other tasks
 (cross-task context) and for replies to a task already closed.
 """
 

@@ -1,4 +1,4 @@
-"""A task's conversation (seed 002 §8): every message sent and received, who wrote it and when.
+"""A task's conversation: every message sent and received, who wrote it and when.
 
 Derived from the task's events, so prompts and the task memory folder read the same turns and a
 rebuild gives the same conversation. Authors: `agent` (a message sent to the contact), `contact`

@@ -1,9 +1,9 @@
-"""The creation gate: the status a new task starts in, and why (seed 002 §6.2, seed 000's confidence gate).
+"""The creation gate: the status a new task starts in, and why.
 
 An acting task (it can send and has a contact) starts `ready` only when the tenant's execution
 mode, the type's escalation triggers and (in `limited_auto`) its threshold all let it; every
 other outcome is `pending_review` with the reason the owner sees. A follow-through task keeps
-seed 000's rule: a confidence given and below the type's threshold goes to review.
+the confidence gate: a confidence given and below the type's threshold goes to review.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ def initial_status(
     trigger = tripped_trigger(kind, context)
     if trigger is not None:
         return review, f"{trigger}: owner review"
-    score = confidence if confidence is not None else 0.0  # a missing confidence counts as none (seed 002 §6.1)
+    score = confidence if confidence is not None else 0.0  # a missing confidence counts as none: an acting task needs one to start
     if settings.execution_mode == "limited_auto" and score < kind.auto_threshold:
         return review, f"confidence {score} below {kind.name} auto threshold {kind.auto_threshold}: owner review"
     return TaskStatus.READY, f"auto-approved in {settings.execution_mode} mode: no escalation trigger tripped" + (

@@ -1,4 +1,4 @@
-"""The OpenLoop aggregate: an expectation of what should happen next, with a deadline (seed 000 Part 2)."""
+"""The OpenLoop aggregate: an expectation of what should happen next, with a deadline and the action its passing takes."""
 
 from __future__ import annotations
 

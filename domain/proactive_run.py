@@ -1,4 +1,4 @@
-"""The ProactiveRun aggregate: one per tenant, the heartbeat that never dies (seed 000 Part 3)."""
+"""The ProactiveRun aggregate: one per tenant, the heartbeat that never dies: it always has a next run."""
 
 from __future__ import annotations
 

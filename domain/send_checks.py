@@ -2,8 +2,8 @@
 
 Each check reads a `SendAttempt` (the task's budget, the two send ledgers, the tenant's limits
 and the time) and returns None, or a `Deferral` saying which rule holds the send back, why, and
-`until` when it frees up (None: it never will, e.g. a spent budget). Later rails of seed 002 §7
-(opt-out, send windows, a paused tenant) are one more function in `SEND_CHECKS`.
+`until` when it frees up (None: it never will, e.g. a spent budget). A new rail (an opt-out,
+send windows, a paused tenant) is one more function in `SEND_CHECKS`.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
-"""Task types: the full contract each kind of task runs under (seed 002 §5.0). A new type is one
+"""Task types: the full contract each kind of task runs under. A new type is one
 entry in `TASK_TYPES` plus its skill file under skills/.
 
-Two packs share the registry: the gym pack (seed 002 §5, an outreach agent that sends) and the
-assistant pack (seed 000, follow-through on what an outside agent does). Confidences and
-thresholds are 0–1 (the seed's 75 is 0.75).
+Two packs share the registry: the gym pack (an outreach agent that sends) and the
+assistant pack (follow-through on what an outside agent does). Confidences and
+thresholds are 0–1 (a 75 elsewhere is 0.75 here).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ Pack = Literal["gym", "assistant"]
 
 @dataclass(frozen=True)
 class Cadence:
-    """When follow-ups go out: touch 1 at once, touch k+1 `intervals[k-1]` days after touch k (seed 002 §5)."""
+    """When follow-ups go out: touch 1 at once, touch k+1 `intervals[k-1]` days after touch k."""
 
     name: str
     intervals: tuple[int, ...]
@@ -48,12 +48,12 @@ CADENCES: dict[str, Cadence] = {
 }
 
 STAFF_REMINDERS = Cadence("staff_reminders", (1, 2), ("reminder", "urgent_reminder"), "escalate")
-"""staff_call_member's own cadence (seed 002 §5): reminders to the staff, not messages to a member."""
+"""staff_call_member's own cadence: reminders to the staff, not messages to a member."""
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """One possible ending of a task (seed 002 §5.3); `provisional` ones are downgraded if no signal confirms them."""
+    """One possible ending of a task; `provisional` ones are downgraded if no signal confirms them."""
 
     code: str
     label: str
@@ -66,7 +66,7 @@ class Outcome:
 
 @dataclass(frozen=True)
 class GoalSignal:
-    """A concrete event that shows progress to the goal; `weight` is 0–100 as in the seed."""
+    """A concrete event that shows progress to the goal; `weight` is 0–100 (a share of the goal)."""
 
     type: str
     weight: int
@@ -78,7 +78,7 @@ class GoalSignal:
 class Goal:
     summary: str
     shape: GoalShape
-    """binary, progressive (milestones) or fuzzy (judged), seed 002 §37."""
+    """How progress is measured: binary (done or not), progressive (milestones) or fuzzy (judged)."""
     completion: Completion
     signals: tuple[GoalSignal, ...]
     judgment_criteria: str | None
@@ -108,13 +108,13 @@ class TaskType:
     budget: Budget
     cadence: Cadence
     auto_threshold: float
-    """Below this confidence a new acting task waits for owner review in `limited_auto` mode (seed 002 §6.2)."""
+    """Below this confidence a new acting task waits for owner review in `limited_auto` mode."""
     escalation_triggers: tuple[str, ...]
     outcome_signals: tuple[str, ...]
     skill: str
     """File name under skills/."""
     stalled_after_days: int = 3
-    """No activity for this long flags the task as stalled for the proactive run (seed 000 Part 3)."""
+    """No activity for this long flags the task as stalled for the proactive run."""
     follow_through_threshold: float | None = None
     """Below this confidence a follow-through task (no contact) waits for review; None: `auto_threshold`."""
     assignment: str = "agent"
@@ -129,7 +129,7 @@ class TaskType:
 
     @property
     def review_threshold(self) -> float:
-        """The threshold of seed 000's gate for follow-through tasks."""
+        """The confidence gate's threshold for follow-through tasks: below it, a new task waits for review."""
         return self.auto_threshold if self.follow_through_threshold is None else self.follow_through_threshold
 
     def outcome(self, code: str) -> Outcome | None:
@@ -313,7 +313,7 @@ AD_HOC = TaskType(
     ),
     priority="medium", budget=Budget(messages=3, days=14, turns=6), cadence=CADENCES["standard"],
     auto_threshold=0.0, escalation_triggers=("always",), outcome_signals=(), skill="ad_hoc.md",
-    # Shared by both packs: seed 000's follow-through gate (review below 0.5) stays for tasks without a contact.
+    # Shared by both packs: the follow-through gate (review below 0.5) stays for tasks without a contact.
     follow_through_threshold=0.5,
 )
 """The catch-all, and the type an unknown name falls back to: an acting ad_hoc task always needs review."""
@@ -369,5 +369,5 @@ def resolve_task_type(name: str | None) -> tuple[TaskType, bool]:
 
 
 def task_type(name: str | None) -> TaskType:
-    """The type of a name; an unknown one is ad_hoc, which always needs review (seed 002 §36.6)."""
+    """The type of a name; an unknown one is ad_hoc, which always needs review."""
     return resolve_task_type(name)[0]

@@ -2,7 +2,7 @@
 signals that came in under that key recently.
 
 A signal loads the one index entry its key names, so matching never scans loops and never
-reads a read model (BRIEF invariant 3). Registration and resolution update it in the same
+reads a read model (a view may lag the log; the write side never waits on one). Registration and resolution update it in the same
 save as the loop itself.
 
 Order independence: commands and signals travel on different topics, so a reply may be

@@ -22,16 +22,13 @@ class Draft:
     subject: str
     body: str
     decided_by: str
-    """Which rule or model wrote it (BRIEF invariant 8)."""
+    """Which template or model wrote it, recorded with the message so the audit shows who chose the words."""
 
 
 class Drafter(Protocol):
-    """The language-model port: what Loopline writes itself. The offline template is its only
-    adapter until the model arrives; a draft is recorded in the event it leads to, never redrafted."""
-
-    def draft_followup(self, *, contact_name: str | None, original_subject: str | None, days_waiting: int) -> Draft:
-        """A follow-up to a contact's silence: it names no task title or id (those are the owner's words)."""
-        ...
+    """What Loopline writes without a model: the reminder a loop's deadline sends (`send_reminder`), by a fixed
+    template. Every message a model writes goes through `DecisionModel`; a draft is recorded in the event it
+    leads to, never redrafted."""
 
     def draft_reminder(
         self, *, contact_name: str | None, about: str, ask: str, original_subject: str | None, days_waiting: int
@@ -60,7 +57,7 @@ class DecisionRequest:
     task_ref: str
     task_type: str
     purpose: str
-    """"touch" (a cadence message), "reply" (answering the contact) or "followup" (seed 000)."""
+    """"touch" (a cadence message), "reply" (answering the contact) or "followup" (to an email loop gone unanswered)."""
     contact: str | None
     contact_name: str | None
     touch: int | None

@@ -2,7 +2,7 @@
 
 Everything happens in the caller's unit of work, so the checks read the ledgers as the send's
 own transaction will leave them, and the send commits with the entries that count it: a limit
-can never be read from a lagging view (BRIEF invariant 4). Two units of work sending to the same
+can never be read from a lagging view (a view trails the log, so two sends could both pass it). Two units of work sending to the same
 contact at once both change its ledger; the second to commit meets a version conflict and is
 redone, when the checks see the first send.
 """

@@ -1,5 +1,5 @@
 """Signal matching: a signal resolves every matching open loop of its tenant registered no later than
-the signal happened (seed 000, multi-task fan-out), and is kept for loops registered later."""
+the signal happened (one signal may move several tasks at once), and is kept for loops registered later."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ LATE_REPLY_PREVIEW = 200
 
 
 def notify_late_reply(uow: UnitOfWork, msg: Message) -> bool:
-    """A reply from the contact of a closed acting task (seed 002 §6.5): the owner is told; nothing reopens."""
+    """A reply from the contact of a closed acting task: the owner is told; nothing reopens."""
     index = uow.get(ids.contact_index_id(msg.tenant, str(msg.data["sender"])), ContactIndex)
     if index is None:
         return False

@@ -1,4 +1,4 @@
-"""Self-scheduling (seed 000 Part 1): a task asks to be woken at a time, on a condition, or both.
+"""Self-scheduling: a task asks to be woken at a time, on a condition, or both.
 
 * time only — a `task_wakeup` timer on the task;
 * condition only — a loop (origin `wakeup`) whose match wakes the task; its deadline and

@@ -1,4 +1,4 @@
-"""The `open_loops` read model: what `loops list` prints (BRIEF §6 columns plus the watch and reasons)."""
+"""The `open_loops` read model: what `loops list` prints (each loop's task, channel, watch, deadline, deadline action and how it was resolved)."""
 
 from __future__ import annotations
 

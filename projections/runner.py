@@ -32,7 +32,7 @@ positions = Table(
 )
 
 MAX_CONFLICTS = 20
-REBUILD_BATCH = 10_000
+REBUILD_BATCH = 10_000  # a rebuild's batches: most rows are then inserted and changed in memory, and written once
 
 
 class ParkedEventClosed(Exception):
@@ -265,12 +265,6 @@ class ProjectionRunner:
     def only(self, names: Sequence[str]) -> ProjectionRunner:
         """A runner for some of these read models (same store and database)."""
         return ProjectionRunner(self.app, self.engine, [p for p in self.projections if p.name in names], self.batch_size)
-
-    def rebuild(self, names: Sequence[str] = (), progress: Callable[[int], None] | None = None) -> int:
-        """Drops the named read models (all by default) and projects them again from the event store."""
-        chosen = self.reset(names)
-        # Larger batches than live projection: most rows are then inserted and changed in memory, and written once.
-        return self.only(chosen).catch_up(progress, batch_size=REBUILD_BATCH)
 
     def split(self, names: Sequence[str], parts: int) -> list[list[str]]:
         """Read models in `parts` groups of about equal work (by each one's measured `cost`, or the

@@ -74,11 +74,6 @@ class RecordingDrafter:
 
     requests: list[dict[str, Any]] = field(default_factory=list)
 
-    def draft_followup(self, *, contact_name: str | None, original_subject: str | None, days_waiting: int) -> Draft:
-        self.requests.append({"contact_name": contact_name, "original_subject": original_subject,
-                              "days_waiting": days_waiting})
-        return Draft(subject=f"Re: {original_subject}", body="fake draft", decided_by="fake drafter")
-
     def draft_reminder(
         self, *, contact_name: str | None, about: str, ask: str, original_subject: str | None, days_waiting: int
     ) -> Draft:
