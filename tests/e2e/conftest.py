@@ -11,12 +11,32 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.cli import ROOT, Cli
+from tests.messages_api import DEFAULT_INPUTS, MessagesApi
+from tests.servers import SmtpSink
 
 
 @pytest.fixture
 def cli_environ() -> dict[str, str]:
     """Extra settings for every `loopline` process of a test (a module overrides it, e.g. to add SMTP)."""
     return {}
+
+
+@pytest.fixture
+def messages_api(request: pytest.FixtureRequest) -> Iterator[MessagesApi]:
+    """A local Messages API server that drafts the test module's `MODEL_DRAFT`."""
+    with MessagesApi(default_inputs={**DEFAULT_INPUTS, "draft_message": request.module.MODEL_DRAFT}) as api:
+        yield api
+
+
+@pytest.fixture
+def mail_and_model_environ(request: pytest.FixtureRequest, smtp: SmtpSink) -> dict[str, str]:
+    """SMTP from the module's `EMAIL_FROM` always; the Anthropic adapter on the local Messages API server,
+    as the module's `MODEL`, when the test asks for `messages_api`."""
+    environ = {"LOOPLINE_SMTP_URL": smtp.url, "LOOPLINE_EMAIL_FROM": request.module.EMAIL_FROM}
+    if "messages_api" in request.fixturenames:
+        api = request.getfixturevalue("messages_api")
+        environ |= {"ANTHROPIC_API_KEY": "sk-ant-test", "ANTHROPIC_BASE_URL": api.url, "LOOPLINE_MODEL": request.module.MODEL}
+    return environ
 
 
 @pytest.fixture(params=["embedded", "scale"])

@@ -6,7 +6,7 @@ email's thread, with the decision in the audit trail."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from email.message import EmailMessage
 from pathlib import Path
 from typing import Any
@@ -15,7 +15,7 @@ import pytest
 
 from tests.conftest import command, signal
 from tests.e2e.cli import Cli
-from tests.messages_api import DEFAULT_INPUTS, MessagesApi
+from tests.messages_api import MessagesApi
 from tests.servers import SmtpSink
 
 RAHUL = "rahul@company.com"
@@ -29,25 +29,16 @@ FLOW_1 = [
 ]
 AFTER_DEADLINE = "2026-03-16T10:00:01Z"
 MODEL = "claude-test-model"
-MODEL_FOLLOWUP = {
+EMAIL_FROM = "assistant@loopline.example"
+MODEL_DRAFT = {
     "subject": "Re: Meeting next week?", "body": "Hi Rahul,\n\nDoes Thursday or Friday afternoon suit you?\n\nBest",
     "confidence": 0.82, "reasoning": "Rahul has not answered in three days",
 }
 
 
 @pytest.fixture
-def cli_environ(request: pytest.FixtureRequest, smtp: SmtpSink) -> dict[str, str]:
-    environ = {"LOOPLINE_SMTP_URL": smtp.url, "LOOPLINE_EMAIL_FROM": "assistant@loopline.example"}
-    if "messages_api" in request.fixturenames:
-        api = request.getfixturevalue("messages_api")
-        environ |= {"ANTHROPIC_API_KEY": "sk-ant-test", "ANTHROPIC_BASE_URL": api.url, "LOOPLINE_MODEL": MODEL}
-    return environ
-
-
-@pytest.fixture
-def messages_api() -> Iterator[MessagesApi]:
-    with MessagesApi(default_inputs={**DEFAULT_INPUTS, "draft_message": MODEL_FOLLOWUP}) as api:
-        yield api
+def cli_environ(mail_and_model_environ: dict[str, str]) -> dict[str, str]:
+    return mail_and_model_environ
 
 
 def body(email: EmailMessage) -> str:
@@ -100,7 +91,7 @@ def test_an_overdue_email_gets_the_follow_up_the_model_wrote(
 ) -> None:
     email = run_flow_past_the_deadline(cli, tmp_path, smtp)
 
-    assert body(email) == MODEL_FOLLOWUP["body"]
+    assert body(email) == MODEL_DRAFT["body"]
     assert messages_api.forced_tools() == ["draft_message"]
     trail = cli("audit", "task_abc").stdout
-    assert MODEL in trail and "0.82" in trail and MODEL_FOLLOWUP["reasoning"] in trail
+    assert MODEL in trail and "0.82" in trail and MODEL_DRAFT["reasoning"] in trail

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import timedelta
 from email.message import EmailMessage
 from pathlib import Path
@@ -20,13 +20,14 @@ import pytest
 from loopline.domain.timeutil import format_time, parse_time
 from tests.conftest import command, signal
 from tests.e2e.cli import Cli
-from tests.messages_api import DEFAULT_INPUTS, MessagesApi
+from tests.messages_api import MessagesApi
 from tests.servers import SmtpSink
 
 T0 = parse_time("2026-03-02T09:00:00Z")
 GYM = "iron_temple"
 BOB, CARA, DAN = "bob@example.com", "cara@example.com", "dan@example.com"
 MODEL = "claude-test-model"
+EMAIL_FROM = "sam@irontemple.example"
 MODEL_DRAFT = {
     "subject": "Your spot in Tuesday spin", "body": "Hey Bob,\n\nTuesday spin has a bike with your name on it.\n\nSam",
     "confidence": 0.87, "reasoning": "Bob used to come to spin on Tuesdays",
@@ -34,19 +35,8 @@ MODEL_DRAFT = {
 
 
 @pytest.fixture
-def cli_environ(request: pytest.FixtureRequest, smtp: SmtpSink) -> dict[str, str]:
-    """SMTP always; the Anthropic adapter on the local Messages API server when the test asks for it."""
-    environ = {"LOOPLINE_SMTP_URL": smtp.url, "LOOPLINE_EMAIL_FROM": "sam@irontemple.example"}
-    if "messages_api" in request.fixturenames:
-        api = request.getfixturevalue("messages_api")
-        environ |= {"ANTHROPIC_API_KEY": "sk-ant-test", "ANTHROPIC_BASE_URL": api.url, "LOOPLINE_MODEL": MODEL}
-    return environ
-
-
-@pytest.fixture
-def messages_api() -> Iterator[MessagesApi]:
-    with MessagesApi(default_inputs={**DEFAULT_INPUTS, "draft_message": MODEL_DRAFT}) as api:
-        yield api
+def cli_environ(mail_and_model_environ: dict[str, str]) -> dict[str, str]:
+    return mail_and_model_environ
 
 
 def at(days: float, minutes: int = 1) -> str:
