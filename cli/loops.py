@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from loopline.cli.context import flag, opened
-from loopline.cli.output import print_json, print_table
+from loopline.cli.output import print_rows
 from loopline.projections.open_loops import list_loops
 
 app = typer.Typer(help="Open loops: what Loopline is waiting for.", no_args_is_help=True)
@@ -22,7 +22,5 @@ def list_(
     """List open loops with their deadline and resolution."""
     with opened() as system, system.projections.engine.connect() as conn:
         rows = list_loops(conn, open_only=open_, tenant=tenant)
-    if json_:
-        print_json(rows)
-    else:
-        print_table("loops", rows, ["loop_id", "task_id", "tenant", "channel", "deadline", "resolved", "resolved_by"])
+    columns = ["loop_id", "task_id", "tenant", "channel", "deadline", "resolved", "resolved_by"]
+    print_rows("loops", rows, columns, as_json=json_)

@@ -19,7 +19,7 @@ from loopline.cli import loops, parked, projections, tasks
 from loopline.cli import prompt as prompt_module
 from loopline.cli import tenants as tenants_module
 from loopline.cli.context import NOTHING_ACCEPTED, REJECTED, explain, fail, flag, opened, parse_now
-from loopline.cli.output import err, out, print_json, print_table, styled
+from loopline.cli.output import err, out, print_json, print_rows, print_table, styled
 from loopline.cli.parked import parked_counts
 from loopline.domain import ids
 from loopline.domain.timeutil import format_time
@@ -226,10 +226,7 @@ def audit(
     tenants = sorted({row["tenant"] for row in rows})
     if len(tenants) > 1:
         fail(f"task id {task_id!r} exists for several tenants ({', '.join(tenants)}); pass --tenant")
-    if json_:
-        print_json(rows)
-    else:
-        print_table(f"audit {task_id}", rows, ["at", "subject", "event", "summary", "reason"])
+    print_rows(f"audit {task_id}", rows, ["at", "subject", "event", "summary", "reason"], as_json=json_)
 
 
 @app.command()

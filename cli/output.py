@@ -33,6 +33,14 @@ def print_json(data: Any) -> None:
     print(json.dumps(data, indent=2, sort_keys=True, default=str))
 
 
+def print_rows(title: str, rows: Sequence[dict[str, Any]], columns: Sequence[str], *, as_json: bool) -> None:
+    """A query's rows: every field as JSON (`--json`), or the named columns as a table."""
+    if as_json:
+        print_json(rows)
+    else:
+        print_table(title, rows, columns)
+
+
 def print_table(title: str, rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> None:
     if not rows:
         out.print(f"{title}: none", style="dim")

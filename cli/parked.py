@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import getpass
 import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
 from typing import Annotated, Any
 
 import typer
@@ -22,6 +25,7 @@ app = typer.Typer(help="Parked messages, read-model events and deliveries: see, 
 Json = Annotated[bool, flag("--json", "Print JSON instead of a table.")]
 Id = Annotated[str, typer.Argument(help="The id `loopline parked list` shows (m-…, p-…, d-…).")]
 By = Annotated[str, typer.Option("--by", help="Who acts, recorded with the retry or drop (default: your user name).")]
+DELIVERY_CLOSED = "the delivery is not parked any more (requeued or dropped already)"
 
 
 def operator(by: str) -> str:
@@ -92,13 +96,19 @@ def _find(system: System, wanted: str) -> dict[str, Any]:
     return rows[0]
 
 
-@app.command("retry")
-def retry(parked_id: Id, by: By = "", json_: Json = False) -> None:
-    """Apply a parked message, project a parked event or requeue a parked delivery, once."""
+@contextmanager
+def _acting_on(parked_id: str, by: str) -> Iterator[tuple[System, dict[str, Any], str, datetime]]:
+    """The parked row the id names, in a system open for writing, with who acts on it and when."""
     who = operator(by)
     now = SystemClock().now()
     with opened() as system, system.leader.writing():
-        row = _find(system, parked_id)
+        yield system, _find(system, parked_id), who, now
+
+
+@app.command("retry")
+def retry(parked_id: Id, by: By = "", json_: Json = False) -> None:
+    """Apply a parked message, project a parked event or requeue a parked delivery, once."""
+    with _acting_on(parked_id, by) as (system, row, who, now):
         try:
             if row["parked"] == "message":
                 outcome = parked_messages.retry(system.app, row["_ref"], by=who, now=now)
@@ -106,7 +116,7 @@ def retry(parked_id: Id, by: By = "", json_: Json = False) -> None:
                 system.projections.retry_parked(*row["_ref"], by=who, now=now)
                 outcome = "projected"
             elif not system.delivery.ledger.requeue(*row["_ref"], now=now.timestamp()):
-                raise ParkedEventClosed("the delivery is not parked any more (requeued or dropped already)")
+                raise ParkedEventClosed(DELIVERY_CLOSED)
             else:
                 outcome = "queued for delivery"
         except (ParkedMessageClosed, ParkedEventClosed) as error:
@@ -130,17 +140,14 @@ def retry(parked_id: Id, by: By = "", json_: Json = False) -> None:
 @app.command("drop")
 def drop(parked_id: Id, by: By = "", json_: Json = False) -> None:
     """Give up a parked message, event or delivery for good, recording who did."""
-    who = operator(by)
-    now = SystemClock().now()
-    with opened() as system, system.leader.writing():
-        row = _find(system, parked_id)
+    with _acting_on(parked_id, by) as (system, row, who, now):
         try:
             if row["parked"] == "message":
                 parked_messages.drop(system.app, row["_ref"], by=who, now=now)
             elif row["parked"] == "read model event":
                 system.projections.drop_parked(*row["_ref"], by=who, now=now)
             elif not system.delivery.ledger.drop(*row["_ref"], by=who, now=now.timestamp()):
-                raise ParkedEventClosed("the delivery is not parked any more (requeued or dropped already)")
+                raise ParkedEventClosed(DELIVERY_CLOSED)
         except (ParkedMessageClosed, ParkedEventClosed) as error:
             fail(f"{row['id']}: {error}", REJECTED)
     if json_:

@@ -8,7 +8,7 @@ import typer
 from rich.progress import Progress
 
 from loopline.cli.context import fail, flag, opened
-from loopline.cli.output import err, out, print_json, print_table
+from loopline.cli.output import err, out, print_json, print_rows, print_table
 
 app = typer.Typer(help="Read models: positions, lag, rebuild.", no_args_is_help=True)
 
@@ -18,10 +18,7 @@ def status(json_: Annotated[bool, flag("--json", "Print JSON instead of a table.
     """Each read model's position in the event log and how far it lags."""
     with opened() as system:
         rows = [{"name": s.name, "position": s.position, "head": s.head, "lag": s.lag} for s in system.projections.status()]
-    if json_:
-        print_json(rows)
-    else:
-        print_table("read models", rows, ["name", "position", "head", "lag"])
+    print_rows("read models", rows, ["name", "position", "head", "lag"], as_json=json_)
 
 
 @app.command("rebuild")

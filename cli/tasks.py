@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from loopline.cli.context import fail, flag, opened, parse_now
-from loopline.cli.output import out, print_json, print_table, styled
+from loopline.cli.output import out, print_json, print_rows, print_table, styled
 from loopline.domain.status import TaskStatus
 from loopline.domain.task_types import resolve_task_type
 from loopline.domain.timeutil import format_time, parse_time
@@ -34,10 +34,8 @@ def list_(
     """List tasks with their status and counts."""
     with opened() as system, system.projections.engine.connect() as conn:
         rows = list_tasks(conn, tenant=tenant, status=status)
-    if json_:
-        print_json(rows)
-    else:
-        print_table("tasks", rows, ["tenant", "task_id", "title", "status", "open_loops", "actions", "inbox", "expires_at"])
+    columns = ["tenant", "task_id", "title", "status", "open_loops", "actions", "inbox", "expires_at"]
+    print_rows("tasks", rows, columns, as_json=json_)
 
 
 Now = Annotated[str, typer.Option(help="Time to count the days left at: an RFC 3339 time with a zone, or now.")]
