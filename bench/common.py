@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 from rich.progress import Progress
 
@@ -22,6 +26,7 @@ from loopline.processors.loops import register_loop
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
 LOAD_BATCH = 2_000
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def new_system(**environ: str) -> System:
@@ -33,6 +38,25 @@ def close(system: System) -> None:
     """Closes the system and deletes its home: a 1M-loop store is gigabytes, and runs add up."""
     system.close()
     shutil.rmtree(system.settings.home, ignore_errors=True)
+
+
+def start_worker(system: System, environ: dict[str, str]) -> subprocess.Popen[bytes]:
+    """One `loopline run` worker on the system's home and deployment, polling fast and never ticking itself."""
+    return subprocess.Popen(
+        [sys.executable, "-c", "from loopline.cli.main import main; main()", "run", "--interval", "0.05", "--tick-every", "0"],
+        cwd=ROOT, env={**os.environ, "LOOPLINE_HOME": str(system.settings.home), **environ},
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+
+
+def stop(worker: subprocess.Popen[bytes] | None, system: System, *servers: Any) -> None:
+    """Stops the worker, closes the system, then stops each server (a database server deletes its data: runs add up)."""
+    if worker:
+        worker.terminate()
+        worker.wait(timeout=30)
+    close(system)
+    for server in servers:
+        server.stop()
 
 
 @contextmanager

@@ -19,8 +19,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
-import sys
 import time
 import uuid
 from collections import Counter
@@ -30,14 +28,13 @@ from pathlib import Path
 
 from eventsourcing.utils import get_topic
 
-from bench.common import T0, close, new_system
+from bench.common import T0, close, new_system, start_worker, stop
 from loopline.cli.bootstrap import System
 from loopline.domain.task import Task
 from loopline.processors.messages import Message
 from loopline.processors.router import INBOUND_TOPIC
 from tests.messages_api import MessagesApi
 
-ROOT = Path(__file__).resolve().parents[1]
 CONCURRENCY = 16
 """The decision processor's default (`LOOPLINE_MODEL_CONCURRENCY`), used for the raw limit too."""
 MODEL = "claude-bench-model"
@@ -143,11 +140,7 @@ def run_scale(tasks: int, delay: float) -> dict[str, float]:
     system = new_system(**environ)
     worker = None
     try:
-        worker = subprocess.Popen(
-            [sys.executable, "-c", "from loopline.cli.main import main; main()", "run", "--interval", "0.05", "--tick-every", "0"],
-            cwd=ROOT, env={**os.environ, "LOOPLINE_HOME": str(system.settings.home), **environ},
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
+        worker = start_worker(system, environ)
         messages = load(tasks)
         system.log.append(messages, "load")
         wait_for(lambda: inbound(system) >= len(messages), "the tasks to be created")
@@ -168,13 +161,7 @@ def run_scale(tasks: int, delay: float) -> dict[str, float]:
         check_exactly_once(system, api, tasks)
         raw = raw_call_rate(api.url, tasks)
     finally:
-        if worker:
-            worker.terminate()
-            worker.wait(timeout=30)
-        close(system)
-        api.stop()
-        broker.stop()
-        postgres.stop()  # and delete its data: runs add up
+        stop(worker, system, api, broker, postgres)
     return {
         "decisions_per_s": tasks / elapsed, "raw_calls_per_s": raw, "elapsed": elapsed, "in_flight": in_flight,
         "quiet_median": statistics.median(quiet), "busy_median": statistics.median(busy), "busy_max": max(busy),

@@ -13,18 +13,15 @@ and a Tansu broker itself, or uses LOOPLINE_TEST_POSTGRES_URL / LOOPLINE_TEST_KA
 from __future__ import annotations
 
 import argparse
-import os
-import subprocess
-import sys
 import time
 import uuid
-from pathlib import Path
 
-from bench.common import T0, close, load_open_loops, new_system, postgres_raw_insert_rate, sqlite_raw_insert_rate
+from bench.common import (
+    T0, close, load_open_loops, new_system, postgres_raw_insert_rate, sqlite_raw_insert_rate, start_worker, stop,
+)
 from loopline.processors.messages import Message
 from loopline.processors.router import INBOUND_TOPIC
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def replies(count: int, tenants: int, start: int = 0) -> list[Message]:
@@ -97,11 +94,7 @@ def run_scale(loops: int, signal_count: int, tenants: int) -> dict[str, float]:
     try:
         load_open_loops(system, loops, tenants=tenants)
         system.projections.catch_up()
-        worker = subprocess.Popen(
-            [sys.executable, "-c", "from loopline.cli.main import main; main()", "run", "--interval", "0.05", "--tick-every", "0"],
-            cwd=ROOT, env={**os.environ, "LOOPLINE_HOME": str(system.settings.home), **environ},
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
+        worker = start_worker(system, environ)
         progress = Progress(system)
         system.log.append(replies(tenants, tenants, start=loops - tenants), "warm-up")  # the group is joined
         progress.wait(tenants)
@@ -113,12 +106,7 @@ def run_scale(loops: int, signal_count: int, tenants: int) -> dict[str, float]:
         print(f"published in {published:.1f} s; applied after {applied:.1f} s; projected after {elapsed:.1f} s")
         raw = postgres_raw_insert_rate(database)
     finally:
-        if worker:
-            worker.terminate()
-            worker.wait(timeout=30)
-        close(system)
-        broker.stop()
-        postgres.stop()  # and delete its data: runs add up
+        stop(worker, system, broker, postgres)
     return {"signals_per_s": signal_count / elapsed, "raw_inserts_per_s": raw}
 
 

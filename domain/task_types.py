@@ -318,7 +318,7 @@ AD_HOC = TaskType(
 )
 """The catch-all, and the type an unknown name falls back to: an acting ad_hoc task always needs review."""
 
-# Seed 000's types: follow-through (budget messages 0: the outside agent acts, Loopline watches its loops).
+# The assistant pack: follow-through types (budget messages 0: the outside agent acts, Loopline watches its loops).
 _ASSISTANT: tuple[TaskType, ...] = (
     TaskType(
         name="meeting_scheduling", label="Meeting Scheduling", pack="assistant", category="communication",
