@@ -38,32 +38,14 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
     keep the history), so snapshots of long-running tasks stay cheap to write and to load.
     Every event names its tenant and task, and every event that moves the task names the
     status it leads to. The owner's review, model decisions, outreach and clocks are written
-    in the modules beside this one, as the bases above.
+    in the modules beside this one, as the bases above; eventsourcing redefines each event of a
+    direct base as `Task.<Name>` in this module, the topic stored events carry.
     """
 
     OWNER = {"tenant": "tenant", "task_ref": "ref"}
 
     class_version = 2
     """Version 2 adds the outreach plan and its counters (`upcast_v1_v2` gives old snapshots their defaults)."""
-
-    # Named here, eventsourcing redefines each base's event as `Task.<Name>` in this module: that is the
-    # topic stored events carry (`loopline.domain.task:Task.Escalated`), so the log and snapshots still load.
-    Reviewed = TaskReview.Reviewed
-    GuidanceGiven = TaskReview.GuidanceGiven
-    Escalated = TaskReview.Escalated
-    DecisionRequested = TaskDecisions.DecisionRequested
-    DecisionRecorded = TaskDecisions.DecisionRecorded
-    DecisionFailed = TaskDecisions.DecisionFailed
-    OutreachPlanned = TaskOutreach.OutreachPlanned
-    TouchSent = TaskOutreach.TouchSent
-    SendDeferred = TaskOutreach.SendDeferred
-    NextTouchScheduled = TaskOutreach.NextTouchScheduled
-    OutcomeSet = TaskOutreach.OutcomeSet
-    WentDormant = TaskOutreach.WentDormant
-    WakeupScheduled = TaskTimers.WakeupScheduled
-    WokenUp = TaskTimers.WokenUp
-    StallCheckScheduled = TaskTimers.StallCheckScheduled
-    StallFlagged = TaskTimers.StallFlagged
 
     class Created(Aggregate.Created):
         tenant: str

@@ -17,7 +17,7 @@ class AlreadyDecided(DomainError):
 
 
 class TaskDecisions:
-    """The decision part of `Task`: its events are redefined on `Task`, whose `pending_decisions` they keep."""
+    """A direct base of `Task`, keeping its `pending_decisions`; eventsourcing redefines its events as `Task.<Name>`."""
 
     class DecisionRequested(TaskEvent):
         """Asks the decision processor (`processors/agent.py`) for a model decision; `attempt` > 1 is a retry."""

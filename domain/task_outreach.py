@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 
 class TaskOutreach:
-    """The outreach part of `Task`: its events are redefined on `Task`, whose `outreach` plan and counters they keep."""
+    """A direct base of `Task`, keeping its `outreach` plan and counters; eventsourcing redefines its events as `Task.<Name>`."""
 
     class OutreachPlanned(TaskEvent):
         """An acting task's budget and cadence, copied from its type at creation: a later

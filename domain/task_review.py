@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 
 class TaskReview:
-    """The owner's part of `Task`: its events are redefined on `Task`, which hands work to the owner and back."""
+    """A direct base of `Task`: the owner's hand in the task; eventsourcing redefines its events as `Task.<Name>`."""
 
     class Reviewed(TaskMoved):
         decision: str

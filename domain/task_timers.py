@@ -18,7 +18,7 @@ class DuplicateWakeup(DomainError):
 
 
 class TaskTimers:
-    """The clock part of `Task`: its events are redefined on `Task`, whose `wakeups` and stall flag they keep."""
+    """A direct base of `Task`, keeping its `wakeups` and stall flag; eventsourcing redefines its events as `Task.<Name>`."""
 
     class WakeupScheduled(TaskEvent):
         wake_ref: str
