@@ -32,7 +32,7 @@ _AWAITED: dict[str, Callable[[Mapping[str, Any]], str]] = {
         f"a review of my pull request {d.get('resource_id')}" + (f" in {d['repo']}" if d.get("repo") else "")
     ),
     "send_slack_dm": lambda d: f"a reply from Slack user {d.get('slack_user_id')} to my direct message",
-    "create_todo": lambda d: f"completion (or an acknowledgment) of the to-do I created" + (
+    "create_todo": lambda d: "completion (or an acknowledgment) of the to-do I created" + (
         f" for {d['to']}" if d.get("to") else ""),
 }
 if set(_AWAITED) != set(EXPECTATIONS):  # an action with a contract but no words for what it waits for

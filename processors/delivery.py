@@ -13,7 +13,7 @@ never holds up other messages) and after the last attempt parked as failed, visi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from eventsourcing.persistence import IntegrityError, Tracking
