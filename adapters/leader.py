@@ -1,5 +1,4 @@
-"""Which process runs the singleton duties, on PostgreSQL advisory locks: one
-process at a time relays, delivers and ticks, however many workers run.
+"""Which process runs the singleton duties, on PostgreSQL advisory locks, however many workers run.
 
 * The leader lock (relay, delivery) is held for as long as the process lives; a killed
   leader's session ends, its lock with it, and another worker takes over.
