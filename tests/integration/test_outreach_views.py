@@ -291,7 +291,8 @@ def test_rebuilding_gives_the_same_outreach_rows_conversation_and_audit(system: 
     before = dump(system.projections.engine)
     assert before["memory_turns"] and before["tasks"]
 
-    system.rebuild()
+    system.projections.reset()  # every read model dropped and projected again, in this process
+    system.projections.catch_up()
 
     assert dump(system.projections.engine) == before
 
@@ -312,6 +313,7 @@ def test_rebuilding_after_the_pipeline_worked_a_task_gives_the_same_rows(system:
     assert before["tenants"] and len(before["memory_turns"]) == 6  # 2 drafts, 2 touches, the reply, its evaluation
     assert view(system, "2026-04-11T00:00:00Z")["outcome"]["code"] == "verbal_commitment"
 
-    system.rebuild()
+    system.projections.reset()  # every read model dropped and projected again, in this process
+    system.projections.catch_up()
 
     assert dump(system.projections.engine) == before
