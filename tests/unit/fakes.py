@@ -70,7 +70,7 @@ class FakeLedger:
 
 @dataclass
 class RecordingDrafter:
-    """Drafts a fixed text and remembers every request, so a test sees what the model would have been asked."""
+    """Drafts a fixed reminder and remembers every request, so a test sees what the template was asked for."""
 
     requests: list[dict[str, Any]] = field(default_factory=list)
 
