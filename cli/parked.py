@@ -101,7 +101,7 @@ def retry(parked_id: Id, by: By = "", json_: Json = False) -> None:
         row = _find(system, parked_id)
         try:
             if row["parked"] == "message":
-                outcome = parked_messages.retry(system.app, row["_ref"], by=who, now=now)
+                outcome = parked_messages.retry(system.bus, row["_ref"], by=who, now=now)
             elif row["parked"] == "read model event":
                 system.projections.retry_parked(*row["_ref"], by=who, now=now)
                 outcome = "projected"

@@ -20,7 +20,7 @@ from loopline.domain.timers import TimerKind
 from loopline.domain.timeutil import format_time
 from loopline.domain.wording import awaited, awaited_from_watch
 from loopline.processors.application import UnitOfWork
-from loopline.processors.loops import (
+from loopline.processors.loops_and_timers import (
     UnknownLoop,
     close_loop,
     close_task_loops,
@@ -49,7 +49,7 @@ from loopline.processors.commands_types import (
 )
 from loopline.processors.messages import Message
 from loopline.processors.readiness import on_ready
-from loopline.processors.steps import Notice, Unchanged
+from loopline.processors.bus import Notice, Unchanged
 from loopline.processors.tenants import configure_tenant, tenant_settings
 from loopline.processors.wakeups import record_workflow_output, schedule_wakeup, wake_on_condition
 

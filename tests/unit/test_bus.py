@@ -1,4 +1,4 @@
-"""The step path on in-memory persistence: refused, retried, parked, or raised when the storage failed."""
+"""The bus on in-memory persistence: a message refused, retried, parked, or raised when the storage failed."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ from eventsourcing.persistence import OperationalError
 from loopline.domain.errors import DomainError
 from loopline.domain.inbound import RejectedInput
 from loopline.processors.application import Loopline, UnitOfWork
-from loopline.processors.steps import ATTEMPTS, Fault, apply_steps
+from loopline.processors.bus import ATTEMPTS, Bus, Fault, Handler, Outcome
 
 NOW = datetime(2026, 3, 13, tzinfo=timezone.utc)
 
 
-@dataclass
+@dataclass(eq=False)
 class Flaky:
     """Records one aggregate, then fails `failures` times with `error` before succeeding."""
 
@@ -46,6 +46,17 @@ def _app() -> Loopline:
     return Loopline(env={"PERSISTENCE_MODULE": "eventsourcing.popo"})
 
 
+FLAKY: Handler[Flaky] = Handler(
+    apply=lambda uow, flaky: flaky.apply(uow), refuse=lambda uow, flaky, error: flaky.refuse(uow, error),
+    park=lambda uow, flaky, fault: flaky.park(uow, fault),
+)
+
+
+def apply_all(uow: UnitOfWork, *messages: Flaky) -> list[Outcome[Flaky]]:
+    bus = Bus(uow.app, {Flaky: FLAKY})
+    return [bus.apply(uow, message) for message in messages]
+
+
 def _stored(app: Loopline) -> int:
     return app.process_recorder.max_notification_id() or 0
 
@@ -54,7 +65,7 @@ def test_a_step_failing_once_is_tried_again_and_keeps_only_the_successful_attemp
     app = _app()
     uow = UnitOfWork(app)
     step = Flaky(ValueError("transient"), failures=1)
-    [outcome] = apply_steps(uow, [step])
+    [outcome] = apply_all(uow, step)
     uow.commit()
     assert outcome.accepted and not outcome.parked and step.tried == 2
     assert _stored(app) == 1
@@ -64,7 +75,7 @@ def test_a_step_that_keeps_failing_is_parked_with_its_error_and_the_next_step_go
     app = _app()
     uow = UnitOfWork(app)
     poison, healthy = Flaky(OverflowError("date value out of range"), failures=99), Flaky(ValueError(), failures=0)
-    outcomes = apply_steps(uow, [poison, healthy])
+    outcomes = apply_all(uow, poison, healthy)
     uow.commit()
     assert [(o.accepted, o.parked) for o in outcomes] == [(False, True), (True, False)]
     assert poison.tried == ATTEMPTS and outcomes[0].detail == "OverflowError: date value out of range"
@@ -75,12 +86,12 @@ def test_a_step_that_keeps_failing_is_parked_with_its_error_and_the_next_step_go
 
 def test_a_domain_refusal_is_refused_at_once_not_retried() -> None:
     step = Flaky(DomainError("no such task"), failures=99)
-    [outcome] = apply_steps(UnitOfWork(_app()), [step])
+    [outcome] = apply_all(UnitOfWork(_app()), step)
     assert not outcome.accepted and not outcome.parked and step.tried == 1 and len(step.refused) == 1
 
 
 def test_a_storage_failure_is_not_the_messages_fault_and_stops_the_batch() -> None:
     step = Flaky(OperationalError("connection lost"), failures=1)
     with pytest.raises(OperationalError):
-        apply_steps(UnitOfWork(_app()), [step])
+        apply_all(UnitOfWork(_app()), step)
     assert step.parked == [] and step.tried == 1
