@@ -29,9 +29,8 @@ from loopline.adapters.messages import InvalidMessage, parse_message
 from loopline.domain import ids
 from loopline.processors.application import Loopline, Position
 from loopline.processors.bus import Batch, Bus
-from loopline.processors.inbound import Repeated
+from loopline.processors.inbound import MessageOutcome, Repeated
 from loopline.processors.messages import Inbound, Unreadable
-from loopline.processors.router import MessageOutcome
 
 log = logging.getLogger("loopline.kafka")
 CHECK_WAIT = 5.0  # seconds to wait for the last processed record on assignment before asking where the log ends

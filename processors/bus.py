@@ -149,7 +149,7 @@ class Bus:
                 continue  # another process moved the position or wrote the same aggregates first
             except UnstorableBatch:
                 return [outcome for single in source.one_by_one(batch) for outcome in self.process(single)]
-        raise RuntimeError(f"{source!r} kept conflicting with other processes; run it again")
+        raise RuntimeError(f"{type(source).__name__} kept conflicting with other processes; run it again")
 
     def apply(self, uow: UnitOfWork, message: Any) -> Outcome[Any]:
         """One message as one step of the unit of work: applied, refused or (after ATTEMPTS tries) parked."""

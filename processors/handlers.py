@@ -9,9 +9,16 @@ from typing import Any
 from loopline.processors.answers import DECISION_RETURNED
 from loopline.processors.application import Loopline
 from loopline.processors.bus import Bus, Handler
-from loopline.processors.inbound import INBOUND
-from loopline.processors.messages import BucketSwept, DecisionReturned, Inbound, TimerFired, Unreadable, WheelSwept
-from loopline.processors.parked import RETRY, Retry
+from loopline.processors.inbound import INBOUND, RETRY
+from loopline.processors.messages import (
+    BucketSwept,
+    DecisionReturned,
+    Inbound,
+    Retry,
+    TimerFired,
+    Unreadable,
+    WheelSwept,
+)
 from loopline.processors.ports import Drafter
 from loopline.processors.rejects import UNREADABLE
 from loopline.processors.timer_firings import BUCKET_SWEPT, WHEEL_SWEPT, timer_handler

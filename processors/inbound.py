@@ -1,9 +1,11 @@
 """What a command or signal means on the bus: applied by its handler, refused with its receipt marked
-rejected, parked as a `ParkedMessage` with its error and where it came in."""
+rejected, parked as a `ParkedMessage` with its error and where it came in; and an operator's retry of
+a parked one."""
 
 from __future__ import annotations
 
 from dataclasses import replace
+from uuid import UUID
 
 from loopline.domain import ids
 from loopline.domain.errors import DomainError
@@ -15,12 +17,13 @@ from loopline.domain.timeutil import format_time, parse_time
 from loopline.domain.watch_index import WatchIndex
 from loopline.processors import faults
 from loopline.processors.application import UnitOfWork
-from loopline.processors.bus import Fault, Handler
+from loopline.processors.bus import Fault, Handler, Outcome
 from loopline.processors.commands import command_from_data, handle_command
-from loopline.processors.messages import Inbound, Message
+from loopline.processors.messages import Inbound, Message, Retry
 from loopline.processors.signals import handle_signal
 
 EMBEDDED_LOG = "embedded log"
+MessageOutcome = Outcome[Inbound]
 
 
 class Repeated(str):
@@ -121,3 +124,31 @@ def prefetch(uow: UnitOfWork, inbound: list[Inbound]) -> None:
 
 
 INBOUND: Handler[Inbound] = Handler(apply=apply, refuse=refuse, park=park, prefetch=prefetch)
+
+
+def _apply_retry(uow: UnitOfWork, retry: Retry) -> str:
+    """An operator's retry of a parked message: applied, or refused, with the mark that it was retried;
+    failing again, it stays parked with the new error."""
+    outcome = apply(uow, retry.inbound)
+    _parked(uow, retry.parked_id).retried(outcome=outcome, by=retry.by, now=retry.now)
+    return outcome
+
+
+def _refuse_retry(uow: UnitOfWork, retry: Retry, error: DomainError) -> None:
+    refuse(uow, retry.inbound, error)
+    _parked(uow, retry.parked_id).retried(outcome=f"refused by the domain: {error}", by=retry.by, now=retry.now)
+
+
+def _park_retry(uow: UnitOfWork, retry: Retry, fault: Fault) -> None:
+    _parked(uow, retry.parked_id).retry_failed(
+        error_type=fault.error_type, error=fault.message, trace=fault.trace, by=retry.by, now=retry.now
+    )
+
+
+RETRY: Handler[Retry] = Handler(apply=_apply_retry, refuse=_refuse_retry, park=_park_retry)
+
+
+def _parked(uow: UnitOfWork, parked_id: UUID) -> ParkedMessage:
+    parked = uow.get(parked_id, ParkedMessage)
+    assert parked is not None, f"no parked message {parked_id}"
+    return parked

@@ -36,6 +36,16 @@ class Inbound:
 
 
 @dataclass(frozen=True)
+class Retry:
+    """An operator's retry of a parked message: the message applied once, with the mark that it was retried."""
+
+    parked_id: UUID
+    inbound: Inbound
+    by: str
+    now: datetime
+
+
+@dataclass(frozen=True)
 class Unreadable:
     """A Kafka record that never became a message (bad JSON, failed validation), kept with its reason."""
 

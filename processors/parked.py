@@ -16,12 +16,11 @@ from eventsourcing.persistence import IntegrityError
 from eventsourcing.utils import get_topic
 
 from loopline.domain import ids
-from loopline.domain.errors import DomainError
 from loopline.domain.parked import ParkedMessage
 from loopline.processors.application import Loopline, UnitOfWork
-from loopline.processors.bus import Batch, Bus, Fault, Handler
-from loopline.processors.inbound import INBOUND, stored_message
-from loopline.processors.messages import Inbound
+from loopline.processors.bus import Batch, Bus
+from loopline.processors.inbound import stored_message
+from loopline.processors.messages import Inbound, Retry
 
 RETRIES = 10
 TOPICS = [get_topic(cls) for cls in (
@@ -53,16 +52,6 @@ def parked_messages(app: Loopline) -> list[ParkedMessage]:
 
 
 @dataclass(frozen=True)
-class Retry:
-    """An operator's retry of a parked message: the message applied once, with the mark that it was retried."""
-
-    parked_id: UUID
-    inbound: Inbound
-    by: str
-    now: datetime
-
-
-@dataclass(frozen=True)
 class RetrySource:
     """The parked message, read again after a conflict (another retry or drop may have closed it)."""
 
@@ -87,27 +76,6 @@ def retry(bus: Bus, parked_id: UUID, *, by: str, now: datetime) -> str:
     if outcome.parked:
         raise StillFailing(outcome.detail)
     return outcome.detail if outcome.accepted else f"refused by the domain: {outcome.detail}"
-
-
-def _apply_retry(uow: UnitOfWork, retry: Retry) -> str:
-    outcome = INBOUND.apply(uow, retry.inbound)
-    _get(uow, retry.parked_id).retried(outcome=outcome, by=retry.by, now=retry.now)
-    return outcome
-
-
-def _refuse_retry(uow: UnitOfWork, retry: Retry, error: DomainError) -> None:
-    INBOUND.refuse(uow, retry.inbound, error)
-    _get(uow, retry.parked_id).retried(outcome=f"refused by the domain: {error}", by=retry.by, now=retry.now)
-
-
-def _park_retry(uow: UnitOfWork, retry: Retry, fault: Fault) -> None:
-    """Failing again, it stays parked with the new error."""
-    _get(uow, retry.parked_id).retry_failed(
-        error_type=fault.error_type, error=fault.message, trace=fault.trace, by=retry.by, now=retry.now
-    )
-
-
-RETRY: Handler[Retry] = Handler(apply=_apply_retry, refuse=_refuse_retry, park=_park_retry)
 
 
 def drop(app: Loopline, parked_id: UUID, *, by: str, now: datetime) -> None:

@@ -9,13 +9,13 @@ from eventsourcing.utils import get_topic
 
 from loopline.domain.inbound import InboundMessage
 from loopline.processors.application import Loopline, Position
-from loopline.processors.bus import Batch, Bus, Outcome
-from loopline.processors.inbound import stored_message
+from loopline.processors.bus import Batch, Bus
+from loopline.processors.inbound import MessageOutcome, stored_message
 from loopline.processors.messages import Inbound
 
 INBOUND_TOPIC = get_topic(InboundMessage.Received)
 
-MessageOutcome = Outcome[Inbound]
+__all__ = ["INBOUND_TOPIC", "MessageOutcome", "Router"]
 
 
 @dataclass(frozen=True)

@@ -58,7 +58,7 @@ class BucketSweep:
     now: datetime
     stepping: set[UUID]
     events: list[Any] | None = None  # the bucket's events as the tick read them when it chose the steps
-    only: int | None = None  # one due timer's place among them, when the bucket is swept one timer at a time
+    only: tuple[str, UUID, datetime] | None = None  # one due timer, when the bucket is swept one timer at a time
     last: bool = True  # whether this sweep ends the bucket's (the bucket may then close)
 
     @property
@@ -77,14 +77,14 @@ class BucketSweep:
             for kind, target_id, due in TimerBucket.due(events, self.now)
         ])
         if self.only is not None:
-            firings = firings[self.only:self.only + 1]
+            firings = [firing for firing in firings if (firing.kind, firing.target_id, firing.due) == self.only]
         return Batch(firings + ([BucketSwept(self.bucket_id, self.hour, bucket.size, self.now)] if self.last else []))
 
     def one_by_one(self, batch: Batch) -> Iterator[BucketSweep]:
         firings = [message for message in batch.messages if isinstance(message, TimerFired)]
-        for place in range(len(firings)):
-            yield BucketSweep(self.app, self.hour, self.shard, self.now, self.stepping, only=place,
-                              last=place == len(firings) - 1)
+        for place, firing in enumerate(firings):
+            yield BucketSweep(self.app, self.hour, self.shard, self.now, self.stepping,
+                              only=(firing.kind, firing.target_id, firing.due), last=place == len(firings) - 1)
 
     @staticmethod
     def _in_step_order(timers: list[TimerFired]) -> list[TimerFired]:

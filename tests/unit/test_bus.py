@@ -11,8 +11,8 @@ from eventsourcing.persistence import OperationalError
 
 from loopline.domain.errors import DomainError
 from loopline.domain.inbound import RejectedInput
-from loopline.processors.application import Loopline, UnitOfWork
-from loopline.processors.bus import ATTEMPTS, Bus, Fault, Handler, Outcome
+from loopline.processors.application import Loopline, Position, UnitOfWork
+from loopline.processors.bus import ATTEMPTS, Batch, Bus, Fault, Handler, Outcome
 
 NOW = datetime(2026, 3, 13, tzinfo=timezone.utc)
 
@@ -95,3 +95,53 @@ def test_a_storage_failure_is_not_the_messages_fault_and_stops_the_batch() -> No
     with pytest.raises(OperationalError):
         apply_all(UnitOfWork(_app()), step)
     assert step.parked == [] and step.tried == 1
+
+
+@dataclass
+class Script:
+    """A source handing over prepared batches in turn, recording how often it was read and split."""
+
+    batches: list[Batch | None]
+    reads: int = 0
+    singles: list[Script] = field(default_factory=list)
+
+    def read(self) -> Batch | None:
+        self.reads += 1
+        return self.batches.pop(0) if self.batches else None
+
+    def one_by_one(self, batch: Batch) -> list[Script]:
+        self.singles = [Script([Batch([message])]) for message in batch.messages]
+        return self.singles
+
+
+def test_a_batch_whose_position_another_process_moved_is_read_again_not_applied_twice() -> None:
+    app = _app()
+    app.process_recorder.insert_tracking(Position("source", 1))  # another process committed this batch first
+    stale = Flaky(ValueError(), failures=0)
+    source = Script([Batch([stale], Position("source", 1, previous=0)), None])
+
+    assert Bus(app, {Flaky: FLAKY}).process(source) == []
+    assert source.reads == 2 and _stored(app) == 0
+
+
+def test_a_batch_that_cannot_be_stored_is_applied_one_message_per_transaction_and_the_bad_one_parked() -> None:
+    app = _app()
+    good, bad = Flaky(ValueError(), failures=0), Unstorable(ValueError(), failures=0)
+    source = Script([Batch([good, bad])])
+
+    outcomes = Bus(app, {Flaky: FLAKY, Unstorable: FLAKY}).process(source)
+
+    assert [(o.step, o.accepted, o.parked) for o in outcomes] == [(good, True, False), (bad, False, True)]
+    assert len(source.singles) == 2 and [fault.error_type for fault in bad.parked] == ["TranscodingNotRegisteredError"]
+    assert _stored(app) == 1  # the good message's effects; the bad one's could not be stored
+
+
+@dataclass(eq=False)
+class Unstorable(Flaky):
+    """Records an event whose field no store can encode."""
+
+    def apply(self, uow: UnitOfWork) -> str:
+        self.tried += 1
+        uow.add(RejectedInput.record(id=uuid4(), now=NOW, source="s", position="p", raw=object(),  # type: ignore[arg-type]
+                                     encoding="utf-8", key=None, reason="test"))
+        return "done"

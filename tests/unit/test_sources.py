@@ -20,7 +20,15 @@ from loopline.processors import parked
 from loopline.processors.agent import Agent
 from loopline.processors.application import Loopline, UnitOfWork
 from loopline.processors.handlers import build_bus
-from loopline.processors.messages import BucketSwept, DecisionReturned, Inbound, TimerFired, Unreadable, WheelSwept
+from loopline.processors.messages import (
+    BucketSwept,
+    DecisionReturned,
+    Inbound,
+    Retry,
+    TimerFired,
+    Unreadable,
+    WheelSwept,
+)
 from loopline.processors.router import Router
 from loopline.processors.scheduler import Scheduler
 from tests.conftest import command
@@ -127,5 +135,5 @@ def test_a_parked_retry_hands_the_stored_message_over_with_its_retry() -> None:
     outcome = parked.retry(bus, parked_id, by="ops", now=LATER)  # type: ignore[arg-type]
 
     [[retry]] = bus.batches
-    assert isinstance(retry, parked.Retry) and retry.inbound.message_id == message_id
+    assert isinstance(retry, Retry) and retry.inbound.message_id == message_id
     assert retry.inbound.message.ref == "c1" and outcome == "handled Retry"
