@@ -200,7 +200,6 @@ def _record_time(record: Any) -> datetime:
 
 class KafkaWorker:
     def __init__(self, bus: Bus, bootstrap: str, topics: Topics, group_id: str = "loopline-workers") -> None:
-        self.app = bus.app
         self.bootstrap = bootstrap
         self.topics = topics
         self.group_id = group_id

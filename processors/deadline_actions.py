@@ -16,7 +16,14 @@ from loopline.domain.timers import TimerKind
 from loopline.domain.timeutil import format_time
 from loopline.domain.wording import CONTACT_ASKS, NEXT_STEP, when
 from loopline.processors.application import UnitOfWork
-from loopline.processors.loops_and_timers import close_loop, close_task_loops, proactive_run, register_loop, schedule_run, set_timer
+from loopline.processors.loops_and_timers import (
+    close_loop,
+    close_task_loops,
+    proactive_run,
+    register_loop,
+    schedule_run,
+    set_timer,
+)
 from loopline.processors.outreach import DEFERRED_NEVER, NO_END_WAIT, open_reply_loop, plan_of, step_task
 from loopline.processors.ports import Draft, Drafter
 from loopline.processors.sending import Deferred, send_to_contact

@@ -66,14 +66,17 @@ class BucketSweep:
         return ids.timer_bucket_id(self.hour, self.shard)
 
     def read(self) -> Batch | None:
-        bucket = UnitOfWork(self.app).get(self.bucket_id, TimerBucket)
+        reader = UnitOfWork(self.app)
+        bucket = reader.get(self.bucket_id, TimerBucket)
+        reader.commit()  # saves nothing: puts the bucket back in this process's cache, for the bus's unit of work
         if bucket is None or bucket.closed:
             return None
         events, self.events = self.events, None
         if events is None or len(events) != bucket.version:
             events = list(self.app.events.get(self.bucket_id))
         firings: list[Any] = self._in_step_order([
-            TimerFired(self.bucket_id, kind, target_id, due, self.now, stepping=target_id in self.stepping)
+            TimerFired(self.bucket_id, kind, target_id, due, self.now,
+                       stepping=kind == TimerKind.TASK_STEP and target_id in self.stepping)
             for kind, target_id, due in TimerBucket.due(events, self.now)
         ])
         if self.only is not None:
@@ -89,7 +92,7 @@ class BucketSweep:
     @staticmethod
     def _in_step_order(timers: list[TimerFired]) -> list[TimerFired]:
         """The chosen task steps first, so the tasks picked by priority take theirs before anything else changes them."""
-        return sorted(timers, key=lambda timer: timer.kind != TimerKind.TASK_STEP or not timer.stepping)
+        return sorted(timers, key=lambda timer: not timer.stepping)
 
 
 @dataclass(frozen=True)

@@ -49,7 +49,7 @@ def append(system: System, *messages: dict[str, Any]) -> AppendReport:
 
 
 def tick(system: System, now: str) -> TickReport:
-    """`loopline tick --now NOW`: the maintenance scan, then every processor drained."""
+    """`loopline tick --now NOW`: the scheduler's scan, then every processor drained."""
     report = system.scheduler.tick(parse_time(now))
     system.drain()
     return report
