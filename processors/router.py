@@ -15,8 +15,6 @@ from loopline.processors.messages import Inbound
 
 INBOUND_TOPIC = get_topic(InboundMessage.Received)
 
-__all__ = ["INBOUND_TOPIC", "MessageOutcome", "Router"]
-
 
 @dataclass(frozen=True)
 class LogBatches:
