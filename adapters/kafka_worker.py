@@ -131,7 +131,7 @@ class BatchReport:
     skipped: int = 0
 
 
-@dataclass
+@dataclass(frozen=True)
 class PartitionRecords:
     """Records of one partition as the bus reads them: those past the stored position (read again after
     a conflict), each parsed into a message, or kept as unreadable for the dead-letter topic."""
