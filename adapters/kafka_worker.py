@@ -17,6 +17,7 @@ import asyncio
 import hashlib
 import logging
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -25,13 +26,13 @@ from eventsourcing.persistence import IntegrityError, Tracking
 
 from loopline.adapters.kafka_log import Topics
 from loopline.adapters.messages import InvalidMessage, parse_message
-from loopline.processors.application import Loopline, Position, UnitOfWork
-from loopline.processors.rejects import reject_input
-from loopline.processors.router import MessageOutcome, UnstorableBatch, commit_batch, fresh_steps, prefetch_for
-from loopline.processors.steps import apply_steps
+from loopline.domain import ids
+from loopline.processors.application import Loopline, Position
+from loopline.processors.bus import Batch, Bus
+from loopline.processors.inbound import MessageOutcome, Repeated
+from loopline.processors.messages import Inbound, Unreadable
 
 log = logging.getLogger("loopline.kafka")
-RETRIES = 10
 CHECK_WAIT = 5.0  # seconds to wait for the last processed record on assignment before asking where the log ends
 REQUEST_TIMEOUT_MS = 40_000  # every broker call of the consumer gives up after this (aiokafka's default, stated)
 
@@ -130,68 +131,61 @@ class BatchReport:
     skipped: int = 0
 
 
-class PartitionBatchApplier:
-    """Applies one partition's records; synchronous, so it can run in a worker thread."""
+@dataclass(frozen=True)
+class PartitionRecords:
+    """Records of one partition as the bus reads them: those past the stored position (read again after
+    a conflict), each parsed into a message, or kept as unreadable for the dead-letter topic."""
 
-    def __init__(self, app: Loopline, topics: Topics) -> None:
-        self.app = app
+    positions: PartitionPositions
+    topics: Topics
+    topic: str
+    partition: int
+    records: list[Any]
+
+    def read(self) -> Batch | None:
+        name = self.positions.name(self.topic, self.partition)
+        stored = self.positions.app.position(name)
+        fresh = [record for record in self.records if record.offset + 1 > stored]
+        if not fresh:
+            return None
+        return Batch([self._message(record) for record in fresh], self.positions.after(name, fresh[-1], previous=stored))
+
+    def one_by_one(self, batch: Batch) -> Iterator[PartitionRecords]:
+        for record in self.records:
+            yield PartitionRecords(self.positions, self.topics, self.topic, self.partition, [record])
+
+    def _message(self, record: Any) -> Inbound | Unreadable:
+        topic, partition = self.topic, self.partition
+        expected_kind = "command" if topic == self.topics.commands else "signal"
+        try:
+            message = parse_message(record.value)
+            if message.kind != expected_kind:
+                raise InvalidMessage(f"kind: a {message.kind} on {topic}; send it to {self.topics.for_kind(message.kind)}")
+        except InvalidMessage as error:
+            log.warning("dead-lettering %s[%s]@%s: %s", topic, partition, record.offset, error)
+            return Unreadable(source=topic, position=f"{partition}:{record.offset}", raw=record.value or b"",
+                              reason=str(error), key=record.key, at=_record_time(record))
+        return Inbound(ids.message_id(message.tenant, message.ref), message, f"{topic}:{partition}:{record.offset}")
+
+
+class PartitionBatchApplier:
+    """Hands one partition's records to the bus; synchronous, so it can run in a worker thread."""
+
+    def __init__(self, bus: Bus, topics: Topics) -> None:
+        self.bus = bus
         self.topics = topics
-        self.positions = PartitionPositions(app)
+        self.positions = PartitionPositions(bus.app)
 
     def apply(self, topic: str, partition: int, records: list[Any]) -> BatchReport:
-        for _ in range(RETRIES):
-            try:
-                return self._apply_once(topic, partition, records)
-            except IntegrityError:
-                continue  # another worker advanced this partition or touched the same aggregate: redo
-            except UnstorableBatch:
-                if len(records) == 1:
-                    raise
-                return self._apply_one_by_one(topic, partition, records)
-        raise RuntimeError(f"{topic}[{partition}] kept conflicting; the batch will be redelivered")
-
-    def _apply_one_by_one(self, topic: str, partition: int, records: list[Any]) -> BatchReport:
-        """One message's events could not be stored: each record in a transaction of its own, so that one is parked."""
-        report = BatchReport()
-        for record in records:
-            part = self.apply(topic, partition, [record])
-            report.applied += part.applied
-            report.duplicates += part.duplicates
-            report.dead_lettered += part.dead_lettered
-            report.skipped += part.skipped
-        return report
-
-    def _apply_once(self, topic: str, partition: int, records: list[Any]) -> BatchReport:
-        name = self.positions.name(topic, partition)
-        stored = self.app.position(name)
-        report = BatchReport()
-        fresh = [record for record in records if record.offset + 1 > stored]
-        report.skipped = len(records) - len(fresh)
-        if not fresh:
-            return report
-        uow = UnitOfWork(self.app)
-        expected_kind = "command" if topic == self.topics.commands else "signal"
-        parsed = []
-        for record in fresh:
-            try:
-                message = parse_message(record.value)
-                if message.kind != expected_kind:
-                    raise InvalidMessage(f"kind: a {message.kind} on {topic}; send it to {self.topics.for_kind(message.kind)}")
-            except InvalidMessage as error:
-                log.warning("dead-lettering %s[%s]@%s: %s", topic, partition, record.offset, error)
-                reject_input(
-                    uow, source=topic, position=f"{partition}:{record.offset}", raw=record.value or b"",
-                    reason=str(error), key=record.key, now=_record_time(record),
-                )
+        outcomes = self.bus.process(PartitionRecords(self.positions, self.topics, topic, partition, records))
+        report = BatchReport(skipped=len(records) - len(outcomes))
+        for outcome in outcomes:
+            if isinstance(outcome.step, Unreadable):
                 report.dead_lettered += 1
-                continue
-            parsed.append((message, f"{topic}:{partition}:{record.offset}"))
-        uow.end_step()  # the dead letters are a step of their own: a refused message must not undo them
-        prefetch_for(uow, [message for message, _ in parsed])
-        steps, report.duplicates = fresh_steps(uow, parsed)
-        report.applied = commit_batch(
-            uow, self.positions.after(name, fresh[-1], previous=stored), apply_steps(uow, steps), single=len(fresh) == 1
-        )
+            elif isinstance(outcome.detail, Repeated):
+                report.duplicates += 1
+            else:
+                report.applied.append(outcome)
         return report
 
 
@@ -205,12 +199,11 @@ def _record_time(record: Any) -> datetime:
 
 
 class KafkaWorker:
-    def __init__(self, app: Loopline, bootstrap: str, topics: Topics, group_id: str = "loopline-workers") -> None:
-        self.app = app
+    def __init__(self, bus: Bus, bootstrap: str, topics: Topics, group_id: str = "loopline-workers") -> None:
         self.bootstrap = bootstrap
         self.topics = topics
         self.group_id = group_id
-        self.applier = PartitionBatchApplier(app, topics)
+        self.applier = PartitionBatchApplier(bus, topics)
         self.held: dict[Any, int] = {}  # per assigned partition, the offset after the last record read
         self._highwater: Any = None
 

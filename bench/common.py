@@ -22,7 +22,7 @@ from loopline.cli.bootstrap import System, build
 from loopline.domain import ids
 from loopline.domain.task import Task
 from loopline.processors.application import UnitOfWork
-from loopline.processors.loops import register_loop
+from loopline.processors.loops_and_timers import register_loop
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
 LOAD_BATCH = 2_000

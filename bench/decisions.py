@@ -147,7 +147,7 @@ def run_scale(tasks: int, delay: float) -> dict[str, float]:
         quiet = [latency(system, n) for n in range(20)]
 
         start = time.perf_counter()
-        system.maintenance.tick(T0 + timedelta(minutes=1))  # `loopline tick` at scale: the host steps, the leader decides
+        system.scheduler.tick(T0 + timedelta(minutes=1))  # `loopline tick` at scale: the host steps, the leader decides
         assert count(system, Task.DecisionRequested) == tasks, "one tick should ask for every first touch"
         busy, n = [], 20
         while count(system, Task.DecisionRecorded) < tasks:
@@ -178,7 +178,7 @@ def run_embedded(tasks: int, delay: float) -> dict[str, float]:
         system.log.append(load(tasks), "load")
         system.drain()
         start = time.perf_counter()
-        system.maintenance.tick(T0 + timedelta(minutes=1))
+        system.scheduler.tick(T0 + timedelta(minutes=1))
         assert count(system, Task.DecisionRequested) == tasks, "one tick should ask for every first touch"
         system.drain()
         elapsed = time.perf_counter() - start

@@ -23,7 +23,7 @@ from bench.common import T0, close, load_open_loops, new_system
 from loopline.domain import ids
 from loopline.domain.task import Task
 from loopline.processors.application import UnitOfWork
-from loopline.processors.loops import register_loop
+from loopline.processors.loops_and_timers import register_loop
 from loopline.processors.messages import Message
 from loopline.processors.signals import handle_signal
 
@@ -106,7 +106,7 @@ def measure(size: int, due: int, signal_count: int) -> dict[str, float]:
             timings.append(time.perf_counter() - start)
             resolved[message.type] += outcome.startswith("resolved")
         start = time.perf_counter()
-        report = system.maintenance.tick(NOW)
+        report = system.scheduler.tick(NOW)
         tick_seconds = time.perf_counter() - start
         assert len(report.actions) >= due - signal_count, f"tick acted on {len(report.actions)} of {due} due loops"
         return {

@@ -68,7 +68,7 @@ def first_touches(system: System, tasks: int) -> None:
     now = T0
     while count(system, Task.TouchSent) < tasks:
         now += timedelta(minutes=1)
-        system.maintenance.tick(now)
+        system.scheduler.tick(now)
         system.drain()
         if now > T0 + timedelta(hours=1):
             raise RuntimeError(f"only {count(system, Task.TouchSent)} of {tasks} first touches went out")

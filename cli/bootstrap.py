@@ -30,11 +30,13 @@ from loopline.adapters.webhook import WebhookChannel
 from loopline.processors import faults
 from loopline.processors.agent import Agent, concurrency_from_env
 from loopline.processors.application import Loopline
+from loopline.processors.bus import Bus
 from loopline.processors.delivery import Delivery
-from loopline.processors.maintenance import Maintenance, TickReport
+from loopline.processors.handlers import build_bus
 from loopline.processors.messages import Message
 from loopline.processors.ports import DecisionModel, OutboundChannel
 from loopline.processors.router import INBOUND_TOPIC, MessageOutcome, Router
+from loopline.processors.scheduler import Scheduler, TickReport
 from loopline.projections import open_loops, proactive_runs, task_memory, tasks, tenants, timeline
 from loopline.projections.runner import REBUILD_BATCH, ProjectionRunner
 
@@ -78,9 +80,10 @@ class Log(Protocol):
 class System:
     settings: Settings
     app: Loopline
+    bus: Bus
     log: Log
     router: Router | None
-    maintenance: Maintenance
+    scheduler: Scheduler
     delivery: Delivery
     projections: ProjectionRunner
     leader: SoleLeader | PostgresLeader
@@ -171,7 +174,7 @@ class System:
         """One scheduler scan at a time across all processes, then drain."""
         with self.leader.writing():
             with self.leader.scheduling():
-                report = self.maintenance.tick(now, progress)
+                report = self.scheduler.tick(now, progress)
             report.actions += self.drain().decisions
         return report
 
@@ -253,17 +256,19 @@ def build(settings: Settings | None = None) -> System:
         # The delivery ledger lives beside the events (not the read models): a rebuild never resends.
         ledger_engine = read_model_engine(settings.event_store)
         ledger = SqlDeliveryLedger(ledger_engine)
+    bus = build_bus(app, TemplateDrafter())
     system = System(
         settings=settings,
         app=app,
+        bus=bus,
         log=EmbeddedLog(app),
-        router=Router(app),
-        maintenance=Maintenance(app, TemplateDrafter()),
+        router=Router(bus),
+        scheduler=Scheduler(bus),
         delivery=Delivery(app, ledger, channels, clock=SystemClock()),
         projections=projections,
         leader=leader,
         ledger_engine=ledger_engine,
-        agent=Agent(app, decision_model(settings), concurrency=model_concurrency()),
+        agent=Agent(bus, decision_model(settings), concurrency=model_concurrency()),
     )
     if settings.kafka:
         from loopline.adapters.kafka_log import KafkaPublisher, Topics, ensure_topics

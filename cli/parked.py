@@ -111,7 +111,7 @@ def retry(parked_id: Id, by: By = "", json_: Json = False) -> None:
     with _acting_on(parked_id, by) as (system, row, who, now):
         try:
             if row["parked"] == "message":
-                outcome = parked_messages.retry(system.app, row["_ref"], by=who, now=now)
+                outcome = parked_messages.retry(system.bus, row["_ref"], by=who, now=now)
             elif row["parked"] == "read model event":
                 system.projections.retry_parked(*row["_ref"], by=who, now=now)
                 outcome = "projected"

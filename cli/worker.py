@@ -168,7 +168,7 @@ async def _consume(
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
     assert system.settings.kafka is not None
-    worker = KafkaWorker(system.app, system.settings.kafka, Topics(system.settings.kafka_topic_prefix))
+    worker = KafkaWorker(system.bus, system.settings.kafka, Topics(system.settings.kafka_topic_prefix))
 
     def on_batch(report: BatchReport) -> None:
         pulse.counts.applied += len(report.applied)

@@ -24,7 +24,7 @@ SHARDS = 8
 
 
 class TimerKind(StrEnum):
-    """Every kind of timer; the scan's handlers (`processors/maintenance.py` FIRE) cover exactly these."""
+    """Every kind of timer; the tick fires each through `processors/timer_firings.py` TIMERS."""
 
     LOOP_DEADLINE = "loop_deadline"
     TASK_EXPIRY = "task_expiry"

@@ -20,17 +20,7 @@ from loopline.domain.timers import TimerKind
 from loopline.domain.timeutil import format_time
 from loopline.domain.wording import awaited, awaited_from_watch
 from loopline.processors.application import UnitOfWork
-from loopline.processors.loops import (
-    UnknownLoop,
-    close_loop,
-    close_task_loops,
-    load_task,
-    proactive_run,
-    register_loop,
-    schedule_run,
-    schedule_stall_check,
-    set_timer,
-)
+from loopline.processors.bus import Notice, Unchanged
 from loopline.processors.commands_types import (
     CancelTask,
     CompleteTask,
@@ -47,9 +37,19 @@ from loopline.processors.commands_types import (
     WakeTask,
     from_data,
 )
+from loopline.processors.loops_and_timers import (
+    UnknownLoop,
+    close_loop,
+    close_task_loops,
+    load_task,
+    proactive_run,
+    register_loop,
+    schedule_run,
+    schedule_stall_check,
+    set_timer,
+)
 from loopline.processors.messages import Message
 from loopline.processors.readiness import on_ready
-from loopline.processors.steps import Notice, Unchanged
 from loopline.processors.tenants import configure_tenant, tenant_settings
 from loopline.processors.wakeups import record_workflow_output, schedule_wakeup, wake_on_condition
 

@@ -23,8 +23,8 @@ from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time
 from loopline.processors import faults
 from loopline.processors.application import Loopline
+from loopline.processors.bus import is_infrastructure
 from loopline.processors.ports import Attempt, Clock, DeliveryFailed, DeliveryLedger, OutboundChannel
-from loopline.processors.steps import is_infrastructure
 
 TOPICS = [
     get_topic(Task.UserNotified), get_topic(Task.ActionRecorded), get_topic(Task.WokenUp), get_topic(Task.SignalReceived)

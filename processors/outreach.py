@@ -26,7 +26,7 @@ from loopline.domain.task_types import task_type
 from loopline.domain.timers import TimerKind
 from loopline.domain.wording import when
 from loopline.processors.application import UnitOfWork
-from loopline.processors.loops import close_loop, close_task_loops, proactive_run, register_loop, set_timer
+from loopline.processors.loops_and_timers import close_loop, close_task_loops, proactive_run, register_loop, set_timer
 from loopline.processors.sending import Deferred, send_to_contact
 from loopline.processors.tenants import tenant_settings
 

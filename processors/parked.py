@@ -1,12 +1,14 @@
 """What an operator does with parked messages: list them, retry one (applied once), drop one.
 
-A retry applies the stored message as its own step, in one transaction with the mark that it was
-retried, so two retries of the same message (in turn or at once) apply it once: the loser's
-commit conflicts on the parked message, and it then finds it retried.
+A retry hands the stored message to the bus as one step (`Retry`), in one transaction with the mark
+that it was retried, so two retries of the same message (in turn or at once) apply it once: the
+loser's commit conflicts on the parked message, and it then finds it retried.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from uuid import UUID
 
@@ -14,11 +16,11 @@ from eventsourcing.persistence import IntegrityError
 from eventsourcing.utils import get_topic
 
 from loopline.domain import ids
-from loopline.domain.errors import DomainError
 from loopline.domain.parked import ParkedMessage
 from loopline.processors.application import Loopline, UnitOfWork
-from loopline.processors.router import MessageStep, stored_message
-from loopline.processors.steps import Fault, is_infrastructure
+from loopline.processors.bus import Batch, Bus
+from loopline.processors.inbound import stored_message
+from loopline.processors.messages import Inbound, Retry
 
 RETRIES = 10
 TOPICS = [get_topic(cls) for cls in (
@@ -49,37 +51,31 @@ def parked_messages(app: Loopline) -> list[ParkedMessage]:
         start = batch[-1].id + 1
 
 
-def retry(app: Loopline, parked_id: UUID, *, by: str, now: datetime) -> str:
-    """Applies the parked message once and marks it retried; returns what it did (or why the domain refused it)."""
-    for _ in range(RETRIES):
-        uow = UnitOfWork(app)
-        parked = uow.get(parked_id, ParkedMessage)
-        assert parked is not None, f"no parked message {parked_id}"
+@dataclass(frozen=True)
+class RetrySource:
+    """The parked message, read again after a conflict (another retry or drop may have closed it)."""
+
+    app: Loopline
+    retry_of: UUID
+    by: str
+    now: datetime
+
+    def read(self) -> Batch:
+        parked = _get(UnitOfWork(self.app), self.retry_of)
         parked.check_open()
-        uow.end_step()
-        step = MessageStep(ids.message_id(parked.tenant, parked.ref), stored_message(parked))
-        try:
-            outcome = step.apply(uow)
-        except DomainError as error:
-            uow.rollback_step()
-            step.refuse(uow, error)
-            outcome = f"refused by the domain: {error}"
-        except Exception as error:
-            if is_infrastructure(error):
-                raise
-            uow.rollback_step(touched=True)
-            fault = Fault(error, attempts=1)
-            _get(uow, parked_id).retry_failed(
-                error_type=fault.error_type, error=fault.message, trace=fault.trace, by=by, now=now
-            )
-            if _committed(uow):
-                raise StillFailing(fault.reason) from error
-            continue
-        uow.end_step()
-        _get(uow, parked_id).retried(outcome=outcome, by=by, now=now)
-        if _committed(uow):
-            return outcome
-    raise RuntimeError("the retry kept conflicting with other writers; run it again")
+        inbound = Inbound(ids.message_id(parked.tenant, parked.ref), stored_message(parked))
+        return Batch([Retry(self.retry_of, inbound, self.by, self.now)])
+
+    def one_by_one(self, batch: Batch) -> Iterator[RetrySource]:
+        yield self
+
+
+def retry(bus: Bus, parked_id: UUID, *, by: str, now: datetime) -> str:
+    """Applies the parked message once and marks it retried; returns what it did (or why the domain refused it)."""
+    [outcome] = bus.process(RetrySource(bus.app, parked_id, by, now))
+    if outcome.parked:
+        raise StillFailing(outcome.detail)
+    return outcome.detail if outcome.accepted else f"refused by the domain: {outcome.detail}"
 
 
 def drop(app: Loopline, parked_id: UUID, *, by: str, now: datetime) -> None:

@@ -260,13 +260,13 @@ def budget_left(task: Task, now: datetime) -> dict[str, int | None]:
 def build_request(
     source: Loopline | UnitOfWork, task: Task, point: str, *, purpose: str, now: datetime, touch: int | None = None,
     tone: str | None = None, reply_text: str | None = None, contact: str | None = None, contact_name: str | None = None,
-    events: Iterable[Any] | None = None,
+    events: Iterable[Any] | None = None, settings: TenantSettings | None = None,
 ) -> DecisionRequest:
     """Everything one decision needs, read from the event store (the task's events, its tenant, the
-    contact's other tasks); `contact`/`contact_name` default to the task's."""
+    contact's other tasks); `contact`/`contact_name` default to the task's, `settings` to the tenant's as stored."""
     app = _app(source)
     kind = resolve_task_type(task.task_type)[0]
-    settings = tenant_settings_of(app, task.tenant)
+    settings = settings if settings is not None else tenant_settings_of(app, task.tenant)
     plan = task.outreach or {}
     contact = contact or task.contact
     contact_name = contact_name or plan.get("contact_name")
@@ -295,9 +295,12 @@ def pending_request(events: Sequence[Any]) -> Any | None:
     return waiting[-1] if waiting else None
 
 
-def request_for(source: Loopline | UnitOfWork, task: Task, requested: Any, events: Sequence[Any], now: datetime) -> DecisionRequest:
+def request_for(
+    source: Loopline | UnitOfWork, task: Task, requested: Any, events: Sequence[Any], now: datetime,
+    settings: TenantSettings | None = None,
+) -> DecisionRequest:
     """The request a `Task.DecisionRequested` asks for: a reply's text from its signal, a follow-up's
-    contact from its loop, a touch's number and tone."""
+    contact from its loop, a touch's number and tone; `settings`, the tenant's when already read."""
     app = _app(source)
     reply_text = contact = contact_name = None
     if requested.point == "evaluate_reply":
@@ -310,7 +313,7 @@ def request_for(source: Loopline | UnitOfWork, task: Task, requested: Any, event
             contact, contact_name = loop.watch.get("sender"), loop.contact_name
     return build_request(
         app, task, requested.point, purpose=requested.purpose, now=now, touch=requested.touch, tone=requested.tone,
-        reply_text=reply_text, contact=contact, contact_name=contact_name, events=events,
+        reply_text=reply_text, contact=contact, contact_name=contact_name, events=events, settings=settings,
     )
 
 

@@ -12,7 +12,7 @@ from datetime import datetime
 from loopline.domain.task import Task
 from loopline.domain.timers import TimerKind
 from loopline.processors.application import UnitOfWork
-from loopline.processors.loops import set_timer
+from loopline.processors.loops_and_timers import set_timer
 
 
 def on_ready(uow: UnitOfWork, task: Task, now: datetime) -> None:

@@ -8,8 +8,11 @@ from collections.abc import Iterable
 from datetime import datetime
 
 from loopline.domain import ids
+from loopline.domain.errors import DomainError
 from loopline.domain.inbound import RejectedInput
 from loopline.processors.application import Loopline, UnitOfWork
+from loopline.processors.bus import Fault, Handler
+from loopline.processors.messages import Unreadable
 
 
 def record_rejected_inputs(
@@ -47,3 +50,20 @@ def reject_input(
 def raw_bytes(reject: RejectedInput.Recorded) -> bytes:
     """The rejected input's original bytes."""
     return base64.b64decode(reject.raw) if reject.encoding == "base64" else reject.raw.encode()
+
+
+def _keep_unreadable(uow: UnitOfWork, unreadable: Unreadable) -> None:
+    reject_input(uow, source=unreadable.source, position=unreadable.position, raw=unreadable.raw,
+                 reason=unreadable.reason, key=unreadable.key, now=unreadable.at)
+
+
+def _refused(uow: UnitOfWork, unreadable: Unreadable, error: DomainError) -> None:
+    raise error  # keeping a reject asks nothing of the domain: a refusal here is a bug, and stops the batch
+
+
+def _cannot_keep(uow: UnitOfWork, unreadable: Unreadable, fault: Fault) -> None:
+    """An input that cannot even be kept as a reject has nowhere else to go: the batch stops, as on a storage failure."""
+    raise fault.error
+
+
+UNREADABLE: Handler[Unreadable] = Handler(apply=_keep_unreadable, refuse=_refused, park=_cannot_keep)

@@ -12,7 +12,7 @@ from loopline.domain.task import Task
 from loopline.domain.matching import CHANNEL_BY_SIGNAL
 from loopline.domain.open_loop import OpenLoop
 from loopline.processors.application import UnitOfWork
-from loopline.processors.loops import load_task, proactive_run, resolve_by_signal, watch_index
+from loopline.processors.loops_and_timers import load_task, proactive_run, resolve_by_signal, watch_index
 from loopline.processors.messages import Message
 from loopline.processors.outreach import on_reply
 

@@ -179,7 +179,7 @@ def test_an_assignment_the_broker_could_not_answer_is_checked_before_any_record_
 
     monkeypatch.setattr(AIOKafkaConsumer, "end_offsets", unanswered_once)
     stop = asyncio.Event()
-    consumer = KafkaWorker(loopline.system.app, loopline.environ["LOOPLINE_KAFKA"], topics)
+    consumer = KafkaWorker(loopline.system.bus, loopline.environ["LOOPLINE_KAFKA"], topics)
 
     async def consume_until_recorded() -> None:
         consuming = asyncio.create_task(consumer.run(stop))

@@ -14,7 +14,7 @@ from loopline.adapters.messages import parse_message
 from loopline.cli.bootstrap import System
 from loopline.domain import ids
 from loopline.domain.timeutil import parse_time
-from loopline.processors.maintenance import TickReport
+from loopline.processors.scheduler import TickReport
 from loopline.projections import open_loops, proactive_runs, tasks, timeline
 from loopline.projections.runner import metadata
 from tests.conftest import command, signal
@@ -49,8 +49,8 @@ def append(system: System, *messages: dict[str, Any]) -> AppendReport:
 
 
 def tick(system: System, now: str) -> TickReport:
-    """`loopline tick --now NOW`: the maintenance scan, then every processor drained."""
-    report = system.maintenance.tick(parse_time(now))
+    """`loopline tick --now NOW`: the scheduler's scan, then every processor drained."""
+    report = system.scheduler.tick(parse_time(now))
     system.drain()
     return report
 

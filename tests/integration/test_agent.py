@@ -3,7 +3,8 @@ whatever crashes, repeats or rival processes do, and a model that stays down sen
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,8 @@ from loopline.cli.bootstrap import System
 from loopline.domain import ids
 from loopline.domain.task import Task
 from loopline.domain.timeutil import parse_time
-from loopline.processors.agent import Agent, Pending
+from loopline.processors.agent import Agent
+from loopline.processors.ports import Decision, DecisionModel, DecisionRequest
 from tests.conftest import build_system
 from tests.integration.helpers import tick
 from tests.integration.test_outreach import GYM, at, configure, create, emails_to, task
@@ -24,6 +26,20 @@ ANSWER = {"subject": "Missed you", "body": "Hey Sam, Saturday's class has a spot
 
 class Crash(BaseException):
     """A process dying at this instruction: not an error any step catches."""
+
+
+@dataclass
+class ThenMeanwhile:
+    """The model port answering as `model` does, then running `meanwhile` before its answer is recorded
+    (a crash, or a rival process): what happens between the model's answer and its record."""
+
+    model: DecisionModel
+    meanwhile: Callable[[], None]
+
+    def decide(self, request: DecisionRequest) -> Decision:
+        decision = self.model.decide(request)
+        self.meanwhile()
+        return decision
 
 
 @pytest.fixture
@@ -45,7 +61,7 @@ def requested(system: System) -> None:
     """A ready churn_risk task whose first touch the tick asks the model for (not yet answered)."""
     configure(system)
     create(system, "t1")
-    system.maintenance.tick(parse_time(at(0, 1)))
+    system.scheduler.tick(parse_time(at(0, 1)))
 
 
 def decisions(system: System) -> list[Task.DecisionRecorded]:
@@ -68,10 +84,10 @@ def test_the_text_the_messages_api_returns_is_what_is_sent_with_model_and_reason
 def test_a_crash_between_the_model_call_and_the_record_decides_and_sends_once(gym: System, api: MessagesApi) -> None:
     requested(gym)
 
-    def crash(item: Pending) -> None:
+    def crash() -> None:
         raise Crash
 
-    dying = Agent(gym.app, gym.agent.model, before_record=crash)
+    dying = Agent(gym.bus, ThenMeanwhile(gym.agent.model, crash))
     with pytest.raises(Crash):
         dying.run_once()
     dying.close()
@@ -87,7 +103,7 @@ def test_a_repeated_request_records_nothing_and_calls_no_model(gym: System, api:
     requested(gym)
     gym.drain()
 
-    replay = Agent(gym.app, gym.agent.model)
+    replay = Agent(gym.bus, gym.agent.model)
     replay.name = "agent-replay"  # a processor reading every request again from the start
     assert replay.run_once().read == 1
     replay.close()
@@ -98,8 +114,8 @@ def test_a_repeated_request_records_nothing_and_calls_no_model(gym: System, api:
 
 def test_two_agents_racing_on_the_same_position_decide_and_send_once(gym: System, api: MessagesApi) -> None:
     requested(gym)
-    rival = Agent(gym.app, gym.agent.model)
-    racing = Agent(gym.app, gym.agent.model, before_record=lambda item: rival.run_once())
+    rival = Agent(gym.bus, gym.agent.model)
+    racing = Agent(gym.bus, ThenMeanwhile(gym.agent.model, rival.run_once))
 
     racing.run_once()  # the rival reads the same request, answers and records it while this one holds its answer
     rival.close()

@@ -47,18 +47,19 @@ def test_a_batch_read_before_another_process_commits_it_is_not_applied_again(
             system.log.append([parse_message(json.dumps(m)) for m in MESSAGES], "test")
         alone.router.run_once()
 
-        real_prefetch = router_module.prefetch_for
+        real_read = router_module.LogBatches.read
         interleaved = []
 
-        def other_process_commits_first(uow: Any, messages: Any) -> None:
+        def other_process_commits_first(batches: Any) -> Any:
+            batch = real_read(batches)
             if not interleaved:  # the first router has read its batch; the second applies and commits part of it
                 interleaved.append(True)
                 assert second.router is not None
                 second.router.batch_size = 2
                 assert len(second.router.run_once()) == 2
-            real_prefetch(uow, messages)
+            return batch
 
-        monkeypatch.setattr(router_module, "prefetch_for", other_process_commits_first)
+        monkeypatch.setattr(router_module.LogBatches, "read", other_process_commits_first)
         assert first.router is not None
         outcomes = first.router.run_once()  # its commit lost the race; it reads again after the second's
         assert [outcome.step.message.ref for outcome in outcomes] == ["c3", "s1"]

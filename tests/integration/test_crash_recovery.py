@@ -19,8 +19,8 @@ import pytest
 
 from loopline.cli.bootstrap import System
 from loopline.processors.commands import COMMANDS
-from loopline.processors.maintenance import FIRE
 from loopline.processors.router import Router
+from loopline.processors.timer_firings import TIMERS
 from tests.conftest import build_system, command, publish, signal
 from tests.integration.helpers import append, dump, event_count, loop_rows, outbox, recent, tick
 
@@ -184,7 +184,7 @@ def clean(tmp_path: Path) -> Iterator[tuple[System, Path]]:
     """The same system in another home, never crashed; its router takes the same batches as the crashed one."""
     home = tmp_path / "clean"
     system = build_system(home)
-    system.router = Router(system.app, batch_size=3)
+    system.router = Router(system.bus, batch_size=3)
     yield system, home
     system.close()
 
@@ -199,7 +199,7 @@ def test_router_crash_mid_batch_commits_nothing_of_it_and_a_new_router_resumes(
     system: System, home: Path, clean: tuple[System, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     publish(clean[0], *SCRIPT)
-    system.router = Router(system.app, batch_size=3)
+    system.router = Router(system.bus, batch_size=3)
     route = COMMANDS["task.complete"]
     monkeypatch.setitem(COMMANDS, "task.complete", replace(route, handle=_crash_on_call(route.handle, 3)))
     append(system, *SCRIPT)
@@ -210,7 +210,7 @@ def test_router_crash_mid_batch_commits_nothing_of_it_and_a_new_router_resumes(
     position = system.app.position("router")
     assert 0 < position < len(SCRIPT) and position % 3 == 0  # whole batches only
     monkeypatch.undo()
-    system.router = Router(system.app, batch_size=3)
+    system.router = Router(system.bus, batch_size=3)
     report = system.drain()
 
     assert len(report.outcomes) == len(SCRIPT) - position
@@ -222,7 +222,7 @@ def test_router_crash_mid_batch_commits_nothing_of_it_and_a_new_router_resumes(
 def test_where_batches_end_does_not_change_the_audit_trail(tmp_path: Path) -> None:
     whole, small = build_system(tmp_path / "whole"), build_system(tmp_path / "small")
     try:
-        small.router = Router(small.app, batch_size=3)
+        small.router = Router(small.bus, batch_size=3)
         publish(whole, *SCRIPT)
         publish(small, *SCRIPT)
         assert event_count(small) == event_count(whole)
@@ -241,7 +241,7 @@ def test_delivery_crash_after_sending_sends_nothing_twice_on_restart(
     """The crash falls after sending and marking a batch as delivered, before recording the delivery position.
     (A kill between sending and marking is in tests/e2e/test_cli_outbound.py: it needs a process that dies.)"""
     publish(clean[0], *SCRIPT)
-    system.router = Router(system.app, batch_size=3)
+    system.router = Router(system.bus, batch_size=3)
     system.delivery.batch_size = 3
     monkeypatch.setattr(system.delivery.ledger, "delivered", _crash_on_call(system.delivery.ledger.delivered, 2))
 
@@ -253,7 +253,7 @@ def test_delivery_crash_after_sending_sends_nothing_twice_on_restart(
     system.close()
     restarted = build_system(home, **store_environ)
     try:
-        restarted.router = Router(restarted.app, batch_size=3)
+        restarted.router = Router(restarted.bus, batch_size=3)
         restarted.drain()
         keys = [line["key"] for line in outbox(home)]
         assert len(keys) == len(set(keys))
@@ -275,9 +275,10 @@ def test_tick_crash_after_one_deadline_resumes_without_repeating_it(
     ]
     publish(clean[0], *waiting)
     tick(clean[0], "2026-03-16T10:00:01Z")
-    system.router = Router(system.app, batch_size=3)
+    system.router = Router(system.bus, batch_size=3)
     publish(system, *waiting)
-    monkeypatch.setitem(FIRE, "loop_deadline", _crash_on_call(FIRE["loop_deadline"], 2))
+    row = TIMERS["loop_deadline"]
+    monkeypatch.setitem(TIMERS, "loop_deadline", replace(row, fire=_crash_on_call(row.fire, 2)))
 
     with pytest.raises(Crash):
         tick(system, "2026-03-16T10:00:01Z")

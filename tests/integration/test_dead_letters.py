@@ -62,7 +62,7 @@ def test_a_batch_retried_after_a_conflict_sends_each_dead_letter_once(
         return real_commit(uow, tracking)
 
     monkeypatch.setattr(UnitOfWork, "commit", first_commit_conflicts)
-    report = PartitionBatchApplier(scale.app, topics).apply(topics.commands, 0, records)
+    report = PartitionBatchApplier(scale.bus, topics).apply(topics.commands, 0, records)
     monkeypatch.undo()
     assert conflicts and report.dead_lettered == 2
     assert [outcome.accepted for outcome in report.applied] == [False, True]  # the domain refused c0
@@ -84,7 +84,7 @@ def test_every_kind_of_bad_record_is_dead_lettered_and_the_valid_ones_around_it_
     values = [valid[0], *bad[: len(bad) // 2], valid[1], *bad[len(bad) // 2 :], valid[2]]
     records = [Record(offset, b"acme", value) for offset, value in enumerate(values)]
 
-    report = PartitionBatchApplier(scale.app, topics).apply(topics.commands, 0, records)
+    report = PartitionBatchApplier(scale.bus, topics).apply(topics.commands, 0, records)
 
     assert report.dead_lettered == len(bad)
     assert [outcome.accepted for outcome in report.applied] == [True, True, True]

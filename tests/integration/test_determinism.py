@@ -14,7 +14,7 @@ def _play(home: Path) -> list[tuple[str, bytes]]:
     try:
         for _narration, step in FLOW_1:
             if isinstance(step, str):
-                system.maintenance.tick(parse_time(step))
+                system.scheduler.tick(parse_time(step))
                 system.drain()
             else:
                 publish(system, *step)

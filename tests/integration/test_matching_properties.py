@@ -101,7 +101,7 @@ def test_any_interleaving_resolves_every_matching_loop_once_and_only_in_its_tena
                             loop.end = ("task_completed", None)
             else:
                 flush()
-                system.maintenance.tick(now)
+                system.scheduler.tick(now)
                 system.drain()
                 for loop in loops.values():
                     if loop.end is None and loop.deadline <= now:

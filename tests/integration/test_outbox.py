@@ -97,8 +97,8 @@ def test_two_systems_delivering_on_one_home_email_each_follow_up_once(
     second = build_system(home, LOOPLINE_SMTP_URL=smtp.url, **store_environ)
     try:
         publish(first, *FLOW_1)
-        first.maintenance.tick(parse_time(AFTER_DEADLINE))
-        second.maintenance.tick(parse_time(AFTER_DEADLINE))
+        first.scheduler.tick(parse_time(AFTER_DEADLINE))
+        second.scheduler.tick(parse_time(AFTER_DEADLINE))
         first.drain()
         second.drain()
     finally:

@@ -100,16 +100,16 @@ def test_retry_after_the_fix_applies_the_message_once(system: System, no_faults:
     assert task_row(system, "t", "bob")["status"] == "executing"
 
     with pytest.raises(parked_messages.StillFailing):  # not fixed yet: stays parked with the new error
-        parked_messages.retry(system.app, parked["_ref"], by="ops", now=NOW)
+        parked_messages.retry(system.bus, parked["_ref"], by="ops", now=NOW)
     assert only_parked(system)["attempts"] == 4
 
     faults.configure("")  # the fix
-    outcome = parked_messages.retry(system.app, parked["_ref"], by="ops", now=NOW)
+    outcome = parked_messages.retry(system.bus, parked["_ref"], by="ops", now=NOW)
     system.drain()
     assert outcome == "created task later (executing)"
     assert task_row(system, "later", "acme")["title"] == "POISON until fixed"
     with pytest.raises(ParkedMessageClosed, match="retried already"):
-        parked_messages.retry(system.app, parked["_ref"], by="ops", now=NOW)
+        parked_messages.retry(system.bus, parked["_ref"], by="ops", now=NOW)
     assert parked_counts(system)["messages"] == 0
     (closed,) = [row for row in everything_parked(system, include_closed=True) if row["parked"] == "message"]
     assert closed["status"] == "retried" and closed["closed_by"] == "ops"
@@ -127,7 +127,7 @@ def test_two_retries_at_once_apply_the_message_once(system: System, no_faults: N
     def retry() -> None:
         barrier.wait()
         try:
-            results.append(parked_messages.retry(system.app, parked_id, by="ops", now=NOW))
+            results.append(parked_messages.retry(system.bus, parked_id, by="ops", now=NOW))
         except ParkedMessageClosed:
             results.append("closed")
 
@@ -148,7 +148,7 @@ def test_a_dropped_message_is_never_applied(system: System, no_faults: None) -> 
     parked_messages.drop(system.app, parked_id, by="ops", now=NOW)
     faults.configure("")
     with pytest.raises(ParkedMessageClosed, match="dropped already"):
-        parked_messages.retry(system.app, parked_id, by="ops", now=NOW)
+        parked_messages.retry(system.bus, parked_id, by="ops", now=NOW)
     assert task_rows(system) == []
 
 
@@ -302,7 +302,7 @@ def test_at_the_kafka_edge_a_message_whose_events_cannot_be_stored_is_parked_alo
     topics = Topics("q.")
     messages = [*healthy("alice"), command("u-1", "task.create", T0, "acme", task_id="u", title="Unstorable"), *healthy("bob")]
     records = [Record(n, m["tenant"].encode(), json.dumps(m).encode()) for n, m in enumerate(messages)]
-    report = PartitionBatchApplier(system.app, topics).apply(topics.commands, 0, records)
+    report = PartitionBatchApplier(system.bus, topics).apply(topics.commands, 0, records)
     system.drain()
 
     assert [(o.step.message.ref, o.parked) for o in report.applied] == [("alice-1", False), ("u-1", True), ("bob-1", False)]

@@ -119,13 +119,13 @@ def test_a_tick_never_raises_whatever_came_before_it(ops, batch) -> None:
             publish(system, *pending)
             pending.clear()
             now += timedelta(hours=op[1])
-            system.maintenance.tick(now)
-            again = system.maintenance.tick(now)
+            system.scheduler.tick(now)
+            again = system.scheduler.tick(now)
             assert again.refused == [], "a refused timer fired again"
             system.drain()
         publish(system, *pending)
-        final = system.maintenance.tick(now + timedelta(days=30))
-        assert system.maintenance.tick(now + timedelta(days=30)).refused == []
+        final = system.scheduler.tick(now + timedelta(days=30))
+        assert system.scheduler.tick(now + timedelta(days=30)).refused == []
 
         events = [system.app.mapper.to_domain_event(n) for n in system.app.recorder.select_notifications(start=1, limit=100_000)]
         refusals = [e for e in events if isinstance(e, TimerBucket.TimerRefused)]

@@ -103,7 +103,7 @@ def daily_overruns(sent: list[dict[str, Any]], tenant_limits: dict[str, dict[str
 
 
 def tick(system: System, now: datetime) -> None:
-    system.maintenance.tick(now)
+    system.scheduler.tick(now)
     system.drain()
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from loopline.processors.bus import Outcome, Source
 from loopline.processors.ports import Attempt, Decision, DecisionRequest, DeliveryFailed, Draft, ModelUnavailable
 
 
@@ -117,3 +118,20 @@ class FakeClock:
 
     def now(self) -> datetime:
         return self.moment
+
+
+@dataclass
+class RecordingBus:
+    """The bus as a source sees it: records each batch a source hands over and accepts every message,
+    applying none, so a test sees what the source read and nothing else."""
+
+    app: Any
+    batches: list[list[Any]] = field(default_factory=list)
+
+    def process(self, source: Source) -> list[Outcome[Any]]:
+        batch = source.read()
+        if batch is None:
+            return []
+        messages = list(batch.messages)
+        self.batches.append(messages)
+        return [Outcome(message, accepted=True, detail=f"handled {type(message).__name__}") for message in messages]

@@ -13,10 +13,11 @@ from loopline.domain import ids
 from loopline.domain.expectations import EXPECTATIONS, LOOPLINE_ONLY_ACTIONS, ConflictingFields, DeadlineAction
 from loopline.domain.status import TaskStatus
 from loopline.domain.timers import TimerBucket, TimerKind
+from loopline.domain.wording import NEXT_STEP
 from loopline.processors import commands_types as typed
 from loopline.processors.commands import COMMANDS, command_from_data
 from loopline.processors.deadline_actions import ACTIONS
-from loopline.processors.maintenance import FIRE
+from loopline.processors.timer_firings import TIMERS
 from tests.conftest import command, signal
 
 AT = "2026-03-13T10:00:00Z"
@@ -155,7 +156,7 @@ def test_signals_keep_extra_payload_fields_but_type_the_matched_ones() -> None:
 
 
 def test_every_timer_kind_has_a_handler_and_an_unknown_kind_is_refused_when_filed() -> None:
-    assert set(FIRE) == set(TimerKind)
+    assert set(TIMERS) == set(TimerKind)
     bucket = TimerBucket.open(id=ids.timer_bucket_id(datetime(2026, 3, 13, 10, tzinfo=timezone.utc), 0),
                               hour=datetime(2026, 3, 13, 10, tzinfo=timezone.utc), shard=0, now=datetime(2026, 3, 13, tzinfo=timezone.utc))
     with pytest.raises(ValueError, match="loop_deadlin"):
@@ -164,5 +165,5 @@ def test_every_timer_kind_has_a_handler_and_an_unknown_kind_is_refused_when_file
 
 
 def test_every_deadline_action_a_loop_may_name_has_a_handler() -> None:
-    assert set(ACTIONS) == {*DeadlineAction, *LOOPLINE_ONLY_ACTIONS}
+    assert set(ACTIONS) == {*DeadlineAction, *LOOPLINE_ONLY_ACTIONS} == set(NEXT_STEP)
     assert {row.if_unresolved for row in EXPECTATIONS.values()} <= set(DeadlineAction)

@@ -11,8 +11,9 @@ from loopline.domain import ids
 from loopline.domain.task import Task
 from loopline.processors.agent import Agent
 from loopline.processors.application import Loopline, UnitOfWork
-from loopline.processors.maintenance import Maintenance
+from loopline.processors.handlers import build_bus
 from loopline.processors.router import Router
+from loopline.processors.scheduler import Scheduler
 from tests.conftest import command, signal
 from tests.unit.fakes import RecordingDrafter, ScriptedModel
 
@@ -25,7 +26,7 @@ def _app() -> Loopline:
 
 def _publish(app: Loopline, *messages: dict) -> list:
     EmbeddedLog(app).append([parse_message(json.dumps(m)) for m in messages], "test")
-    return Router(app).run_once()
+    return Router(build_bus(app, RecordingDrafter())).run_once()
 
 
 def _task(app: Loopline, ref: str) -> Task:
@@ -42,11 +43,12 @@ def test_unanswered_email_gets_one_followup_drafted_through_the_model_port() -> 
         command("c2", "action.record", "2026-03-13T10:00:00Z", task_id="t1", action="send_email",
                 to="rahul@company.com", to_name="Rahul", subject="Meeting next week?"),
     )
-    maintenance, agent = Maintenance(app, RecordingDrafter()), Agent(app, model)
+    bus = build_bus(app, RecordingDrafter())
+    scheduler, agent = Scheduler(bus), Agent(bus, model)
     later = datetime(2026, 3, 16, 10, 0, 1, tzinfo=timezone.utc)
-    first = maintenance.tick(later)
+    first = scheduler.tick(later)
     agent.run_once()
-    second = maintenance.tick(later)
+    second = scheduler.tick(later)
     agent.run_once()
 
     assert [(r.purpose, r.contact, r.contact_name) for r in model.requests] == [("followup", "rahul@company.com", "Rahul")]

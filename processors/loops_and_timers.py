@@ -1,4 +1,4 @@
-"""Steps shared by command handlers, signal matching and the maintenance scan."""
+"""Loops, timers and proactive runs as handlers change them: registering and closing a loop, filing a timer, starting a run."""
 
 from __future__ import annotations
 

@@ -1,0 +1,41 @@
+"""The bus's one handler table: one row per kind of message, each saying what applying, refusing and
+parking it means (commands and signals dispatch further through `processors/commands.py` COMMANDS and
+`processors/signals.py`; timers through `processors/timer_firings.py` TIMERS)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from loopline.processors.answers import DECISION_RETURNED
+from loopline.processors.application import Loopline
+from loopline.processors.bus import Bus, Handler
+from loopline.processors.inbound import INBOUND, RETRY
+from loopline.processors.messages import (
+    BucketSwept,
+    DecisionReturned,
+    Inbound,
+    Retry,
+    TimerFired,
+    Unreadable,
+    WheelSwept,
+)
+from loopline.processors.ports import Drafter
+from loopline.processors.rejects import UNREADABLE
+from loopline.processors.timer_firings import BUCKET_SWEPT, WHEEL_SWEPT, timer_handler
+
+
+def handlers(drafter: Drafter) -> dict[type, Handler[Any]]:
+    return {
+        Inbound: INBOUND,
+        Unreadable: UNREADABLE,
+        Retry: RETRY,
+        TimerFired: timer_handler(drafter),
+        BucketSwept: BUCKET_SWEPT,
+        WheelSwept: WHEEL_SWEPT,
+        DecisionReturned: DECISION_RETURNED,
+    }
+
+
+def build_bus(app: Loopline, drafter: Drafter) -> Bus:
+    """The bus every source of this process hands its batches to."""
+    return Bus(app, handlers(drafter))
