@@ -7,7 +7,7 @@
 * The schema lock is held while a process creates its tables.
 
 `checked_at` says when the lock was last checked: a leader checks it before every batch, so a
-watchdog can tell a leader that stopped making progress (cli/worker.py).
+watchdog can tell a leader that stopped making progress (runtime/worker.py).
 
 The embedded deployment leads in whichever process holds the home lock: an exclusive `flock` on
 `$LOOPLINE_HOME/lock` that every writing pass (publish, tick, each pass of `loopline run`)

@@ -245,7 +245,7 @@ def run(
 ) -> None:
     """Run the processors continuously, logging as JSON lines on standard error. With LOOPLINE_KAFKA set, run as one
     of any number of workers."""
-    from loopline.cli.worker import run_embedded, run_scale
+    from loopline.runtime.worker import run_embedded, run_scale
 
     with opened() as system:
         if system.is_scale:

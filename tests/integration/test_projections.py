@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from eventsourcing.utils import get_topic
 
-from loopline.cli.bootstrap import System
+from loopline.runtime.system import System
 from tests.conftest import build_system, command, publish, signal
 from tests.integration.helpers import (
     COMPLETE,

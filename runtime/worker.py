@@ -1,5 +1,5 @@
 """`loopline run`: embedded, one process doing everything; at scale, a Kafka consumer in every worker and the
-singleton duties in the leader. Either way the worker logs what it does as JSON lines (cli/worker_log.py)
+singleton duties in the leader. Either way the worker logs what it does as JSON lines (runtime/worker_log.py)
 and writes a heartbeat row on every progress tick (adapters/heartbeats.py) for `loopline status`.
 
 A worker is two processes, so consuming and the leader's duties (relay, delivery, projections,
@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from rich.console import Console
 from sqlalchemy.exc import OperationalError
 
 from loopline.adapters.channels import ConsoleChannel
@@ -39,14 +40,15 @@ from loopline.adapters.heartbeats import Heartbeat, Heartbeats
 from loopline.adapters.kafka_log import Topics
 from loopline.adapters.kafka_worker import BatchReport, KafkaWorker
 from loopline.adapters.leader import PostgresLeader
-from loopline.cli.bootstrap import System, build
-from loopline.cli.output import out
-from loopline.cli.worker_log import configure, event, worker_id
+from loopline.runtime.bootstrap import build
+from loopline.runtime.system import System
+from loopline.runtime.worker_log import configure, event, worker_id
 
 STALLED = 75  # the exit code of a leader its watchdog found stuck: the parent starts a new one
 ORPHANED = 76  # the exit code of a leader whose parent is gone
 PR_SET_PDEATHSIG = 1
 WATCH_EVERY = 0.5  # seconds between the watchdog's checks
+out = Console(markup=False)  # what the worker did, on standard output, printed as the CLI prints
 
 
 @dataclass
