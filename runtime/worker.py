@@ -4,51 +4,86 @@ and writes a heartbeat row on every progress tick (adapters/heartbeats.py) for `
 
 A worker is two processes, so consuming and the leader's duties (relay, delivery, projections,
 scheduler tick) each get a core instead of sharing one interpreter: the parent consumes; a child
-takes the leader lock when it is free and does the duties while it holds it.
+(runtime/leading.py) takes the leader lock when it is free and does the duties while it holds it.
+The parent starts a new leader after a stall or a failure.
 
-The child must never outlive its parent nor hold the lock while stuck: the kernel kills it when
-its parent dies (PR_SET_PDEATHSIG on Linux), even inside a blocked call, and a watchdog thread ends
-it when its parent is gone or its main loop has made no progress for `leader_stall_timeout`
-seconds. Ending the process ends its PostgreSQL session, and the advisory lock with it, so
-another worker takes over. The parent starts a new leader after a stall and stops on any other
-exit of the child.
+An unexpected failure, in the worker or its leader, is one logged line (`worker.failed`,
+`leader.failed`) and a restart after a pause that grows while failures follow each other; a
+failure the CLI can explain (bad settings, a server that does not answer) ends the worker.
 """
 
 from __future__ import annotations
 
 import asyncio
-import ctypes
-import faulthandler
 import logging
 import multiprocessing
 import os
 import signal
-import sys
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from pathlib import Path
 
-from rich.console import Console
 from sqlalchemy.exc import OperationalError
 
 from loopline.adapters.channels import ConsoleChannel
 from loopline.adapters.clock import SystemClock
-from loopline.adapters.config import Settings
 from loopline.adapters.heartbeats import Heartbeat, Heartbeats
 from loopline.adapters.kafka_log import Topics
 from loopline.adapters.kafka_worker import BatchReport, KafkaWorker
-from loopline.adapters.leader import PostgresLeader
-from loopline.runtime.bootstrap import build
+from loopline.runtime.leading import FAILED, STALLED, lead
 from loopline.runtime.system import System
-from loopline.runtime.worker_log import configure, event, worker_id
+from loopline.runtime.worker_log import configure, event, one_line, out, print_delivered, worker_id
 
-STALLED = 75  # the exit code of a leader its watchdog found stuck: the parent starts a new one
-ORPHANED = 76  # the exit code of a leader whose parent is gone
-PR_SET_PDEATHSIG = 1
-WATCH_EVERY = 0.5  # seconds between the watchdog's checks
-out = Console(markup=False)  # what the worker did, on standard output, printed as the CLI prints
+MAX_PAUSE = 10.0  # seconds, at most, between an unexpected failure and the restart
+HEALTHY_AFTER = 60.0  # seconds of running after which a failure starts the pauses over from one second
+
+
+class Backoff:
+    """The pause before a restart: one second, doubling while failures follow each other closely."""
+
+    def __init__(self) -> None:
+        self.failures = 0
+        self.started = time.monotonic()
+
+    def restarted(self) -> None:
+        self.started = time.monotonic()
+
+    def failed(self) -> float:
+        self.failures = self.failures + 1 if time.monotonic() - self.started < HEALTHY_AFTER else 1
+        return min(2.0 ** (self.failures - 1), MAX_PAUSE)
+
+
+def serve(
+    open_system: Callable[[], AbstractContextManager[System]], expected: Callable[[BaseException], bool], *,
+    interval: float, tick_every: float, progress_every: float, console: bool = False,
+) -> None:
+    """`loopline run` until stopped, on a system opened anew after each unexpected failure (one logged line,
+    then a pause); a failure `expected` names is raised, for the CLI to report."""
+    configure(worker_id())
+    backoff = Backoff()
+    stopping = threading.Event()
+    while True:
+        backoff.restarted()
+        try:
+            with open_system() as system:
+                if system.is_scale:
+                    run_scale(system, interval=interval, tick_every=tick_every, progress_every=progress_every,
+                              console=console)
+                else:
+                    run_embedded(system, interval=interval, tick_every=tick_every, progress_every=progress_every,
+                                 once=False, console=console)
+            return
+        except Exception as error:
+            if expected(error):
+                raise
+            pause = backoff.failed()
+            event("worker.failed", logging.ERROR, error=one_line(error), restart_in=pause)
+        for signum in (signal.SIGINT, signal.SIGTERM):  # stopped while pausing: exit 0
+            signal.signal(signum, lambda *_: stopping.set())
+        if stopping.wait(pause):
+            return
 
 
 @dataclass
@@ -105,11 +140,9 @@ def run_embedded(system: System, *, interval: float, tick_every: float, progress
         system.delivery.add_channel(ConsoleChannel(print_delivered))
     pulse: Pulse | None = None
     if not once:
-        worker = worker_id()
-        configure(worker)
         event("worker.started", deployment="embedded", interval=interval, tick_every=tick_every,
               progress_every=progress_every)
-        pulse = Pulse(system, worker, "embedded", progress_every)
+        pulse = Pulse(system, worker_id(), "embedded", progress_every)
     clock = SystemClock()
     last_tick = float("-inf")
     stopping = threading.Event()
@@ -140,7 +173,6 @@ def run_embedded(system: System, *, interval: float, tick_every: float, progress
 
 def run_scale(system: System, *, interval: float, tick_every: float, progress_every: float, console: bool = False) -> None:
     worker = worker_id()
-    configure(worker)
     event("worker.started", deployment="scale", interval=interval, tick_every=tick_every, progress_every=progress_every)
     pulse = Pulse(system, worker, "scale", progress_every)
 
@@ -166,6 +198,7 @@ async def _consume(
     start_leader: Callable[[], multiprocessing.process.BaseProcess], pulse: Pulse,
 ) -> None:
     stop = asyncio.Event()
+    backoff = Backoff()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
@@ -186,9 +219,16 @@ async def _consume(
         leader = leaders[-1]
         if not leader.is_alive():
             leader.join()
-            if leader.exitcode == STALLED:
+            if leader.exitcode == FAILED:
+                try:  # a pause, so a leader that cannot start does not fail in a tight loop
+                    await asyncio.wait_for(stop.wait(), timeout=backoff.failed())
+                except TimeoutError:
+                    pass
+            if leader.exitcode in (STALLED, FAILED) and not stop.is_set():
                 leaders.append(start_leader())
-                event("leader.restarted", logging.WARNING, stuck_pid=leader.pid, pid=leaders[-1].pid)
+                backoff.restarted()
+                ended = "stuck_pid" if leader.exitcode == STALLED else "failed_pid"
+                event("leader.restarted", logging.WARNING, **{ended: leader.pid}, pid=leaders[-1].pid)
                 continue
             stop.set()
             await consuming
@@ -199,123 +239,6 @@ async def _consume(
             pass
     stop.set()
     await consuming  # re-raises a crashed consumer, visibly
-
-
-def lead(settings: Settings, interval: float, tick_every: float, parent: int, worker: str, console: bool = False) -> None:
-    """While this process holds the leader lock: relay, deliver, project, and tick at wall-clock time."""
-    die_with(parent)
-    configure(worker)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when the worker stops
-    stopping = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stopping.set())  # the parent stopping: finish the pass, then let go
-    system: System | None = None
-    built_at = 0.0
-
-    def last_progress() -> float:
-        """The main loop checks the lock before every batch of every duty (`System.drain`) and every pass;
-        building the system is bounded by the connection timeouts instead."""
-        return max(built_at, system.leader.checked_at) if system is not None else time.monotonic()
-
-    watch(parent, last_progress, settings.leader_stall_timeout)
-    built = build(settings)
-    built_at = time.monotonic()
-    system = built  # only now does the watchdog look at the leader's checks
-    if isinstance(system.leader, PostgresLeader):
-        system.leader.lead_as(worker)
-    if console:
-        system.delivery.add_channel(ConsoleChannel(print_delivered))
-    hang = os.environ.get("LOOPLINE_TEST_LEADER_HANG")  # test-only: see hang_once
-    clock = SystemClock()
-    last_tick = float("-inf")
-    leading = False
-    holds_lead = threading.Event()
-    threading.Thread(target=decide_while_leading, args=(system, holds_lead, stopping, interval),
-                     name="loopline-agent", daemon=True).start()
-    try:
-        while not stopping.is_set():
-            leads = system.leader.try_lead()
-            if leads != leading:
-                event("lead.taken" if leads else "lead.lost", logging.INFO if leads else logging.WARNING)
-            leading = leads
-            (holds_lead.set if leads else holds_lead.clear)()
-            if leads:
-                if hang:
-                    hang_once(Path(hang))
-                report = system.drain(deliver=True)
-                if tick_every > 0 and time.monotonic() - last_tick >= tick_every:
-                    for action in system.tick(clock.now()).actions:
-                        out.print(action, highlight=False)
-                    last_tick = time.monotonic()
-                if report.relayed or report.projected or report.delivered:
-                    continue  # more may be waiting: no pause while catching up
-            stopping.wait(interval)
-    finally:
-        system.close()  # ends the lock's session: another worker may lead
-        if leading:
-            event("lead.released")
-
-
-def decide_while_leading(system: System, holds_lead: threading.Event, stopping: threading.Event,
-                         interval: float) -> None:
-    """The leader's agent: model decisions in a thread of their own, so a slow model never holds up delivery,
-    relaying or projections. Its position and the tasks' versions keep every request answered once."""
-    assert system.agent is not None
-    while not stopping.is_set():
-        if not holds_lead.is_set():
-            holds_lead.wait(interval)
-            continue
-        try:
-            answered = system.agent.run_once()
-            for done in answered.done:
-                out.print(done, highlight=False)
-            if answered.read:
-                continue
-        except Exception as error:  # noqa: BLE001 - the next pass retries; the agent's steps park what is poison
-            event("agent.failed", logging.ERROR, error=f"{type(error).__name__}: {error}")
-        stopping.wait(interval)
-
-
-def die_with(parent: int) -> None:
-    """Has the kernel kill this process when its parent dies, whatever it is blocked in (Linux only;
-    elsewhere the watchdog's parent check does it within `WATCH_EVERY`)."""
-    if sys.platform.startswith("linux"):
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != parent:  # the parent died before the death signal was armed
-        os._exit(ORPHANED)
-
-
-def watch(parent: int, last_progress: Callable[[], float], stall_timeout: float) -> None:
-    """A daemon thread that ends the process when its parent is gone or its main loop is stuck."""
-
-    def check() -> None:
-        while True:
-            time.sleep(WATCH_EVERY)
-            if os.getppid() != parent:
-                os._exit(ORPHANED)
-            stalled = time.monotonic() - last_progress()
-            if stalled > stall_timeout:
-                event("leader.stalled", logging.ERROR, stalled_seconds=round(stalled),
-                      why="no progress: exiting, which releases the leader lock")
-                faulthandler.dump_traceback(file=sys.stderr, all_threads=True)  # where it was stuck
-                os._exit(STALLED)
-
-    threading.Thread(target=check, name="loopline-leader-watchdog", daemon=True).start()
-
-
-def hang_once(flag: Path) -> None:
-    """Test-only (LOOPLINE_TEST_LEADER_HANG): the first leader to get here blocks for good, as in a call
-    that never returns; it writes its pid to `flag` so the test knows which process hangs."""
-    try:
-        fd = os.open(flag, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-    except FileExistsError:
-        return
-    os.write(fd, str(os.getpid()).encode())
-    os.close(fd)
-    threading.Event().wait()
-
-
-def print_delivered(line: str) -> None:
-    out.print(line, highlight=False, markup=False)
 
 
 def _report(report: BatchReport) -> None:
