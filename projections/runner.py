@@ -35,6 +35,12 @@ MAX_CONFLICTS = 20
 REBUILD_BATCH = 10_000
 
 
+def _columns_written(engine: Engine) -> dict[str, set[str]]:
+    """The columns of every table the database holds, by table name (one query on PostgreSQL)."""
+    found = inspect(engine).get_multi_columns()
+    return {table: {column["name"] for column in columns} for (_, table), columns in found.items()}
+
+
 class ParkedEventClosed(Exception):
     """The parked event was retried or dropped already."""
 
@@ -89,21 +95,14 @@ class ProjectionRunner:
         from nothing, to be caught up. Run under the schema lock: PostgreSQL's DDL is not safe to race."""
         positions.create(self.engine, checkfirst=True)
         parked_events.create(self.engine, checkfirst=True)
-        stale = [p.name for p in self.projections if not self._current(p)]
+        written = _columns_written(self.engine)
+        stale = [
+            p.name for p in self.projections
+            if any({column.name for column in table.columns} - written.get(table.name, set()) for table in p.tables)
+        ]
         if stale:
             self.reset(stale)
         return stale
-
-    def _current(self, projection: Projection) -> bool:
-        """Whether every table of the read model exists with every column this release writes."""
-        database = inspect(self.engine)
-        for table in projection.tables:
-            if not database.has_table(table.name):
-                return False
-            found = {column["name"] for column in database.get_columns(table.name)}
-            if {column.name for column in table.columns} - found:
-                return False
-        return True
 
     def _positions(self, conn: Connection) -> dict[str, int]:
         stored = dict(conn.execute(select(positions.c.name, positions.c.position)).all())

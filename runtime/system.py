@@ -89,7 +89,7 @@ class System:
         Embedded, the home lock is held throughout and its holder delivers. Projections are safe
         to run anywhere (their positions are compare-and-set). The agent (model decisions) runs here
         before delivery when embedded; at scale the leader runs it in a thread of its own
-        (`runtime/worker.py`), so a slow model never holds up delivery or projections.
+        (`runtime/leading.py`), so a slow model never holds up delivery or projections.
         """
         report = DrainReport()
         if deliver is None:
