@@ -219,20 +219,22 @@ async def _consume(
         leader = leaders[-1]
         if not leader.is_alive():
             leader.join()
+            if leader.exitcode not in (STALLED, FAILED):
+                stop.set()
+                await consuming
+                raise RuntimeError(f"the leader process exited with code {leader.exitcode}")
             if leader.exitcode == FAILED:
                 try:  # a pause, so a leader that cannot start does not fail in a tight loop
                     await asyncio.wait_for(stop.wait(), timeout=backoff.failed())
                 except TimeoutError:
                     pass
-            if leader.exitcode in (STALLED, FAILED) and not stop.is_set():
-                leaders.append(start_leader())
-                backoff.restarted()
-                ended = "stuck_pid" if leader.exitcode == STALLED else "failed_pid"
-                event("leader.restarted", logging.WARNING, **{ended: leader.pid}, pid=leaders[-1].pid)
-                continue
-            stop.set()
-            await consuming
-            raise RuntimeError(f"the leader process exited with code {leader.exitcode}; restart the worker")
+                if stop.is_set():
+                    break
+            leaders.append(start_leader())
+            backoff.restarted()
+            ended = "stuck_pid" if leader.exitcode == STALLED else "failed_pid"
+            event("leader.restarted", logging.WARNING, **{ended: leader.pid}, pid=leaders[-1].pid)
+            continue
         try:
             await asyncio.wait_for(stop.wait(), timeout=min(1.0, pulse.every))
         except TimeoutError:
