@@ -148,27 +148,25 @@ def run_embedded(system: System, *, interval: float, tick_every: float, progress
     stopping = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):  # stop between passes, and exit 0
         signal.signal(signum, lambda *_: stopping.set())
-    try:
-        while not stopping.is_set():
-            with system.leader.writing():  # one pass at a time on this home; the lock is free while sleeping
-                report = system.drain()
-                if report.outcomes:
-                    out.print(f"processed {len(report.outcomes)} message(s), {len(report.rejected)} rejected")
-                if (tick_every > 0 and time.monotonic() - last_tick >= tick_every) or once:
-                    for action in system.tick(clock.now()).actions:
-                        out.print(action, highlight=False)
-                    last_tick = time.monotonic()
-                if pulse is not None:
-                    pulse.counts.applied += len(report.outcomes)
-                    pulse.counts.batches += bool(report.outcomes)
-                    if pulse.due():
-                        pulse.beat(["embedded log"], sum(row["pending"] for row in system.input_lag()))
-            if once:
-                return
-            stopping.wait(interval)
-    finally:
-        if pulse is not None:
-            pulse.stop()
+    while not stopping.is_set():
+        with system.leader.writing():  # one pass at a time on this home; the lock is free while sleeping
+            report = system.drain()
+            if report.outcomes:
+                out.print(f"processed {len(report.outcomes)} message(s), {len(report.rejected)} rejected")
+            if (tick_every > 0 and time.monotonic() - last_tick >= tick_every) or once:
+                for action in system.tick(clock.now()).actions:
+                    out.print(action, highlight=False)
+                last_tick = time.monotonic()
+            if pulse is not None:
+                pulse.counts.applied += len(report.outcomes)
+                pulse.counts.batches += bool(report.outcomes)
+                if pulse.due():
+                    pulse.beat(["embedded log"], sum(row["pending"] for row in system.input_lag()))
+        if once:
+            return
+        stopping.wait(interval)
+    if pulse is not None:  # stopped, not failed: a failed worker restarts under the same id and row
+        pulse.stop()
 
 
 def run_scale(system: System, *, interval: float, tick_every: float, progress_every: float, console: bool = False) -> None:
@@ -190,7 +188,7 @@ def run_scale(system: System, *, interval: float, tick_every: float, progress_ev
     finally:
         leaders[-1].terminate()  # it stops after its current pass, releasing the lead
         leaders[-1].join(timeout=10)
-        pulse.stop()
+    pulse.stop()  # stopped, not failed: a failed worker restarts under the same id and row
 
 
 async def _consume(

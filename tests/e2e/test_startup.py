@@ -11,6 +11,7 @@ import json
 import os
 import sqlite3
 import time
+from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 from uuid import uuid4
@@ -59,6 +60,35 @@ def test_workers_started_together_on_a_fresh_database_all_start(postgres: Postgr
             for worker in workers:  # all at once: each stops its leader and says so before it exits
                 worker.process.terminate()
             deployment.close()
+
+
+def test_a_worker_failing_unexpectedly_logs_one_line_and_restarts_until_it_runs(tmp_path: Path) -> None:
+    """Here the delivery ledger lost a column (by hand): each pass fails until the table is put right."""
+    home = tmp_path / "home"
+    cli = Cli(home)
+    assert cli("status").returncode == 0  # creates the home and its tables
+    with closing(sqlite3.connect(home / "events.db")) as conn:
+        conn.execute("ALTER TABLE loopline_deliveries DROP COLUMN last_error")
+    environ = {**os.environ, "LOOPLINE_HOME": str(home), "LOOPLINE_PROGRESS_EVERY": "0.2", "PYTHONUNBUFFERED": "1"}
+    worker = Worker(environ, tmp_path / "worker.log")
+    try:
+        wait_for(lambda: len(worker.events("worker.failed")) >= 2, worker)
+        with closing(sqlite3.connect(home / "events.db")) as conn:
+            conn.execute("DROP TABLE loopline_deliveries")  # the next start creates it anew
+        wait_for(lambda: worker.events("progress"), worker)
+    finally:
+        worker.stop()
+    failed = worker.events("worker.failed")
+    assert all(line["error"].startswith("OperationalError: (sqlite3.OperationalError) no such column") for line in failed)
+    assert [line["restart_in"] for line in failed[:2]] == [1.0, 2.0]
+    assert "Traceback" not in worker.log() and worker.process.returncode == 0
+
+
+def wait_for(condition: Callable[[], object], worker: Worker, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert worker.process.poll() is None and time.monotonic() < deadline, worker.log()
+        time.sleep(0.1)
 
 
 def open_old_home(home: Path) -> None:
