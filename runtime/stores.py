@@ -8,6 +8,7 @@ answers its queries at once; read models are derived, so rebuilding one loses no
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlalchemy.engine import Engine
@@ -19,7 +20,7 @@ from loopline.adapters.leader import PostgresLeader, SoleLeader
 from loopline.adapters.read_model import read_model_engine
 from loopline.processors.application import Loopline
 from loopline.projections import open_loops, proactive_runs, task_memory, tasks, tenants, timeline
-from loopline.projections.runner import REBUILD_BATCH, ProjectionRunner
+from loopline.projections.runner import REBUILD_BATCH, Projection, ProjectionRunner
 
 READ_MODELS = (tasks, open_loops, proactive_runs, timeline, task_memory, tenants)
 
@@ -32,7 +33,9 @@ class Stores:
     """The event store's database, holding the write-side tables beside the events: delivery ledger, heartbeats."""
 
 
-def open_stores(settings: Settings, leader: SoleLeader | PostgresLeader, read_models: tuple = READ_MODELS) -> Stores:
+def open_stores(
+    settings: Settings, leader: SoleLeader | PostgresLeader, read_models: Sequence[Projection] = READ_MODELS,
+) -> Stores:
     """The event store, its write-side tables and the read models, their tables created or upgraded under
     the schema lock; a read model (re)created there is caught up before this returns."""
     with leader.creating_schema():
