@@ -14,6 +14,7 @@ COPY domain/ domain/
 COPY processors/ processors/
 COPY adapters/ adapters/
 COPY projections/ projections/
+COPY runtime/ runtime/
 COPY cli/ cli/
 COPY skills/ skills/
 

@@ -42,6 +42,11 @@ deliveries = Table(
 )
 
 
+def create_tables(engine: Engine) -> None:
+    """Run with every other table of the start-up, under the schema lock (runtime/stores.py)."""
+    metadata.create_all(engine)
+
+
 def _alive_here(claimed_by: str | None) -> bool | None:
     """Whether the claiming process still runs, when it ran on this host (None: another host, so unknown)."""
     host, _, pid = (claimed_by or "").rpartition(":")
@@ -81,7 +86,6 @@ class SqlDeliveryLedger:
         self.engine = engine
         self.lease = lease
         self.me = f"{socket.gethostname()}:{os.getpid()}"
-        metadata.create_all(engine)
 
     def _insert(self) -> Any:
         dialect = postgresql if self.engine.dialect.name == "postgresql" else sqlite

@@ -34,6 +34,11 @@ SLACK = 2.0
 FORGET_AFTER = timedelta(days=1)
 
 
+def create_tables(engine: Engine) -> None:
+    """Run with every other table of the start-up, under the schema lock (runtime/stores.py)."""
+    metadata.create_all(engine)
+
+
 @dataclass(frozen=True)
 class Heartbeat:
     worker: str
@@ -51,7 +56,6 @@ class Heartbeat:
 class Heartbeats:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        heartbeats.create(engine, checkfirst=True)
 
     def beat(self, beat: Heartbeat) -> None:
         row = {**beat.__dict__, "partitions": json.dumps(beat.partitions)}

@@ -330,5 +330,5 @@ def _names(partitions: Any) -> list[str]:
 
 
 def _event(name: str, **fields: Any) -> None:
-    """A structured event for the worker's log (cli/worker_log.py formats it)."""
+    """A structured event for the worker's log (runtime/worker_log.py formats it)."""
     log.info(name, extra={"event": name, "fields": fields})

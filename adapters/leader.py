@@ -4,10 +4,10 @@
   leader's session ends, its lock with it, and another worker takes over.
 * The scheduler lock is held for one tick at a time, so a worker's periodic tick and a
   `loopline tick` from the CLI never scan together, and neither waits long for the other.
-* The schema lock is held while a process creates its tables.
+* The schema lock is held while a process creates every table at start-up (runtime/stores.py).
 
 `checked_at` says when the lock was last checked: a leader checks it before every batch, so a
-watchdog can tell a leader that stopped making progress (cli/worker.py).
+watchdog can tell a leader that stopped making progress (runtime/leading.py).
 
 The embedded deployment leads in whichever process holds the home lock: an exclusive `flock` on
 `$LOOPLINE_HOME/lock` that every writing pass (publish, tick, each pass of `loopline run`)

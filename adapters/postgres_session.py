@@ -4,7 +4,7 @@ A connection attempt gives up after `connect_timeout`; TCP keepalives and `tcp_u
 a server that is gone (unplugged, crashed host) instead of waiting on its socket; the server ends a
 statement after `statement_timeout` and a client that went quiet inside a transaction after
 `idle_in_transaction_session_timeout`, so a stuck process cannot hold table locks. A server that
-is alive but stopped (SIGSTOP) still answers keepalives: the leader's watchdog (cli/worker.py) is
+is alive but stopped (SIGSTOP) still answers keepalives: the leader's watchdog (runtime/leading.py) is
 the last line there.
 """
 

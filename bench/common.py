@@ -18,11 +18,12 @@ from typing import Any
 from rich.progress import Progress
 
 from loopline.adapters.config import Settings
-from loopline.cli.bootstrap import System, build
 from loopline.domain import ids
 from loopline.domain.task import Task
 from loopline.processors.application import UnitOfWork
 from loopline.processors.loops_and_timers import register_loop
+from loopline.runtime.bootstrap import build
+from loopline.runtime.system import System
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
 LOAD_BATCH = 2_000

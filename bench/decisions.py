@@ -29,10 +29,10 @@ from pathlib import Path
 from eventsourcing.utils import get_topic
 
 from bench.common import T0, close, new_system, start_worker, stop
-from loopline.cli.bootstrap import System
 from loopline.domain.task import Task
 from loopline.processors.messages import Message
 from loopline.processors.router import INBOUND_TOPIC
+from loopline.runtime.system import System
 from tests.messages_api import MessagesApi
 
 CONCURRENCY = 16

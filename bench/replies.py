@@ -20,9 +20,9 @@ from datetime import timedelta
 from eventsourcing.utils import get_topic
 
 from bench.common import T0, close, new_system, sqlite_raw_insert_rate
-from loopline.cli.bootstrap import System
 from loopline.domain.task import Task
 from loopline.processors.messages import Message
+from loopline.runtime.system import System
 
 REPLY_TEXTS = (
     "Yes! I'll be there Monday for the 6pm class.",

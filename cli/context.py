@@ -14,8 +14,9 @@ from loopline.adapters.config import InvalidSetting, Settings
 from loopline.adapters.event_store import UnsupportedStore
 from loopline.adapters.messages import parse_timestamp
 from loopline.adapters.reachability import DependencyUnavailable
-from loopline.cli.bootstrap import System, build
 from loopline.cli.output import err, styled
+from loopline.runtime.bootstrap import build
+from loopline.runtime.system import System
 
 REJECTED = 1
 USAGE_ERROR = 2

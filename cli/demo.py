@@ -13,13 +13,14 @@ from rich.text import Text
 
 from loopline.adapters.config import Settings
 from loopline.adapters.messages import parse_message
-from loopline.cli.bootstrap import System, build
 from loopline.cli.output import out, print_table, styled
 from loopline.domain.timeutil import parse_time
 from loopline.projections.open_loops import list_loops
 from loopline.projections.proactive_runs import list_runs
 from loopline.projections.tasks import list_tasks
 from loopline.projections.timeline import timeline
+from loopline.runtime.bootstrap import build
+from loopline.runtime.system import System
 
 TENANT = "user_xyz"
 

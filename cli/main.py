@@ -242,16 +242,17 @@ def run(
 ) -> None:
     """Run the processors continuously, logging as JSON lines on standard error. With LOOPLINE_KAFKA set, run as one
     of any number of workers."""
-    from loopline.cli.worker import run_embedded, run_scale
+    from loopline.runtime.worker import run_embedded, serve
 
+    if not once:
+        serve(opened, lambda error: debugging or explain(error) is not None, interval=interval, tick_every=tick_every,
+              progress_every=progress_every, console=console)
+        return
     with opened() as system:
         if system.is_scale:
-            if once:
-                fail("--once is for the embedded deployment; a scale worker runs until stopped")
-            run_scale(system, interval=interval, tick_every=tick_every, progress_every=progress_every, console=console)
-        else:
-            run_embedded(system, interval=interval, tick_every=tick_every, progress_every=progress_every, once=once,
-                         console=console)
+            fail("--once is for the embedded deployment; a scale worker runs until stopped")
+        run_embedded(system, interval=interval, tick_every=tick_every, progress_every=progress_every, once=True,
+                     console=console)
 
 
 @app.command()

@@ -12,13 +12,13 @@ from typing import Annotated, Any
 import typer
 
 from loopline.adapters.clock import SystemClock
-from loopline.cli.bootstrap import System
 from loopline.cli.context import REJECTED, fail, flag, opened
 from loopline.cli.output import out, print_json, print_table
 from loopline.domain.parked import PARKED, ParkedMessageClosed
 from loopline.processors import parked as parked_messages
 from loopline.projections.parked import count_parked, list_parked
 from loopline.projections.runner import ParkedEventClosed
+from loopline.runtime.system import System
 
 app = typer.Typer(help="Parked messages, read-model events and deliveries: see, retry, drop.", no_args_is_help=True)
 

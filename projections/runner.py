@@ -8,13 +8,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
+from eventsourcing.persistence import ApplicationRecorder, Mapper
 from eventsourcing.utils import get_topic
-from sqlalchemy import Column, Integer, MetaData, String, Table, select
+from sqlalchemy import Column, Integer, MetaData, String, Table, inspect, select
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
 from loopline.processors import faults
-from loopline.processors.application import Loopline
 from loopline.projections import writes
 from loopline.projections.parked import (
     DROPPED,
@@ -33,6 +33,12 @@ positions = Table(
 
 MAX_CONFLICTS = 20
 REBUILD_BATCH = 10_000  # a rebuild's batches: most rows are then inserted and changed in memory, and written once
+
+
+def _columns_written(engine: Engine) -> dict[str, set[str]]:
+    """The columns of every table the database holds, by table name (one query on PostgreSQL)."""
+    found = inspect(engine).get_multi_columns()
+    return {table: {column["name"] for column in columns} for (_, table), columns in found.items()}
 
 
 class ParkedEventClosed(Exception):
@@ -69,18 +75,34 @@ class ProjectionStatus:
 
 
 class ProjectionRunner:
-    def __init__(self, app: Loopline, engine: Engine, projections: Sequence[Projection], batch_size: int = 1000) -> None:
-        self.app = app
+    """Reads the event store through its recorder and mapper (eventsourcing's), never through the write side."""
+
+    def __init__(
+        self, recorder: ApplicationRecorder, mapper: Mapper, engine: Engine, projections: Sequence[Projection],
+        batch_size: int = 1000,
+    ) -> None:
+        self.recorder = recorder
+        self.mapper = mapper
         self.engine = engine
         self.projections = list(projections)
         self.batch_size = batch_size
         self.topics = sorted({get_topic(cls) for projection in self.projections for cls in projection.handlers})
         self.applied: Counter[str] = Counter()  # events each read model's handlers applied (committed), since built
-        positions.create(engine, checkfirst=True)
-        parked_events.create(engine, checkfirst=True)
-        for projection in self.projections:
-            for table in projection.tables:
-                table.create(engine, checkfirst=True)
+
+    def create_tables(self) -> list[str]:
+        """Creates what is missing; a read model whose tables an older release wrote without some table or
+        column is dropped and created anew (read models are derived). Returns the read models that start
+        from nothing, to be caught up. Run under the schema lock: PostgreSQL's DDL is not safe to race."""
+        positions.create(self.engine, checkfirst=True)
+        parked_events.create(self.engine, checkfirst=True)
+        written = _columns_written(self.engine)
+        stale = [
+            p.name for p in self.projections
+            if any({column.name for column in table.columns} - written.get(table.name, set()) for table in p.tables)
+        ]
+        if stale:
+            self.reset(stale)
+        return stale
 
     def _positions(self, conn: Connection) -> dict[str, int]:
         stored = dict(conn.execute(select(positions.c.name, positions.c.position)).all())
@@ -124,10 +146,10 @@ class ProjectionRunner:
         start = min(current.values(), default=head) + 1
         if start > head:
             return None
-        notifications = self.app.process_recorder.select_notifications(
+        notifications = self.recorder.select_notifications(
             start=start, limit=batch_size, stop=head, topics=self.topics
         )
-        return current, [(notification.id, self.app.mapper.to_domain_event(notification)) for notification in notifications]
+        return current, [(notification.id, self.mapper.to_domain_event(notification)) for notification in notifications]
 
     def _project_together(self, batch_size: int, head: int) -> int:
         """The whole batch in one transaction: every read model's rows and positions."""
@@ -216,8 +238,8 @@ class ProjectionRunner:
             with self.engine.begin() as conn:
                 if not close_parked(conn, name, position, status=RETRIED, by=by, now=now):
                     raise ParkedEventClosed(f"event {position} of read model {name} is not parked (retried or dropped already)")
-                [notification] = self.app.process_recorder.select_notifications(start=position, limit=1, stop=position)
-                event = self.app.mapper.to_domain_event(notification)
+                [notification] = self.recorder.select_notifications(start=position, limit=1, stop=position)
+                event = self.mapper.to_domain_event(notification)
                 writes.discard(conn)
                 if faults.ACTIVE:
                     faults.check("projection", event.__dict__)
@@ -238,7 +260,7 @@ class ProjectionRunner:
                 raise ParkedEventClosed(f"event {position} of read model {name} is not parked (retried or dropped already)")
 
     def head(self) -> int:
-        return self.app.process_recorder.max_notification_id() or 0
+        return self.recorder.max_notification_id() or 0
 
     def status(self) -> list[ProjectionStatus]:
         head = self.head()
@@ -264,7 +286,7 @@ class ProjectionRunner:
 
     def only(self, names: Sequence[str]) -> ProjectionRunner:
         """A runner for some of these read models (same store and database)."""
-        return ProjectionRunner(self.app, self.engine, [p for p in self.projections if p.name in names], self.batch_size)
+        return ProjectionRunner(self.recorder, self.mapper, self.engine, [p for p in self.projections if p.name in names], self.batch_size)
 
     def split(self, names: Sequence[str], parts: int) -> list[list[str]]:
         """Read models in `parts` groups of about equal work (by each one's measured `cost`, or the

@@ -11,7 +11,8 @@ import pytest
 
 from loopline.adapters.config import Settings
 from loopline.adapters.messages import parse_message
-from loopline.cli.bootstrap import DrainReport, System, build
+from loopline.runtime.bootstrap import build
+from loopline.runtime.system import DrainReport, System
 from tests.servers import Broker, Postgres, SmtpSink
 
 pytest_plugins = ["tests.tmp_guard"]  # the run's own temporary folder, checked to be left empty

@@ -12,9 +12,10 @@ from typing import Any
 
 from loopline.adapters.config import Settings
 from loopline.adapters.messages import InvalidMessage, parse_message
-from loopline.cli.bootstrap import System, build
 from loopline.cli.main import split_lines
 from loopline.processors.router import INBOUND_TOPIC
+from loopline.runtime.bootstrap import build
+from loopline.runtime.system import System
 
 ROOT = Path(__file__).resolve().parents[2]
 

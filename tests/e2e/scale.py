@@ -24,11 +24,12 @@ from sqlalchemy import select
 
 from loopline.adapters.config import Settings
 from loopline.adapters.messages import parse_message
-from loopline.cli.bootstrap import System, build
 from loopline.processors.delivery import TOPICS as DELIVERED_TOPICS
 from loopline.processors.router import INBOUND_TOPIC
 from loopline.projections.open_loops import open_loops
 from loopline.projections.tasks import task_inbox, tasks
+from loopline.runtime.bootstrap import build
+from loopline.runtime.system import System
 from tests.servers import Broker, Postgres
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -22,10 +22,10 @@ import pytest
 from sqlalchemy import select
 
 from loopline.adapters.leader import LEADER_KEY
-from loopline.cli.bootstrap import System
 from loopline.processors.delivery import TOPICS as DELIVERED_TOPICS
 from loopline.projections.open_loops import open_loops
 from loopline.projections.tasks import task_inbox, tasks
+from loopline.runtime.system import System
 from tests.conftest import build_system, command, publish, signal
 from tests.e2e.scale import ScaleDeployment, Worker, is_settled
 from tests.servers import Broker, Postgres

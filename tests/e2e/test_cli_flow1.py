@@ -10,7 +10,8 @@ from pathlib import Path
 from eventsourcing.utils import get_topic
 
 from loopline.adapters.config import Settings
-from loopline.cli.bootstrap import READ_MODELS, build
+from loopline.runtime.bootstrap import build
+from loopline.runtime.stores import READ_MODELS
 from tests.conftest import command, signal
 from tests.e2e.cli import Cli
 

@@ -10,9 +10,9 @@ from pathlib import Path
 from eventsourcing.utils import get_topic
 
 from loopline.adapters.config import Settings
-from loopline.cli.bootstrap import build
 from loopline.domain.inbound import RejectedInput
 from loopline.processors.router import INBOUND_TOPIC
+from loopline.runtime.bootstrap import build
 from tests.e2e.cli import Cli
 from tests.fuzz_corpus import ACCEPTED, DUPLICATE, REJECTED, BAD, build_corpus
 

@@ -126,6 +126,25 @@ def test_a_leader_that_loses_its_lock_says_so_and_a_leader_takes_it_again(loopli
     assert status_json(loopline)["leader"] == worker_id(worker)
 
 
+def test_a_leader_failing_unexpectedly_logs_one_line_and_its_worker_starts_a_new_one(loopline: ScaleDeployment) -> None:
+    """Here the delivery ledger lost a column (by hand): the leader fails until the table is put right."""
+    loopline.system  # noqa: B018 - the tables and topics
+    with psycopg.connect(loopline.environ["LOOPLINE_EVENT_STORE"], autocommit=True) as conn:
+        conn.execute("ALTER TABLE loopline_deliveries DROP COLUMN last_error")
+    worker = loopline.start_worker()
+    eventually(lambda: worker.events("leader.restarted"), "the worker to start a new leader")
+    with psycopg.connect(loopline.environ["LOOPLINE_EVENT_STORE"], autocommit=True) as conn:
+        conn.execute("DROP TABLE loopline_deliveries")  # the next leader creates it anew
+    pids = lambda name: {line["pid"] for line in worker.events(name)}  # noqa: E731
+    eventually(lambda: pids("lead.taken") - pids("leader.failed"), "a leader that takes the lead and runs", timeout=60)
+
+    [failed, *_] = worker.events("leader.failed")
+    assert failed["error"] == ("ProgrammingError: (psycopg.errors.UndefinedColumn) "
+                               "column loopline_deliveries.last_error does not exist")
+    assert worker.events("leader.restarted")[0]["failed_pid"] == failed["pid"]
+    assert worker.process.poll() is None and "Traceback" not in worker.log()
+
+
 def test_an_embedded_worker_logs_its_progress_and_status_lists_it_until_it_stops(tmp_path: Path) -> None:
     cli = Cli(tmp_path / "home")
     assert cli("status").returncode == 0  # creates the home before the worker and the publisher share it

@@ -11,12 +11,12 @@ from sqlalchemy.engine import Engine
 
 from loopline.adapters.embedded_log import AppendReport
 from loopline.adapters.messages import parse_message
-from loopline.cli.bootstrap import System
 from loopline.domain import ids
 from loopline.domain.timeutil import parse_time
 from loopline.processors.scheduler import TickReport
 from loopline.projections import open_loops, proactive_runs, tasks, timeline
 from loopline.projections.runner import metadata
+from loopline.runtime.system import System
 from tests.conftest import command, signal
 
 TENANT = "user_xyz"

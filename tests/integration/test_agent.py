@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from loopline.cli.bootstrap import System
 from loopline.domain import ids
 from loopline.domain.task import Task
 from loopline.domain.timeutil import parse_time
 from loopline.processors.agent import Agent
 from loopline.processors.ports import Decision, DecisionModel, DecisionRequest
+from loopline.runtime.system import System
 from tests.conftest import build_system
 from tests.integration.helpers import tick
 from tests.integration.test_outreach import GYM, at, configure, create, emails_to, task

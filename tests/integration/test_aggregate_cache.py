@@ -5,11 +5,11 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
-from loopline.cli.bootstrap import System
 from loopline.domain import ids
 from loopline.domain.task import Task
 from loopline.domain.timeutil import parse_time
 from loopline.processors.application import UnitOfWork
+from loopline.runtime.system import System
 from tests.conftest import build_system, publish
 from tests.integration.helpers import CREATE_TASK, TENANT
 

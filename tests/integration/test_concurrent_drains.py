@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from loopline.adapters.messages import parse_message
-from loopline.cli.bootstrap import System
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.task import Task
 from loopline.processors import router as router_module
+from loopline.runtime.system import System
 from tests.conftest import build_system, command, signal
 
 AT = "2026-03-13T10:00:00Z"

@@ -14,9 +14,9 @@ from sqlalchemy import select
 
 from loopline.adapters.kafka_log import Topics
 from loopline.adapters.kafka_worker import PartitionBatchApplier
-from loopline.cli.bootstrap import System
 from loopline.processors.application import UnitOfWork
 from loopline.projections.tasks import tasks
+from loopline.runtime.system import System
 from tests.conftest import build_system, command
 from tests.e2e.test_scale_workers import consume_all
 from tests.fuzz_corpus import BAD

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from loopline.cli.bootstrap import System
+from loopline.runtime.system import System
 from tests.conftest import command, publish, signal
 from tests.integration.helpers import (
     COMPLETE,

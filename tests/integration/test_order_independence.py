@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from loopline.cli.bootstrap import System
+from loopline.runtime.system import System
 from tests.conftest import command, publish, signal
 from tests.integration.helpers import (
     CREATE_TASK,

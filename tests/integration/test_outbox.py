@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from loopline.cli.bootstrap import System
 from loopline.domain.timeutil import parse_time
+from loopline.runtime.system import System
 from tests.conftest import build_system, command, publish
 from tests.e2e.cli import Cli
 from tests.integration.helpers import outbox, tick

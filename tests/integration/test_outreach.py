@@ -7,10 +7,10 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from loopline.cli.bootstrap import System
 from loopline.domain import ids
 from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time
+from loopline.runtime.system import System
 from tests.conftest import command, publish, signal
 from tests.integration.helpers import outbox, tick
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from loopline.cli.bootstrap import System
 from loopline.domain import ids
 from loopline.domain.task import Task
 from loopline.domain.timeutil import parse_time
 from loopline.projections import task_memory, tasks
+from loopline.runtime.system import System
 from tests.conftest import command, publish, signal
 from tests.integration.helpers import dump, task_row, tick, trail
 

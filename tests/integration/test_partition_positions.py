@@ -8,8 +8,8 @@ import pytest
 from eventsourcing.persistence import IntegrityError
 
 from loopline.adapters.kafka_worker import LastRecord, PartitionPositions
-from loopline.cli.bootstrap import System
 from loopline.processors.application import UnitOfWork
+from loopline.runtime.system import System
 
 TOPIC = "loopline.commands"
 

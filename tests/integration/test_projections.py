@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 from eventsourcing.utils import get_topic
+from sqlalchemy import text
 
-from loopline.cli.bootstrap import System
+from loopline.runtime.system import System
 from tests.conftest import build_system, command, publish, signal
 from tests.integration.helpers import (
     COMPLETE,
@@ -139,6 +140,26 @@ def test_restarted_system_sees_the_same_rows_and_projects_nothing_again(
         assert all(status.lag == 0 for status in restarted.projections.status())
     finally:
         restarted.close()
+
+
+def test_a_read_model_an_older_release_wrote_is_rebuilt_when_the_system_opens(
+    system: System, home: Path, store_environ: dict[str, str]
+) -> None:
+    """Its tables lack what this release writes (a column of `tasks`, the `memory_turns` table)."""
+    _flow_1_and_friends(system)
+    before = dump(system.projections.engine)
+    with system.projections.engine.begin() as conn:
+        conn.execute(text("ALTER TABLE tasks DROP COLUMN touches"))
+        conn.execute(text("DROP TABLE memory_turns"))
+        conn.execute(text("DELETE FROM open_loops"))  # a current read model is left as it is: not rebuilt
+    system.close()
+
+    reopened = build_system(home, **store_environ)
+    try:
+        assert dump(reopened.projections.engine) == {**before, "open_loops": []}
+        assert all(status.lag == 0 for status in reopened.projections.status())
+    finally:
+        reopened.close()
 
 
 def test_projection_resumes_from_its_position_after_a_restart(

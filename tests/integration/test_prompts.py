@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 
 from loopline.adapters.offline_policy import OfflinePolicy
-from loopline.cli.bootstrap import System
 from loopline.domain import ids
 from loopline.domain.task import Task
 from loopline.domain.timeutil import parse_time
 from loopline.processors.prompts import build_request, next_request
+from loopline.runtime.system import System
 from tests.conftest import build_system, command, publish, signal
 
 GYM = "renegade"

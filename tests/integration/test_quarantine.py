@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 
-from loopline.cli.bootstrap import System
 from loopline.cli.parked import everything_parked, parked_counts
 from loopline.domain import ids
 from loopline.domain.inbound import InboundMessage
@@ -22,6 +21,7 @@ from loopline.domain.timeutil import parse_time
 from loopline.processors import faults
 from loopline.processors import parked as parked_messages
 from loopline.processors.application import UnitOfWork
+from loopline.runtime.system import System
 from tests.conftest import command, publish, signal
 from tests.integration.helpers import loop_row, task_row, task_rows
 

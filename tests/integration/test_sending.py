@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from eventsourcing.persistence import IntegrityError
 
-from loopline.cli.bootstrap import System
 from loopline.domain import ids
 from loopline.domain.send_ledger import ContactSends, TenantSends
 from loopline.domain.task import Task
@@ -19,6 +18,7 @@ from loopline.domain.tenant import TenantSettings
 from loopline.domain.timeutil import parse_time
 from loopline.processors.application import UnitOfWork
 from loopline.processors.sending import Deferred, Sent, send_to_contact
+from loopline.runtime.system import System
 from tests.conftest import command, publish
 
 TENANT = "gym"

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from loopline.cli.bootstrap import System
 from loopline.domain import ids
 from loopline.domain.status import TaskStatus
 from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time, parse_time
 from loopline.processors.application import UnitOfWork
+from loopline.runtime.system import System
 from tests.conftest import command, publish
 from tests.integration.helpers import CREATE_TASK, TENANT
 

@@ -13,9 +13,9 @@ from uuid import UUID
 
 from eventsourcing.persistence import StoredEvent, Tracking
 
-from loopline.cli.bootstrap import System
 from loopline.domain import ids
 from loopline.domain.task import Task
+from loopline.runtime.system import System
 from tests.conftest import build_system, command, publish
 from tests.fixtures.stored_events import FIXTURE, FIXTURE_V2, GYM
 from tests.integration.helpers import loop_row, task_rows

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from loopline.cli.bootstrap import System
 from loopline.domain import ids
 from loopline.domain.contact_index import ContactIndex
 from loopline.domain.task import Task
+from loopline.runtime.system import System
 from tests.conftest import build_system, command, publish
 
 T0 = "2026-03-02T09:00:00Z"

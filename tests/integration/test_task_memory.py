@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from datetime import timedelta
 
-from loopline.cli.bootstrap import System
 from loopline.domain.timeutil import format_time, parse_time
 from loopline.projections import task_memory
+from loopline.runtime.system import System
 from tests.conftest import command, publish
 from tests.integration.helpers import COMPLETE, CREATE_TASK, FIRST_LOOP, RAHUL_REPLIES, SEND_EMAIL, TENANT, tick
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from loopline.adapters.messages import InvalidMessage, parse_message
-from loopline.cli.bootstrap import System
+from loopline.runtime.system import System
 from tests.conftest import command, publish, signal
 from tests.integration.helpers import (
     CREATE_TASK,

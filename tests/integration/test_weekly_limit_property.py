@@ -22,11 +22,11 @@ from eventsourcing.utils import get_topic
 from hypothesis import HealthCheck, Phase, event, given, settings
 from hypothesis import strategies as st
 
-from loopline.cli.bootstrap import System
 from loopline.domain.send_ledger import WEEK, local_day
 from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time, parse_time
 from loopline.processors.delivery import is_contact_email
+from loopline.runtime.system import System
 from tests.conftest import build_system, command, publish, signal
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)

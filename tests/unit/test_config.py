@@ -77,7 +77,7 @@ def test_model_settings_must_be_numbers(tmp_path: Path) -> None:
 
 
 def test_model_concurrency_defaults_to_16_and_must_be_a_positive_whole_number(monkeypatch: pytest.MonkeyPatch) -> None:
-    from loopline.cli.bootstrap import model_concurrency
+    from loopline.runtime.bootstrap import model_concurrency
 
     monkeypatch.delenv("LOOPLINE_MODEL_CONCURRENCY", raising=False)
     assert model_concurrency() == 16

@@ -9,11 +9,11 @@ import pytest
 from loopline.adapters.config import InvalidSetting, Settings
 from loopline.adapters.smtp import SmtpServer, compose
 from loopline.adapters.webhook import signature
-from loopline.cli.bootstrap import channels_for
 from loopline.domain import ids
 from loopline.domain.task import Task
 from loopline.processors.application import Loopline, UnitOfWork
 from loopline.processors.delivery import Delivery, is_contact_email
+from loopline.runtime.bootstrap import channels_for
 from tests.unit.fakes import FakeChannel, FakeClock, FakeLedger
 
 NOW = datetime(2026, 3, 16, 10, 0, tzinfo=timezone.utc)

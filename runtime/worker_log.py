@@ -1,8 +1,10 @@
-"""What a `loopline run` worker tells its operator: one JSON object per line on standard error, one line per event.
+"""What a `loopline run` worker tells its operator: one JSON object per line on standard error, one line per event,
+and what it did (messages applied, actions, deliveries with `--console`) on standard output.
 
 Every line has `at` (UTC), `level`, `event` and `worker` (host:pid of the `loopline run` process; its
 leader process logs under the same id, with its own `pid`). Events: `worker.started`,
 `partitions.assigned`, `partitions.revoked`, `lead.taken`, `lead.lost`, `lead.released`, `leader.stalled`,
+`worker.failed` and `leader.failed` (an unexpected failure, before a restart), `leader.restarted`,
 `progress` (every `--progress-every` seconds), `worker.stopped`; other log records (warnings of the
 Kafka client, dead-lettered input) come as `event: "log"` with their `message`.
 """
@@ -17,7 +19,10 @@ import sys
 from datetime import datetime, timezone
 from typing import Any
 
+from rich.console import Console
+
 log = logging.getLogger("loopline.worker")
+out = Console(markup=False)  # what the worker did, on standard output, printed as the CLI prints
 
 
 def worker_id() -> str:
@@ -58,3 +63,13 @@ def configure(worker: str) -> None:
 
 def event(name: str, level: int = logging.INFO, **fields: Any) -> None:
     log.log(level, name, extra={"event": name, "fields": fields})
+
+
+def one_line(error: BaseException) -> str:
+    """The error's type and the first line of its message (SQLAlchemy's runs on with the statement)."""
+    text = str(error).strip()
+    return f"{type(error).__name__}: {text.splitlines()[0]}" if text else type(error).__name__
+
+
+def print_delivered(line: str) -> None:
+    out.print(line, highlight=False, markup=False)

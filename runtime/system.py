@@ -1,4 +1,4 @@
-"""The composition root: builds the embedded or the scale system from settings. Nothing connects at import time."""
+"""The running system: the processors drained until none has work, the scheduler's tick, and read-model rebuilds."""
 
 from __future__ import annotations
 
@@ -14,33 +14,18 @@ from typing import Any, Protocol
 from eventsourcing.utils import get_topic
 from sqlalchemy.engine import Engine
 
-from loopline.adapters.channels import JsonlOutbox, KillAfterSend
-from loopline.adapters.clock import SystemClock
-from loopline.adapters.config import InvalidSetting, Settings
-from loopline.adapters.delivery_state import SqlDeliveryLedger
-from loopline.adapters.drafting import TemplateDrafter
-from loopline.adapters.embedded_log import AppendReport, EmbeddedLog
-from loopline.adapters.event_store import event_store_env
+from loopline.adapters.config import Settings
+from loopline.adapters.embedded_log import AppendReport
 from loopline.adapters.leader import PostgresLeader, SoleLeader, leader_for
-from loopline.adapters.offline_policy import OfflinePolicy
-from loopline.adapters.reachability import check_reachable
-from loopline.adapters.read_model import read_model_engine
-from loopline.adapters.smtp import SmtpChannel, SmtpServer
-from loopline.adapters.webhook import WebhookChannel
-from loopline.processors import faults
-from loopline.processors.agent import Agent, concurrency_from_env
+from loopline.processors.agent import Agent
 from loopline.processors.application import Loopline
 from loopline.processors.bus import Bus
 from loopline.processors.delivery import Delivery
-from loopline.processors.handlers import build_bus
 from loopline.processors.messages import Message
-from loopline.processors.ports import DecisionModel, OutboundChannel
 from loopline.processors.router import INBOUND_TOPIC, MessageOutcome, Router
 from loopline.processors.scheduler import Scheduler, TickReport
-from loopline.projections import open_loops, proactive_runs, task_memory, tasks, tenants, timeline
 from loopline.projections.runner import REBUILD_BATCH, ProjectionRunner
-
-READ_MODELS = (tasks, open_loops, proactive_runs, timeline, task_memory, tenants)
+from loopline.runtime.stores import READ_MODELS, open_stores
 
 
 @dataclass
@@ -106,7 +91,7 @@ class System:
         Embedded, the home lock is held throughout and its holder delivers. Projections are safe
         to run anywhere (their positions are compare-and-set). The agent (model decisions) runs here
         before delivery when embedded; at scale the leader runs it in a thread of its own
-        (`cli/worker.py`), so a slow model never holds up delivery or projections.
+        (`runtime/leading.py`), so a slow model never holds up delivery or projections.
         """
         report = DrainReport()
         if deliver is None:
@@ -217,16 +202,14 @@ class System:
 def _rebuild_part(settings: Settings, names: list[str], reports: Any) -> dict[str, int]:
     """One rebuild process: catches up some read models from the event store; returns the events each applied."""
     leader = leader_for(settings.event_store, settings.home)
-    with leader.creating_schema():  # the store's and read models' CREATE … IF NOT EXISTS race otherwise
-        app = Loopline(env=event_store_env(settings.event_store))
-        engine = read_model_engine(settings.read_model)
-        runner = ProjectionRunner(app, engine, [p for p in READ_MODELS if p.name in names])
+    stores = open_stores(settings, leader, tuple(p for p in READ_MODELS if p.name in names))
     try:
-        runner.catch_up(reports.put if reports is not None else None, batch_size=REBUILD_BATCH)
-        return dict(runner.applied)
+        stores.projections.catch_up(reports.put if reports is not None else None, batch_size=REBUILD_BATCH)
+        return dict(stores.projections.applied)
     finally:
-        engine.dispose()
-        app.factory.close()
+        stores.projections.engine.dispose()
+        stores.ledger_engine.dispose()
+        stores.app.factory.close()
         leader.close()
 
 
@@ -238,76 +221,3 @@ def _drain_reports(reports: Any, progress: Callable[[int], None] | None, timeout
                 progress(count)
     except queue.Empty:
         return
-
-
-def build(settings: Settings | None = None) -> System:
-    settings = settings or Settings.load()
-    faults.configure(os.environ.get("LOOPLINE_TEST_FAULTS", ""))  # test-only: see processors/faults.py
-    check_reachable(settings)
-    try:
-        settings.home.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise InvalidSetting(f"LOOPLINE_HOME={str(settings.home)!r} cannot be created: {error.strerror}") from None
-    leader = leader_for(settings.event_store, settings.home)
-    channels = channels_for(settings)
-    with leader.creating_schema():
-        app = Loopline(env=event_store_env(settings.event_store))
-        projections = ProjectionRunner(app, read_model_engine(settings.read_model), READ_MODELS)
-        # The delivery ledger lives beside the events (not the read models): a rebuild never resends.
-        ledger_engine = read_model_engine(settings.event_store)
-        ledger = SqlDeliveryLedger(ledger_engine)
-    bus = build_bus(app, TemplateDrafter())
-    system = System(
-        settings=settings,
-        app=app,
-        bus=bus,
-        log=EmbeddedLog(app),
-        router=Router(bus),
-        scheduler=Scheduler(bus),
-        delivery=Delivery(app, ledger, channels, clock=SystemClock()),
-        projections=projections,
-        leader=leader,
-        ledger_engine=ledger_engine,
-        agent=Agent(bus, decision_model(settings), concurrency=model_concurrency()),
-    )
-    if settings.kafka:
-        from loopline.adapters.kafka_log import KafkaPublisher, Topics, ensure_topics
-        from loopline.adapters.kafka_relay import OutboxRelay
-
-        topics = Topics(settings.kafka_topic_prefix)
-        ensure_topics(settings.kafka, topics, settings.kafka_partitions, settings.connect_timeout)
-        system.log = KafkaPublisher(settings.kafka, topics, settings.connect_timeout)
-        system.router = None
-        system.relay = OutboxRelay(app, settings.kafka, topics)
-    return system
-
-
-def decision_model(settings: Settings) -> DecisionModel:
-    """Claude through the Anthropic API when ANTHROPIC_API_KEY is set, else the deterministic offline policy."""
-    if settings.anthropic_api_key:
-        from loopline.adapters.anthropic_model import AnthropicModel
-
-        return AnthropicModel.from_settings(settings)
-    return OfflinePolicy()
-
-
-def model_concurrency() -> int:
-    """LOOPLINE_MODEL_CONCURRENCY: model calls in flight at once (default 16)."""
-    try:
-        return concurrency_from_env()
-    except ValueError as error:
-        raise InvalidSetting(str(error)) from None
-
-
-def channels_for(settings: Settings) -> list[OutboundChannel]:
-    """The JSONL outbox always; email to contacts and webhooks to the owner and agent when configured."""
-    channels: list[OutboundChannel] = [JsonlOutbox(settings.home / "outbox.jsonl")]
-    if settings.smtp_url:
-        channels.append(SmtpChannel(SmtpServer.from_url(settings.smtp_url), settings.email_from))
-    if settings.webhook_url:
-        if not settings.webhook_secret:
-            raise InvalidSetting("LOOPLINE_WEBHOOK_URL is set but LOOPLINE_WEBHOOK_SECRET is not: set the secret "
-                                 "the receiver verifies X-Loopline-Signature with")
-        channels.append(WebhookChannel(settings.webhook_url, settings.webhook_secret))
-    killed_after = os.environ.get("LOOPLINE_TEST_KILL_AFTER_SEND")  # test-only: see KillAfterSend
-    return [KillAfterSend(c) if c.name == killed_after else c for c in channels]
