@@ -275,7 +275,7 @@ def build_request(
     situation = Situation(
         point=point, purpose=purpose, kind=kind, settings=settings, title=task.title, description=task.description,
         context=task.context, contact=contact, contact_name=contact_name, touch=touch,
-        touches=min(max(len(plan.get("tones") or ()), 1), plan["budget_messages"]) if plan else None,
+        touches=Plan.of(plan).touches if plan else None,
         tone=tone, reply_text=reply_text, conversation=conversation, budget_left=left,
         other_tasks=other_tasks(app, task),
     )

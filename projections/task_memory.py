@@ -31,11 +31,11 @@ from sqlalchemy.engine import Connection
 from loopline.domain import ids
 from loopline.domain.conversation import turn_of
 from loopline.domain.open_loop import OpenLoop
+from loopline.domain.outreach import planned_touches
 from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time, parse_time
 from loopline.projections import writes
 from loopline.projections.runner import metadata
-from loopline.projections.tasks import planned_touches
 from loopline.projections.timeline import DESCRIPTIONS
 
 LOG_LIMIT = 500
