@@ -17,12 +17,14 @@ from loopline.adapters import messages
 from loopline.domain.expectations import EXPECTATIONS
 from loopline.domain.task_types import CADENCES, TASK_TYPES, Cadence, TaskType
 from loopline.domain.tenant import TenantSettings
+from loopline.processors import command_fields
+from loopline.processors.commands_types import ActionRecordCommon
 
 _NAMED_TYPES: list[tuple[Any, str]] = [
-    (messages.Id, "id"),
-    (messages.Timestamp, "time"),
-    (messages.Text, "text"),
-    (messages.Watch, "watch (object of text)"),
+    (command_fields.Id, "id"),
+    (command_fields.Timestamp, "time"),
+    (command_fields.Text, "text"),
+    (command_fields.Watch, "watch (object of text)"),
 ]
 """The edge's own types, by the words the README's "Limits and bad input" table explains."""
 
@@ -118,7 +120,7 @@ def message_tables() -> str:
                 continue
             label = f"`{message_type}`"
             lines += _rows(model, label)
-            if model is messages.ActionRecord:
+            if model is ActionRecordCommon:
                 lines.append(f"| {label} | the action's own fields | | | see [Actions and their fields](#actions-and-their-fields) |")
             if kind == "signal" and model.model_config.get("extra") == "allow":
                 lines.append(f"| {label} | any other field | any | — | kept and stored with the signal |")
@@ -218,7 +220,7 @@ def _tenant_rows(model: type[BaseModel], prefix: str = "") -> list[str]:
 
 
 def tenant_table() -> str:
-    """The fields of `tenant.configure`, from its schema in `adapters/messages.py`, with what an unset one means."""
+    """The fields of `tenant.configure`, from its model in `processors/commands_types.py`, with what an unset one means."""
     lines = ["| field | type of value | when never set | meaning |", "|---|---|---|---|"]
     lines += _tenant_rows(messages.SCHEMAS[("command", "tenant.configure")])
     return "\n".join(lines) + "\n"
