@@ -6,14 +6,17 @@ command, so both paths hand handlers equal objects.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+import dataclasses
+from collections.abc import Callable
+from dataclasses import is_dataclass
+from typing import Annotated, Any, Literal, get_origin, get_type_hints
 
 from pydantic import AfterValidator, ConfigDict, Field, create_model, model_validator
 
 from loopline.adapters import limits
 from loopline.domain.expectations import EXPECTATIONS, DeadlineAction, Expectation
 from loopline.domain.status import TaskStatus
-from loopline.domain.tenant import CONTACT_INFO_FIELDS, PROFILE_FIELDS, InvalidSettings, check_timezone
+from loopline.domain.tenant import InvalidSettings, TenantProfile, TenantSettings, setting_names
 from loopline.processors.command_fields import Id, MatchFields, ShortText, Strict, Text, Timestamp, Watch, unknown_keys
 
 
@@ -195,69 +198,60 @@ class WorkflowOutput(Strict):
     output: dict[str, Any] | list[Any] | str = Field(description="the output, stored in the task's `workflows/` folder")
 
 
-def _timezone(value: str) -> str:
-    try:
-        check_timezone(value)
-    except InvalidSettings as error:
-        raise ValueError(str(error)) from None
-    return value
+def _checked(check: Callable[[Any], None]) -> Callable[[str], str]:
+    """A domain check as a validator: its InvalidSettings becomes the edge's error, in the same words."""
+
+    def validate(value: str) -> str:
+        try:
+            check(value)
+        except InvalidSettings as error:
+            raise ValueError(str(error)) from None
+        return value
+
+    return validate
 
 
-MAX_SEND_LIMIT = 100_000
+def _setting_field(kind: Any, spec: dataclasses.Field[Any]) -> tuple[Any, Any]:
+    """A setting at the edge: optional (absent leaves it as it was), text never blank and bounded, lists of such
+    text, numbers within the setting's bounds, a nested group its own model."""
+    meta = spec.metadata
+    if is_dataclass(kind):
+        kind = _settings_model(kind, f"{spec.name} field")
+    elif meta["check"] is not None:
+        kind = Annotated[str, AfterValidator(_checked(meta["check"]))]
+    elif get_origin(kind) is tuple:
+        kind = list[ShortText]
+    elif kind in (str, str | None):
+        kind = ShortText
+    bounds = {"ge": 0, "le": meta["most"]} if meta["most"] is not None else {}
+    return kind | None, Field(default=None, description=meta["doc"], **bounds)
 
 
-class ContactInfo(Strict):
-    phone: ShortText | None = Field(default=None, description="the phone number given to contacts who need one")
-    address: ShortText | None = Field(default=None, description="the street address")
-    website: ShortText | None = Field(default=None, description="the website")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _known_keys(cls, data: Any) -> Any:
-        return unknown_keys(data, CONTACT_INFO_FIELDS, "contact_info field")
+_MODEL_NAMES = {TenantProfile: "TenantProfileFields", TenantSettings: "TenantSettingsFields"}
+"""The edge's name of a group's model where it differs from the domain class's: an error names the model
+("… or instance of TenantProfileFields"), and a model named like its domain class would read as that class."""
 
 
-class TenantProfileFields(Strict):
-    """Seed 002 §23.1's profile in snake_case: how messages sound and sign off."""
+def _settings_model(group: type, unknown: str | None = None) -> type[Strict]:
+    """The edge's model of a settings group of `domain/tenant.py`; a nested group names a key it does not know."""
+    kinds = get_type_hints(group)
+    validators = {}
+    if unknown is not None:
+        known = setting_names(group)
 
-    display_name: ShortText | None = Field(default=None, description="the name contacts know (not the legal name)")
-    gym_type: ShortText | None = Field(default=None, description="what kind of business: `crossfit_box`, `yoga_studio`, …")
-    owner_first_name: ShortText | None = Field(default=None, description="the owner's first name, for sign-offs")
-    vibe: ShortText | None = Field(
-        default=None, description="`casual_friendly`, `motivational`, `professional` or `community_first`: the tone"
+        def known_keys(cls: type, data: Any) -> Any:
+            return unknown_keys(data, known, unknown)
+
+        validators["_known_keys"] = model_validator(mode="before")(known_keys)
+    return create_model(  # type: ignore[call-overload, no-any-return]
+        _MODEL_NAMES.get(group, group.__name__), __base__=Strict, __validators__=validators,
+        **{spec.name: _setting_field(kinds[spec.name], spec) for spec in dataclasses.fields(group)},
     )
-    class_types: list[ShortText] | None = Field(default=None, description="classes the messages may mention")
-    special_programs: list[ShortText] | None = Field(default=None, description="programs the messages may mention")
-    current_promo: ShortText | None = Field(default=None, description="the one promotion the messages may offer")
-    typical_greeting: ShortText | None = Field(default=None, description="how messages open: `Hey!`, `Hi there,`")
-    never_mention: list[ShortText] | None = Field(default=None, description="topics messages never mention")
-    always_include: list[ShortText] | None = Field(default=None, description="what every message includes")
-    sign_off: ShortText | None = Field(default=None, description="how messages are signed: `Coach Mike`")
-    contact_info: ContactInfo | None = Field(default=None, description="how contacts reach the business")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _known_keys(cls, data: Any) -> Any:
-        return unknown_keys(data, PROFILE_FIELDS, "profile field")
 
 
-class TenantConfigure(Strict):
-    name: ShortText | None = Field(default=None, description="the tenant's name, as the owner reads it")
-    timezone: Annotated[str, AfterValidator(_timezone)] | None = Field(
-        default=None, description="an IANA time zone (`Europe/Berlin`); the daily send limit counts local days; absent: `UTC`"
-    )
-    owner_email: ShortText | None = Field(default=None, description="where the owner is told about reviews and escalations")
-    execution_mode: Literal["manual", "limited_auto", "auto"] | None = Field(
-        default=None, description="`manual`: every task Loopline works waits for review; `limited_auto`: escalation "
-        "triggers, then the type's threshold; `auto`: escalation triggers only; absent: `manual`"
-    )
-    member_weekly_limit: int | None = Field(
-        default=None, ge=0, le=MAX_SEND_LIMIT, description="messages one contact may get in any 7 days; absent: 3"
-    )
-    daily_send_limit: int | None = Field(
-        default=None, ge=0, le=MAX_SEND_LIMIT, description="messages the tenant may send in one local day; absent: 15"
-    )
-    profile: TenantProfileFields | None = Field(default=None, description="merged key by key with what was set before")
+class TenantConfigure(_settings_model(TenantSettings)):  # type: ignore[misc]
+    """`tenant.configure`: any of the tenant's settings (`domain/tenant.py` declares them), each left as it was
+    when absent."""
 
     def given(self) -> dict[str, Any]:
         """The settings this command sets: every field it was given (the rest stay as they are)."""
