@@ -13,9 +13,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from loopline.adapters.strict_json import UnreadableInput, read_document, shown
+from loopline.domain.channels import CHANNELS, ChannelRule, SignalField
 from loopline.domain.expectations import EXPECTATIONS, ConflictingFields, UnknownAction, expectation_for
 from loopline.domain.timeutil import format_time
 from loopline.processors.command_fields import Id, ShortText, Strict, Text, Timestamp
@@ -39,42 +40,20 @@ class Envelope(Strict):
     data: dict[str, Any] = Field(default_factory=dict, description="the type's fields, below")
 
 
-class EmailReceived(Signal):
-    sender: Text = Field(description="who sent it; matched ignoring case")
-    thread_id: str | None = Field(default=None, description="its thread; matched when the watch names one")
-    subject: str | None = Field(default=None, description="kept with the signal")
-    body: str | None = Field(default=None, description="kept with the signal")
+def _signal_field(spec: SignalField) -> tuple[Any, Any]:
+    """A channel's signal field at the edge: a matched field is non-blank text (or one of its named values),
+    an optional one any string, an object defaults to empty."""
+    if spec.type is dict:
+        return dict[str, Any], Field(default_factory=dict, description=spec.doc)
+    if spec.required:
+        return (Literal[spec.values] if spec.values else Text), Field(description=spec.doc)
+    return str | None, Field(default=None, description=spec.doc)
 
 
-class SlackMessage(Signal):
-    slack_user_id: Text = Field(description="who wrote it")
-    channel_id: Text = Field(description="where")
-    ts: Text = Field(description="its Slack timestamp; resolves a watch only when later than its `after_ts`")
-    text: str | None = Field(default=None, description="kept with the signal")
-
-
-class GithubEvent(Signal):
-    event_type: Literal["pull_request_review", "pull_request_merged", "issue_closed"] = Field(description="what happened")
-    repo: Text = Field(description="the repository; matched when the watch names one")
-    resource_id: Text = Field(description="the pull request or issue")
-
-
-class CalendarEvent(Signal):
-    event_type: Literal["invite_accepted", "event_started", "event_updated"] = Field(description="what happened")
-    event_id: Text = Field(description="the calendar event")
-    attendee_email: str | None = Field(default=None, description="who; matched when the watch names one")
-
-
-class LinearEvent(Signal):
-    event_type: Literal["issue_status_changed"] = Field(description="what happened")
-    issue_id: Text = Field(description="the issue")
-    status: str | None = Field(default=None, description="the new status; must equal the watch's `target_status` when it names one")
-
-
-class WebhookReceived(Signal):
-    source: Text = Field(description="who sent the webhook")
-    trigger_name: Text = Field(description="what it reports")
-    payload: dict[str, Any] = Field(default_factory=dict, description="its body; must carry every `match_fields` entry of the watch")
+def _signal_schema(rule: ChannelRule) -> type[Signal]:
+    """The schema of a channel's signal, from the fields its module in `domain/channels/` declares."""
+    fields = {spec.name: _signal_field(spec) for spec in rule.signal_fields}
+    return create_model(f"Signal_{rule.channel}", __base__=Signal, **fields)  # type: ignore[call-overload, no-any-return]
 
 
 class UserSeen(Signal):
@@ -89,12 +68,7 @@ class OutcomeObserved(Signal):
 
 SCHEMAS: dict[tuple[str, str], type[BaseModel]] = {
     **{("command", route.type): route.command for route in COMMANDS.values()},
-    ("signal", "email.received"): EmailReceived,
-    ("signal", "slack.message"): SlackMessage,
-    ("signal", "github.event"): GithubEvent,
-    ("signal", "calendar.event"): CalendarEvent,
-    ("signal", "linear.event"): LinearEvent,
-    ("signal", "webhook.received"): WebhookReceived,
+    **{("signal", rule.signal_type): _signal_schema(rule) for rule in CHANNELS.values()},
     ("signal", "user.seen"): UserSeen,
     ("signal", "outcome.observed"): OutcomeObserved,
 }

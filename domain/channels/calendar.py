@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from loopline.domain.channels.rule import ChannelRule
+from loopline.domain.channels.rule import ChannelRule, SignalField
 
 RULE = ChannelRule(
     channel="calendar",
     signal_type="calendar.event",
+    signal_fields=(
+        SignalField("event_type", "what happened", required=True,
+                    values=("invite_accepted", "event_started", "event_updated")),
+        SignalField("event_id", "the calendar event", required=True),
+        SignalField("attendee_email", "who; matched when the watch names one"),
+    ),
     required_watch=("event_type", "event_id"),
     rule="calendar: event_id and event_type, and attendee_email when the watch names one",
     watch_key=lambda watch: (str(watch["event_type"]), str(watch["event_id"])),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from loopline.domain.channels.rule import ChannelRule, SignalData, Watch
+from loopline.domain.channels.rule import ChannelRule, SignalData, SignalField, Watch
 
 
 def _matches(watch: Watch, signal: SignalData) -> bool:
@@ -14,6 +14,12 @@ def _matches(watch: Watch, signal: SignalData) -> bool:
 RULE = ChannelRule(
     channel="email",
     signal_type="email.received",
+    signal_fields=(
+        SignalField("sender", "who sent it; matched ignoring case", required=True),
+        SignalField("thread_id", "its thread; matched when the watch names one"),
+        SignalField("subject", "kept with the signal"),
+        SignalField("body", "kept with the signal"),
+    ),
     required_watch=("sender",),
     rule="email: sender (case-insensitive) and thread_id when the watch names one",
     watch_key=lambda watch: (str(watch["sender"]).lower(),),

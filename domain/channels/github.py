@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from loopline.domain.channels.rule import ChannelRule
+from loopline.domain.channels.rule import ChannelRule, SignalField
 
 RULE = ChannelRule(
     channel="github",
     signal_type="github.event",
+    signal_fields=(
+        SignalField("event_type", "what happened", required=True,
+                    values=("pull_request_review", "pull_request_merged", "issue_closed")),
+        SignalField("repo", "the repository; matched when the watch names one", required=True),
+        SignalField("resource_id", "the pull request or issue", required=True),
+    ),
     required_watch=("event_type", "resource_id"),
     rule="github: event_type and resource_id, and repo when the watch names one",
     watch_key=lambda watch: (str(watch["event_type"]), str(watch["resource_id"])),

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from loopline.domain.channels.rule import ChannelRule
+from loopline.domain.channels.rule import ChannelRule, SignalField
 
 RULE = ChannelRule(
     channel="linear",
     signal_type="linear.event",
+    signal_fields=(
+        SignalField("event_type", "what happened", required=True, values=("issue_status_changed",)),
+        SignalField("issue_id", "the issue", required=True),
+        SignalField("status", "the new status; must equal the watch's `target_status` when it names one"),
+    ),
     required_watch=("event_type", "issue_id"),
     rule="linear: issue_id and event_type, and status equal to target_status when the watch names one",
     watch_key=lambda watch: (str(watch["event_type"]), str(watch["issue_id"])),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from loopline.domain.channels.rule import ChannelRule, SignalData, Watch
+from loopline.domain.channels.rule import ChannelRule, SignalData, SignalField, Watch
 
 
 def _key(source: Any, trigger_name: Any) -> tuple[str, str]:
@@ -23,6 +23,11 @@ def _matches(watch: Watch, signal: SignalData) -> bool:
 RULE = ChannelRule(
     channel="webhook",
     signal_type="webhook.received",
+    signal_fields=(
+        SignalField("source", "who sent the webhook", required=True),
+        SignalField("trigger_name", "what it reports", required=True),
+        SignalField("payload", "its body; must carry every `match_fields` entry of the watch", type=dict),
+    ),
     required_watch=("source", "trigger_name"),
     rule="webhook: source, trigger_name and every match_fields entry equal in the payload",
     watch_key=lambda watch: _key(watch["source"], watch["trigger_name"]),

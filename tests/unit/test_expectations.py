@@ -8,7 +8,7 @@ import pytest
 
 from loopline.domain import ids
 from loopline.domain.expectations import EXPECTATIONS
-from loopline.domain.matching import InvalidWatch, channel_rule
+from loopline.domain.channels import InvalidWatch, channel_rule
 from loopline.domain.open_loop import InvalidDeadlineAction, LoopAlreadyResolved, OpenLoop
 
 NOW = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from loopline.adapters.messages import parse_message
 from loopline.cli.reference import action_tables, cadence_table, message_tables, task_type_table, tenant_table
-from loopline.domain.matching import CHANNEL_BY_SIGNAL, channel_rule
+from loopline.domain.channels import CHANNEL_BY_SIGNAL, channel_rule
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
