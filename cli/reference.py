@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from loopline.adapters import messages
+from loopline.domain.channels import CHANNELS
 from loopline.domain.expectations import EXPECTATIONS
 from loopline.domain.task_types import CADENCES, TASK_TYPES, Cadence, TaskType
 from loopline.domain.tenant import TenantSettings
@@ -153,6 +154,15 @@ def action_tables() -> str:
     return "\n".join(lines) + "\n"
 
 
+def channel_table() -> str:
+    """The README's channel table, rendered from the channel modules of `domain/channels/`."""
+    lines = ["| channel | watch fields (required in bold) | resolved by signal | rule |", "|---|---|---|---|"]
+    for rule in CHANNELS.values():
+        watch = ", ".join([f"**{name}**" for name in rule.required_watch] + list(rule.optional_watch))
+        lines.append(f"| {rule.channel} | {watch} | `{rule.signal_type}` | {rule.summary} |")
+    return "\n".join(lines) + "\n"
+
+
 def _days(value: int | None) -> str:
     return "—" if value is None else str(value)
 
@@ -229,6 +239,7 @@ def tenant_table() -> str:
 if __name__ == "__main__":
     print(message_tables())
     print(action_tables())
+    print(channel_table())
     print(task_type_table())
     print(cadence_table())
     print(tenant_table(), end="")

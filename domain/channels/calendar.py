@@ -14,7 +14,9 @@ RULE = ChannelRule(
         SignalField("attendee_email", "who; matched when the watch names one"),
     ),
     required_watch=("event_type", "event_id"),
+    optional_watch=("attendee_email",),
     rule="calendar: event_id and event_type, and attendee_email when the watch names one",
+    summary="event id and type; attendee when the watch names one",
     watch_key=lambda watch: (str(watch["event_type"]), str(watch["event_id"])),
     signal_key=lambda signal: (str(signal.get("event_type")), str(signal.get("event_id"))),
     matches=lambda watch, signal: (

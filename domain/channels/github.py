@@ -14,7 +14,9 @@ RULE = ChannelRule(
         SignalField("resource_id", "the pull request or issue", required=True),
     ),
     required_watch=("event_type", "resource_id"),
+    optional_watch=("repo",),
     rule="github: event_type and resource_id, and repo when the watch names one",
+    summary="event type and resource; repo when the watch names one",
     watch_key=lambda watch: (str(watch["event_type"]), str(watch["resource_id"])),
     signal_key=lambda signal: (str(signal.get("event_type")), str(signal.get("resource_id"))),
     matches=lambda watch, signal: (

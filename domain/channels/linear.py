@@ -13,7 +13,9 @@ RULE = ChannelRule(
         SignalField("status", "the new status; must equal the watch's `target_status` when it names one"),
     ),
     required_watch=("event_type", "issue_id"),
+    optional_watch=("target_status",),
     rule="linear: issue_id and event_type, and status equal to target_status when the watch names one",
+    summary="issue and event type; `status == target_status` when named",
     watch_key=lambda watch: (str(watch["event_type"]), str(watch["issue_id"])),
     signal_key=lambda signal: (str(signal.get("event_type")), str(signal.get("issue_id"))),
     matches=lambda watch, signal: (

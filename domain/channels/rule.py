@@ -41,7 +41,12 @@ class ChannelRule:
     signal_type: str
     signal_fields: tuple[SignalField, ...]
     required_watch: tuple[str, ...]
+    optional_watch: tuple[str, ...]
+    """Watch fields the rule also reads when a watch names them."""
     rule: str
+    """The rule as a resolved loop's trail records it."""
+    summary: str
+    """The rule in the README's channel table."""
     watch_key: Callable[[Watch], tuple[str, ...]]
     signal_key: Callable[[SignalData], tuple[str, ...] | None]
     matches: Callable[[Watch, SignalData], bool]

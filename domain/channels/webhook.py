@@ -29,7 +29,9 @@ RULE = ChannelRule(
         SignalField("payload", "its body; must carry every `match_fields` entry of the watch", type=dict),
     ),
     required_watch=("source", "trigger_name"),
+    optional_watch=("match_fields",),
     rule="webhook: source, trigger_name and every match_fields entry equal in the payload",
+    summary="source, trigger and every `match_fields` entry equal in `payload`",
     watch_key=lambda watch: _key(watch["source"], watch["trigger_name"]),
     signal_key=lambda signal: (
         _key(signal["source"], signal["trigger_name"]) if signal.get("source") and signal.get("trigger_name") else None
