@@ -92,15 +92,6 @@ def _explain(error: ValidationError, prefix: str = "") -> str:
     return said + (f"; and {len(items) - SHOWN_ERRORS} more" if len(items) > SHOWN_ERRORS else "")
 
 
-DEADLINES: dict[str, tuple[str, ...]] = {
-    "action.record": ("deadline",),
-    "loop.register": ("deadline",),
-    "task.wake": ("at", "when.deadline"),
-    "run.schedule": ("at",),
-}
-"""The times of each command type that must not come before the message's own `at`."""
-
-
 def parse_message(raw: str | bytes) -> Message:
     """The message the bytes hold, or InvalidMessage saying what was wrong: nothing else escapes,
     whatever the bytes, so one bad line or record never stops the rest."""
@@ -132,7 +123,8 @@ def _parse(raw: str | bytes) -> Message:
             validated = schema.model_validate(envelope.data)
     except ValidationError as error:
         raise InvalidMessage(_explain(error, prefix="data.")) from None
-    _check_not_before(envelope.at, envelope.type, validated)
+    if envelope.kind == "command":
+        _check_not_before(envelope.at, validated)
     data = validated.model_dump(mode="json", exclude_none=True)
     return Message(
         kind=envelope.kind, ref=envelope.id, type=envelope.type, tenant=envelope.tenant, at=envelope.at, data=data,
@@ -140,14 +132,16 @@ def _parse(raw: str | bytes) -> Message:
     )
 
 
-def _check_not_before(at: datetime, message_type: str, validated: BaseModel) -> None:
-    for path in DEADLINES.get(message_type, ()):
-        value: Any = validated
-        for part in path.split("."):
-            value = getattr(value, part, None)
-        if isinstance(value, datetime) and value < at:
+def _check_not_before(at: datetime, validated: BaseModel, prefix: str = "data.") -> None:
+    """Every time a command gives (a deadline, a wake-up, a run) is when something should happen: never before
+    the message's own `at`."""
+    for name in type(validated).model_fields:
+        value = getattr(validated, name)
+        if isinstance(value, BaseModel):
+            _check_not_before(at, value, f"{prefix}{name}.")
+        elif isinstance(value, datetime) and value < at:
             raise InvalidMessage(
-                f"data.{path}: {format_time(value)} is before the message's at {format_time(at)}; "
+                f"{prefix}{name}: {format_time(value)} is before the message's at {format_time(at)}; "
                 "a deadline cannot be in the message's past"
             )
 
