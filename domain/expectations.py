@@ -187,7 +187,7 @@ _CONTRACTS = (
     Expectation(
         "create_todo", "Completion or acknowledgment", "webhook", timedelta(days=2), DeadlineAction.SEND_REMINDER,
         fields=_webhook_fields("todo", "todo_completed"),
-        awaited=lambda d: f"completion (or an acknowledgment) of the to-do I created" + (
+        awaited=lambda d: "completion (or an acknowledgment) of the to-do I created" + (
             f" for {d['to']}" if d.get("to") else ""),
         reminds_of="the to-do", asks="Could you let me know once it is done?",
         watch_defaults={"source": "loopline", "trigger_name": "todo_completed"},
