@@ -10,7 +10,7 @@ from uuid import UUID
 from loopline.domain import ids
 from loopline.domain.errors import DomainError
 from loopline.domain.inbound import InboundMessage
-from loopline.domain.matching import CHANNEL_BY_SIGNAL
+from loopline.domain.channels import CHANNEL_BY_SIGNAL
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.parked import ParkedMessage
 from loopline.domain.timeutil import format_time, parse_time

@@ -134,7 +134,7 @@ def send_message(uow: UnitOfWork, task: Task, *, draft: dict[str, Any], touch: i
     deadline = min(d for d in (next_touch_at, plan.ends_at) if d is not None) if (next_touch_at or plan.ends_at) else None
     open_reply_loop(uow, task, deadline=deadline or now + NO_END_WAIT, now=now + AFTER_REPLY if reply else now,
                     subject=details["subject"])
-    what = "a reply" if reply else f"touch {touch} of {max(len(plan.intervals), 1)}"
+    what = "a reply" if reply else f"touch {touch} of {plan.touches}"
     return f"'{task.title}': sent {what} to {task.contact}"
 
 

@@ -9,7 +9,7 @@ from loopline.domain import ids
 from loopline.domain.contact_index import ContactIndex
 from loopline.domain.status import TaskStatus
 from loopline.domain.task import Task
-from loopline.domain.matching import CHANNEL_BY_SIGNAL
+from loopline.domain.channels import CHANNEL_BY_SIGNAL
 from loopline.domain.open_loop import OpenLoop
 from loopline.processors.application import UnitOfWork
 from loopline.processors.loops_and_timers import load_task, proactive_run, resolve_by_signal, watch_index
