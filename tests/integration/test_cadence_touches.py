@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from loopline.cli.bootstrap import System
+from loopline.runtime.system import System
 from loopline.domain import ids
 from loopline.domain.outreach import planned_touches
 from loopline.domain.task import Task
