@@ -1,7 +1,7 @@
 """The JSON message contract (README "Messages"), validated with pydantic at the edge and turned into `Message`s.
 
-Command types come from `processors/commands.py` COMMANDS (each row names the command model its
-`data` is validated into, `processors/commands_types.py`); `action.record` is validated per action
+Command types come from `processors/handlers/commands.py` COMMANDS (each row names the command model its
+`data` is validated into, `processors/handlers/commands_types.py`); `action.record` is validated per action
 from the contracts in `domain/expectations.py`. Signals are strict on the fields they are matched
 on and keep any other payload field, as real webhooks carry more. Types are strict (no coercion),
 ids and times have one shape each, and the bytes are read within `adapters/limits.py` by
@@ -19,9 +19,9 @@ from loopline.adapters.strict_json import UnreadableInput, read_document, shown
 from loopline.domain.channels import CHANNELS, ChannelRule, SignalField
 from loopline.domain.expectations import EXPECTATIONS, ConflictingFields, UnknownAction, expectation_for
 from loopline.domain.timeutil import format_time
-from loopline.processors.command_fields import Id, ShortText, Strict, Text, Timestamp
-from loopline.processors.commands import COMMANDS
-from loopline.processors.commands_types import ACTION_SCHEMAS, ActionRecord, ActionRecordCommon
+from loopline.processors.handlers.command_fields import Id, ShortText, Strict, Text, Timestamp
+from loopline.processors.handlers.commands import COMMANDS
+from loopline.processors.handlers.commands_types import ACTION_SCHEMAS, ActionRecord, ActionRecordCommon
 from loopline.processors.messages import Message
 
 

@@ -11,7 +11,7 @@ from loopline.cli.context import fail, flag, opened, parse_now
 from loopline.cli.output import out, print_json, styled
 from loopline.domain import ids
 from loopline.domain.task import Task
-from loopline.processors.prompts import next_request, pending_request
+from loopline.processors.model.prompts import next_request, pending_request
 
 
 def prompt(

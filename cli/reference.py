@@ -18,8 +18,8 @@ from loopline.domain.channels import CHANNELS
 from loopline.domain.expectations import EXPECTATIONS
 from loopline.domain.task_types import CADENCES, TASK_TYPES, Cadence, TaskType
 from loopline.domain.tenant import TenantSettings
-from loopline.processors import command_fields
-from loopline.processors.commands_types import ActionRecordCommon
+from loopline.processors.handlers import command_fields
+from loopline.processors.handlers.commands_types import ActionRecordCommon
 
 _NAMED_TYPES: list[tuple[Any, str]] = [
     (command_fields.Id, "id"),
@@ -230,7 +230,7 @@ def _tenant_rows(model: type[BaseModel], prefix: str = "") -> list[str]:
 
 
 def tenant_table() -> str:
-    """The fields of `tenant.configure`, from its model in `processors/commands_types.py`, with what an unset one means."""
+    """The fields of `tenant.configure`, from its model in `processors/handlers/commands_types.py`, with what an unset one means."""
     lines = ["| field | type of value | when never set | meaning |", "|---|---|---|---|"]
     lines += _tenant_rows(messages.SCHEMAS[("command", "tenant.configure")])
     return "\n".join(lines) + "\n"

@@ -18,7 +18,7 @@ from loopline.domain.errors import DomainError
 
 
 class DeadlineAction(StrEnum):
-    """What a loop may name as `if_unresolved`; `processors/deadline_actions.py` has one handler each."""
+    """What a loop may name as `if_unresolved`; `processors/handlers/deadline_actions.py` has one handler each."""
 
     DRAFT_FOLLOWUP_EMAIL = "draft_followup_email"
     SEND_REMINDER = "send_reminder"
@@ -32,7 +32,7 @@ WAKE_TASK = "wake_task"
 """The deadline action of a wake-up's condition loop ("in 3 days unless they reply first"): only
 `task.wake` registers it, so it is not one of the actions a loop may name."""
 NEXT_TOUCH = "next_touch"
-"""The deadline action of an acting task's reply loop: the next step of its cadence (`processors/outreach.py`).
+"""The deadline action of an acting task's reply loop: the next step of its cadence (`processors/handlers/outreach.py`).
 Only Loopline registers it, so, like `wake_task`, it is not one of the actions a loop may name."""
 LOOPLINE_ONLY_ACTIONS: dict[str, str] = {WAKE_TASK: "wakeup", NEXT_TOUCH: "outreach"}
 """Deadline actions only Loopline's own loops take, with the origin of the loops that may."""

@@ -1,7 +1,7 @@
 """What an acting task does next (seed 002 §6.3, §6.4, §6.5, §7.1, §18.1): pure rules, hard rules first.
 
 The plan is the snapshot of the task type taken at creation (`Task.OutreachPlanned`), the progress
-is the task's counters; the rules answer with one action, and `processors/outreach.py` applies it.
+is the task's counters; the rules answer with one action, and `processors/handlers/outreach.py` applies it.
 No rule reads the clock: `now` is passed in.
 """
 

@@ -65,7 +65,7 @@ NEXT_STEP: dict[str, str] = {
     "wake_task": "wake the task",
     "next_touch": "the next step of the cadence",
 }
-"""What each deadline action does, in words (`processors/deadline_actions.py` takes them)."""
+"""What each deadline action does, in words (`processors/handlers/deadline_actions.py` takes them)."""
 
 CLOSED_BECAUSE: dict[str, str] = {
     "signal_match": "answered",

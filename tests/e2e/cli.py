@@ -13,7 +13,7 @@ from typing import Any
 from loopline.adapters.config import Settings
 from loopline.adapters.messages import InvalidMessage, parse_message
 from loopline.cli.main import split_lines
-from loopline.processors.router import INBOUND_TOPIC
+from loopline.processors.followers.router import INBOUND_TOPIC
 from loopline.runtime.bootstrap import build
 from loopline.runtime.system import System
 

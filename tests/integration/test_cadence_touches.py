@@ -16,7 +16,7 @@ from loopline.domain.outreach import planned_touches
 from loopline.domain.task import Task
 from loopline.domain.task_types import TASK_TYPES, TaskType
 from loopline.domain.timeutil import parse_time
-from loopline.processors.prompts import next_request
+from loopline.processors.model.prompts import next_request
 from loopline.projections import tasks
 from tests.conftest import build_system, command, publish
 from tests.integration.helpers import task_row

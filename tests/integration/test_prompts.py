@@ -15,7 +15,7 @@ from loopline.adapters.offline_policy import OfflinePolicy
 from loopline.domain import ids
 from loopline.domain.task import Task
 from loopline.domain.timeutil import parse_time
-from loopline.processors.prompts import build_request, next_request
+from loopline.processors.model.prompts import build_request, next_request
 from loopline.runtime.system import System
 from tests.conftest import build_system, command, publish, signal
 

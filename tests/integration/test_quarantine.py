@@ -19,9 +19,9 @@ from loopline.domain.inbound import InboundMessage
 from loopline.domain.parked import ParkedMessageClosed
 from loopline.domain.timeutil import parse_time
 from loopline.processors import faults
-from loopline.processors import parked as parked_messages
+from loopline.processors.followers import parked as parked_messages
 from loopline.processors.application import UnitOfWork
-from loopline.processors.loops_and_timers import load_task, register_loop
+from loopline.processors.handlers.loops_and_timers import load_task, register_loop
 from loopline.runtime.system import System
 from tests.conftest import command, publish, signal
 from tests.integration.helpers import loop_row, task_row, task_rows

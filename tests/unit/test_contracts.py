@@ -15,10 +15,10 @@ from loopline.domain.expectations import EXPECTATIONS, LOOPLINE_ONLY_ACTIONS, Co
 from loopline.domain.status import TaskStatus
 from loopline.domain.timers import TimerBucket, TimerKind
 from loopline.domain.wording import NEXT_STEP
-from loopline.processors import commands_types as typed
-from loopline.processors.commands import COMMANDS, command_from_data
-from loopline.processors.deadline_actions import ACTIONS
-from loopline.processors.timer_firings import TIMERS
+from loopline.processors.handlers import commands_types as typed
+from loopline.processors.handlers.commands import COMMANDS, command_from_data
+from loopline.processors.handlers.deadline_actions import ACTIONS
+from loopline.processors.handlers.timer_firings import TIMERS
 from tests.conftest import command, signal
 
 AT = "2026-03-13T10:00:00Z"

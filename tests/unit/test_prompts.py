@@ -12,7 +12,7 @@ from loopline.domain.conversation import Turn
 from loopline.domain.task import Task
 from loopline.domain.task_types import TASK_TYPES
 from loopline.domain.tenant import TenantSettings
-from loopline.processors.prompts import PendingRequest, Situation, compose_prompt, pending_request
+from loopline.processors.model.prompts import PendingRequest, Situation, compose_prompt, pending_request
 
 SETTINGS = TenantSettings.from_dict({"name": "renegade", "profile": {
     "display_name": "CrossFit Renegade", "gym_type": "crossfit_box", "owner_first_name": "Mike", "vibe": "casual_friendly",

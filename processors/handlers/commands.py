@@ -21,7 +21,7 @@ from loopline.domain.timeutil import format_time
 from loopline.domain.wording import awaited, awaited_from_watch
 from loopline.processors.application import UnitOfWork
 from loopline.processors.bus import Notice, Unchanged
-from loopline.processors.loops_and_timers import (
+from loopline.processors.handlers.loops_and_timers import (
     UnknownLoop,
     close_loop,
     close_task_loops,
@@ -32,8 +32,8 @@ from loopline.processors.loops_and_timers import (
     schedule_stall_check,
     set_timer,
 )
-from loopline.processors.command_fields import STORED
-from loopline.processors.commands_types import (
+from loopline.processors.handlers.command_fields import STORED
+from loopline.processors.handlers.commands_types import (
     ActionRecordCommon,
     LoopRegister,
     LoopResolve,
@@ -49,7 +49,7 @@ from loopline.processors.commands_types import (
     WorkflowOutput,
     action_schema,
 )
-from loopline.processors.loops_and_timers import (
+from loopline.processors.handlers.loops_and_timers import (
     UnknownLoop,
     close_loop,
     close_task_loops,
@@ -61,9 +61,9 @@ from loopline.processors.loops_and_timers import (
     set_timer,
 )
 from loopline.processors.messages import Message
-from loopline.processors.readiness import on_ready
-from loopline.processors.tenants import configure_tenant, tenant_settings
-from loopline.processors.wakeups import record_workflow_output, schedule_wakeup, wake_on_condition
+from loopline.processors.handlers.readiness import on_ready
+from loopline.processors.handlers.tenants import configure_tenant, tenant_settings
+from loopline.processors.handlers.wakeups import record_workflow_output, schedule_wakeup, wake_on_condition
 
 Handler = Callable[[UnitOfWork, Message, Any], str]
 """Takes the unit of work, the message (tenant, time) and the message's typed command."""

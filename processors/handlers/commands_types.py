@@ -1,6 +1,6 @@
 """Commands, each declared once: a pydantic model is what the edge validates a message's `data` with and what
 its handler takes. Frozen and typed (times, named values, nested objects); the embedded log stores the
-validated `data` as JSON and `processors/commands.py` `command_from_data` validates it again into the same
+validated `data` as JSON and `processors/handlers/commands.py` `command_from_data` validates it again into the same
 command, so both paths hand handlers equal objects.
 """
 
@@ -17,7 +17,7 @@ from loopline.adapters import limits
 from loopline.domain.expectations import EXPECTATIONS, DeadlineAction, Expectation
 from loopline.domain.status import TaskStatus
 from loopline.domain.tenant import InvalidSettings, TenantProfile, TenantSettings, setting_names
-from loopline.processors.command_fields import Id, MatchFields, ShortText, Strict, Text, Timestamp, Watch, unknown_keys
+from loopline.processors.handlers.command_fields import Id, MatchFields, ShortText, Strict, Text, Timestamp, Watch, unknown_keys
 
 
 class TaskDraft(Strict):

@@ -1,5 +1,5 @@
 """The types a message's fields take at the edge, with the bounds of `adapters/limits.py`: an id, a time, text
-that is never blank, a watch. Commands (`processors/commands_types.py`) and signals are declared with them."""
+that is never blank, a watch. Commands (`processors/handlers/commands_types.py`) and signals are declared with them."""
 
 from __future__ import annotations
 

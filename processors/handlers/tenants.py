@@ -5,7 +5,7 @@ from __future__ import annotations
 from loopline.domain import ids
 from loopline.domain.tenant import Tenant, TenantSettings
 from loopline.processors.application import UnitOfWork
-from loopline.processors.commands_types import TenantConfigure
+from loopline.processors.handlers.commands_types import TenantConfigure
 from loopline.processors.messages import Message
 
 

@@ -20,8 +20,8 @@ from loopline.domain.task import Task
 from loopline.domain.timers import TimerKind
 from loopline.domain.timeutil import format_time
 from loopline.processors.application import UnitOfWork
-from loopline.processors.commands_types import TaskWake, WorkflowOutput
-from loopline.processors.loops_and_timers import load_task, register_loop, set_timer
+from loopline.processors.handlers.commands_types import TaskWake, WorkflowOutput
+from loopline.processors.handlers.loops_and_timers import load_task, register_loop, set_timer
 from loopline.processors.messages import Message
 
 CONDITION_ONLY_DEADLINE = timedelta(days=30)

@@ -18,9 +18,9 @@ from loopline.domain.watch_index import WatchIndex
 from loopline.processors import faults
 from loopline.processors.application import UnitOfWork
 from loopline.processors.bus import Fault, Handler, Outcome
-from loopline.processors.commands import command_from_data, handle_command
+from loopline.processors.handlers.commands import command_from_data, handle_command
 from loopline.processors.messages import Inbound, Message, Retry
-from loopline.processors.signals import handle_signal
+from loopline.processors.handlers.signals import handle_signal
 
 EMBEDDED_LOG = "embedded log"
 MessageOutcome = Outcome[Inbound]
