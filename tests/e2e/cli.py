@@ -22,6 +22,7 @@ from loopline.cli.bootstrap import System, build
 from loopline.cli import main as cli_main
 from loopline.cli.main import split_lines
 from loopline.cli.output import err, out
+from loopline.processors import faults
 from loopline.processors.router import INBOUND_TOPIC
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -118,11 +119,15 @@ def run_in_process(args: tuple[str, ...], environ: dict[str, str], stdin: str | 
     }
     code = 0
     cwd = os.getcwd()
-    # The consoles chose colours when first imported, from this process's terminal; and without COLUMNS
-    # they ask the standard file descriptors for a width: a subprocess's pipes have neither.
+    # What a new process would not inherit, or would not leave behind: the consoles' colours (chosen at
+    # import, from this process's terminal), a width asked of the standard file descriptors when COLUMNS
+    # is unset (a subprocess's are pipes), the temporary folder tempfile chose from an earlier TMPDIR,
+    # an earlier --debug, and the faults LOOPLINE_TEST_FAULTS injects.
     with mock.patch.dict(os.environ, environ, clear=True), mock.patch.multiple(sys, argv=["-c", *args], **streams), \
             mock.patch.object(out, "_color_system", None), mock.patch.object(err, "_color_system", None), \
-            mock.patch("os.get_terminal_size", side_effect=OSError("not a terminal")):
+            mock.patch("os.get_terminal_size", side_effect=OSError("not a terminal")), \
+            mock.patch.object(tempfile, "tempdir", None), mock.patch.object(cli_main, "debugging", False), \
+            mock.patch.dict(faults.ACTIVE, clear=True):
         os.chdir(ROOT)
         try:
             cli_main.main()
