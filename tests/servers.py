@@ -15,6 +15,7 @@ import hmac
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -77,6 +78,13 @@ class Postgres:
                 conn.execute(f'DROP DATABASE IF EXISTS "{self.template}"')
         self.template = None
         if self.server is not None:
+            import psutil
+
+            # Its data is deleted next: an immediate shutdown skips the checkpoint that would write every
+            # database out (over a minute at the end of the suite), then `cleanup` finds it stopped.
+            postmaster = psutil.Process(int((self.server.pgdata / "postmaster.pid").read_text().split()[0]))
+            postmaster.send_signal(signal.SIGQUIT)
+            postmaster.wait(timeout=60)
             self.server.cleanup()
             self.server = None
         if self.folder is not None:
