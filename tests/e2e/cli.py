@@ -119,12 +119,14 @@ def run_in_process(args: tuple[str, ...], environ: dict[str, str], stdin: str | 
     }
     code = 0
     cwd = os.getcwd()
-    # What a new process would not inherit, or would not leave behind: the consoles' colours (chosen at
-    # import, from this process's terminal), a width asked of the standard file descriptors when COLUMNS
-    # is unset (a subprocess's are pipes), the temporary folder tempfile chose from an earlier TMPDIR,
-    # an earlier --debug, and the faults LOOPLINE_TEST_FAULTS injects.
+    # What a new process would not inherit, or would not leave behind: the consoles' colours and width
+    # (chosen at import, from this process's terminal and COLUMNS), a width asked of the standard file
+    # descriptors when COLUMNS is unset (a subprocess's are pipes), the temporary folder tempfile chose
+    # from an earlier TMPDIR, an earlier --debug, and the faults LOOPLINE_TEST_FAULTS injects.
+    columns = environ.get("COLUMNS", "")
+    width = int(columns) if columns.isdigit() else None
     with mock.patch.dict(os.environ, environ, clear=True), mock.patch.multiple(sys, argv=["-c", *args], **streams), \
-            mock.patch.object(out, "_color_system", None), mock.patch.object(err, "_color_system", None), \
+            mock.patch.multiple(out, _color_system=None, _width=width), mock.patch.multiple(err, _color_system=None, _width=width), \
             mock.patch("os.get_terminal_size", side_effect=OSError("not a terminal")), \
             mock.patch.object(tempfile, "tempdir", None), mock.patch.object(cli_main, "debugging", False), \
             mock.patch.dict(faults.ACTIVE, clear=True):
