@@ -9,8 +9,9 @@ them, with which signal), the tasks' inboxes and the outbox must be the same, on
 and a reply written before a completion but processed after it is not matched (the task is
 closed); event-time order covers what loops see, not what tasks were closed before.
 
-Every example runs on the same two systems (one per order) with tenants of its own: a system per
-example would cost two builds and, on PostgreSQL, two databases.
+Every example runs on the same two systems (one per order), with tenants of its own and a week of
+its own (a timer due in hours already swept would fire in the order it was filed, not in time
+order): a system per example would cost two builds and, on PostgreSQL, two databases.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from loopline.cli.bootstrap import System
-from loopline.domain.timeutil import format_time
+from loopline.domain.timeutil import format_time, parse_time
 from tests.conftest import build_system, command, publish, signal
 from tests.integration.helpers import inbox, loop_rows, outbox, tick
 
@@ -38,7 +39,8 @@ THREADS = (None, "th1", "th2")
 SLACK_USERS = ("U1", "U2")
 DOCUMENTS = ("doc1", "doc2")
 AFTER_EVERY_DEADLINE = T0 + timedelta(days=5)  # a short tick: contracts are given a 1-day deadline
-EXAMPLES = itertools.count()  # names each example's tenants; its times are the same (a timer due before a tick swept it fires at the next)
+EXAMPLES = itertools.count()
+EXAMPLE_SPAN = timedelta(days=7)  # from the first message to the tick after every deadline, and more
 
 
 def _at(hour: int, minute: int) -> str:
@@ -119,10 +121,10 @@ def _interleave(commands: list[dict], signals: list[dict], picks: list[bool]) ->
     return merged
 
 
-def _outcome(system: System, messages: list[dict], batch: int, tenants: dict[str, str]) -> dict[str, Any]:
+def _outcome(system: System, messages: list[dict], batch: int, tenants: dict[str, str], later: timedelta) -> dict[str, Any]:
     for start in range(0, len(messages), batch):
         publish(system, *messages[start:start + batch])
-    tick(system, format_time(AFTER_EVERY_DEADLINE))
+    tick(system, format_time(AFTER_EVERY_DEADLINE + later))
     everyone = outbox(system.settings.home)
     assert len({line["key"] for line in everyone}) == len(everyone), "an outbox key written twice"
     lines = [line for line in everyone if line["tenant"] in tenants.values()]
@@ -153,18 +155,26 @@ def systems(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
         system.close()
 
 
-def _renamed(messages: list[dict], tenants: dict[str, str]) -> list[dict]:
-    return [{**message, "tenant": tenants[message["tenant"]]} for message in messages]
+def _moved(message: dict, tenants: dict[str, str], later: timedelta) -> dict:
+    """The message for the example's own tenant, each of its times (`at`, a deadline, a Slack ts) `later`."""
+    data = dict(message["data"])
+    if "deadline" in data:
+        data["deadline"] = format_time(parse_time(data["deadline"]) + later)
+    if "ts" in data:
+        seconds, _, fraction = data["ts"].partition(".")
+        data["ts"] = f"{int(seconds) + int(later.total_seconds())}.{fraction}"
+    at = format_time(parse_time(message["at"]) + later)
+    return {**message, "tenant": tenants[message["tenant"]], "at": at, "data": data}
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenario=scenarios(), picks=st.lists(st.booleans(), max_size=40), batch=st.integers(1, 5))
 def test_any_interleaving_of_commands_and_signals_ends_the_same_way(systems, scenario, picks, batch) -> None:
     example = next(EXAMPLES)
-    tenants = {tenant: f"{tenant}{example}" for tenant in TENANTS}
-    commands, signals = (_renamed(stream, tenants) for stream in scenario)
+    tenants, later = {tenant: f"{tenant}{example}" for tenant in TENANTS}, example * EXAMPLE_SPAN
+    commands, signals = ([_moved(message, tenants, later) for message in stream] for stream in scenario)
     in_event_time = sorted(commands + signals, key=lambda message: (message["at"], message["kind"] == "signal"))
-    expected = _outcome(systems[0], in_event_time, len(in_event_time), tenants)
-    actual = _outcome(systems[1], _interleave(commands, signals, picks), batch, tenants)
+    expected = _outcome(systems[0], in_event_time, len(in_event_time), tenants, later)
+    actual = _outcome(systems[1], _interleave(commands, signals, picks), batch, tenants, later)
     for part in ("loops", "inboxes", "outbox"):
         assert actual[part] == expected[part], part
