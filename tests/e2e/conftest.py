@@ -33,7 +33,7 @@ class ScaleClis:
 
     A worker takes seconds to start and join its consumer group, so the next test's deployment is made
     while a test runs (and used if that test asks for the same settings), and a used worker is told to
-    stop without waiting for it to exit: it is reaped at the end of the session. Each test still has
+    stop without waiting for it to exit: it is reaped at the end of the module. Each test still has
     a deployment of its own."""
 
     def __init__(self, postgres: Postgres, broker: Broker, folder: Path) -> None:
@@ -87,8 +87,9 @@ class ScaleClis:
                 worker.wait()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def scale_clis(postgres: Postgres, broker: Broker, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ScaleClis]:
+    """Per module: no worker of these outlives the module, where a test may look at every lock on the server."""
     made = ScaleClis(postgres, broker, tmp_path_factory.mktemp("scale"))
     yield made
     made.close()
