@@ -113,7 +113,8 @@ def test_a_leader_that_loses_its_lock_says_so_and_a_leader_takes_it_again(loopli
     with psycopg.connect(loopline.environ["LOOPLINE_EVENT_STORE"], autocommit=True) as conn:
         ended = conn.execute(
             "SELECT pg_terminate_backend(l.pid) FROM pg_locks l WHERE l.locktype = 'advisory' AND l.objid = %s "
-            "AND l.granted", (LEADER_KEY,),
+            "AND l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())",  # not another test's
+            (LEADER_KEY,),
         ).fetchall()
     assert ended == [(True,)]
 

@@ -9,9 +9,10 @@ them, with which signal), the tasks' inboxes and the outbox must be the same, on
 and a reply written before a completion but processed after it is not matched (the task is
 closed); event-time order covers what loops see, not what tasks were closed before.
 
-Every example runs on the same two systems (one per order), with tenants of its own and a week of
-its own (a timer due in hours already swept would fire in the order it was filed, not in time
-order): a system per example would cost two builds and, on PostgreSQL, two databases.
+Every example runs on the same two systems (one per order), with tenants of its own and times of
+its own, after the previous example's tick (a timer due in hours already swept would fire in the
+order it was filed, not in time order): a system per example would cost two builds and, on
+PostgreSQL, two databases.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ SLACK_USERS = ("U1", "U2")
 DOCUMENTS = ("doc1", "doc2")
 AFTER_EVERY_DEADLINE = T0 + timedelta(days=5)  # a short tick: contracts are given a 1-day deadline
 EXAMPLES = itertools.count()
-EXAMPLE_SPAN = timedelta(days=7)  # from the first message to the tick after every deadline, and more
+EXAMPLE_SPAN = AFTER_EVERY_DEADLINE - T0 + timedelta(hours=1)  # each example starts after the previous one's tick
 
 
 def _at(hour: int, minute: int) -> str:
