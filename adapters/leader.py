@@ -183,7 +183,9 @@ class PostgresLeader:
         with self._connect() as conn:
             row = conn.execute(
                 "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
-                "WHERE l.locktype = 'advisory' AND l.objid = %s AND l.granted", (LEADER_KEY,),
+                "WHERE l.locktype = 'advisory' AND l.objid = %s AND l.granted "
+                # advisory locks are per database: another deployment on the same server has a leader of its own
+                "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())", (LEADER_KEY,),
             ).fetchone()
         if row is None:
             return None
