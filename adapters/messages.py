@@ -4,7 +4,7 @@ Command types come from `processors/handlers/commands.py` COMMANDS (each row nam
 `data` is validated into, `processors/handlers/commands_types.py`); `action.record` is validated per action
 from the contracts in `domain/expectations.py`. Signals are strict on the fields they are matched
 on and keep any other payload field, as real webhooks carry more. Types are strict (no coercion),
-ids and times have one shape each, and the bytes are read within `adapters/limits.py` by
+ids and times have one shape each, and the bytes are read within `processors/limits.py` by
 `adapters/strict_json.py`: `parse_message` raises nothing but InvalidMessage, whatever the input.
 """
 
@@ -15,7 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from loopline.adapters.strict_json import UnreadableInput, read_document, shown
+from loopline.adapters.strict_json import UnreadableInput, read_document
+from loopline.processors.limits import shown
 from loopline.domain.channels import CHANNELS, ChannelRule, SignalField
 from loopline.domain.expectations import EXPECTATIONS, ConflictingFields, UnknownAction, expectation_for
 from loopline.domain.timeutil import format_time

@@ -1,4 +1,4 @@
-"""Reads one message's bytes into a JSON document within the limits of `adapters/limits.py`, or says why not.
+"""Reads one message's bytes into a JSON document within the limits of `processors/limits.py`, or says why not.
 
 Every check runs before the work it protects: the size before decoding, the nesting before the
 parser recurses, an integer's digits before `int()`; NaN, Infinity and repeated keys are refused
@@ -13,7 +13,8 @@ import math
 import re
 from typing import Any
 
-from loopline.adapters import limits
+from loopline.processors import limits
+from loopline.processors.limits import FORBIDDEN, shown
 
 
 class UnreadableInput(ValueError):
@@ -22,7 +23,6 @@ class UnreadableInput(ValueError):
 
 # Control characters (C0 but tab and newline, DEL, C1, so also ANSI's ESC) and lone surrogates,
 # which `\ud800` escapes produce and which no store or encoder accepts.
-_FORBIDDEN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 # JSON escapes that can spell such a character inside a string (`\\t` and `\\n` are allowed anyway).
 _CONTROL_ESCAPE = re.compile(r"\\[bfru]")
 
@@ -44,7 +44,7 @@ def read_document(raw: bytes | str) -> Any:
         document = _DECODER.decode(text)
     except json.JSONDecodeError as error:
         raise UnreadableInput(f"not valid JSON: {error}") from None
-    if len(text) > limits.MAX_TEXT_CHARS or _FORBIDDEN.search(text) or _CONTROL_ESCAPE.search(text):
+    if len(text) > limits.MAX_TEXT_CHARS or FORBIDDEN.search(text) or _CONTROL_ESCAPE.search(text):
         _check_strings(document, "")  # only then can a string be too long or hold what it must not
     return document
 
@@ -120,7 +120,7 @@ def _check_text(text: str, path: str) -> None:
     path = path or "message"
     if len(text) > limit:
         raise UnreadableInput(f"{shown(path)}: {len(text)} characters; at most {limit}")
-    bad = _FORBIDDEN.search(text)
+    bad = FORBIDDEN.search(text)
     if bad:
         code = ord(bad.group())
         why = ("a lone surrogate, which is not text" if 0xD800 <= code <= 0xDFFF
@@ -129,9 +129,3 @@ def _check_text(text: str, path: str) -> None:
 
 
 _DECODER = json.JSONDecoder(parse_int=_integer, parse_float=_float, parse_constant=_constant, object_pairs_hook=_object)
-
-
-def shown(text: str, width: int = 80) -> str:
-    """User text inside a reason: bounded, and with anything unprintable escaped."""
-    clipped = text if len(text) <= width else text[:width] + "…"
-    return clipped.encode("unicode_escape").decode("ascii") if _FORBIDDEN.search(clipped) else clipped

@@ -12,7 +12,7 @@ from rich.progress import Progress
 
 from loopline.adapters.clock import SystemClock
 from loopline.adapters.leader import PostgresLeader
-from loopline.adapters.limits import MAX_LINE_BYTES
+from loopline.processors.limits import MAX_LINE_BYTES
 from loopline.adapters.messages import InvalidMessage, parse_message
 from loopline.cli import demo as demo_module
 from loopline.cli import loops, parked, projections, tasks

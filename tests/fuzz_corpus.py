@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from loopline.adapters import limits
+from loopline.processors import limits
 
 AT = "2026-03-13T10:00:00Z"
 LATER = "2026-03-20T10:00:00Z"

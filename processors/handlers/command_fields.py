@@ -1,4 +1,4 @@
-"""The types a message's fields take at the edge, with the bounds of `adapters/limits.py`: an id, a time, text
+"""The types a message's fields take at the edge, with the bounds of `processors/limits.py`: an id, a time, text
 that is never blank, a watch. Commands (`processors/handlers/commands_types.py`) and signals are declared with them."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo
 
-from loopline.adapters import limits
-from loopline.adapters.strict_json import shown
+from loopline.processors import limits
+from loopline.processors.limits import shown
 
 _ID = re.compile(limits.ID_PATTERN)
 _RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,6})?([Zz]|[+-]\d{2}:\d{2})")

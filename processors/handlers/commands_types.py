@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, get_origin, get_type_hints
 
 from pydantic import AfterValidator, ConfigDict, Field, create_model, model_validator
 
-from loopline.adapters import limits
+from loopline.processors import limits
 from loopline.domain.expectations import EXPECTATIONS, DeadlineAction, Expectation
 from loopline.domain.status import TaskStatus
 from loopline.domain.tenant import InvalidSettings, TenantProfile, TenantSettings, setting_names

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from loopline.adapters import limits
+from loopline.processors import limits
 from tests.conftest import command, signal
 from tests.e2e.cli import Cli
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from loopline.adapters import limits
+from loopline.processors import limits
 from loopline.adapters.kafka_log import envelope
 from loopline.adapters.messages import InvalidMessage, parse_message
 from loopline.cli.main import split_lines
