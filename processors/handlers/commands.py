@@ -49,17 +49,6 @@ from loopline.processors.handlers.commands_types import (
     WorkflowOutput,
     action_schema,
 )
-from loopline.processors.handlers.loops_and_timers import (
-    UnknownLoop,
-    close_loop,
-    close_task_loops,
-    load_task,
-    proactive_run,
-    register_loop,
-    schedule_run,
-    schedule_stall_check,
-    set_timer,
-)
 from loopline.processors.messages import Message
 from loopline.processors.handlers.readiness import on_ready
 from loopline.processors.handlers.tenants import configure_tenant, tenant_settings
