@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from loopline.domain.task_types import CADENCES, resolve_task_type
+from loopline.domain.task_types import resolve_task_type
 from loopline.domain.wording import greeting
 from loopline.processors.model.tools import validate
 from loopline.processors.ports import Decision, DecisionRequest, ModelUnavailable
@@ -93,9 +93,6 @@ TEMPLATES: dict[str, Template] = {
     "followup": Template("Following up", "Just following up on my earlier email. Would you have a moment to reply?"),
 }
 
-_TONES = {tone for cadence in CADENCES.values() for tone in cadence.tones} | {"followup"}
-if _TONES - set(TEMPLATES):  # a cadence tone the offline policy could not draft
-    raise ImportError(f"offline policy misses templates for tones {sorted(_TONES - set(TEMPLATES))}")
 
 
 @dataclass(frozen=True)
