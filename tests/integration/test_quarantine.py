@@ -7,7 +7,6 @@ as a log written by an older, laxer version would hold them; the rest go through
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import Any
 
@@ -18,11 +17,11 @@ from loopline.domain import ids
 from loopline.domain.inbound import InboundMessage
 from loopline.domain.parked import ParkedMessageClosed
 from loopline.domain.timeutil import parse_time
-from loopline.processors import faults
 from loopline.processors import parked as parked_messages
 from loopline.processors.application import UnitOfWork
 from loopline.runtime.system import System
 from tests.conftest import command, publish, signal
+from tests.hooks.loopline_hooks import Faults
 from tests.integration.helpers import loop_row, task_row, task_rows
 
 T0 = "2026-03-13T10:00:00Z"
@@ -30,9 +29,11 @@ NOW = datetime(2026, 3, 20, tzinfo=timezone.utc)
 
 
 @pytest.fixture
-def no_faults() -> Iterator[None]:
-    yield
-    faults.configure("")
+def faults(monkeypatch: pytest.MonkeyPatch) -> Faults:
+    """Faults this test configures, checked by the real dispatch, read models and delivery."""
+    injected = Faults()
+    injected.install(monkeypatch.setattr)
+    return injected
 
 
 def append_raw(system: System, message: dict[str, Any]) -> None:
@@ -92,7 +93,7 @@ def test_a_webhook_signal_against_a_malformed_watch_is_parked_and_the_tenant_goe
     assert task_row(system, "t", "zed")["status"] == "executing"
 
 
-def test_retry_after_the_fix_applies_the_message_once(system: System, no_faults: None) -> None:
+def test_retry_after_the_fix_applies_the_message_once(system: System, faults: Faults) -> None:
     faults.configure("handler:POISON")
     publish(system, command("f-1", "task.create", T0, "acme", task_id="later", title="POISON until fixed"), *healthy("bob"))
     parked = only_parked(system)
@@ -115,7 +116,7 @@ def test_retry_after_the_fix_applies_the_message_once(system: System, no_faults:
     assert closed["status"] == "retried" and closed["closed_by"] == "ops"
 
 
-def test_two_retries_at_once_apply_the_message_once(system: System, no_faults: None) -> None:
+def test_two_retries_at_once_apply_the_message_once(system: System, faults: Faults) -> None:
     faults.configure("handler:POISON")
     publish(system, command("f-1", "action.record", T0, "acme", task_id="t", action="send_email", to="x@acme.example",
                             summary="POISON"), *healthy("acme"))
@@ -141,7 +142,7 @@ def test_two_retries_at_once_apply_the_message_once(system: System, no_faults: N
     assert task_row(system, "t", "acme")["actions"] == 1
 
 
-def test_a_dropped_message_is_never_applied(system: System, no_faults: None) -> None:
+def test_a_dropped_message_is_never_applied(system: System, faults: Faults) -> None:
     faults.configure("handler:POISON")
     publish(system, command("f-1", "task.create", T0, "acme", task_id="x", title="POISON"))
     parked_id = only_parked(system)["_ref"]
@@ -160,7 +161,7 @@ def parked_events(system: System) -> list[dict[str, Any]]:
 
 
 def test_a_read_model_handler_that_fails_on_one_event_parks_it_and_projects_the_rest(
-    system: System, no_faults: None
+    system: System, faults: Faults
 ) -> None:
     faults.configure("projection:Broken title")
     publish(system, *healthy("alice"), command("b-1", "task.create", T0, "acme", task_id="b", title="Broken title"),
@@ -221,7 +222,7 @@ def notices(home: Any) -> list[tuple[str, str]]:
 
 
 def test_an_event_that_cannot_become_a_message_is_parked_and_requeued_once(
-    system: System, home: Any, no_faults: None
+    system: System, home: Any, faults: Faults
 ) -> None:
     faults.configure("delivery:Broken deal")
     publish(system, *completed("acme", "Broken deal"), *completed("bob", "Fine deal"))
