@@ -306,7 +306,7 @@ def test_at_the_kafka_edge_a_message_whose_events_cannot_be_stored_is_parked_alo
     report = PartitionBatchApplier(system.bus, topics).apply(topics.commands, 0, records)
     system.drain()
 
-    assert [(o.step.message.ref, o.parked) for o in report.applied] == [("alice-1", False), ("u-1", True), ("bob-1", False)]
+    assert [(o.step.message.ref, o.parked) for o in report.outcomes] == [("alice-1", False), ("u-1", True), ("bob-1", False)]
     assert sorted(row["tenant"] for row in task_rows(system)) == ["alice", "bob"]
     assert only_parked(system)["source"] == f"{topics.commands}:0:1"
     assert system.app.position(f"kafka:{topics.commands}:0") == 3
