@@ -55,7 +55,8 @@ class Faults:
 
     def install(self, patch: Patch) -> None:
         """Has each site check its fault before it acts: the dispatch of a command or signal, every read
-        model's handler, an event becoming an outbound message and every channel's send."""
+        model's handler, an event becoming an outbound message, and the sends of the channels that the
+        composition root builds from then on."""
         from loopline.processors import delivery, inbound
         from loopline.runtime import bootstrap
         from loopline.runtime.stores import READ_MODELS
