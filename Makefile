@@ -18,8 +18,9 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/loopline demo
 
+# Two processes: most end-to-end time is spent waiting for workers, servers and subprocesses.
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2
 
 clean:
 	rm -rf $(VENV) .loopline .pytest_cache

@@ -15,7 +15,7 @@ from typing import Any
 import anthropic
 
 from loopline.adapters.config import DEFAULT_MODEL, Settings
-from loopline.processors.decisions import TOOLS, InvalidToolInput, validate
+from loopline.processors.model.tools import TOOLS, InvalidToolInput, validate
 from loopline.processors.ports import Decision, DecisionRequest, ModelUnavailable
 
 MAX_TOKENS = 1024

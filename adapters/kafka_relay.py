@@ -20,8 +20,8 @@ from loopline.adapters.kafka_log import Topics, producer
 from loopline.domain.inbound import RejectedInput
 from loopline.domain.parked import ParkedMessage
 from loopline.processors.application import Loopline
-from loopline.processors.parked import short_id
-from loopline.processors.rejects import raw_bytes
+from loopline.processors.followers.parked import short_id
+from loopline.processors.handlers.rejects import raw_bytes
 
 log = logging.getLogger("loopline.relay")
 SYSTEM_KEY = "_system"

@@ -29,7 +29,7 @@ from loopline.adapters.messages import InvalidMessage, parse_message
 from loopline.domain import ids
 from loopline.processors.application import Loopline, Position
 from loopline.processors.bus import Batch, Bus, Outcomes
-from loopline.processors.inbound import Repeated
+from loopline.processors.handlers.inbound import Repeated
 from loopline.processors.messages import Inbound, Unreadable
 
 log = logging.getLogger("loopline.kafka")

@@ -30,7 +30,7 @@ from typing import Any
 
 from loopline.domain.task_types import CADENCES, resolve_task_type
 from loopline.domain.wording import greeting
-from loopline.processors.decisions import validate
+from loopline.processors.model.tools import validate
 from loopline.processors.ports import Decision, DecisionRequest, ModelUnavailable
 
 MODEL = "offline-policy-v1"

@@ -15,7 +15,7 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from loopline.adapters.config import InvalidSetting
 from loopline.domain.timeutil import parse_time
-from loopline.processors.delivery import is_contact_email
+from loopline.processors.followers.delivery import is_contact_email
 from loopline.processors.ports import DeliveryFailed
 
 SEND_TIMEOUT = 10.0

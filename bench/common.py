@@ -21,7 +21,7 @@ from loopline.adapters.config import Settings
 from loopline.domain import ids
 from loopline.domain.task import Task
 from loopline.processors.application import UnitOfWork
-from loopline.processors.loops_and_timers import register_loop
+from loopline.processors.handlers.loops_and_timers import register_loop
 from loopline.runtime.bootstrap import build
 from loopline.runtime.system import System
 

@@ -31,7 +31,7 @@ from eventsourcing.utils import get_topic
 from bench.common import T0, close, new_system, start_worker, stop
 from loopline.domain.task import Task
 from loopline.processors.messages import Message
-from loopline.processors.router import INBOUND_TOPIC
+from loopline.processors.followers.router import INBOUND_TOPIC
 from loopline.runtime.system import System
 from tests.messages_api import MessagesApi
 

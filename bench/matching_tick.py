@@ -23,9 +23,9 @@ from bench.common import T0, close, load_open_loops, new_system
 from loopline.domain import ids
 from loopline.domain.task import Task
 from loopline.processors.application import UnitOfWork
-from loopline.processors.loops_and_timers import register_loop
+from loopline.processors.handlers.loops_and_timers import register_loop
 from loopline.processors.messages import Message
-from loopline.processors.signals import handle_signal
+from loopline.processors.handlers.signals import handle_signal
 
 DUE_AT = T0 + timedelta(days=1)
 NOW = DUE_AT + timedelta(hours=2)

@@ -20,7 +20,7 @@ from bench.common import (
     T0, close, load_open_loops, new_system, postgres_raw_insert_rate, sqlite_raw_insert_rate, start_worker, stop,
 )
 from loopline.processors.messages import Message
-from loopline.processors.router import INBOUND_TOPIC
+from loopline.processors.followers.router import INBOUND_TOPIC
 
 
 

@@ -12,7 +12,7 @@ import typer
 from loopline.adapters.clock import SystemClock
 from loopline.adapters.config import InvalidSetting, Settings
 from loopline.adapters.event_store import UnsupportedStore
-from loopline.adapters.messages import parse_timestamp
+from loopline.processors.handlers.command_fields import parse_timestamp
 from loopline.adapters.reachability import DependencyUnavailable
 from loopline.cli.output import err, styled
 from loopline.runtime.bootstrap import build

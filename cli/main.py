@@ -24,8 +24,8 @@ from loopline.cli.parked import parked_counts
 from loopline.domain import ids
 from loopline.domain.timeutil import format_time
 from loopline.processors.messages import Message
-from loopline.processors.parked import short_id
-from loopline.processors.rejects import record_rejected_inputs
+from loopline.processors.followers.parked import short_id
+from loopline.processors.handlers.rejects import record_rejected_inputs
 from loopline.projections.timeline import task_trail
 
 app = typer.Typer(

@@ -15,7 +15,7 @@ from loopline.adapters.clock import SystemClock
 from loopline.cli.context import REJECTED, fail, flag, opened
 from loopline.cli.output import out, print_json, print_table
 from loopline.domain.parked import PARKED, ParkedMessageClosed
-from loopline.processors import parked as parked_messages
+from loopline.processors.followers import parked as parked_messages
 from loopline.projections.parked import count_parked, list_parked
 from loopline.projections.runner import ParkedEventClosed
 from loopline.runtime.system import System

@@ -11,7 +11,7 @@ from loopline.cli.context import fail, flag, opened, parse_now
 from loopline.cli.output import out, print_json, styled
 from loopline.domain import ids
 from loopline.domain.task import Task
-from loopline.processors.prompts import next_request, pending_request, task_events
+from loopline.processors.model.prompts import next_request, pending_request
 
 
 def prompt(
@@ -34,7 +34,7 @@ def prompt(
             fail(f"no task {task_id!r} for tenant {tenant!r}; see `loopline tasks list`", 1)
         if task.is_closed:
             fail(f"task {task_id!r} is {task.status}: it takes no more decisions", 1)
-        pending = pending_request(task_events(system.app, task)) is not None
+        pending = pending_request(task) is not None
         request = next_request(system.app, task, moment)
     what = f"{request.point} ({request.purpose}" + (f", touch {request.touch}" if request.touch else "") + (
         f", tone {request.tone}" if request.tone else "") + ")"

@@ -14,15 +14,18 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from loopline.adapters import messages
+from loopline.domain.channels import CHANNELS
 from loopline.domain.expectations import EXPECTATIONS
 from loopline.domain.task_types import CADENCES, TASK_TYPES, Cadence, TaskType
 from loopline.domain.tenant import TenantSettings
+from loopline.processors.handlers import command_fields
+from loopline.processors.handlers.commands_types import ActionRecordCommon
 
 _NAMED_TYPES: list[tuple[Any, str]] = [
-    (messages.Id, "id"),
-    (messages.Timestamp, "time"),
-    (messages.Text, "text"),
-    (messages.Watch, "watch (object of text)"),
+    (command_fields.Id, "id"),
+    (command_fields.Timestamp, "time"),
+    (command_fields.Text, "text"),
+    (command_fields.Watch, "watch (object of text)"),
 ]
 """The edge's own types, by the words the README's "Limits and bad input" table explains."""
 
@@ -118,7 +121,7 @@ def message_tables() -> str:
                 continue
             label = f"`{message_type}`"
             lines += _rows(model, label)
-            if model is messages.ActionRecord:
+            if model is ActionRecordCommon:
                 lines.append(f"| {label} | the action's own fields | | | see [Actions and their fields](#actions-and-their-fields) |")
             if kind == "signal" and model.model_config.get("extra") == "allow":
                 lines.append(f"| {label} | any other field | any | — | kept and stored with the signal |")
@@ -148,6 +151,15 @@ def action_tables() -> str:
             kind = "" if spec.type is str else f" ({'list of strings' if spec.type == list[str] else 'object'})"
             becomes = f"`{spec.watch}`" if spec.watch else "— (recorded)"
             lines.append(f"| `{row.action}` | {name}{kind} | {becomes} | {spec.doc} |")
+    return "\n".join(lines) + "\n"
+
+
+def channel_table() -> str:
+    """The README's channel table, rendered from the channel modules of `domain/channels/`."""
+    lines = ["| channel | watch fields (required in bold) | resolved by signal | rule |", "|---|---|---|---|"]
+    for rule in CHANNELS.values():
+        watch = ", ".join([f"**{name}**" for name in rule.required_watch] + list(rule.optional_watch))
+        lines.append(f"| {rule.channel} | {watch} | `{rule.signal_type}` | {rule.summary} |")
     return "\n".join(lines) + "\n"
 
 
@@ -218,7 +230,7 @@ def _tenant_rows(model: type[BaseModel], prefix: str = "") -> list[str]:
 
 
 def tenant_table() -> str:
-    """The fields of `tenant.configure`, from its schema in `adapters/messages.py`, with what an unset one means."""
+    """The fields of `tenant.configure`, from its model in `processors/handlers/commands_types.py`, with what an unset one means."""
     lines = ["| field | type of value | when never set | meaning |", "|---|---|---|---|"]
     lines += _tenant_rows(messages.SCHEMAS[("command", "tenant.configure")])
     return "\n".join(lines) + "\n"
@@ -227,6 +239,7 @@ def tenant_table() -> str:
 if __name__ == "__main__":
     print(message_tables())
     print(action_tables())
+    print(channel_table())
     print(task_type_table())
     print(cadence_table())
     print(tenant_table(), end="")

@@ -1,13 +1,14 @@
 """What each agent action implies should happen next (seed 000, "Automatic open loop detection").
 
 One row per action is its whole contract: the channel its answer arrives on, the fields it takes
-and which of them become the loop's watch, its default deadline and its deadline action. The
-edge validates `action.record` from these rows and the README's action table is derived from them.
+and which of them become the loop's watch, its default deadline and its deadline action, and the
+words for what its loop waits for (`domain/wording.py` reads them). The edge validates
+`action.record` from these rows and the README's action table is derived from them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 from enum import StrEnum
@@ -17,7 +18,7 @@ from loopline.domain.errors import DomainError
 
 
 class DeadlineAction(StrEnum):
-    """What a loop may name as `if_unresolved`; `processors/deadline_actions.py` has one handler each."""
+    """What a loop may name as `if_unresolved`; `processors/handlers/deadline_actions.py` has one handler each."""
 
     DRAFT_FOLLOWUP_EMAIL = "draft_followup_email"
     SEND_REMINDER = "send_reminder"
@@ -31,7 +32,7 @@ WAKE_TASK = "wake_task"
 """The deadline action of a wake-up's condition loop ("in 3 days unless they reply first"): only
 `task.wake` registers it, so it is not one of the actions a loop may name."""
 NEXT_TOUCH = "next_touch"
-"""The deadline action of an acting task's reply loop: the next step of its cadence (`processors/outreach.py`).
+"""The deadline action of an acting task's reply loop: the next step of its cadence (`processors/handlers/outreach.py`).
 Only Loopline registers it, so, like `wake_task`, it is not one of the actions a loop may name."""
 LOOPLINE_ONLY_ACTIONS: dict[str, str] = {WAKE_TASK: "wakeup", NEXT_TOUCH: "outreach"}
 """Deadline actions only Loopline's own loops take, with the origin of the loops that may."""
@@ -65,6 +66,12 @@ class Expectation:
     default_deadline: timedelta
     if_unresolved: DeadlineAction
     fields: tuple[ActionField, ...]
+    awaited: Callable[[Mapping[str, Any]], str]
+    """What the loop waits for, as the owner reads it, from the fields recorded with the action."""
+    reminds_of: str
+    """What a reminder to the contact calls the thing sent; never the task's title (the owner's word for the work)."""
+    asks: str
+    """What a reminder asks the contact."""
     watch_defaults: Mapping[str, Any] = field(default_factory=dict)
     """Watch fields the action implies whatever its fields say (a calendar invite awaits `invite_accepted`)."""
 
@@ -97,6 +104,14 @@ def _put(target: dict[str, Any], key: str, value: Any, path: str, source: str, s
     set_by[path] = source
 
 
+def _quoted(subject: Any) -> str:
+    return f" “{subject}”" if subject else ""
+
+
+def _to(details: Mapping[str, Any]) -> str:
+    return f" to {details['to']}" if details.get("to") else ""
+
+
 def _webhook_fields(thing: str, trigger: str) -> tuple[ActionField, ...]:
     return (
         ActionField("resource_id", watch="match_fields.resource_id",
@@ -121,6 +136,8 @@ _CONTRACTS = (
             ActionField("body", doc="the text sent"),
             ActionField("to_name", doc="the recipient's name, to greet them by in a follow-up (else a neutral greeting)"),
         ),
+        awaited=lambda d: f"a reply from {d.get('to') or 'the recipient'} to my email{_quoted(d.get('subject'))}",
+        reminds_of="my email", asks="Would you have a moment to reply?",
     ),
     Expectation(
         "create_calendar_invite", "Acceptance from invitees", "calendar", timedelta(hours=24),
@@ -130,11 +147,17 @@ _CONTRACTS = (
             ActionField("attendee_email", watch="attendee_email", doc="only this invitee's acceptance resolves the loop"),
             ActionField("attendees", type=list[str], doc="everyone invited"),
         ),
+        awaited=lambda d: (
+            f"an acceptance of my calendar invite{_quoted(d.get('event_id'))} from {d.get('attendee_email') or 'the invitees'}"
+        ),
+        reminds_of="my calendar invitation", asks="Could you let me know whether you can make it?",
         watch_defaults={"event_type": "invite_accepted"},
     ),
     Expectation(
         "send_contract", "Signed return or acknowledgment", "webhook", timedelta(days=7), DeadlineAction.SEND_REMINDER,
         fields=_webhook_fields("document", "document_signed"),
+        awaited=lambda d: f"the signed document (or an acknowledgment) I sent{_to(d)}",
+        reminds_of="the document to sign", asks="Could you sign and return it, or let me know it arrived?",
         watch_defaults={"source": "loopline", "trigger_name": "document_signed"},
     ),
     Expectation(
@@ -143,6 +166,10 @@ _CONTRACTS = (
             ActionField("resource_id", required=True, watch="resource_id", doc="the pull request; its review resolves the loop"),
             ActionField("repo", watch="repo", doc="only a review in this repository resolves the loop"),
         ),
+        awaited=lambda d: (
+            f"a review of my pull request {d.get('resource_id')}" + (f" in {d['repo']}" if d.get("repo") else "")
+        ),
+        reminds_of="my pull request", asks="Could you take a look and review it?",
         watch_defaults={"event_type": "pull_request_review"},
     ),
     Expectation(
@@ -154,10 +181,15 @@ _CONTRACTS = (
             ActionField("after_ts", watch="after_ts", doc="the same as `ts`"),
             ActionField("text", doc="the text sent"),
         ),
+        awaited=lambda d: f"a reply from Slack user {d.get('slack_user_id')} to my direct message",
+        reminds_of="my message", asks="Would you have a moment to reply?",
     ),
     Expectation(
         "create_todo", "Completion or acknowledgment", "webhook", timedelta(days=2), DeadlineAction.SEND_REMINDER,
         fields=_webhook_fields("todo", "todo_completed"),
+        awaited=lambda d: "completion (or an acknowledgment) of the to-do I created" + (
+            f" for {d['to']}" if d.get("to") else ""),
+        reminds_of="the to-do", asks="Could you let me know once it is done?",
         watch_defaults={"source": "loopline", "trigger_name": "todo_completed"},
     ),
 )

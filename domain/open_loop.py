@@ -10,7 +10,7 @@ from eventsourcing.domain import Aggregate
 from loopline.domain.base import LoopEvent, LooplineAggregate
 from loopline.domain.errors import DomainError
 from loopline.domain.expectations import DEADLINE_ACTIONS, LOOPLINE_ONLY_ACTIONS
-from loopline.domain.matching import channel_rule
+from loopline.domain.channels import channel_rule
 from loopline.domain.wording import awaited_from_watch
 
 RESOLVED_BY = ("signal_match", "task_completed", "cancelled", "expired", "manual", "superseded")

@@ -1,12 +1,13 @@
 """What an acting task does next (seed 002 §6.3, §6.4, §6.5, §7.1, §18.1): pure rules, hard rules first.
 
 The plan is the snapshot of the task type taken at creation (`Task.OutreachPlanned`), the progress
-is the task's counters; the rules answer with one action, and `processors/outreach.py` applies it.
+is the task's counters; the rules answer with one action, and `processors/handlers/outreach.py` applies it.
 No rule reads the clock: `now` is passed in.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -22,6 +23,12 @@ UNRESPONSIVE = "unresponsive"
 ON_EXHAUSTION = ("cancel", "escalate", "dormant")
 GENERIC_TONE = "followup"
 """The tone of a touch when the cadence names none (single_shot): a plain follow-up."""
+
+
+def planned_touches(budget_messages: int, intervals: Sequence[int]) -> int:
+    """Touches a cadence plans: one per interval (the last interval is the wait after the last touch), at least
+    the first one, never more than the message budget. `next_step` exhausts the cadence at this count."""
+    return min(budget_messages, max(1, len(intervals)))
 
 
 @dataclass(frozen=True)
@@ -48,6 +55,10 @@ class Plan:
             dormant_check_days=outreach.get("dormant_check_days"), dormant_max_days=outreach.get("dormant_max_days"),
             has_draft=bool(outreach.get("draft")),
         )
+
+    @property
+    def touches(self) -> int:
+        return planned_touches(self.budget_messages, self.intervals)
 
     def tone(self, touch: int) -> str:
         """Touch n takes the cadence's tone n (seed 002 §36.2: touch 1 a friendly check-in, touch 2 direct,
@@ -165,7 +176,7 @@ def next_step(plan: Plan, progress: Progress, now: datetime) -> StepAction:
         return Wait(progress.next_touch_at, "the next touch is not due yet")
     if progress.messages_used >= plan.budget_messages:
         return exhausted(plan, now, f"all {plan.budget_messages} messages of its budget were sent without a reply")
-    if progress.touch >= max(len(plan.intervals), 1):
+    if progress.touch >= plan.touches:
         return exhausted(plan, now, f"all {progress.touch} touches of the cadence were sent without a reply")
     touch = progress.touch + 1
     return SendTouch(touch, plan.tone(touch), use_draft=False)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from loopline.domain.send_ledger import ContactSends, TenantSends, local_day, start_of_day
+from loopline.domain.tenant import TenantSettings
 from loopline.domain.timeutil import format_time
 
 MAX_DAYS_AHEAD = 366
@@ -37,9 +38,8 @@ class SendAttempt:
     """The task's message budget (None: a follow-through task, which has none)."""
     contact_sends: ContactSends
     tenant_sends: TenantSends
-    member_weekly_limit: int
-    daily_send_limit: int
-    timezone: str
+    limits: TenantSettings
+    """The tenant's settings: its two send limits, and its time zone, in which the daily limit counts days."""
     now: datetime
 
 
@@ -54,7 +54,7 @@ def task_message_budget(attempt: SendAttempt) -> Deferral | None:
 
 
 def member_weekly_limit(attempt: SendAttempt) -> Deferral | None:
-    limit, now = attempt.member_weekly_limit, attempt.now
+    limit, now = attempt.limits.member_weekly_limit, attempt.now
     until = attempt.contact_sends.frees_at(limit, now)
     if until == now:
         return None
@@ -70,7 +70,7 @@ def member_weekly_limit(attempt: SendAttempt) -> Deferral | None:
 
 
 def tenant_daily_limit(attempt: SendAttempt) -> Deferral | None:
-    limit, now, zone = attempt.daily_send_limit, attempt.now, attempt.timezone
+    limit, now, zone = attempt.limits.daily_send_limit, attempt.now, attempt.limits.timezone
     today = local_day(now, zone)
     sent = attempt.tenant_sends.sent_on(today)
     if sent is not None and sent < limit:

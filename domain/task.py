@@ -194,7 +194,7 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
         """When the cadence's next step is due; None after a reply, until an evaluation says wait."""
         self.dormant_until: datetime | None = None
         self.pending_decisions: dict[str, dict[str, Any]] = {}
-        """Model decisions asked for and not yet recorded, by request ref (`processors/agent.py` reads them)."""
+        """Model decisions asked for and not yet recorded, by request ref (`processors/followers/agent.py` reads them)."""
         self.deferred: dict[str, Any] | None = None
         """A send a limit deferred, with its draft, sent as is when the limit frees up."""
         self.outcome: str | None = None

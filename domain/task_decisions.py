@@ -20,7 +20,7 @@ class TaskDecisions:
     """A direct base of `Task`, keeping its `pending_decisions`; eventsourcing redefines its events as `Task.<Name>`."""
 
     class DecisionRequested(TaskEvent):
-        """Asks the decision processor (`processors/agent.py`) for a model decision; `attempt` > 1 is a retry."""
+        """Asks the decision processor (`processors/followers/agent.py`) for a model decision; `attempt` > 1 is a retry."""
 
         request_ref: str
         point: str

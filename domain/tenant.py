@@ -7,10 +7,10 @@ with `TenantSettings()`'s defaults.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields, is_dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, get_args, get_origin, get_type_hints
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from eventsourcing.domain import Aggregate
@@ -19,44 +19,53 @@ from loopline.domain.base import LooplineAggregate, TenantEvent
 from loopline.domain.errors import DomainError
 
 ExecutionMode = Literal["manual", "limited_auto", "auto"]
-EXECUTION_MODES: tuple[str, ...] = ("manual", "limited_auto", "auto")
-
-SETTING_FIELDS = ("name", "timezone", "owner_email", "execution_mode", "member_weekly_limit", "daily_send_limit",
-                  "profile")
-PROFILE_TEXT_FIELDS = ("display_name", "gym_type", "owner_first_name", "vibe", "current_promo", "typical_greeting",
-                       "sign_off")
-PROFILE_LIST_FIELDS = ("class_types", "special_programs", "never_mention", "always_include")
-CONTACT_INFO_FIELDS = ("phone", "address", "website")
-PROFILE_FIELDS = (*PROFILE_TEXT_FIELDS, *PROFILE_LIST_FIELDS, "contact_info")
+EXECUTION_MODES: tuple[str, ...] = get_args(ExecutionMode)
+MAX_SEND_LIMIT = 100_000
+"""The most a send limit may be set to."""
 
 
 class InvalidSettings(DomainError):
     pass
 
 
+def check_timezone(name: Any) -> None:
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, TypeError):
+        raise InvalidSettings(f"timezone {name!r} is not an IANA time zone (e.g. Europe/Berlin, America/New_York)") from None
+
+
+def setting(doc: str, default: Any = None, *, factory: Callable[[], Any] | None = None, most: int | None = None,
+            check: Callable[[Any], None] | None = None) -> Any:
+    """One setting: its default, what it means (the README's words), the most a number may be, and the check
+    a text value must pass. The edge's `tenant.configure` schema is derived from these fields."""
+    metadata = {"doc": doc, "most": most, "check": check}
+    return field(default_factory=factory, metadata=metadata) if factory else field(default=default, metadata=metadata)
+
+
 @dataclass(frozen=True)
 class ContactInfo:
-    phone: str | None = None
-    address: str | None = None
-    website: str | None = None
+    phone: str | None = setting("the phone number given to contacts who need one")
+    address: str | None = setting("the street address")
+    website: str | None = setting("the website")
 
 
 @dataclass(frozen=True)
 class TenantProfile:
     """How messages sound and sign off (seed 002 §23.1); every field optional."""
 
-    display_name: str | None = None
-    gym_type: str | None = None
-    owner_first_name: str | None = None
-    vibe: str | None = None
-    class_types: tuple[str, ...] = ()
-    special_programs: tuple[str, ...] = ()
-    current_promo: str | None = None
-    typical_greeting: str | None = None
-    never_mention: tuple[str, ...] = ()
-    always_include: tuple[str, ...] = ()
-    sign_off: str | None = None
-    contact_info: ContactInfo = field(default_factory=ContactInfo)
+    display_name: str | None = setting("the name contacts know (not the legal name)")
+    gym_type: str | None = setting("what kind of business: `crossfit_box`, `yoga_studio`, …")
+    owner_first_name: str | None = setting("the owner's first name, for sign-offs")
+    vibe: str | None = setting("`casual_friendly`, `motivational`, `professional` or `community_first`: the tone")
+    class_types: tuple[str, ...] = setting("classes the messages may mention", ())
+    special_programs: tuple[str, ...] = setting("programs the messages may mention", ())
+    current_promo: str | None = setting("the one promotion the messages may offer")
+    typical_greeting: str | None = setting("how messages open: `Hey!`, `Hi there,`")
+    never_mention: tuple[str, ...] = setting("topics messages never mention", ())
+    always_include: tuple[str, ...] = setting("what every message includes", ())
+    sign_off: str | None = setting("how messages are signed: `Coach Mike`")
+    contact_info: ContactInfo = setting("how contacts reach the business", factory=ContactInfo)
 
     @classmethod
     def from_dict(cls, profile: Mapping[str, Any]) -> TenantProfile:
@@ -71,20 +80,44 @@ class TenantProfile:
 class TenantSettings:
     """What a tenant runs under; the defaults are those of a tenant never configured."""
 
-    name: str | None = None
-    timezone: str = "UTC"
-    owner_email: str | None = None
-    execution_mode: ExecutionMode = "manual"
-    member_weekly_limit: int = 3
-    """Messages one contact may get from all of the tenant's tasks in any 7 days."""
-    daily_send_limit: int = 15
-    """Messages the tenant may send in one tenant-local day."""
-    profile: TenantProfile = field(default_factory=TenantProfile)
+    name: str | None = setting("the tenant's name, as the owner reads it")
+    timezone: str = setting(
+        "an IANA time zone (`Europe/Berlin`); the daily send limit counts local days; absent: `UTC`", "UTC",
+        check=check_timezone,
+    )
+    owner_email: str | None = setting("where the owner is told about reviews and escalations")
+    execution_mode: ExecutionMode = setting(
+        "`manual`: every task Loopline works waits for review; `limited_auto`: escalation triggers, then the type's "
+        "threshold; `auto`: escalation triggers only; absent: `manual`", "manual",
+    )
+    member_weekly_limit: int = setting("messages one contact may get in any 7 days; absent: 3", 3, most=MAX_SEND_LIMIT)
+    daily_send_limit: int = setting("messages the tenant may send in one local day; absent: 15", 15, most=MAX_SEND_LIMIT)
+    profile: TenantProfile = setting("merged key by key with what was set before", factory=TenantProfile)
 
     @classmethod
     def from_dict(cls, settings: Mapping[str, Any]) -> TenantSettings:
         plain = {key: settings[key] for key in SETTING_FIELDS if key in settings and key != "profile"}
         return cls(**plain, profile=TenantProfile.from_dict(settings.get("profile", {})))
+
+
+def setting_names(group: type) -> tuple[str, ...]:
+    """A settings group's (`TenantSettings`, `TenantProfile`, `ContactInfo`) field names as messages list them:
+    plain values, then lists, then nested groups."""
+    types = get_type_hints(group)
+
+    def rank(name: str) -> int:
+        kind = types[name]
+        return 2 if is_dataclass(kind) else 1 if get_origin(kind) is tuple else 0
+
+    return tuple(sorted((spec.name for spec in fields(group)), key=rank))
+
+
+SETTING_FIELDS = setting_names(TenantSettings)
+PROFILE_FIELDS = setting_names(TenantProfile)
+CONTACT_INFO_FIELDS = setting_names(ContactInfo)
+PROFILE_LIST_FIELDS = tuple(name for name, kind in get_type_hints(TenantProfile).items() if get_origin(kind) is tuple)
+PROFILE_TEXT_FIELDS = tuple(name for name in PROFILE_FIELDS if name not in PROFILE_LIST_FIELDS and name != "contact_info")
+SEND_LIMITS = tuple(name for name, kind in get_type_hints(TenantSettings).items() if kind is int)
 
 
 def check_settings(settings: Mapping[str, Any]) -> None:
@@ -98,19 +131,12 @@ def check_settings(settings: Mapping[str, Any]) -> None:
         raise InvalidSettings(
             f"execution_mode {settings['execution_mode']!r} is not one of {', '.join(EXECUTION_MODES)}"
         )
-    for limit in ("member_weekly_limit", "daily_send_limit"):
+    for limit in SEND_LIMITS:
         value = settings.get(limit, 0)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise InvalidSettings(f"{limit} must be a whole number of 0 or more, not {value!r}")
     if "profile" in settings:
         check_profile(settings["profile"])
-
-
-def check_timezone(name: Any) -> None:
-    try:
-        ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError, TypeError):
-        raise InvalidSettings(f"timezone {name!r} is not an IANA time zone (e.g. Europe/Berlin, America/New_York)") from None
 
 
 def check_profile(profile: Any) -> None:

@@ -24,7 +24,7 @@ SHARDS = 8
 
 
 class TimerKind(StrEnum):
-    """Every kind of timer; the tick fires each through `processors/timer_firings.py` TIMERS."""
+    """Every kind of timer; the tick fires each through `processors/handlers/timer_firings.py` TIMERS."""
 
     LOOP_DEADLINE = "loop_deadline"
     TASK_EXPIRY = "task_expiry"

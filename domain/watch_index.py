@@ -22,7 +22,7 @@ from typing import Any
 from eventsourcing.domain import Aggregate
 
 from loopline.domain.base import LooplineAggregate, TenantEvent
-from loopline.domain.matching import channel_rule
+from loopline.domain.channels import channel_rule
 
 KEEP_SIGNALS_FOR = timedelta(days=7)
 """How long, in event time, a signal waits for a loop registered late: the longest default deadline."""

@@ -7,44 +7,15 @@ message gave one (an address or channel name is never turned into a name).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import datetime, timezone
 from typing import Any
 
 from loopline.domain.expectations import EXPECTATIONS
 
 
-def _quoted(subject: Any) -> str:
-    return f" “{subject}”" if subject else ""
-
-
-def _to(details: Mapping[str, Any]) -> str:
-    return f" to {details['to']}" if details.get("to") else ""
-
-
-_AWAITED: dict[str, Callable[[Mapping[str, Any]], str]] = {
-    "send_email": lambda d: f"a reply from {d.get('to') or 'the recipient'} to my email{_quoted(d.get('subject'))}",
-    "create_calendar_invite": lambda d: (
-        f"an acceptance of my calendar invite{_quoted(d.get('event_id'))} from {d.get('attendee_email') or 'the invitees'}"
-    ),
-    "send_contract": lambda d: f"the signed document (or an acknowledgment) I sent{_to(d)}",
-    "open_pull_request": lambda d: (
-        f"a review of my pull request {d.get('resource_id')}" + (f" in {d['repo']}" if d.get("repo") else "")
-    ),
-    "send_slack_dm": lambda d: f"a reply from Slack user {d.get('slack_user_id')} to my direct message",
-    "create_todo": lambda d: "completion (or an acknowledgment) of the to-do I created" + (
-        f" for {d['to']}" if d.get("to") else ""),
-}
-if set(_AWAITED) != set(EXPECTATIONS):  # an action with a contract but no words for what it waits for
-    raise ImportError(f"wording misses actions {sorted(set(EXPECTATIONS) - set(_AWAITED))}")
-
 CONTACT_ASKS: dict[str | None, tuple[str, str]] = {
-    "send_email": ("my email", "Would you have a moment to reply?"),
-    "create_calendar_invite": ("my calendar invitation", "Could you let me know whether you can make it?"),
-    "send_contract": ("the document to sign", "Could you sign and return it, or let me know it arrived?"),
-    "open_pull_request": ("my pull request", "Could you take a look and review it?"),
-    "send_slack_dm": ("my message", "Would you have a moment to reply?"),
-    "create_todo": ("the to-do", "Could you let me know once it is done?"),
+    **{action: (row.reminds_of, row.asks) for action, row in EXPECTATIONS.items()},
     None: ("my earlier message", "Would you have a moment to reply?"),
 }
 """What a contact is reminded of and asked, by the action that opened the loop (None: a loop
@@ -53,7 +24,7 @@ registered by hand). Never the task's title: that is the owner's word for the wo
 
 def awaited(action: str, details: Mapping[str, Any]) -> str:
     """What an action's loop waits for, as the owner reads it ("a reply from rahul@x.com to my email")."""
-    return _AWAITED[action](details)
+    return EXPECTATIONS[action].awaited(details)
 
 
 def awaited_from_watch(channel: str, watch: Mapping[str, Any]) -> str:
@@ -94,7 +65,7 @@ NEXT_STEP: dict[str, str] = {
     "wake_task": "wake the task",
     "next_touch": "the next step of the cadence",
 }
-"""What each deadline action does, in words (`processors/deadline_actions.py` takes them)."""
+"""What each deadline action does, in words (`processors/handlers/deadline_actions.py` takes them)."""
 
 CLOSED_BECAUSE: dict[str, str] = {
     "signal_match": "answered",

@@ -14,7 +14,7 @@ from loopline.processors.ports import Decision, DecisionRequest
 @dataclass(frozen=True)
 class Message:
     """The envelope, its validated `data` as JSON (what the log stores and signal matching reads),
-    and for a command the typed object its handler takes (`processors/commands_types.py`)."""
+    and for a command the typed object its handler takes (`processors/handlers/commands_types.py`)."""
 
     kind: str
     ref: str

@@ -52,7 +52,7 @@ class DecisionRequest:
     """Everything one decision needs, read from the task's events before any model is called."""
 
     point: str
-    """The decision asked: "draft_message" or "evaluate_reply" (a tool of processors/decisions.py)."""
+    """The decision asked: "draft_message" or "evaluate_reply" (a tool of processors/model/tools.py)."""
     tenant: str
     task_ref: str
     task_type: str

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import JSON, Boolean, Column, Integer, String, Table, Text, select
 from sqlalchemy.engine import Connection
 
+from loopline.domain.outreach import planned_touches
 from loopline.domain.status import TERMINAL
 from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time, parse_time
@@ -142,12 +143,6 @@ def _notified(conn: Connection, event: Task.UserNotified, position: int) -> None
 
 
 NO_NEXT_ACTION = {"next_action": None, "next_action_at": None, "next_action_reason": None}
-
-
-def planned_touches(budget_messages: int, intervals: list[int]) -> int:
-    """Touches a cadence plans: one per interval (the last interval is the wait after the last touch), at least
-    the first one, never more than the message budget."""
-    return min(budget_messages, max(1, len(intervals)))
 
 
 def _moved(event: Any) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import JSON, Column, Integer, String, Table, select
 from sqlalchemy.engine import Connection
 
-from loopline.domain.tenant import Tenant, TenantSettings
+from loopline.domain.tenant import Tenant, TenantSettings, merge_settings
 from loopline.domain.timeutil import format_time
 from loopline.projections import writes
 from loopline.projections.runner import metadata
@@ -24,7 +24,7 @@ tenants = Table(
 
 
 def _configured(conn: Connection, event: Tenant.Configured, position: int) -> None:
-    """Later values win; the profile is merged key by key, as the Tenant aggregate does."""
+    """Later values win; the profile is merged key by key, by the Tenant aggregate's own rule."""
     at = format_time(event.timestamp)
     stored = writes.row(conn, tenants, event.tenant)
     if stored is None:
@@ -32,9 +32,7 @@ def _configured(conn: Connection, event: Tenant.Configured, position: int) -> No
             "tenant": event.tenant, "settings": dict(event.settings), "configured_at": at, "updated_at": at, "changes": 1,
         })
         return
-    settings = {**stored["settings"], **event.settings}
-    if "profile" in event.settings:
-        settings["profile"] = {**stored["settings"].get("profile", {}), **event.settings["profile"]}
+    settings = merge_settings(stored["settings"], event.settings)
     writes.update(conn, tenants, event.tenant, set={"settings": settings, "updated_at": at}, add={"changes": 1})
 
 

@@ -13,12 +13,12 @@ from loopline.adapters.offline_policy import OfflinePolicy
 from loopline.adapters.reachability import check_reachable
 from loopline.adapters.smtp import SmtpChannel, SmtpServer
 from loopline.adapters.webhook import WebhookChannel
-from loopline.processors.agent import Agent, concurrency_from_env
-from loopline.processors.delivery import Delivery
-from loopline.processors.handlers import build_bus
+from loopline.processors.followers.agent import Agent, concurrency_from_env
+from loopline.processors.followers.delivery import Delivery
+from loopline.processors.handlers.table import build_bus
 from loopline.processors.ports import DecisionModel, OutboundChannel
-from loopline.processors.router import Router
-from loopline.processors.scheduler import Scheduler
+from loopline.processors.followers.router import Router
+from loopline.processors.followers.scheduler import Scheduler
 from loopline.runtime.stores import open_stores
 from loopline.runtime.system import System
 

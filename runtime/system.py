@@ -17,13 +17,13 @@ from sqlalchemy.engine import Engine
 from loopline.adapters.config import Settings
 from loopline.adapters.embedded_log import AppendReport
 from loopline.adapters.leader import PostgresLeader, SoleLeader, leader_for
-from loopline.processors.agent import Agent
+from loopline.processors.followers.agent import Agent
 from loopline.processors.application import Loopline
 from loopline.processors.bus import Bus, Outcomes
-from loopline.processors.delivery import Delivery
+from loopline.processors.followers.delivery import Delivery
 from loopline.processors.messages import Inbound, Message
-from loopline.processors.router import INBOUND_TOPIC, Router
-from loopline.processors.scheduler import Scheduler, TickReport
+from loopline.processors.followers.router import INBOUND_TOPIC, Router
+from loopline.processors.followers.scheduler import Scheduler, TickReport
 from loopline.projections.runner import REBUILD_BATCH, ProjectionRunner
 from loopline.runtime.stores import READ_MODELS, open_stores
 

@@ -15,6 +15,7 @@ import hmac
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -34,12 +35,20 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+DURABILITY_OFF = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
+"""A test server's data dies with it: writing it to disk on every commit only slows the suite."""
+
+
 class Postgres:
-    """An embedded server in a temporary folder that `stop` removes, or the server LOOPLINE_TEST_POSTGRES_URL names."""
+    """An embedded server in a temporary folder that `stop` removes, or the server LOOPLINE_TEST_POSTGRES_URL names.
+
+    Each test's database is a copy of a template that already holds Loopline's tables, made once per
+    run by the code that makes them for a user (`build`): copying is much faster than creating them."""
 
     def __init__(self) -> None:
         self.server: Any = None
         self.folder: Path | None = None
+        self.template: str | None = None
         self.url = os.environ.get("LOOPLINE_TEST_POSTGRES_URL") or self._start_embedded()
 
     def _start_embedded(self) -> str:
@@ -51,11 +60,31 @@ class Postgres:
 
         # "delete": also when the process exits without `stop`, the data folder (a gigabyte after the suite) goes
         self.server = get_server(self.folder / "data", cleanup_mode="delete")
-        return self.server.get_uri()
+        url = self.server.get_uri()
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as conn:
+            for name, value in DURABILITY_OFF.items():
+                conn.execute(f"ALTER SYSTEM SET {name} = {value}")
+            conn.execute("SELECT pg_reload_conf()")
+        return url
 
     def stop(self) -> None:
-        """Stops the embedded server and deletes its data; an external server is left as it is."""
+        """Stops the embedded server and deletes its data; an external server keeps all but the template."""
+        if self.template is not None and self.server is None:
+            import psycopg
+
+            with psycopg.connect(self.url, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{self.template}"')
+        self.template = None
         if self.server is not None:
+            import psutil
+
+            # Its data is deleted next: an immediate shutdown skips the checkpoint that would write every
+            # database out (over a minute at the end of the suite), then `cleanup` finds it stopped.
+            postmaster = psutil.Process(int((self.server.pgdata / "postmaster.pid").read_text().split()[0]))
+            postmaster.send_signal(signal.SIGQUIT)
+            postmaster.wait(timeout=60)
             self.server.cleanup()
             self.server = None
         if self.folder is not None:
@@ -76,13 +105,36 @@ class Postgres:
         self.server.ensure_postgres_running()
 
     def new_database(self) -> str:
-        """A fresh, empty database on the server, so tests never see each other's rows."""
+        """A fresh database on the server, so tests never see each other's rows: Loopline's tables, no rows."""
         import psycopg
-        from psycopg.conninfo import conninfo_to_dict
 
+        if self.template is None:
+            self.template = self._make_template()
         name = f"loopline_{uuid.uuid4().hex[:12]}"
         with psycopg.connect(self.url, autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{self.template}"')
+        return self.database_url(name)
+
+    def _make_template(self) -> str:
+        """A database holding every table a system makes when it starts, and no rows."""
+        import psycopg
+
+        from loopline.adapters.config import Settings
+        from loopline.runtime.bootstrap import build
+
+        name = f"loopline_template_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(self.url, autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{name}"')
+        url = self.database_url(name)
+        with tempfile.TemporaryDirectory(prefix="loopline-template-") as home:
+            build(Settings.load({"LOOPLINE_HOME": home, "LOOPLINE_EVENT_STORE": url, "LOOPLINE_READ_MODEL": url},
+                                config_file=Path(home) / "loopline.toml")).close()
+        return name
+
+    def database_url(self, name: str) -> str:
+        """The server's address for database `name`."""
+        from psycopg.conninfo import conninfo_to_dict
+
         params = conninfo_to_dict(self.url)
         params["dbname"] = name
         host = params.pop("host", "")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from loopline.domain.channels.rule import ChannelRule, SignalData, Watch
+from loopline.domain.channels.rule import ChannelRule, SignalData, SignalField, Watch
 
 
 def _matches(watch: Watch, signal: SignalData) -> bool:
@@ -14,8 +14,16 @@ def _matches(watch: Watch, signal: SignalData) -> bool:
 RULE = ChannelRule(
     channel="email",
     signal_type="email.received",
+    signal_fields=(
+        SignalField("sender", "who sent it; matched ignoring case", required=True),
+        SignalField("thread_id", "its thread; matched when the watch names one"),
+        SignalField("subject", "kept with the signal"),
+        SignalField("body", "kept with the signal"),
+    ),
     required_watch=("sender",),
+    optional_watch=("thread_id",),
     rule="email: sender (case-insensitive) and thread_id when the watch names one",
+    summary="sender equal ignoring case; thread too when the watch names one",
     watch_key=lambda watch: (str(watch["sender"]).lower(),),
     signal_key=lambda signal: (str(signal["sender"]).lower(),) if signal.get("sender") else None,
     matches=_matches,

@@ -21,11 +21,32 @@ class InvalidWatch(DomainError):
 
 
 @dataclass(frozen=True)
+class SignalField:
+    """One field of a channel's signal: its type (`str` or `dict`), whether every signal carries it, the values
+    it may take (empty: any non-blank text) and what it means. The edge's signal schema is derived from these."""
+
+    name: str
+    doc: str
+    type: Any = str
+    required: bool = False
+    values: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ChannelRule:
+    """A channel's whole contract: the signal it listens to and that signal's fields, the watch a loop must give,
+    the key a watch and a matching signal share, and the rule that matches them."""
+
     channel: str
     signal_type: str
+    signal_fields: tuple[SignalField, ...]
     required_watch: tuple[str, ...]
+    optional_watch: tuple[str, ...]
+    """Watch fields the rule also reads when a watch names them."""
     rule: str
+    """The rule as a resolved loop's trail records it."""
+    summary: str
+    """The rule in the README's channel table."""
     watch_key: Callable[[Watch], tuple[str, ...]]
     signal_key: Callable[[SignalData], tuple[str, ...] | None]
     matches: Callable[[Watch, SignalData], bool]

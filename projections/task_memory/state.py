@@ -17,7 +17,7 @@ from loopline.projections.task_memory.conversation import record_turn
 from loopline.projections.task_memory.log import append_line
 from loopline.projections.task_memory.schema import memory_files, memory_tasks
 from loopline.projections.task_memory.workflows import archive_old_outputs, store_output
-from loopline.projections.tasks import planned_touches
+from loopline.domain.outreach import planned_touches
 
 DONE_SHOWN = 10  # the latest actions kept for progress.md
 EXPIRED_SHOWN = 5  # the latest expired loops kept for progress.md

@@ -1,27 +1,40 @@
-"""The `loopline` command in a subprocess, as a user runs it, for either deployment."""
+"""The `loopline` command as a user runs it, for either deployment: in this process where nothing
+about a process is being tested (the same `main()`, its exit codes and printed lines), in a
+subprocess where the process matters."""
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from pathlib import Path
 from typing import Any
+from unittest import mock
+
+import pytest
 
 from loopline.adapters.config import Settings
 from loopline.adapters.messages import InvalidMessage, parse_message
+from loopline.cli import main as cli_main
 from loopline.cli.main import split_lines
-from loopline.processors.router import INBOUND_TOPIC
+from loopline.cli.output import err, out
+from loopline.processors.followers.router import INBOUND_TOPIC
 from loopline.runtime.bootstrap import build
 from loopline.runtime.system import System
+from tests.hooks.loopline_hooks import install_from_environment
 
 ROOT = Path(__file__).resolve().parents[2]
+OWN_PROCESS = ("LOOPLINE_TEST_KILL_AFTER_SEND", "LOOPLINE_TEST_LEADER_HANG")
+"""Settings whose test hooks kill or block the process: a command run with them gets a process of its own."""
 
 
 class Cli:
-    """The `loopline` command in a subprocess, for one deployment; `settle` waits until it has caught up."""
+    """The `loopline` command for one deployment; `settle` waits until it has caught up."""
 
     def __init__(self, home: Path, environ: dict[str, str] | None = None) -> None:
         self.home = home
@@ -37,13 +50,20 @@ class Cli:
     def __call__(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
         if args[0] == "publish":
             self._expect(stdin.encode() if args[1] == "-" and stdin else Path(args[1]).read_bytes() if Path(args[1]).is_file() else b"")
-        result = subprocess.run(
-            [sys.executable, "-c", "from loopline.cli.main import main; main()", *args],
-            cwd=ROOT, env=self.environ, input=stdin, capture_output=True, text=True, timeout=120,
-        )
+        result = self.run(args, stdin)
         if args[0] in ("publish", "tick"):
             self.settle()
         return result
+
+    def run(self, args: tuple[str, ...], stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        """One command, waiting for no worker: in this process unless it needs one of its own (a worker
+        that runs until stopped, or a test hook that kills it)."""
+        if args[0] == "run" or any(name in self.environ for name in OWN_PROCESS):
+            return subprocess.run(
+                [sys.executable, "-c", "from loopline.cli.main import main; main()", *args],
+                cwd=ROOT, env=self.environ, input=stdin, capture_output=True, text=True, timeout=120,
+            )
+        return run_in_process(args, self.environ, stdin)
 
     def _expect(self, data: bytes) -> None:
         """Remembers which messages the workers must have recorded: the broker's end offsets alone
@@ -78,10 +98,7 @@ class Cli:
             self._observer.close()
 
     def run_json(self, *args: str) -> str:
-        result = subprocess.run(
-            [sys.executable, "-c", "from loopline.cli.main import main; main()", *args, "--json"],
-            cwd=ROOT, env=self.environ, capture_output=True, text=True, timeout=120,
-        )
+        result = self.run((*args, "--json"))
         assert result.returncode == 0, result.stderr
         return result.stdout
 
@@ -92,3 +109,41 @@ class Cli:
         path = tmp / f"{name}.jsonl"
         path.write_text("".join(json.dumps(m) + "\n" for m in messages))
         return self("publish", str(path))
+
+
+def run_in_process(args: tuple[str, ...], environ: dict[str, str], stdin: str | None) -> subprocess.CompletedProcess[str]:
+    """`main()` as the subprocess runs it: only `environ` in os.environ, in the repository folder, with
+    standard streams of its own; an error `main()` lets through is a traceback and exit code 1, as Python's."""
+    stdout, stderr = io.BytesIO(), io.BytesIO()
+    streams = {
+        "stdin": io.TextIOWrapper(io.BytesIO((stdin or "").encode()), encoding="utf-8"),
+        "stdout": io.TextIOWrapper(stdout, encoding="utf-8", write_through=True),
+        "stderr": io.TextIOWrapper(stderr, encoding="utf-8", write_through=True),
+    }
+    code = 0
+    cwd = os.getcwd()
+    # What a new process would not inherit, or would not leave behind: the consoles' colours and width
+    # (chosen at import, from this process's terminal and COLUMNS), a width asked of the standard file
+    # descriptors when COLUMNS is unset (a subprocess's are pipes), the temporary folder tempfile chose
+    # from an earlier TMPDIR, an earlier --debug; and the faults LOOPLINE_TEST_FAULTS injects, for this command only.
+    columns = environ.get("COLUMNS", "")
+    width = int(columns) if columns.isdigit() else None
+    with mock.patch.dict(os.environ, environ, clear=True), mock.patch.multiple(sys, argv=["-c", *args], **streams), \
+            mock.patch.multiple(out, _color_system=None, _width=width), mock.patch.multiple(err, _color_system=None, _width=width), \
+            mock.patch("os.get_terminal_size", side_effect=OSError("not a terminal")), \
+            mock.patch.object(tempfile, "tempdir", None), mock.patch.object(cli_main, "debugging", False), \
+            pytest.MonkeyPatch.context() as hooks:
+        install_from_environment(environ, hooks.setattr)
+        os.chdir(ROOT)
+        try:
+            cli_main.main()
+        except SystemExit as exit_:
+            code = exit_.code if isinstance(exit_.code, int) else 0 if exit_.code is None else 1
+        except Exception:  # noqa: BLE001 - what an uncaught error does to a process
+            sys.stderr.write(traceback.format_exc())
+            code = 1
+        finally:
+            os.chdir(cwd)
+            sys.stdout.flush()
+            sys.stderr.flush()
+    return subprocess.CompletedProcess(["loopline", *args], code, stdout.getvalue().decode(), stderr.getvalue().decode())

@@ -24,8 +24,8 @@ from sqlalchemy import select
 
 from loopline.adapters.config import Settings
 from loopline.adapters.messages import parse_message
-from loopline.processors.delivery import TOPICS as DELIVERED_TOPICS
-from loopline.processors.router import INBOUND_TOPIC
+from loopline.processors.followers.delivery import TOPICS as DELIVERED_TOPICS
+from loopline.processors.followers.router import INBOUND_TOPIC
 from loopline.projections.open_loops import open_loops
 from loopline.projections.tasks import task_inbox, tasks
 from loopline.runtime.bootstrap import build

@@ -21,7 +21,7 @@ import pytest
 from sqlalchemy import select
 
 from loopline.adapters.leader import PostgresLeader
-from loopline.processors.delivery import TOPICS as DELIVERED_TOPICS
+from loopline.processors.followers.delivery import TOPICS as DELIVERED_TOPICS
 from loopline.projections.open_loops import open_loops
 from loopline.projections.tasks import task_inbox, tasks
 from loopline.runtime.system import System

@@ -11,7 +11,7 @@ from eventsourcing.utils import get_topic
 
 from loopline.adapters.config import Settings
 from loopline.domain.inbound import RejectedInput
-from loopline.processors.router import INBOUND_TOPIC
+from loopline.processors.followers.router import INBOUND_TOPIC
 from loopline.runtime.bootstrap import build
 from tests.e2e.cli import Cli
 from tests.fuzz_corpus import ACCEPTED, DUPLICATE, REJECTED, BAD, build_corpus

@@ -43,7 +43,7 @@ def test_wheel_installs_only_the_loopline_package_and_the_demo_runs(tmp_path: Pa
     located = python("import loopline.domain.task as m; print(m.__file__)")
     assert located.returncode == 0, located.stderr
     assert located.stdout.startswith(str(venv))
-    skills = python("from loopline.processors.prompts import skill_text; print(skill_text('_base.md')[:40])")
+    skills = python("from loopline.processors.model.prompts import skill_text; print(skill_text('_base.md')[:40])")
     assert "Base Instructions" in skills.stdout, skills.stderr  # the skill files ship inside the package
 
     demo = subprocess.run([venv / "bin" / "loopline", "demo", "--home", str(tmp_path / "demo")], cwd=elsewhere,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -17,8 +16,8 @@ import pytest
 from loopline.adapters.kafka_log import Topics
 from loopline.adapters.leader import LEADER_KEY
 from tests.conftest import command
-from tests.e2e.cli import Cli
-from tests.e2e.scale import PARTITIONS, ROOT, ScaleDeployment, Worker
+from tests.e2e.cli import Cli, run_in_process
+from tests.e2e.scale import PARTITIONS, ScaleDeployment, Worker
 from tests.e2e.test_scale_workers import email_follow_up, group_members, wait_for
 from tests.servers import Broker, Postgres
 
@@ -34,10 +33,7 @@ def loopline(postgres: Postgres, broker: Broker, tmp_path: Path) -> Iterator[Sca
 
 
 def status(loopline: ScaleDeployment, *options: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from loopline.cli.main import main; main()", "status", *options],
-        cwd=ROOT, env={**os.environ, **loopline.environ, "COLUMNS": "250"}, capture_output=True, text=True, timeout=60,
-    )
+    return run_in_process(("status", *options), {**os.environ, **loopline.environ, "COLUMNS": "250"}, None)
 
 
 def status_json(loopline: ScaleDeployment) -> dict[str, Any]:

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
-import tempfile
 from collections import Counter
 from typing import Any
 
@@ -19,7 +17,8 @@ from loopline.adapters.kafka_log import Topics
 from loopline.domain.task import Task
 from loopline.projections.tasks import tasks
 from tests.conftest import command
-from tests.e2e.scale import ROOT, ScaleDeployment
+from tests.e2e.cli import Cli
+from tests.e2e.scale import ScaleDeployment
 from tests.e2e.test_scale_workers import (  # noqa: F401 - deploy is a fixture
     AT, Deploy, consume_all, deploy, email_follow_up, group_members, produce_raw, wait_for,
 )
@@ -31,11 +30,7 @@ FAULTS = "handler:POISON-IN-HANDLER,projection:POISON-IN-READ-MODEL"
 def loopline(deployment: ScaleDeployment, *args: str) -> subprocess.CompletedProcess[str]:
     """The `loopline` command as an operator runs it against this deployment (without the faults: the fix)."""
     environ = {name: value for name, value in deployment.environ.items() if name != "LOOPLINE_TEST_FAULTS"}
-    return subprocess.run(
-        [sys.executable, "-c", "from loopline.cli.main import main; main()", *args],
-        cwd=ROOT, env={"PATH": "/usr/bin:/bin", "COLUMNS": "200", "TMPDIR": tempfile.gettempdir(), **environ},
-        capture_output=True, text=True, timeout=120,
-    )
+    return Cli(deployment.home, environ).run(args)
 
 
 def task_titles(deployment: ScaleDeployment) -> dict[str, str]:

@@ -19,7 +19,7 @@ import json
 import os
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +57,8 @@ class Faults:
         """Has each site check its fault before it acts: the dispatch of a command or signal, every read
         model's handler, an event becoming an outbound message, and the sends of the channels that the
         composition root builds from then on."""
-        from loopline.processors import delivery, inbound
+        from loopline.processors.followers import delivery
+        from loopline.processors.handlers import inbound
         from loopline.runtime import bootstrap
         from loopline.runtime.stores import READ_MODELS
 
@@ -157,16 +158,16 @@ def hang_once(flag: Path) -> None:
     threading.Event().wait()
 
 
-def install_from_environment() -> None:
-    """Installs the hooks this process's environment names; none, and nothing of loopline is imported."""
-    spec = os.environ.get("LOOPLINE_TEST_FAULTS")
+def install_from_environment(environ: Mapping[str, str] = os.environ, patch: Patch = setattr) -> None:
+    """Installs the hooks `environ` names; none, and nothing of loopline is imported."""
+    spec = environ.get("LOOPLINE_TEST_FAULTS")
     if spec:
         faults = Faults()
         faults.configure(spec)
-        faults.install(setattr)
-    killed = os.environ.get("LOOPLINE_TEST_KILL_AFTER_SEND")
+        faults.install(patch)
+    killed = environ.get("LOOPLINE_TEST_KILL_AFTER_SEND")
     if killed:
-        kill_after_send(killed, setattr)
-    hang = os.environ.get("LOOPLINE_TEST_LEADER_HANG")
+        kill_after_send(killed, patch)
+    hang = environ.get("LOOPLINE_TEST_LEADER_HANG")
     if hang:
-        hang_leader(Path(hang), setattr)
+        hang_leader(Path(hang), patch)

@@ -13,7 +13,7 @@ from loopline.adapters.embedded_log import AppendReport
 from loopline.adapters.messages import parse_message
 from loopline.domain import ids
 from loopline.domain.timeutil import parse_time
-from loopline.processors.scheduler import TickReport
+from loopline.processors.followers.scheduler import TickReport
 from loopline.projections import open_loops, proactive_runs, tasks, timeline
 from loopline.projections.runner import metadata
 from loopline.runtime.system import System

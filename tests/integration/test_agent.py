@@ -12,7 +12,7 @@ import pytest
 from loopline.domain import ids
 from loopline.domain.task import Task
 from loopline.domain.timeutil import parse_time
-from loopline.processors.agent import Agent
+from loopline.processors.followers.agent import Agent
 from loopline.processors.ports import Decision, DecisionModel, DecisionRequest
 from loopline.runtime.system import System
 from tests.conftest import build_system

@@ -12,7 +12,7 @@ import pytest
 from loopline.adapters.messages import parse_message
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.task import Task
-from loopline.processors import router as router_module
+from loopline.processors.followers import router as router_module
 from loopline.runtime.system import System
 from tests.conftest import build_system, command, signal
 

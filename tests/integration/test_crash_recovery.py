@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from loopline.processors.commands import COMMANDS
-from loopline.processors.router import Router
-from loopline.processors.timer_firings import TIMERS
+from loopline.processors.handlers.commands import COMMANDS
+from loopline.processors.followers.router import Router
+from loopline.processors.handlers.timer_firings import TIMERS
 from loopline.runtime.system import System
 from tests.conftest import build_system, command, publish, signal
 from tests.integration.helpers import append, dump, event_count, loop_rows, outbox, recent, tick

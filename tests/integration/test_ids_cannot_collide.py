@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from loopline.domain.timeutil import parse_time
-from loopline.processors.commands import command_from_data
+from loopline.processors.handlers.commands import command_from_data
 from loopline.processors.messages import Message
-from loopline.processors.rejects import record_rejected_inputs
+from loopline.processors.handlers.rejects import record_rejected_inputs
 from loopline.runtime.system import System
 from tests.conftest import command, signal
 from tests.integration.helpers import loop_row, recent, task_row

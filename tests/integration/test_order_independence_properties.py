@@ -8,21 +8,25 @@ them, with which signal), the tasks' inboxes and the outbox must be the same, on
 `task.complete` and `task.cancel` are left out on purpose: they close loops at their own time,
 and a reply written before a completion but processed after it is not matched (the task is
 closed); event-time order covers what loops see, not what tasks were closed before.
+
+Every example runs on the same two systems (one per order), with tenants of its own and a week of
+its own (a timer due in hours already swept would fire in the order it was filed, not in time
+order): a system per example would cost two builds and, on PostgreSQL, two databases.
 """
 
 from __future__ import annotations
 
-import shutil
-import tempfile
+import itertools
+from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from loopline.domain.timeutil import format_time
+from loopline.runtime.system import System
+from loopline.domain.timeutil import format_time, parse_time
 from tests.conftest import build_system, command, publish, signal
 from tests.integration.helpers import inbox, loop_rows, outbox, tick
 
@@ -35,6 +39,8 @@ THREADS = (None, "th1", "th2")
 SLACK_USERS = ("U1", "U2")
 DOCUMENTS = ("doc1", "doc2")
 AFTER_EVERY_DEADLINE = T0 + timedelta(days=5)  # a short tick: contracts are given a 1-day deadline
+EXAMPLES = itertools.count()
+EXAMPLE_SPAN = timedelta(days=7)  # from the first message to the tick after every deadline, and more
 
 
 def _at(hour: int, minute: int) -> str:
@@ -115,50 +121,60 @@ def _interleave(commands: list[dict], signals: list[dict], picks: list[bool]) ->
     return merged
 
 
-def _outcome(environ: dict[str, str], messages: list[dict], batch: int) -> dict[str, Any]:
-    folder = Path(tempfile.mkdtemp(prefix="loopline-order-"))  # one per example: tmp_path is one per test
-    home = folder / "home"
-    system = build_system(home, **environ)
-    try:
-        for start in range(0, len(messages), batch):
-            publish(system, *messages[start:start + batch])
-        tick(system, format_time(AFTER_EVERY_DEADLINE))
-        lines = outbox(home)
-        assert len({line["key"] for line in lines}) == len(lines), "an outbox key written twice"
-        return {
-            "loops": sorted(loop_rows(system), key=lambda row: (row["tenant"], row["loop_id"])),
-            "inboxes": {
-                (tenant, task): sorted(row["signal_id"] for row in inbox(system, task, tenant))
-                for tenant in TENANTS for task in TASKS
-            },
-            # Keys name the event that caused a line (its version), which may sit elsewhere in the task's history.
-            "outbox": sorted(({k: v for k, v in line.items() if k != "key"} for line in lines), key=repr),
-        }
-    finally:
+def _outcome(system: System, messages: list[dict], batch: int, tenants: dict[str, str], later: timedelta) -> dict[str, Any]:
+    for start in range(0, len(messages), batch):
+        publish(system, *messages[start:start + batch])
+    tick(system, format_time(AFTER_EVERY_DEADLINE + later))
+    everyone = outbox(system.settings.home)
+    assert len({line["key"] for line in everyone}) == len(everyone), "an outbox key written twice"
+    lines = [line for line in everyone if line["tenant"] in tenants.values()]
+    return {
+        "loops": sorted((row for tenant in tenants.values() for row in loop_rows(system, tenant=tenant)),
+                        key=lambda row: (row["tenant"], row["loop_id"])),
+        "inboxes": {
+            (tenant, task): sorted(row["signal_id"] for row in inbox(system, task, tenants[tenant]))
+            for tenant in TENANTS for task in TASKS
+        },
+        # Keys name the event that caused a line (its version), which may sit elsewhere in the task's history.
+        "outbox": sorted(({k: v for k, v in line.items() if k != "key"} for line in lines), key=repr),
+    }
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def systems(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[System, System]]:
+    """Two deployments on one store (on PostgreSQL, a database each): one per order of the input."""
+    built = []
+    for name in ("in_event_time", "interleaved"):
+        environ: dict[str, str] = {}
+        if request.param == "postgres":
+            database = request.getfixturevalue("postgres").new_database()
+            environ = {"LOOPLINE_EVENT_STORE": database, "LOOPLINE_READ_MODEL": database}
+        built.append(build_system(tmp_path_factory.mktemp(name) / "home", **environ))
+    yield built[0], built[1]
+    for system in built:
         system.close()
-        shutil.rmtree(folder)
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def fresh_store(request: pytest.FixtureRequest) -> Any:
-    """Makes the environment of a new, empty deployment: a new home, and on PostgreSQL a new database."""
-    if request.param == "sqlite":
-        return dict
-    postgres = request.getfixturevalue("postgres")
-
-    def environ() -> dict[str, str]:
-        database = postgres.new_database()
-        return {"LOOPLINE_EVENT_STORE": database, "LOOPLINE_READ_MODEL": database}
-
-    return environ
+def _moved(message: dict, tenants: dict[str, str], later: timedelta) -> dict:
+    """The message for the example's own tenant, each of its times (`at`, a deadline, a Slack ts) `later`."""
+    data = dict(message["data"])
+    if "deadline" in data:
+        data["deadline"] = format_time(parse_time(data["deadline"]) + later)
+    if "ts" in data:
+        seconds, _, fraction = data["ts"].partition(".")
+        data["ts"] = f"{int(seconds) + int(later.total_seconds())}.{fraction}"
+    at = format_time(parse_time(message["at"]) + later)
+    return {**message, "tenant": tenants[message["tenant"]], "at": at, "data": data}
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenario=scenarios(), picks=st.lists(st.booleans(), max_size=40), batch=st.integers(1, 5))
-def test_any_interleaving_of_commands_and_signals_ends_the_same_way(fresh_store, scenario, picks, batch) -> None:
-    commands, signals = scenario
+def test_any_interleaving_of_commands_and_signals_ends_the_same_way(systems, scenario, picks, batch) -> None:
+    example = next(EXAMPLES)
+    tenants, later = {tenant: f"{tenant}{example}" for tenant in TENANTS}, example * EXAMPLE_SPAN
+    commands, signals = ([_moved(message, tenants, later) for message in stream] for stream in scenario)
     in_event_time = sorted(commands + signals, key=lambda message: (message["at"], message["kind"] == "signal"))
-    expected = _outcome(fresh_store(), in_event_time, batch=len(in_event_time))
-    actual = _outcome(fresh_store(), _interleave(commands, signals, picks), batch)
+    expected = _outcome(systems[0], in_event_time, len(in_event_time), tenants, later)
+    actual = _outcome(systems[1], _interleave(commands, signals, picks), batch, tenants, later)
     for part in ("loops", "inboxes", "outbox"):
         assert actual[part] == expected[part], part

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,9 +14,10 @@ from loopline.adapters.offline_policy import OfflinePolicy
 from loopline.domain import ids
 from loopline.domain.task import Task
 from loopline.domain.timeutil import parse_time
-from loopline.processors.prompts import build_request, next_request
+from loopline.processors.model.prompts import build_request, next_request
 from loopline.runtime.system import System
 from tests.conftest import build_system, command, publish, signal
+from tests.e2e.cli import Cli
 
 GYM = "renegade"
 SAM = "sam@example.com"
@@ -88,11 +88,7 @@ def test_a_reply_evaluation_sees_the_conversation_so_far(gym: System) -> None:
 
 
 def loopline(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-c", "from loopline.cli.main import main; main()", *args],
-        env={"LOOPLINE_HOME": str(home), "PATH": "/usr/bin:/bin", "COLUMNS": "200"},
-        capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[2],
-    )
+    return Cli(home).run(args)
 
 
 def test_loopline_prompt_prints_the_composed_prompt(gym: System, home: Path) -> None:

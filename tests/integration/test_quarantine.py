@@ -17,8 +17,9 @@ from loopline.domain import ids
 from loopline.domain.inbound import InboundMessage
 from loopline.domain.parked import ParkedMessageClosed
 from loopline.domain.timeutil import parse_time
-from loopline.processors import parked as parked_messages
+from loopline.processors.followers import parked as parked_messages
 from loopline.processors.application import UnitOfWork
+from loopline.processors.handlers.loops_and_timers import load_task, register_loop
 from loopline.runtime.system import System
 from tests.conftest import command, publish, signal
 from tests.hooks.loopline_hooks import Faults
@@ -67,8 +68,9 @@ def test_a_task_expiring_beyond_the_calendar_is_parked_and_everyone_else_goes_on
     ]
     parked = only_parked(system)
     assert parked["tenant"] == "poisoned" and parked["what"] == "command task.create p-1"
-    assert parked["error"].startswith("OverflowError") and parked["attempts"] == 3
-    assert parked["source"].startswith("embedded log:") and "in create_task" in parked["trace"]
+    # The log's data is validated again by the command's model before any handler runs: the bound it breaks is named.
+    assert parked["error"].startswith("ValidationError") and "expires_in_days" in parked["error"] and parked["attempts"] == 3
+    assert parked["source"].startswith("embedded log:") and "in command_from_data" in parked["trace"]
     assert parked_counts(system) == {"messages": 1, "read_model_events": 0, "deliveries": 0}
     # Processing goes on after it: the next publish and tick work.
     publish(system, *healthy("carol"))
@@ -77,9 +79,13 @@ def test_a_task_expiring_beyond_the_calendar_is_parked_and_everyone_else_goes_on
 
 def test_a_webhook_signal_against_a_malformed_watch_is_parked_and_the_tenant_goes_on(system: System) -> None:
     publish(system, command("w-1", "task.create", T0, "acme", task_id="nda", title="Get the NDA signed"))
-    append_raw(system, command("w-2", "loop.register", T0, "acme", loop_id="nda/signature", task_id="nda", channel="webhook",
-                               watch={"source": "docusign", "trigger_name": "signed", "match_fields": ["doc-1"]},
-                               deadline="2026-04-12T10:00:00Z", if_unresolved="notify_user"))
+    # A loop.register with this watch is refused wherever it is read, so the loop is stored as an older version left it.
+    uow = UnitOfWork(system.app)
+    register_loop(uow, load_task(uow, "acme", "nda"), loop_ref="nda/signature", channel="webhook",
+                  watch={"source": "docusign", "trigger_name": "signed", "match_fields": ["doc-1"]},
+                  deadline=parse_time("2026-04-12T10:00:00Z"), if_unresolved="notify_user", description="the signature",
+                  origin="explicit", now=parse_time(T0))
+    uow.commit()
     report = publish(
         system,
         signal("w-3", "webhook.received", "2026-03-14T10:00:00Z", "acme", source="docusign", trigger_name="signed",

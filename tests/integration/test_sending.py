@@ -17,7 +17,7 @@ from loopline.domain.task import Task
 from loopline.domain.tenant import TenantSettings
 from loopline.domain.timeutil import parse_time
 from loopline.processors.application import UnitOfWork
-from loopline.processors.sending import Deferred, Sent, send_to_contact
+from loopline.processors.handlers.sending import Deferred, Sent, send_to_contact
 from loopline.runtime.system import System
 from tests.conftest import command, publish
 

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from loopline.domain.send_ledger import WEEK, local_day
 from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time, parse_time
-from loopline.processors.delivery import is_contact_email
+from loopline.processors.followers.delivery import is_contact_email
 from loopline.runtime.system import System
 from tests.conftest import build_system, command, publish, signal
 

@@ -8,7 +8,7 @@ import pytest
 
 from loopline.domain.conversation import Turn, conversation_of
 from loopline.domain.task import Task
-from loopline.processors.decisions import TOOLS, InvalidToolInput, validate
+from loopline.processors.model.tools import TOOLS, InvalidToolInput, validate
 from tests.unit.test_task_lifecycle import make_task
 
 NOW = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)

@@ -12,7 +12,7 @@ from loopline.adapters.webhook import signature
 from loopline.domain import ids
 from loopline.domain.task import Task
 from loopline.processors.application import Loopline, UnitOfWork
-from loopline.processors.delivery import Delivery, is_contact_email
+from loopline.processors.followers.delivery import Delivery, is_contact_email
 from loopline.runtime.bootstrap import channels_for
 from tests.unit.fakes import FakeChannel, FakeClock, FakeLedger
 

@@ -7,8 +7,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from loopline.domain import ids
+from loopline.domain.channels import InvalidWatch, channel_rule
 from loopline.domain.expectations import EXPECTATIONS
-from loopline.domain.matching import InvalidWatch, channel_rule
 from loopline.domain.open_loop import InvalidDeadlineAction, LoopAlreadyResolved, OpenLoop
 
 NOW = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
@@ -23,6 +23,16 @@ def test_the_six_seed_rows_have_their_default_deadlines():
         "send_slack_dm": timedelta(hours=4),
         "create_todo": timedelta(days=2),
     }
+
+
+@pytest.mark.parametrize("action", sorted(EXPECTATIONS))
+def test_an_action_sets_only_watch_fields_its_channel_reads_and_always_the_ones_it_needs(action: str) -> None:
+    row = EXPECTATIONS[action]
+    rule = channel_rule(row.channel)
+    set_by_fields = {spec.watch.split(".")[0] for spec in row.fields if spec.watch}
+    assert set_by_fields | set(row.watch_defaults) <= {*rule.required_watch, *rule.optional_watch}
+    always = {spec.watch for spec in row.fields if spec.watch and spec.required} | set(row.watch_defaults)
+    assert set(rule.required_watch) <= always
 
 
 CHANNEL_FIELDS = {

@@ -9,11 +9,11 @@ from loopline.adapters.embedded_log import EmbeddedLog
 from loopline.adapters.messages import parse_message
 from loopline.domain import ids
 from loopline.domain.task import Task
-from loopline.processors.agent import Agent
+from loopline.processors.followers.agent import Agent
 from loopline.processors.application import Loopline, UnitOfWork
-from loopline.processors.handlers import build_bus
-from loopline.processors.router import Router
-from loopline.processors.scheduler import Scheduler
+from loopline.processors.handlers.table import build_bus
+from loopline.processors.followers.router import Router
+from loopline.processors.followers.scheduler import Scheduler
 from tests.conftest import command, signal
 from tests.unit.fakes import RecordingDrafter, ScriptedModel
 

@@ -11,7 +11,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from loopline.domain import ids
-from loopline.domain.matching import CHANNELS
+from loopline.domain.channels import CHANNELS
 from loopline.domain.timers import BucketClosed, TimerBucket, TimerWheel
 
 NOW = datetime(2025, 3, 1, 9, 30, tzinfo=timezone.utc)

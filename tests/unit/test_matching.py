@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from loopline.domain.matching import CHANNELS, InvalidWatch, channel_rule
+from loopline.domain.channels import CHANNELS, InvalidWatch, channel_rule
 
 EMAIL, SLACK, GITHUB, CALENDAR, LINEAR, WEBHOOK = (
     CHANNELS[name] for name in ("email", "slack", "github", "calendar", "linear", "webhook")

@@ -7,7 +7,7 @@ import pytest
 from loopline.adapters.offline_policy import OfflinePolicy
 from loopline.domain.task_types import CADENCES, TASK_TYPES
 from loopline.domain.tenant import TenantSettings
-from loopline.processors.decisions import validate
+from loopline.processors.model.tools import validate
 from loopline.processors.ports import DecisionRequest, Prompt
 
 GYM = TenantSettings.from_dict({"profile": {"display_name": "CrossFit Renegade", "typical_greeting": "Hey!",

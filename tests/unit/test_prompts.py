@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timezone
 
+from loopline.domain import ids
 from loopline.domain.conversation import Turn
+from loopline.domain.task import Task
 from loopline.domain.task_types import TASK_TYPES
 from loopline.domain.tenant import TenantSettings
-from loopline.processors.prompts import Situation, compose_prompt, pending_request
+from loopline.processors.model.prompts import PendingRequest, Situation, compose_prompt, pending_request
 
 SETTINGS = TenantSettings.from_dict({"name": "renegade", "profile": {
     "display_name": "CrossFit Renegade", "gym_type": "crossfit_box", "owner_first_name": "Mike", "vibe": "casual_friendly",
@@ -80,23 +82,20 @@ def test_a_follow_through_task_without_budgets_leaves_the_budget_out() -> None:
     assert "has not replied to the last email above" in user
 
 
-class Task:  # stand-ins named like the decision processor's events: the prompts read them by name
-    @dataclass
-    class DecisionRequested:
-        request_ref: str
-
-    @dataclass
-    class DecisionRecorded:
-        request_ref: str
-
-    @dataclass
-    class DecisionFailed:
-        request_ref: str
-        retry_at: datetime | None
-
-
 def test_the_pending_request_is_the_last_one_neither_decided_nor_given_up() -> None:
-    asked = [Task.DecisionRequested(ref) for ref in ("r1", "r2", "r3")]
-    assert pending_request([asked[0], Task.DecisionRecorded("r1")]) is None
-    assert pending_request([*asked[:2], Task.DecisionRecorded("r1"), Task.DecisionFailed("r2", AT)]) is asked[1]
-    assert pending_request([*asked, Task.DecisionFailed("r3", None)]) is asked[1]
+    task = Task.create(
+        id=ids.task_id("gym", "t1"), now=AT, tenant="gym", ref="t1", title="Book Rahul", description="",
+        task_type="meeting_scheduling", status="waiting", expires_at=None, priority="medium",
+        contact="rahul@example.com", confidence=0.8, context={}, reason="r",
+    )
+    for ref in ("r1", "r2", "r3"):
+        task.request_decision(request_ref=ref, point="draft_message", purpose="followup", touch=None, tone=None,
+                              loop_ref=f"{ref}/loop", reason="due", now=AT)
+    task.fail_decision(request_ref="r3", attempt=1, error="down", retry_at=None, now=AT)
+    task.fail_decision(request_ref="r2", attempt=1, error="down", retry_at=AT, now=AT)
+    assert pending_request(task) == PendingRequest("r2", "draft_message", "followup", None, None, "r2/loop")
+    task.request_decision(request_ref="r2", point="draft_message", purpose="followup", touch=None, tone=None,
+                          loop_ref="r2/loop", reason="retry", attempt=2, now=AT)
+    task.record_decision(request_ref="r2", attempt=2, point="draft_message", adapter="offline", model="m", decision="draft",
+                         confidence=0.8, reasoning="r", prompt_digest="d", input_tokens=0, output_tokens=0, output={}, now=AT)
+    assert pending_request(task).request_ref == "r1"  # type: ignore[union-attr]

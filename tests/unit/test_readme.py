@@ -8,8 +8,15 @@ import re
 from pathlib import Path
 
 from loopline.adapters.messages import parse_message
-from loopline.cli.reference import action_tables, cadence_table, message_tables, task_type_table, tenant_table
-from loopline.domain.matching import CHANNEL_BY_SIGNAL, channel_rule
+from loopline.cli.reference import (
+    action_tables,
+    cadence_table,
+    channel_table,
+    message_tables,
+    task_type_table,
+    tenant_table,
+)
+from loopline.domain.channels import CHANNEL_BY_SIGNAL, channel_rule
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -32,7 +39,11 @@ def test_every_channel_has_an_example_and_each_signal_matches_its_watch() -> Non
         assert rule.matches(watch, message.data), raw
         channels.add(rule.channel)
     assert channels == {"email", "slack", "github", "calendar", "linear", "webhook"}
-    assert re.search(r"\| webhook \| \*\*source\*\*", README.read_text(encoding="utf-8"))
+
+
+def test_readme_channel_table_is_the_channel_modules() -> None:
+    expected = channel_table()
+    assert expected in _section("### Channels and their watch fields"), f"put this in the README's channel section:\n{expected}"
 
 
 def test_readme_action_tables_are_the_contract_table() -> None:

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from loopline.domain import ids
 from loopline.domain.send_checks import SEND_CHECKS, SendAttempt, first_deferral
 from loopline.domain.send_ledger import KEEP_SENDS_FOR, WEEK, ContactSends, TenantSends, local_day, start_of_day
+from loopline.domain.tenant import TenantSettings
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 DAY = timedelta(days=1)
@@ -36,8 +37,8 @@ def attempt(
 ) -> SendAttempt:
     return SendAttempt(
         contact=BOB, messages_used=used, messages_budget=budget, contact_sends=contact or contact_ledger(),
-        tenant_sends=tenant or tenant_ledger(), member_weekly_limit=weekly, daily_send_limit=daily, timezone=zone,
-        now=now,
+        tenant_sends=tenant or tenant_ledger(),
+        limits=TenantSettings(member_weekly_limit=weekly, daily_send_limit=daily, timezone=zone), now=now,
     )
 
 

@@ -16,13 +16,13 @@ from loopline.adapters.messages import parse_message
 from loopline.domain import ids
 from loopline.domain.parked import ParkedMessage
 from loopline.domain.timers import TimerKind
-from loopline.processors import parked
-from loopline.processors.agent import Agent
+from loopline.processors.followers import parked
+from loopline.processors.followers.agent import Agent
 from loopline.processors.application import Loopline, UnitOfWork
-from loopline.processors.handlers import build_bus
+from loopline.processors.handlers.table import build_bus
 from loopline.processors.messages import BucketSwept, DecisionReturned, Inbound, Retry, TimerFired, Unreadable, WheelSwept
-from loopline.processors.router import Router
-from loopline.processors.scheduler import Scheduler
+from loopline.processors.followers.router import Router
+from loopline.processors.followers.scheduler import Scheduler
 from tests.conftest import command
 from tests.unit.fakes import RecordingBus, RecordingDrafter, ScriptedModel
 

@@ -21,23 +21,35 @@ from loopline.domain.timeutil import format_time
 from loopline.domain.wording import awaited, awaited_from_watch
 from loopline.processors.application import UnitOfWork
 from loopline.processors.bus import Notice, Unchanged
-from loopline.processors.commands_types import (
-    CancelTask,
-    CompleteTask,
-    ConfigureTenant,
-    CreateTask,
-    GiveGuidance,
-    RecordAction,
-    RecordWorkflowOutput,
-    RegisterLoop,
-    ResolveLoop,
-    ReviewTask,
-    ScheduleRun,
-    UpdateTask,
-    WakeTask,
-    from_data,
+from loopline.processors.handlers.loops_and_timers import (
+    UnknownLoop,
+    close_loop,
+    close_task_loops,
+    load_task,
+    proactive_run,
+    register_loop,
+    schedule_run,
+    schedule_stall_check,
+    set_timer,
 )
-from loopline.processors.loops_and_timers import (
+from loopline.processors.handlers.command_fields import STORED
+from loopline.processors.handlers.commands_types import (
+    ActionRecordCommon,
+    LoopRegister,
+    LoopResolve,
+    RunSchedule,
+    TaskCancel,
+    TaskComplete,
+    TaskCreate,
+    TaskGuidance,
+    TaskReview,
+    TaskUpdate,
+    TaskWake,
+    TenantConfigure,
+    WorkflowOutput,
+    action_schema,
+)
+from loopline.processors.handlers.loops_and_timers import (
     UnknownLoop,
     close_loop,
     close_task_loops,
@@ -49,15 +61,15 @@ from loopline.processors.loops_and_timers import (
     set_timer,
 )
 from loopline.processors.messages import Message
-from loopline.processors.readiness import on_ready
-from loopline.processors.tenants import configure_tenant, tenant_settings
-from loopline.processors.wakeups import record_workflow_output, schedule_wakeup, wake_on_condition
+from loopline.processors.handlers.readiness import on_ready
+from loopline.processors.handlers.tenants import configure_tenant, tenant_settings
+from loopline.processors.handlers.wakeups import record_workflow_output, schedule_wakeup, wake_on_condition
 
 Handler = Callable[[UnitOfWork, Message, Any], str]
 """Takes the unit of work, the message (tenant, time) and the message's typed command."""
 
 
-def create_task(uow: UnitOfWork, msg: Message, cmd: CreateTask) -> str:
+def create_task(uow: UnitOfWork, msg: Message, cmd: TaskCreate) -> str:
     tenant = msg.tenant
     task_uuid = ids.task_id(tenant, cmd.task_id)
     existing = uow.get(task_uuid, Task)
@@ -119,7 +131,7 @@ def _open_task(uow: UnitOfWork, tenant: str, task_ref: str | None) -> Task | Non
     return task if task is not None and not task.is_closed else None
 
 
-def _plan_outreach(task: Task, kind: TaskType, cmd: CreateTask, *, ends_at: datetime | None, now: datetime) -> None:
+def _plan_outreach(task: Task, kind: TaskType, cmd: TaskCreate, *, ends_at: datetime | None, now: datetime) -> None:
     """Copies the type's budget and cadence onto the task (seed 002 §6.1), with the creator's draft."""
     cadence = kind.cadence
     task.plan_outreach(
@@ -131,7 +143,7 @@ def _plan_outreach(task: Task, kind: TaskType, cmd: CreateTask, *, ends_at: date
     )
 
 
-def record_action(uow: UnitOfWork, msg: Message, cmd: RecordAction) -> str:
+def record_action(uow: UnitOfWork, msg: Message, cmd: ActionRecordCommon) -> str:
     task = load_task(uow, msg.tenant, cmd.task_id)
     action, details = cmd.action, dict(cmd.details)
     expectation = None if cmd.expect is False else expectation_for(action)
@@ -159,7 +171,7 @@ def record_action(uow: UnitOfWork, msg: Message, cmd: RecordAction) -> str:
     return f"recorded {action} on {task.ref}; expecting '{expectation.expects}' by {deadline.isoformat()}"
 
 
-def register_explicit_loop(uow: UnitOfWork, msg: Message, cmd: RegisterLoop) -> str:
+def register_explicit_loop(uow: UnitOfWork, msg: Message, cmd: LoopRegister) -> str:
     task = load_task(uow, msg.tenant, cmd.task_id)
     register_loop(
         uow, task, loop_ref=cmd.loop_id, channel=cmd.channel, watch=dict(cmd.watch),
@@ -170,7 +182,7 @@ def register_explicit_loop(uow: UnitOfWork, msg: Message, cmd: RegisterLoop) -> 
     return f"registered loop {cmd.loop_id} on {task.ref}"
 
 
-def resolve_loop(uow: UnitOfWork, msg: Message, cmd: ResolveLoop) -> str:
+def resolve_loop(uow: UnitOfWork, msg: Message, cmd: LoopResolve) -> str:
     loop = uow.get(ids.loop_id(msg.tenant, cmd.loop_id), OpenLoop)
     if loop is None:
         raise UnknownLoop(f"tenant {msg.tenant!r} has no loop {cmd.loop_id!r}")
@@ -183,13 +195,13 @@ def resolve_loop(uow: UnitOfWork, msg: Message, cmd: ResolveLoop) -> str:
     return f"resolved loop {cmd.loop_id} by hand"
 
 
-def update_task(uow: UnitOfWork, msg: Message, cmd: UpdateTask) -> str:
+def update_task(uow: UnitOfWork, msg: Message, cmd: TaskUpdate) -> str:
     task = load_task(uow, msg.tenant, cmd.task_id)
     task.note_progress(notes=cmd.notes or "", status=cmd.status, now=msg.at)
     return f"noted progress on {task.ref} ({task.status})"
 
 
-def complete_task(uow: UnitOfWork, msg: Message, cmd: CompleteTask) -> str:
+def complete_task(uow: UnitOfWork, msg: Message, cmd: TaskComplete) -> str:
     task = load_task(uow, msg.tenant, cmd.task_id)
     task.check_open()
     close_task_loops(uow, task, resolved_by="task_completed", reason=f"task completed: {cmd.summary}", now=msg.at)
@@ -200,7 +212,7 @@ def complete_task(uow: UnitOfWork, msg: Message, cmd: CompleteTask) -> str:
     return f"completed {task.ref}"
 
 
-def cancel_task(uow: UnitOfWork, msg: Message, cmd: CancelTask) -> str:
+def cancel_task(uow: UnitOfWork, msg: Message, cmd: TaskCancel) -> str:
     task = load_task(uow, msg.tenant, cmd.task_id)
     task.check_open()
     close_task_loops(uow, task, resolved_by="cancelled", reason=f"task cancelled: {cmd.reason}", now=msg.at)
@@ -208,14 +220,14 @@ def cancel_task(uow: UnitOfWork, msg: Message, cmd: CancelTask) -> str:
     return f"cancelled {task.ref}"
 
 
-def approve_task(uow: UnitOfWork, msg: Message, cmd: ReviewTask) -> str:
+def approve_task(uow: UnitOfWork, msg: Message, cmd: TaskReview) -> str:
     task = load_task(uow, msg.tenant, cmd.task_id)
     task.approve(reason=cmd.reason or "approved by owner", now=msg.at)
     on_ready(uow, task, msg.at)
     return f"approved {task.ref}"
 
 
-def reject_task(uow: UnitOfWork, msg: Message, cmd: ReviewTask) -> str:
+def reject_task(uow: UnitOfWork, msg: Message, cmd: TaskReview) -> str:
     task = load_task(uow, msg.tenant, cmd.task_id)
     reason = cmd.reason or "rejected by owner"
     close_task_loops(uow, task, resolved_by="cancelled", reason=f"task rejected: {reason}", now=msg.at)
@@ -223,7 +235,7 @@ def reject_task(uow: UnitOfWork, msg: Message, cmd: ReviewTask) -> str:
     return f"rejected {task.ref}"
 
 
-def give_guidance(uow: UnitOfWork, msg: Message, cmd: GiveGuidance) -> str:
+def give_guidance(uow: UnitOfWork, msg: Message, cmd: TaskGuidance) -> str:
     task = load_task(uow, msg.tenant, cmd.task_id)
     task.give_guidance(text=cmd.text, now=msg.at)
     if task.is_acting:  # Loopline works it again from the next tick, with the guidance in the conversation
@@ -231,7 +243,7 @@ def give_guidance(uow: UnitOfWork, msg: Message, cmd: GiveGuidance) -> str:
     return f"guidance given; {task.ref} resumed"
 
 
-def schedule_proactive_run(uow: UnitOfWork, msg: Message, cmd: ScheduleRun) -> str:
+def schedule_proactive_run(uow: UnitOfWork, msg: Message, cmd: RunSchedule) -> str:
     run = proactive_run(uow, msg.tenant, msg.at)
     schedule_run(uow, run, requested_at=cmd.at, reason=cmd.reason, now=msg.at)
     return f"next proactive run at {run.next_run_at.isoformat()}"
@@ -239,7 +251,7 @@ def schedule_proactive_run(uow: UnitOfWork, msg: Message, cmd: ScheduleRun) -> s
 
 @dataclass(frozen=True)
 class CommandRoute:
-    """One command type: its name on the wire, the typed command its `data` becomes, and its handler."""
+    """One command type: its name on the wire, the model its `data` is validated into, and its handler."""
 
     type: str
     command: type
@@ -249,27 +261,28 @@ class CommandRoute:
 COMMANDS: dict[str, CommandRoute] = {
     route.type: route
     for route in (
-        CommandRoute("task.create", CreateTask, create_task),
-        CommandRoute("action.record", RecordAction, record_action),
-        CommandRoute("loop.register", RegisterLoop, register_explicit_loop),
-        CommandRoute("loop.resolve", ResolveLoop, resolve_loop),
-        CommandRoute("task.update", UpdateTask, update_task),
-        CommandRoute("task.complete", CompleteTask, complete_task),
-        CommandRoute("task.cancel", CancelTask, cancel_task),
-        CommandRoute("task.approve", ReviewTask, approve_task),
-        CommandRoute("task.reject", ReviewTask, reject_task),
-        CommandRoute("task.guidance", GiveGuidance, give_guidance),
-        CommandRoute("run.schedule", ScheduleRun, schedule_proactive_run),
-        CommandRoute("task.wake", WakeTask, schedule_wakeup),
-        CommandRoute("workflow.output", RecordWorkflowOutput, record_workflow_output),
-        CommandRoute("tenant.configure", ConfigureTenant, configure_tenant),
+        CommandRoute("task.create", TaskCreate, create_task),
+        CommandRoute("action.record", ActionRecordCommon, record_action),
+        CommandRoute("loop.register", LoopRegister, register_explicit_loop),
+        CommandRoute("loop.resolve", LoopResolve, resolve_loop),
+        CommandRoute("task.update", TaskUpdate, update_task),
+        CommandRoute("task.complete", TaskComplete, complete_task),
+        CommandRoute("task.cancel", TaskCancel, cancel_task),
+        CommandRoute("task.approve", TaskReview, approve_task),
+        CommandRoute("task.reject", TaskReview, reject_task),
+        CommandRoute("task.guidance", TaskGuidance, give_guidance),
+        CommandRoute("run.schedule", RunSchedule, schedule_proactive_run),
+        CommandRoute("task.wake", TaskWake, schedule_wakeup),
+        CommandRoute("workflow.output", WorkflowOutput, record_workflow_output),
+        CommandRoute("tenant.configure", TenantConfigure, configure_tenant),
     )
 }
 
 
 def command_from_data(command_type: str, data: dict[str, Any]) -> Any:
-    """The typed command of a validated message: the edge's and the log's one way to build it."""
-    return from_data(COMMANDS[command_type].command, data)
+    """The command of a message's validated `data` as the log stored it (JSON), validated again by its model."""
+    model = COMMANDS[command_type].command
+    return (action_schema(data.get("action")) if model is ActionRecordCommon else model).model_validate(data, context=STORED)
 
 
 def handle_command(uow: UnitOfWork, msg: Message) -> str:

@@ -26,9 +26,9 @@ from loopline.domain.task_types import task_type
 from loopline.domain.timers import TimerKind
 from loopline.domain.wording import when
 from loopline.processors.application import UnitOfWork
-from loopline.processors.loops_and_timers import close_loop, close_task_loops, proactive_run, register_loop, set_timer
-from loopline.processors.sending import Deferred, send_to_contact
-from loopline.processors.tenants import tenant_settings
+from loopline.processors.handlers.loops_and_timers import close_loop, close_task_loops, proactive_run, register_loop, set_timer
+from loopline.processors.handlers.sending import Deferred, send_to_contact
+from loopline.processors.handlers.tenants import tenant_settings
 
 RETRY_DELAYS = (timedelta(minutes=5), timedelta(minutes=20))
 """When a failed decision is asked again; after the last, the task goes to the owner (DESIGN11 §5)."""
@@ -73,7 +73,7 @@ def step_task(uow: UnitOfWork, task: Task, now: datetime) -> str | None:
 
 
 def act(uow: UnitOfWork, task: Task, action: StepAction | WaitForContact, now: datetime) -> str | None:
-    """Applies one action of the rules (a reply is sent by the decision that wrote it, `processors/agent.py`);
+    """Applies one action of the rules (a reply is sent by the decision that wrote it, `processors/followers/agent.py`);
     says what it did, for the tick's lines and the audit."""
     if isinstance(action, Wait):
         return None
@@ -134,7 +134,7 @@ def send_message(uow: UnitOfWork, task: Task, *, draft: dict[str, Any], touch: i
     deadline = min(d for d in (next_touch_at, plan.ends_at) if d is not None) if (next_touch_at or plan.ends_at) else None
     open_reply_loop(uow, task, deadline=deadline or now + NO_END_WAIT, now=now + AFTER_REPLY if reply else now,
                     subject=details["subject"])
-    what = "a reply" if reply else f"touch {touch} of {max(len(plan.intervals), 1)}"
+    what = "a reply" if reply else f"touch {touch} of {plan.touches}"
     return f"'{task.title}': sent {what} to {task.contact}"
 
 

@@ -19,7 +19,7 @@ from loopline.domain import ids
 from loopline.domain.parked import ParkedMessage
 from loopline.processors.application import Loopline, UnitOfWork
 from loopline.processors.bus import Batch, Bus
-from loopline.processors.inbound import stored_message
+from loopline.processors.handlers.inbound import stored_message
 from loopline.processors.messages import Inbound, Retry
 
 RETRIES = 10

@@ -5,7 +5,7 @@ pending request's task (no transaction is held; the tenant's settings once per b
 model for all of them at once in a thread pool, and hands each answer to the bus as a
 `DecisionReturned` (in the requests' order, while later calls are in flight): the batch's answers
 are recorded in one transaction with the position, each as a step of its own
-(`processors/answers.py`). A request that is no longer pending (a repeat, another process's answer,
+(`processors/handlers/answers.py`). A request that is no longer pending (a repeat, another process's answer,
 a crash after the call) records nothing, so a request gets at most one decision and a decision at
 most one send; a conflict with a concurrent writer records the answers again (the model is not
 asked again), and they then find their requests decided. A model that cannot decide records
@@ -29,7 +29,7 @@ from loopline.processors.application import Loopline, Position, UnitOfWork
 from loopline.processors.bus import Batch, Bus
 from loopline.processors.messages import Answer, DecisionReturned, Pending
 from loopline.processors.ports import DecisionModel, DecisionRequest, ModelUnavailable
-from loopline.processors.prompts import request_for, tenant_settings_of
+from loopline.processors.model.prompts import request_for, tenant_settings_of
 
 TOPICS = [get_topic(Task.DecisionRequested)]
 DEFAULT_CONCURRENCY = 16

@@ -16,10 +16,10 @@ from loopline.domain.task_types import task_type
 from loopline.domain.timers import TimerKind
 from loopline.processors.application import UnitOfWork
 from loopline.processors.bus import Fault, Handler
-from loopline.processors.deadline_actions import send_followup
-from loopline.processors.loops_and_timers import set_timer
+from loopline.processors.handlers.deadline_actions import send_followup
+from loopline.processors.handlers.loops_and_timers import set_timer
 from loopline.processors.messages import DecisionReturned, Pending
-from loopline.processors.outreach import RETRY_DELAYS, act, escalate, plan_of, progress_of, send_message
+from loopline.processors.handlers.outreach import RETRY_DELAYS, act, escalate, plan_of, progress_of, send_message
 from loopline.processors.ports import Decision, Draft
 
 

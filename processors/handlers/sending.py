@@ -11,21 +11,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any
 
 from loopline.domain import ids
 from loopline.domain.send_checks import Deferral, SendAttempt, first_deferral
 from loopline.domain.send_ledger import ContactSends, TenantSends, local_day
 from loopline.domain.task import Task
+from loopline.domain.tenant import TenantSettings
 from loopline.processors.application import UnitOfWork
-
-
-class SendLimits(Protocol):
-    """What the checks read of a tenant's settings (`TenantSettings` has these)."""
-
-    timezone: str
-    member_weekly_limit: int
-    daily_send_limit: int
 
 
 @dataclass(frozen=True)
@@ -41,7 +34,7 @@ class Deferred:
 
 
 def send_to_contact(
-    uow: UnitOfWork, task: Task, *, details: dict[str, Any], now: datetime, settings: SendLimits,
+    uow: UnitOfWork, task: Task, *, details: dict[str, Any], now: datetime, settings: TenantSettings,
     summary: str | None = None,
 ) -> Sent | Deferred:
     """Emails `details["to"]` for the task (a `send_email` action by Loopline, which delivery sends) unless
@@ -55,8 +48,7 @@ def send_to_contact(
     plan = task.outreach
     deferral = first_deferral(SendAttempt(
         contact=contact, messages_used=task.messages_used, messages_budget=plan["budget_messages"] if plan else None,
-        contact_sends=contact_sends, tenant_sends=tenant_sends, member_weekly_limit=settings.member_weekly_limit,
-        daily_send_limit=settings.daily_send_limit, timezone=settings.timezone, now=now,
+        contact_sends=contact_sends, tenant_sends=tenant_sends, limits=settings, now=now,
     ))
     if deferral is not None:
         return Deferred(deferral)

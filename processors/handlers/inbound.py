@@ -10,16 +10,16 @@ from uuid import UUID
 from loopline.domain import ids
 from loopline.domain.errors import DomainError
 from loopline.domain.inbound import InboundMessage
-from loopline.domain.matching import CHANNEL_BY_SIGNAL
+from loopline.domain.channels import CHANNEL_BY_SIGNAL
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.parked import ParkedMessage
 from loopline.domain.timeutil import format_time, parse_time
 from loopline.domain.watch_index import WatchIndex
 from loopline.processors.application import UnitOfWork
 from loopline.processors.bus import Fault, Handler, Outcome
-from loopline.processors.commands import command_from_data, handle_command
+from loopline.processors.handlers.commands import command_from_data, handle_command
 from loopline.processors.messages import Inbound, Message, Retry
-from loopline.processors.signals import handle_signal
+from loopline.processors.handlers.signals import handle_signal
 
 EMBEDDED_LOG = "embedded log"
 MessageOutcome = Outcome[Inbound]

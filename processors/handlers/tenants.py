@@ -5,7 +5,7 @@ from __future__ import annotations
 from loopline.domain import ids
 from loopline.domain.tenant import Tenant, TenantSettings
 from loopline.processors.application import UnitOfWork
-from loopline.processors.commands_types import ConfigureTenant
+from loopline.processors.handlers.commands_types import TenantConfigure
 from loopline.processors.messages import Message
 
 
@@ -15,7 +15,7 @@ def tenant_settings(uow: UnitOfWork, tenant: str) -> TenantSettings:
     return found.current if found is not None else TenantSettings()
 
 
-def configure_tenant(uow: UnitOfWork, msg: Message, cmd: ConfigureTenant) -> str:
+def configure_tenant(uow: UnitOfWork, msg: Message, cmd: TenantConfigure) -> str:
     given = cmd.given()
     if not given:
         return f"tenant.configure for {msg.tenant} gave no settings; nothing changed"

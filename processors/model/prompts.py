@@ -275,7 +275,7 @@ def build_request(
     situation = Situation(
         point=point, purpose=purpose, kind=kind, settings=settings, title=task.title, description=task.description,
         context=task.context, contact=contact, contact_name=contact_name, touch=touch,
-        touches=min(max(len(plan.get("tones") or ()), 1), plan["budget_messages"]) if plan else None,
+        touches=Plan.of(plan).touches if plan else None,
         tone=tone, reply_text=reply_text, conversation=conversation, budget_left=left,
         other_tasks=other_tasks(app, task),
     )
@@ -286,13 +286,26 @@ def build_request(
     )
 
 
-def pending_request(events: Sequence[Any]) -> Any | None:
-    """The task's last `Task.DecisionRequested` still waiting for its decision (none recorded, and not
-    given up on after a failure), or None."""
-    done = {e.request_ref for e in events if type(e).__qualname__ == "Task.DecisionRecorded"} | {
-        e.request_ref for e in events if type(e).__qualname__ == "Task.DecisionFailed" and e.retry_at is None}
-    waiting = [e for e in events if type(e).__qualname__ == "Task.DecisionRequested" and e.request_ref not in done]
-    return waiting[-1] if waiting else None
+@dataclass(frozen=True)
+class PendingRequest:
+    """A decision the task asked for and still waits on, as `Task.pending_decisions` holds it; it reads
+    like the `Task.DecisionRequested` that asked, so `request_for` takes either."""
+
+    request_ref: str
+    point: str
+    purpose: str
+    touch: int | None
+    tone: str | None
+    loop_ref: str | None
+
+
+def pending_request(task: Task) -> PendingRequest | None:
+    """The task's last decision request still waiting for its decision (none recorded, and not given up on
+    after a failure), or None."""
+    if not task.pending_decisions:
+        return None
+    ref, pending = next(reversed(task.pending_decisions.items()))
+    return PendingRequest(ref, pending["point"], pending["purpose"], pending["touch"], pending["tone"], pending["loop_ref"])
 
 
 def request_for(
@@ -321,7 +334,7 @@ def next_request(source: Loopline | UnitOfWork, task: Task, now: datetime) -> De
     """The request the task's next decision gets: its pending one if any, else its next touch (an acting
     task) or a follow-up draft (a follow-through task)."""
     events = task_events(source, task)
-    pending = pending_request(events)
+    pending = pending_request(task)
     if pending is not None:
         return request_for(source, task, pending, events, now)
     if task.outreach is None:

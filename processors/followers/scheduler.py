@@ -2,7 +2,7 @@
 
 Work follows the timer wheel, so a tick touches due items only. Each bucket is handed to the bus
 as one batch (its due timers, `TimerFired`, and once its hour has passed its closing), and every
-timer checks its aggregate's state first (`processors/timer_firings.py`), which makes a tick
+timer checks its aggregate's state first (`processors/handlers/timer_firings.py`), which makes a tick
 idempotent: running it again, or after a crash half-way, changes nothing that was already done.
 """
 
@@ -24,8 +24,8 @@ from loopline.domain.wording import count, when
 from loopline.processors.application import Loopline, UnitOfWork
 from loopline.processors.bus import Batch, Bus
 from loopline.processors.messages import BucketSwept, TimerFired, WheelSwept
-from loopline.processors.outreach import has_step
-from loopline.processors.timer_firings import TIMERS
+from loopline.processors.handlers.outreach import has_step
+from loopline.processors.handlers.timer_firings import TIMERS
 
 SWEEPS = 5
 STEPS_PER_TICK = 20

@@ -2,7 +2,7 @@
 
 This is the one place the pipeline starts working a ready task: an acting task (one with an
 outreach plan) gets a `task_step` timer due at once, so the next tick sends its first touch
-(`processors/outreach.py`). A follow-through task waits for its agent, as before issue 11.
+(`processors/handlers/outreach.py`). A follow-through task waits for its agent, as before issue 11.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from datetime import datetime
 from loopline.domain.task import Task
 from loopline.domain.timers import TimerKind
 from loopline.processors.application import UnitOfWork
-from loopline.processors.loops_and_timers import set_timer
+from loopline.processors.handlers.loops_and_timers import set_timer
 
 
 def on_ready(uow: UnitOfWork, task: Task, now: datetime) -> None:

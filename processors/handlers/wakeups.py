@@ -20,15 +20,15 @@ from loopline.domain.task import Task
 from loopline.domain.timers import TimerKind
 from loopline.domain.timeutil import format_time
 from loopline.processors.application import UnitOfWork
-from loopline.processors.commands_types import RecordWorkflowOutput, WakeTask
-from loopline.processors.loops_and_timers import load_task, register_loop, set_timer
+from loopline.processors.handlers.commands_types import TaskWake, WorkflowOutput
+from loopline.processors.handlers.loops_and_timers import load_task, register_loop, set_timer
 from loopline.processors.messages import Message
 
 CONDITION_ONLY_DEADLINE = timedelta(days=30)
 """How long a condition-only wake-up waits when the task never expires and no deadline is given."""
 
 
-def schedule_wakeup(uow: UnitOfWork, msg: Message, cmd: WakeTask) -> str:
+def schedule_wakeup(uow: UnitOfWork, msg: Message, cmd: TaskWake) -> str:
     task = load_task(uow, msg.tenant, cmd.task_id)
     task.check_open()
     at, when = cmd.at, cmd.when
@@ -73,7 +73,7 @@ def wake_on_condition(task: Task, loop_ref: str, *, cause: str, reason: str, now
         task.wake(wake_ref, cause=cause, reason=reason, now=now)
 
 
-def record_workflow_output(uow: UnitOfWork, msg: Message, cmd: RecordWorkflowOutput) -> str:
+def record_workflow_output(uow: UnitOfWork, msg: Message, cmd: WorkflowOutput) -> str:
     task = load_task(uow, msg.tenant, cmd.task_id)
     name = task.record_workflow_output(workflow=cmd.workflow, output=cmd.output, now=msg.at)
     return f"stored {cmd.workflow} output {name} for {task.ref}"

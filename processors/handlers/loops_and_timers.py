@@ -8,7 +8,7 @@ from uuid import UUID
 
 from loopline.domain import ids
 from loopline.domain.errors import DomainError
-from loopline.domain.matching import channel_rule
+from loopline.domain.channels import channel_rule
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.proactive_run import ProactiveRun
 from loopline.domain.task import Task

@@ -10,7 +10,7 @@ from eventsourcing.utils import get_topic
 from loopline.domain.inbound import InboundMessage
 from loopline.processors.application import Loopline, Position
 from loopline.processors.bus import Batch, Bus
-from loopline.processors.inbound import MessageOutcome, stored_message
+from loopline.processors.handlers.inbound import MessageOutcome, stored_message
 from loopline.processors.messages import Inbound
 
 INBOUND_TOPIC = get_topic(InboundMessage.Received)

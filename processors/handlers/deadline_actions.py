@@ -17,7 +17,7 @@ from loopline.domain.timers import TimerKind
 from loopline.domain.timeutil import format_time
 from loopline.domain.wording import CONTACT_ASKS, NEXT_STEP, when
 from loopline.processors.application import UnitOfWork
-from loopline.processors.loops_and_timers import (
+from loopline.processors.handlers.loops_and_timers import (
     close_loop,
     close_task_loops,
     proactive_run,
@@ -25,11 +25,11 @@ from loopline.processors.loops_and_timers import (
     schedule_run,
     set_timer,
 )
-from loopline.processors.outreach import DEFERRED_NEVER, NO_END_WAIT, open_reply_loop, plan_of, step_task
+from loopline.processors.handlers.outreach import DEFERRED_NEVER, NO_END_WAIT, open_reply_loop, plan_of, step_task
 from loopline.processors.ports import Draft, Drafter
-from loopline.processors.sending import Deferred, send_to_contact
-from loopline.processors.tenants import tenant_settings
-from loopline.processors.wakeups import wake_on_condition
+from loopline.processors.handlers.sending import Deferred, send_to_contact
+from loopline.processors.handlers.tenants import tenant_settings
+from loopline.processors.handlers.wakeups import wake_on_condition
 
 ESCALATION_RUN_DELAY = timedelta(hours=4)
 FOLLOWUP_IF_UNRESOLVED = DeadlineAction.NOTIFY_USER.value
@@ -50,7 +50,7 @@ def _who(loop: OpenLoop, contact: str) -> str:
 
 
 def _draft_followup_email(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, now: datetime) -> str:
-    """Asks the model for the follow-up (`processors/agent.py` sends it with `send_followup`)."""
+    """Asks the model for the follow-up (`processors/followers/agent.py` sends it with `send_followup`)."""
     contact = loop.watch["sender"]
     task.check_may_act()
     task.request_decision(

@@ -9,12 +9,12 @@ from loopline.domain import ids
 from loopline.domain.contact_index import ContactIndex
 from loopline.domain.status import TaskStatus
 from loopline.domain.task import Task
-from loopline.domain.matching import CHANNEL_BY_SIGNAL
+from loopline.domain.channels import CHANNEL_BY_SIGNAL
 from loopline.domain.open_loop import OpenLoop
 from loopline.processors.application import UnitOfWork
-from loopline.processors.loops_and_timers import load_task, proactive_run, resolve_by_signal, watch_index
+from loopline.processors.handlers.loops_and_timers import load_task, proactive_run, resolve_by_signal, watch_index
 from loopline.processors.messages import Message
-from loopline.processors.outreach import on_reply
+from loopline.processors.handlers.outreach import on_reply
 
 WORKED = frozenset({TaskStatus.READY, TaskStatus.EXECUTING, TaskStatus.WAITING, TaskStatus.DORMANT})
 """The statuses in which Loopline itself answers an acting task's reply (not one with the owner)."""

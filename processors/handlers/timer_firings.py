@@ -26,8 +26,8 @@ from loopline.domain.timeutil import HOUR
 from loopline.domain.wording import count, when
 from loopline.processors.application import UnitOfWork
 from loopline.processors.bus import Fault, Handler
-from loopline.processors.deadline_actions import send_followup, take_deadline_action
-from loopline.processors.loops_and_timers import (
+from loopline.processors.handlers.deadline_actions import send_followup, take_deadline_action
+from loopline.processors.handlers.loops_and_timers import (
     close_task_loops,
     load_task,
     proactive_run,
@@ -35,9 +35,9 @@ from loopline.processors.loops_and_timers import (
     set_timer,
 )
 from loopline.processors.messages import BucketSwept, TimerFired, WheelSwept
-from loopline.processors.outreach import has_step, retry_due_decisions, step_task
+from loopline.processors.handlers.outreach import has_step, retry_due_decisions, step_task
 from loopline.processors.ports import Draft, Drafter
-from loopline.processors.wakeups import wake_due
+from loopline.processors.handlers.wakeups import wake_due
 
 REFILE_AFTER = timedelta(minutes=1)
 

@@ -1,15 +1,15 @@
 """The bus's one handler table: one row per kind of message, each saying what applying, refusing and
-parking it means (commands and signals dispatch further through `processors/commands.py` COMMANDS and
-`processors/signals.py`; timers through `processors/timer_firings.py` TIMERS)."""
+parking it means (commands and signals dispatch further through `processors/handlers/commands.py` COMMANDS and
+`processors/handlers/signals.py`; timers through `processors/handlers/timer_firings.py` TIMERS)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from loopline.processors.answers import DECISION_RETURNED
+from loopline.processors.handlers.answers import DECISION_RETURNED
 from loopline.processors.application import Loopline
 from loopline.processors.bus import Bus, Handler
-from loopline.processors.inbound import INBOUND, RETRY
+from loopline.processors.handlers.inbound import INBOUND, RETRY
 from loopline.processors.messages import (
     BucketSwept,
     DecisionReturned,
@@ -20,8 +20,8 @@ from loopline.processors.messages import (
     WheelSwept,
 )
 from loopline.processors.ports import Drafter
-from loopline.processors.rejects import UNREADABLE
-from loopline.processors.timer_firings import BUCKET_SWEPT, WHEEL_SWEPT, timer_handler
+from loopline.processors.handlers.rejects import UNREADABLE
+from loopline.processors.handlers.timer_firings import BUCKET_SWEPT, WHEEL_SWEPT, timer_handler
 
 
 def handlers(drafter: Drafter) -> dict[type, Handler[Any]]:

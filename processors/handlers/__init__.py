@@ -1,0 +1,1 @@
+"""Handlers: what each kind of message does inside a step of the bus (commands, signals, timer firings, model answers)."""

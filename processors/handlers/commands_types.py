@@ -1,0 +1,258 @@
+"""Commands, each declared once: a pydantic model is what the edge validates a message's `data` with and what
+its handler takes. Frozen and typed (times, named values, nested objects); the embedded log stores the
+validated `data` as JSON and `processors/handlers/commands.py` `command_from_data` validates it again into the same
+command, so both paths hand handlers equal objects.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import is_dataclass
+from typing import Annotated, Any, Literal, get_origin, get_type_hints
+
+from pydantic import AfterValidator, ConfigDict, Field, create_model, model_validator
+
+from loopline.adapters import limits
+from loopline.domain.expectations import EXPECTATIONS, DeadlineAction, Expectation
+from loopline.domain.status import TaskStatus
+from loopline.domain.tenant import InvalidSettings, TenantProfile, TenantSettings, setting_names
+from loopline.processors.handlers.command_fields import Id, MatchFields, ShortText, Strict, Text, Timestamp, Watch, unknown_keys
+
+
+class TaskDraft(Strict):
+    subject: Text = Field(description="the email's subject")
+    body: Text = Field(description="the email's text")
+
+
+class TaskCreate(Strict):
+    task_id: Id = Field(description="the task's id, chosen by the agent; a second `task.create` with it changes nothing")
+    title: Text = Field(description="what the task is, as the owner reads it")
+    description: str | None = Field(default=None, description="more detail, kept on the task")
+    task_type: str | None = Field(
+        default=None,
+        description="a type of the task type table: sets budgets, cadence, expiry and review; absent: `ad_hoc`, "
+        "worked by the agent (Loopline follows through); an unknown type is handled as `ad_hoc` and waits for review",
+    )
+    expires_in_days: int | None = Field(
+        default=None, ge=1, le=limits.MAX_EXPIRES_IN_DAYS,
+        description="days until the task expires; absent: its type's (14, none for `inbox_management`)",
+    )
+    priority: Literal["low", "med", "medium", "high", "critical"] | None = Field(default=None, description="kept on the task")
+    contact: ShortText | None = Field(
+        default=None,
+        description="who the task is with (an address or a name), shown with the task; an email address with a "
+        "`task_type` that sends makes Loopline work the task itself, one open task per contact and type",
+    )
+    confidence: float | None = Field(
+        default=None, ge=0, le=1,
+        description="the agent's confidence, 0 to 1; decides review with the type's threshold (see [Creation and review]"
+        "(#creation-and-review)); absent counts as 0 for a task Loopline works",
+    )
+    context: dict[str, Any] | None = Field(
+        default=None, description="anything the agent wants back in `context.json`; `conversation_id` is named when the task completes"
+    )
+    draft: TaskDraft | None = Field(
+        default=None, description="the first message to the contact, sent as touch 1 of a task Loopline works; "
+        "otherwise kept in `context.json`",
+    )
+    to_name: ShortText | None = Field(default=None, description="the contact's name, used in greetings")
+
+
+class ActionRecordCommon(Strict):
+    """The fields every action takes; each action's own fields come from its contract row (`ACTION_SCHEMAS`)."""
+
+    task_id: Id = Field(description="the task that acted")
+    action: Text = Field(description="the action taken: one of [Actions and their fields](#actions-and-their-fields), or a custom one with `expect: false`")
+    summary: str | None = Field(default=None, description="what was done, in the task's trail (absent: the action's name)")
+    message_id: Text | None = Field(default=None, description="the sent message's id, kept with the action")
+    loop_id: Id | None = Field(default=None, description="the implied loop's id; absent: `TASK/ACTION/N`")
+    deadline: Timestamp | None = Field(default=None, description="when the loop expires; absent: the action's default deadline")
+    if_unresolved: DeadlineAction | None = Field(
+        default=None, strict=False, description="what happens at the deadline; absent: the action's default"
+    )
+    expect: bool | None = Field(default=None, description="`false`: record the action without registering a loop")
+
+    @property
+    def details(self) -> dict[str, Any]:
+        """What is recorded with the action, as JSON: its own fields (`to`, `thread_id`, `repo`, …) and the
+        sent message's id; not the task, the action, its summary or the loop it implies."""
+        return {key: value for key, value in self.model_dump(mode="json", exclude_none=True).items()
+                if key not in _NOT_DETAILS}
+
+
+_NOT_DETAILS = frozenset({"task_id", "action", "summary", "loop_id", "deadline", "if_unresolved", "expect"})
+
+
+class ActionRecord(ActionRecordCommon):
+    """The first pass: the common fields, then the action's own schema (`ACTION_SCHEMAS`) or, for a
+    custom action with `"expect": false`, its fields as given."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+_FIELD_TYPES: dict[Any, Any] = {str: Text, list[str]: list[Text], dict[str, Any]: MatchFields}
+"""What each type a contract row names is at the edge: text is never blank, objects map to text."""
+
+
+def _action_schema(row: Expectation) -> type[ActionRecordCommon]:
+    fields: dict[str, Any] = {}
+    for spec in row.fields:
+        kind = _FIELD_TYPES.get(spec.type, spec.type)
+        if spec.required:
+            fields[spec.name] = (kind, Field(description=spec.doc))
+        else:
+            fields[spec.name] = (kind | None, Field(default=None, description=spec.doc))
+    return create_model(f"ActionRecord_{row.action}", __base__=ActionRecordCommon, **fields)
+
+
+ACTION_SCHEMAS: dict[str, type[ActionRecordCommon]] = {action: _action_schema(row) for action, row in EXPECTATIONS.items()}
+
+
+def action_schema(action: Any) -> type[ActionRecordCommon]:
+    """The schema an `action.record` of `action` is validated by: its contract's, else a custom action's."""
+    return ACTION_SCHEMAS.get(action, ActionRecord)
+
+
+class LoopRegister(Strict):
+    loop_id: Id = Field(description="the loop's id, chosen by the agent")
+    task_id: Id = Field(description="the task the loop belongs to")
+    channel: Text = Field(description="where the answer comes from: a channel of [Channels and their watch fields](#channels-and-their-watch-fields)")
+    watch: Watch = Field(description="the fields a signal must match, by its channel's rule")
+    deadline: Timestamp = Field(description="when the loop expires unresolved")
+    if_unresolved: DeadlineAction = Field(strict=False, description="what happens at the deadline")
+    description: str | None = Field(default=None, description="what the loop waits for, as the owner reads it")
+
+
+class LoopResolve(Strict):
+    loop_id: Id = Field(description="the loop to close by hand; its task wakes if the loop was a wake-up condition")
+    reason: str | None = Field(default=None, description="why, in the trail (absent: `resolved by hand`)")
+
+
+class TaskUpdate(Strict):
+    task_id: Id = Field(description="the task")
+    status: TaskStatus | None = Field(
+        default=None, strict=False, description="the agent's own move along [Task statuses](#task-statuses); absent: unchanged"
+    )
+    notes: str | None = Field(default=None, description="progress notes, the latest shown in `progress.md`")
+
+
+class TaskComplete(Strict):
+    task_id: Id = Field(description="the task; its open loops close")
+    summary: Text = Field(description="what was achieved, told to the owner")
+
+
+class TaskCancel(Strict):
+    task_id: Id = Field(description="the task; its open loops close")
+    reason: Text = Field(description="why, in the trail")
+
+
+class TaskReview(Strict):
+    task_id: Id = Field(description="a task in `pending_review`")
+    reason: str | None = Field(default=None, description="the owner's reason (absent: `approved by owner` / `rejected by owner`)")
+    rejection_type: str | None = Field(default=None, description="on `task.reject`: a category of the rejection, kept with it")
+
+
+class TaskGuidance(Strict):
+    task_id: Id = Field(description="an `escalated` task; it resumes `executing`")
+    text: Text = Field(description="the owner's guidance, in the trail")
+
+
+class RunSchedule(Strict):
+    at: Timestamp = Field(description="when the tenant's proactive run should next run")
+    reason: Text = Field(description="why, in the run's history")
+
+
+class WakeCondition(Strict):
+    channel: Text = Field(description="the channel to watch")
+    watch: Watch = Field(description="the fields a signal must match, as in `loop.register`")
+    deadline: Timestamp | None = Field(
+        default=None, description="without `at`: when the condition's loop expires (absent: the task's expiry, or 30 days)"
+    )
+    if_unresolved: DeadlineAction | None = Field(
+        default=None, strict=False, description="without `at`: what happens at that deadline (absent: `notify_user`)"
+    )
+
+
+class TaskWake(Strict):
+    task_id: Id = Field(description="the task to wake; it must be open")
+    wake_id: Id | None = Field(default=None, description="the wake-up's id; absent: `TASK/wake/N`")
+    at: Timestamp | None = Field(default=None, description="wake at this time (and, with `when`, the condition's deadline)")
+    when: WakeCondition | None = Field(default=None, description="wake when a signal matches; give `at`, `when` or both")
+    reason: str | None = Field(default=None, description="why, in the trail (absent: `self-scheduled wake-up`)")
+
+    @model_validator(mode="after")
+    def _time_or_condition(self) -> TaskWake:
+        if self.at is None and self.when is None:
+            raise ValueError("give `at` (a time), `when` (a condition: channel and watch) or both")
+        if self.at is not None and self.when is not None and (self.when.deadline or self.when.if_unresolved):
+            raise ValueError("with both `at` and `when`, `at` is the condition's deadline: drop when.deadline/when.if_unresolved")
+        return self
+
+
+class WorkflowOutput(Strict):
+    task_id: Id = Field(description="the task that owns the workflow")
+    workflow: str = Field(
+        min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.-]+$", description="the workflow's name, used in the file name"
+    )
+    output: dict[str, Any] | list[Any] | str = Field(description="the output, stored in the task's `workflows/` folder")
+
+
+def _checked(check: Callable[[Any], None]) -> Callable[[str], str]:
+    """A domain check as a validator: its InvalidSettings becomes the edge's error, in the same words."""
+
+    def validate(value: str) -> str:
+        try:
+            check(value)
+        except InvalidSettings as error:
+            raise ValueError(str(error)) from None
+        return value
+
+    return validate
+
+
+def _setting_field(kind: Any, spec: dataclasses.Field[Any]) -> tuple[Any, Any]:
+    """A setting at the edge: optional (absent leaves it as it was), text never blank and bounded, lists of such
+    text, numbers within the setting's bounds, a nested group its own model."""
+    meta = spec.metadata
+    if is_dataclass(kind):
+        kind = _settings_model(kind, f"{spec.name} field")
+    elif meta["check"] is not None:
+        kind = Annotated[str, AfterValidator(_checked(meta["check"]))]
+    elif get_origin(kind) is tuple:
+        kind = list[ShortText]
+    elif kind in (str, str | None):
+        kind = ShortText
+    bounds = {"ge": 0, "le": meta["most"]} if meta["most"] is not None else {}
+    return kind | None, Field(default=None, description=meta["doc"], **bounds)
+
+
+_MODEL_NAMES = {TenantProfile: "TenantProfileFields", TenantSettings: "TenantSettingsFields"}
+"""The edge's name of a group's model where it differs from the domain class's: an error names the model
+("… or instance of TenantProfileFields"), and a model named like its domain class would read as that class."""
+
+
+def _settings_model(group: type, unknown: str | None = None) -> type[Strict]:
+    """The edge's model of a settings group of `domain/tenant.py`; a nested group names a key it does not know."""
+    kinds = get_type_hints(group)
+    validators = {}
+    if unknown is not None:
+        known = setting_names(group)
+
+        def known_keys(cls: type, data: Any) -> Any:
+            return unknown_keys(data, known, unknown)
+
+        validators["_known_keys"] = model_validator(mode="before")(known_keys)
+    return create_model(  # type: ignore[call-overload, no-any-return]
+        _MODEL_NAMES.get(group, group.__name__), __base__=Strict, __validators__=validators,
+        **{spec.name: _setting_field(kinds[spec.name], spec) for spec in dataclasses.fields(group)},
+    )
+
+
+class TenantConfigure(_settings_model(TenantSettings)):  # type: ignore[misc]
+    """`tenant.configure`: any of the tenant's settings (`domain/tenant.py` declares them), each left as it was
+    when absent."""
+
+    def given(self) -> dict[str, Any]:
+        """The settings this command sets: every field it was given (the rest stay as they are)."""
+        return self.model_dump(mode="json", exclude_none=True)
