@@ -8,12 +8,11 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import signal
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-from loopline.processors.ports import DeliveryFailed, OutboundChannel
+from loopline.processors.ports import DeliveryFailed
 
 
 class JsonlOutbox:
@@ -88,18 +87,3 @@ class ConsoleChannel:
         whose = f"{message.get('tenant', '?')}/{message.get('task_id', '?')}"
         self.write(f"{message.get('at', '')}  to {message.get('to')}  {message.get('kind')}  [{whose}]  {message.get('text', '')}")
 
-
-class KillAfterSend:
-    """Test-only (LOOPLINE_TEST_KILL_AFTER_SEND=<channel>): SIGKILLs this process right after the
-    channel sent a message and before the delivery is marked, to prove the resend keeps its key."""
-
-    def __init__(self, channel: OutboundChannel) -> None:
-        self.channel = channel
-        self.name = channel.name
-
-    def accepts(self, message: dict[str, Any]) -> bool:
-        return self.channel.accepts(message)
-
-    def send(self, *, key: str, message: dict[str, Any]) -> None:
-        self.channel.send(key=key, message=message)
-        os.kill(os.getpid(), signal.SIGKILL)

@@ -18,7 +18,7 @@ import hashlib
 import logging
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
@@ -28,8 +28,8 @@ from loopline.adapters.kafka_log import Topics
 from loopline.adapters.messages import InvalidMessage, parse_message
 from loopline.domain import ids
 from loopline.processors.application import Loopline, Position
-from loopline.processors.bus import Batch, Bus
-from loopline.processors.handlers.inbound import MessageOutcome, Repeated
+from loopline.processors.bus import Batch, Bus, Outcomes
+from loopline.processors.handlers.inbound import Repeated
 from loopline.processors.messages import Inbound, Unreadable
 
 log = logging.getLogger("loopline.kafka")
@@ -124,8 +124,9 @@ def fingerprint(record: Any) -> int:
 
 
 @dataclass
-class BatchReport:
-    applied: list[MessageOutcome] = field(default_factory=list)
+class BatchReport(Outcomes[Inbound]):
+    """A partition batch's messages applied (refused and parked among them), and those it passed over."""
+
     duplicates: int = 0
     dead_lettered: int = 0
     skipped: int = 0
@@ -185,7 +186,7 @@ class PartitionBatchApplier:
             elif isinstance(outcome.detail, Repeated):
                 report.duplicates += 1
             else:
-                report.applied.append(outcome)
+                report.outcomes.append(outcome)
         return report
 
 

@@ -33,8 +33,7 @@ class ProactiveRun(LooplineAggregate):
         reason: str
 
         def apply(self, run: ProactiveRun) -> None:
-            run.next_run_at = self.next_run_at
-            run.next_run_reason = self.reason
+            run._next_run(self.next_run_at, self.reason)
 
     class EscalationQueued(TenantEvent):
         task_ref: str
@@ -57,8 +56,7 @@ class ProactiveRun(LooplineAggregate):
             run.last_run_summary = self.summary
             run.runs += 1
             del run.pending_escalations[: self.escalations_handled]
-            run.next_run_at = self.next_run_at
-            run.next_run_reason = self.next_run_reason
+            run._next_run(self.next_run_at, self.next_run_reason)
 
     def __init__(self, tenant: str, next_run_at: datetime, next_run_reason: str) -> None:
         self.tenant = tenant
@@ -68,6 +66,11 @@ class ProactiveRun(LooplineAggregate):
         self.last_run_summary: str | None = None
         self.runs = 0
         self.pending_escalations: list[dict[str, Any]] = []
+
+    def _next_run(self, at: datetime, reason: str) -> None:
+        """Where the next run and its reason change: scheduled, or set by a finished run."""
+        self.next_run_at = at
+        self.next_run_reason = reason
 
     @classmethod
     def start(cls, *, id: Any, tenant: str, now: datetime) -> ProactiveRun:  # noqa: A002

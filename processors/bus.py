@@ -21,7 +21,7 @@ from __future__ import annotations
 import sqlite3
 import traceback
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
 from eventsourcing.persistence import IntegrityError, PersistenceError
@@ -103,6 +103,21 @@ class Outcome(Generic[M]):
     @property
     def warning(self) -> str | None:
         return self.detail if isinstance(self.detail, Notice) else None
+
+
+@dataclass
+class Outcomes(Generic[M]):
+    """What a run of steps did, with the messages refused and those parked among them."""
+
+    outcomes: list[Outcome[M]] = field(default_factory=list)
+
+    @property
+    def rejected(self) -> list[Outcome[M]]:
+        return [outcome for outcome in self.outcomes if not (outcome.accepted or outcome.parked)]
+
+    @property
+    def parked(self) -> list[Outcome[M]]:
+        return [outcome for outcome in self.outcomes if outcome.parked]
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,6 @@ from sqlalchemy import Column, Integer, MetaData, String, Table, inspect, select
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
-from loopline.processors import faults
 from loopline.projections import writes
 from loopline.projections.parked import (
     DROPPED,
@@ -168,8 +167,6 @@ class ProjectionRunner:
                 for projection in self.projections:
                     handler = projection.handlers.get(type(event))
                     if handler is not None and current[projection.name] < position:
-                        if faults.ACTIVE:
-                            faults.check("projection", event.__dict__)
                         handler(conn, event, position)
                         applied[projection.name] += 1
             writes.flush(conn)
@@ -196,8 +193,6 @@ class ProjectionRunner:
                 try:
                     with self.engine.begin() as conn:
                         writes.discard(conn)
-                        if faults.ACTIVE:
-                            faults.check("projection", event.__dict__)
                         handler(conn, event, position)
                         writes.flush(conn)
                         self._advance(conn, old, position)
@@ -241,8 +236,6 @@ class ProjectionRunner:
                 [notification] = self.recorder.select_notifications(start=position, limit=1, stop=position)
                 event = self.mapper.to_domain_event(notification)
                 writes.discard(conn)
-                if faults.ACTIVE:
-                    faults.check("projection", event.__dict__)
                 projection.handlers[type(event)](conn, event, position)
                 writes.flush(conn)
         except ParkedEventClosed:

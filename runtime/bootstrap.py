@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
-
-from loopline.adapters.channels import JsonlOutbox, KillAfterSend
+from loopline.adapters.channels import JsonlOutbox
 from loopline.adapters.clock import SystemClock
 from loopline.adapters.config import InvalidSetting, Settings
 from loopline.adapters.delivery_state import SqlDeliveryLedger
@@ -15,7 +13,6 @@ from loopline.adapters.offline_policy import OfflinePolicy
 from loopline.adapters.reachability import check_reachable
 from loopline.adapters.smtp import SmtpChannel, SmtpServer
 from loopline.adapters.webhook import WebhookChannel
-from loopline.processors import faults
 from loopline.processors.followers.agent import Agent, concurrency_from_env
 from loopline.processors.followers.delivery import Delivery
 from loopline.processors.handlers.table import build_bus
@@ -28,7 +25,6 @@ from loopline.runtime.system import System
 
 def build(settings: Settings | None = None) -> System:
     settings = settings or Settings.load()
-    faults.configure(os.environ.get("LOOPLINE_TEST_FAULTS", ""))  # test-only: see processors/faults.py
     check_reachable(settings)
     try:
         settings.home.mkdir(parents=True, exist_ok=True)
@@ -91,5 +87,4 @@ def channels_for(settings: Settings) -> list[OutboundChannel]:
             raise InvalidSetting("LOOPLINE_WEBHOOK_URL is set but LOOPLINE_WEBHOOK_SECRET is not: set the secret "
                                  "the receiver verifies X-Loopline-Signature with")
         channels.append(WebhookChannel(settings.webhook_url, settings.webhook_secret))
-    killed_after = os.environ.get("LOOPLINE_TEST_KILL_AFTER_SEND")  # test-only: see KillAfterSend
-    return [KillAfterSend(c) if c.name == killed_after else c for c in channels]
+    return channels

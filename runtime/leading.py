@@ -18,7 +18,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 from loopline.adapters.channels import ConsoleChannel
 from loopline.adapters.clock import SystemClock
@@ -67,7 +66,6 @@ def _lead(settings: Settings, interval: float, tick_every: float, parent: int, w
         system.leader.lead_as(worker)
     if console:
         system.delivery.add_channel(ConsoleChannel(print_delivered))
-    hang = os.environ.get("LOOPLINE_TEST_LEADER_HANG")  # test-only: see hang_once
     clock = SystemClock()
     last_tick = float("-inf")
     leading = False
@@ -82,8 +80,6 @@ def _lead(settings: Settings, interval: float, tick_every: float, parent: int, w
             leading = leads
             (holds_lead.set if leads else holds_lead.clear)()
             if leads:
-                if hang:
-                    hang_once(Path(hang))
                 report = system.drain(deliver=True)
                 if tick_every > 0 and time.monotonic() - last_tick >= tick_every:
                     for action in system.tick(clock.now()).actions:
@@ -144,14 +140,3 @@ def watch(parent: int, last_progress: Callable[[], float], stall_timeout: float)
 
     threading.Thread(target=check, name="loopline-leader-watchdog", daemon=True).start()
 
-
-def hang_once(flag: Path) -> None:
-    """Test-only (LOOPLINE_TEST_LEADER_HANG): the first leader to get here blocks for good, as in a call
-    that never returns; it writes its pid to `flag` so the test knows which process hangs."""
-    try:
-        fd = os.open(flag, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-    except FileExistsError:
-        return
-    os.write(fd, str(os.getpid()).encode())
-    os.close(fd)
-    threading.Event().wait()

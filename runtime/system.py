@@ -19,31 +19,22 @@ from loopline.adapters.embedded_log import AppendReport
 from loopline.adapters.leader import PostgresLeader, SoleLeader, leader_for
 from loopline.processors.followers.agent import Agent
 from loopline.processors.application import Loopline
-from loopline.processors.bus import Bus
+from loopline.processors.bus import Bus, Outcomes
 from loopline.processors.followers.delivery import Delivery
-from loopline.processors.messages import Message
-from loopline.processors.followers.router import INBOUND_TOPIC, MessageOutcome, Router
+from loopline.processors.messages import Inbound, Message
+from loopline.processors.followers.router import INBOUND_TOPIC, Router
 from loopline.processors.followers.scheduler import Scheduler, TickReport
 from loopline.projections.runner import REBUILD_BATCH, ProjectionRunner
 from loopline.runtime.stores import READ_MODELS, open_stores
 
 
 @dataclass
-class DrainReport:
-    outcomes: list[MessageOutcome] = field(default_factory=list)
+class DrainReport(Outcomes[Inbound]):
     delivered: int = 0
     relayed: int = 0
     projected: int = 0
     decisions: list[str] = field(default_factory=list)
     """What the agent's decisions did, in words (a tick prints them after its own lines)."""
-
-    @property
-    def rejected(self) -> list[MessageOutcome]:
-        return [outcome for outcome in self.outcomes if not (outcome.accepted or outcome.parked)]
-
-    @property
-    def parked(self) -> list[MessageOutcome]:
-        return [outcome for outcome in self.outcomes if outcome.parked]
 
 
 @dataclass(frozen=True)

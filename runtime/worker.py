@@ -204,7 +204,7 @@ async def _consume(
     worker = KafkaWorker(system.bus, system.settings.kafka, Topics(system.settings.kafka_topic_prefix))
 
     def on_batch(report: BatchReport) -> None:
-        pulse.counts.applied += len(report.applied)
+        pulse.counts.applied += len(report.outcomes)
         pulse.counts.duplicates += report.duplicates
         pulse.counts.dead_lettered += report.dead_lettered
         pulse.counts.batches += 1
@@ -242,10 +242,8 @@ async def _consume(
 
 
 def _report(report: BatchReport) -> None:
-    rejected = sum(not (outcome.accepted or outcome.parked) for outcome in report.applied)
-    parked = sum(outcome.parked for outcome in report.applied)
     out.print(
-        f"applied {len(report.applied)} ({rejected} rejected, {parked} parked), {report.duplicates} duplicate(s), "
-        f"{report.dead_lettered} dead-lettered, {report.skipped} already done",
+        f"applied {len(report.outcomes)} ({len(report.rejected)} rejected, {len(report.parked)} parked), "
+        f"{report.duplicates} duplicate(s), {report.dead_lettered} dead-lettered, {report.skipped} already done",
         highlight=False,
     )

@@ -21,7 +21,6 @@ from eventsourcing.utils import get_topic
 
 from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time
-from loopline.processors import faults
 from loopline.processors.application import Loopline
 from loopline.processors.bus import is_infrastructure
 from loopline.processors.ports import Attempt, Clock, DeliveryFailed, DeliveryLedger, OutboundChannel
@@ -103,8 +102,6 @@ class Delivery:
         if message is None:
             return []
         message = {"tenant": event.tenant, "task_id": event.task_ref, **message}
-        if faults.ACTIVE:
-            faults.check("delivery", message)
         return self._routes(key, message)
 
     def _reroute(self, attempt: Attempt) -> None:
@@ -130,8 +127,6 @@ class Delivery:
                 return True
             if channel is None:
                 raise DeliveryFailed(f"channel {attempt.channel} is not configured in this process")
-            if faults.ACTIVE:
-                faults.check("delivery", attempt.message)
             channel.send(key=attempt.key, message=attempt.message)
         except Exception as error:
             if isinstance(error, DeliveryFailed) or is_infrastructure(error):

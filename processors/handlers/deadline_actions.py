@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from typing import Any
 
 from loopline.domain.expectations import EXPECTATIONS, NEXT_TOUCH, WAKE_TASK, DeadlineAction
 from loopline.domain.open_loop import OpenLoop
@@ -86,12 +87,8 @@ def send_followup(uow: UnitOfWork, loop: OpenLoop, task: Task, draft: Draft, now
                          f"{sent.deferral.reason}.", now=now)
         return f"deferred the follow-up to {contact} until {when(until)}"
     deadline = now + EXPECTATIONS["send_email"].default_deadline
-    register_loop(
-        uow, task, loop_ref=f"{loop.ref}/followup", channel=loop.channel, watch=dict(loop.watch),
-        deadline=deadline, if_unresolved=FOLLOWUP_IF_UNRESOLVED,
-        description=f"a reply from {contact} to my follow-up", origin="followup", now=now, subject=loop.subject,
-        message_id=loop.message_id, action="send_email", contact=contact, contact_name=loop.contact_name,
-    )
+    _wait_again(uow, loop, task, "followup", now, deadline=deadline, if_unresolved=FOLLOWUP_IF_UNRESOLVED,
+                description=f"a reply from {contact} to my follow-up", action="send_email", contact=contact)
     task.notify_user(
         kind="followup_sent",
         message=f"'{task.title}': {_who(loop, contact)} hasn't replied to my email of {when(loop.created_on)}. "
@@ -125,12 +122,8 @@ def _send_reminder(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter
         summary=f"Sent a reminder to {loop.contact}: still waiting for {loop.awaited()}", performed_by="loopline", now=now,
     )
     deadline = now + (loop.deadline - loop.created_on)
-    register_loop(
-        uow, task, loop_ref=f"{loop.ref}/reminder", channel=loop.channel, watch=dict(loop.watch), deadline=deadline,
-        if_unresolved=DeadlineAction.NOTIFY_USER.value, description=loop.awaited(), origin="reminder", now=now,
-        subject=loop.subject, message_id=loop.message_id, action=loop.action, contact=loop.contact,
-        contact_name=loop.contact_name,
-    )
+    _wait_again(uow, loop, task, "reminder", now, deadline=deadline, if_unresolved=DeadlineAction.NOTIFY_USER.value,
+                description=loop.awaited())
     task.notify_user(
         kind="reminder_sent",
         message=f"'{task.title}': still waiting for {loop.awaited()} since {since}. I sent {_who(loop, loop.contact)} "
@@ -138,6 +131,15 @@ def _send_reminder(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter
         now=now,
     )
     return f"sent a reminder to {loop.contact}"
+
+
+def _wait_again(uow: UnitOfWork, loop: OpenLoop, task: Task, origin: str, now: datetime, **changed: Any) -> None:
+    """Registers the loop that goes on waiting after a follow-up or a reminder (`<loop>/<origin>`): it
+    watches what `loop` watched, about the same email and contact unless `changed` says otherwise."""
+    details = {"subject": loop.subject, "message_id": loop.message_id, "action": loop.action, "contact": loop.contact,
+               "contact_name": loop.contact_name, **changed}
+    register_loop(uow, task, loop_ref=f"{loop.ref}/{origin}", channel=loop.channel, watch=dict(loop.watch),
+                  origin=origin, now=now, **details)
 
 
 def _notify_user(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, now: datetime) -> str:

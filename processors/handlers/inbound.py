@@ -15,7 +15,6 @@ from loopline.domain.open_loop import OpenLoop
 from loopline.domain.parked import ParkedMessage
 from loopline.domain.timeutil import format_time, parse_time
 from loopline.domain.watch_index import WatchIndex
-from loopline.processors import faults
 from loopline.processors.application import UnitOfWork
 from loopline.processors.bus import Fault, Handler, Outcome
 from loopline.processors.handlers.commands import command_from_data, handle_command
@@ -42,8 +41,6 @@ def apply(uow: UnitOfWork, inbound: Inbound) -> str:
         if uow.get(inbound.message_id, InboundMessage) is not None:
             return Repeated("received before")
         _receive(uow, inbound)
-    if faults.ACTIVE:
-        faults.check("handler", {"id": inbound.message.ref, "data": inbound.message.data})
     return handle_message(uow, typed(inbound.message))
 
 

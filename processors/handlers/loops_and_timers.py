@@ -69,17 +69,11 @@ def register_loop(
     channel: str,
     watch: dict[str, Any],
     deadline: datetime,
-    if_unresolved: str,
-    description: str,
-    origin: str,
     now: datetime,
-    subject: str | None = None,
-    message_id: str | None = None,
-    action: str | None = None,
-    contact: str | None = None,
-    contact_name: str | None = None,
+    **details: Any,
 ) -> OpenLoop:
-    """Registers a loop with its task link, match-index entry and deadline timer, all in one save.
+    """Registers a loop with its task link, match-index entry and deadline timer, all in one save;
+    `details` are the loop's other fields as `OpenLoop.register` takes them (`if_unresolved`, `origin`, ...).
 
     A signal kept in the match index that would have resolved the loop, had it been processed
     after the registration, resolves it at once instead (see `domain/watch_index.py`).
@@ -91,8 +85,7 @@ def register_loop(
     loop = uow.add(
         OpenLoop.register(
             id=loop_id, now=now, tenant=task.tenant, ref=loop_ref, task_ref=task.ref, channel=channel, watch=watch,
-            deadline=deadline, if_unresolved=if_unresolved, description=description, origin=origin,
-            subject=subject, message_id=message_id, action=action, contact=contact, contact_name=contact_name,
+            deadline=deadline, **details,
         )
     )
     task.link_loop(loop_ref, now=now)

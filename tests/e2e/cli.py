@@ -16,15 +16,17 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+import pytest
+
 from loopline.adapters.config import Settings
 from loopline.adapters.messages import InvalidMessage, parse_message
 from loopline.cli import main as cli_main
 from loopline.cli.main import split_lines
 from loopline.cli.output import err, out
-from loopline.processors import faults
 from loopline.processors.followers.router import INBOUND_TOPIC
 from loopline.runtime.bootstrap import build
 from loopline.runtime.system import System
+from tests.hooks.loopline_hooks import install_from_environment
 
 ROOT = Path(__file__).resolve().parents[2]
 OWN_PROCESS = ("LOOPLINE_TEST_KILL_AFTER_SEND", "LOOPLINE_TEST_LEADER_HANG")
@@ -123,14 +125,15 @@ def run_in_process(args: tuple[str, ...], environ: dict[str, str], stdin: str | 
     # What a new process would not inherit, or would not leave behind: the consoles' colours and width
     # (chosen at import, from this process's terminal and COLUMNS), a width asked of the standard file
     # descriptors when COLUMNS is unset (a subprocess's are pipes), the temporary folder tempfile chose
-    # from an earlier TMPDIR, an earlier --debug, and the faults LOOPLINE_TEST_FAULTS injects.
+    # from an earlier TMPDIR, an earlier --debug; and the faults LOOPLINE_TEST_FAULTS injects, for this command only.
     columns = environ.get("COLUMNS", "")
     width = int(columns) if columns.isdigit() else None
     with mock.patch.dict(os.environ, environ, clear=True), mock.patch.multiple(sys, argv=["-c", *args], **streams), \
             mock.patch.multiple(out, _color_system=None, _width=width), mock.patch.multiple(err, _color_system=None, _width=width), \
             mock.patch("os.get_terminal_size", side_effect=OSError("not a terminal")), \
             mock.patch.object(tempfile, "tempdir", None), mock.patch.object(cli_main, "debugging", False), \
-            mock.patch.dict(faults.ACTIVE, clear=True):
+            pytest.MonkeyPatch.context() as hooks:
+        install_from_environment(environ, hooks.setattr)
         os.chdir(ROOT)
         try:
             cli_main.main()

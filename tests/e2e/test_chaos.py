@@ -16,12 +16,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import psutil
 import psycopg
 import pytest
 from sqlalchemy import select
 
-from loopline.adapters.leader import LEADER_KEY
+from loopline.adapters.leader import PostgresLeader
 from loopline.processors.followers.delivery import TOPICS as DELIVERED_TOPICS
 from loopline.projections.open_loops import open_loops
 from loopline.projections.tasks import task_inbox, tasks
@@ -107,19 +106,9 @@ class Supervisor:
         ))
 
     def leading_worker(self) -> Worker | None:
-        """The worker whose leader child holds the leader lock (its session is named after its pid)."""
-        with psycopg.connect(self.loopline.environ["LOOPLINE_EVENT_STORE"]) as conn:
-            row = conn.execute(
-                "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
-                "WHERE l.locktype = 'advisory' AND l.objid = %s AND l.granted", (LEADER_KEY,),
-            ).fetchone()
-        if row is None:
-            return None
-        try:
-            parent = psutil.Process(int(row[0].split()[-1])).ppid()
-        except (psutil.NoSuchProcess, ValueError):
-            return None
-        return next((worker for worker in self.live if worker.process.pid == parent), None)
+        """The worker whose leader child holds the leader lock (its session names the worker, `host:pid`)."""
+        holder = PostgresLeader(self.loopline.environ["LOOPLINE_EVENT_STORE"]).holder() or ""
+        return next((worker for worker in self.live if holder.endswith(f":{worker.process.pid}")), None)
 
     def settle(self, inbound: int, timeout: float = 120.0) -> None:
         """Waits until every message is applied, projected, relayed and delivered, replacing exited workers."""

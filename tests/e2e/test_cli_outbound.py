@@ -16,6 +16,7 @@ from loopline.domain.timeutil import parse_time
 from tests.conftest import command, signal as signal_message
 from tests.e2e.cli import ROOT, Cli
 from tests.e2e.scale import ScaleDeployment
+from tests.hooks import hooked
 from tests.servers import Broker, Postgres, SmtpSink, WebhookReceiver
 
 ORIGINAL_ID = "<CAF-scheduling-1@mail.company.com>"
@@ -63,7 +64,7 @@ def test_flow_1_sends_exactly_one_threaded_follow_up_email(cli: Cli, smtp: SmtpS
 
 def _kill_after_send(cli: Cli, channel: str) -> None:
     """Runs the tick that sends the follow-up in a process SIGKILLed right after `channel` sent."""
-    killed = Cli(cli.home, {**cli.environ, "LOOPLINE_TEST_KILL_AFTER_SEND": channel})
+    killed = Cli(cli.home, {**cli.environ, **hooked(LOOPLINE_TEST_KILL_AFTER_SEND=channel)})
     assert killed("tick", "--now", AFTER_DEADLINE).returncode == -signal.SIGKILL
 
 
@@ -140,14 +141,15 @@ def test_scale_leader_killed_between_sending_and_marking_resends_with_the_same_m
     postgres: Postgres, broker: Broker, smtp: SmtpSink, tmp_path: Path
 ) -> None:
     deployment = ScaleDeployment(postgres, broker, tmp_path / "home")
-    deployment.environ.update(LOOPLINE_SMTP_URL=smtp.url, LOOPLINE_TEST_KILL_AFTER_SEND="smtp")
+    deployment.environ.update(LOOPLINE_SMTP_URL=smtp.url, **hooked(LOOPLINE_TEST_KILL_AFTER_SEND="smtp"))
     try:
         victim = deployment.start_worker()
         deployment.publish(FLOW_1)
         deployment.settle(inbound=2)
         deployment.system.tick(parse_time(AFTER_DEADLINE))  # from the host: it never delivers itself
 
-        victim.process.wait(timeout=60)  # its leader was killed right after the email went out, and it stopped
+        smtp.wait_for(1)  # its leader is killed right after the email went out, before marking it
+        victim.kill()  # before it restarts (a worker restarts after its leader fails) with a leader killed the same way
         assert len(smtp.messages) == 1
         del deployment.environ["LOOPLINE_TEST_KILL_AFTER_SEND"]
         deployment.start_worker()

@@ -1,7 +1,7 @@
 """`loopline parked list|retry|drop` and `status` as an operator uses them, on both deployments.
 
 The workers (and, embedded, `publish`) run with a handler fault injected for messages holding
-POISON (processors/faults.py); the operator's later commands run without it: the fix.
+POISON (tests/hooks/loopline_hooks.py); the operator's later commands run without it: the fix.
 """
 
 from __future__ import annotations
@@ -12,13 +12,14 @@ import pytest
 
 from tests.conftest import command
 from tests.e2e.cli import Cli
+from tests.hooks import hooked
 
 AT = "2026-03-13T10:00:00Z"
 
 
 @pytest.fixture
 def cli_environ() -> dict[str, str]:
-    return {"LOOPLINE_TEST_FAULTS": "handler:POISON"}
+    return hooked(LOOPLINE_TEST_FAULTS="handler:POISON")
 
 
 def test_an_operator_lists_retries_and_drops_parked_messages(cli: Cli, tmp_path: Path) -> None:

@@ -2,7 +2,7 @@
 event that fails in the leader is parked, and every other tenant's messages are processed and
 projected; after the fix, `loopline parked retry` applies each once.
 
-The faults are injected with LOOPLINE_TEST_FAULTS (processors/faults.py): the real poison values
+The faults are injected with LOOPLINE_TEST_FAULTS (tests/hooks/loopline_hooks.py): the real poison values
 are refused at the input edge by this version, so only a fault can make a valid message fail here.
 """
 
@@ -22,6 +22,7 @@ from tests.e2e.scale import ScaleDeployment
 from tests.e2e.test_scale_workers import (  # noqa: F401 - deploy is a fixture
     AT, Deploy, consume_all, deploy, email_follow_up, group_members, produce_raw, wait_for,
 )
+from tests.hooks import hooked
 
 FAULTS = "handler:POISON-IN-HANDLER,projection:POISON-IN-READ-MODEL"
 
@@ -38,7 +39,7 @@ def task_titles(deployment: ScaleDeployment) -> dict[str, str]:
 
 def test_poison_is_parked_at_scale_while_every_other_tenant_goes_on_and_retry_applies_it_once(deploy: Deploy) -> None:
     deployment = deploy()
-    deployment.environ["LOOPLINE_TEST_FAULTS"] = FAULTS
+    deployment.environ.update(hooked(LOOPLINE_TEST_FAULTS=FAULTS))
     workers = [deployment.start_worker(), deployment.start_worker()]
     wait_for(lambda: group_members(deployment) == 2, "both workers to join the consumer group")
     tenants = [f"tenant{n:02d}" for n in range(24)]

@@ -19,6 +19,7 @@ from loopline.domain.task import Task
 from tests.conftest import command
 from tests.e2e.scale import PARTITIONS, ScaleDeployment
 from tests.e2e.test_scale_workers import AT, Deploy, consume_all, deploy, email_follow_up, wait_for  # noqa: F401 - the fixture
+from tests.hooks import hooked
 from tests.servers import Broker
 
 __all__ = ["deploy"]
@@ -54,7 +55,7 @@ def hung_leader(loopline: ScaleDeployment, flag: Path) -> int:
 @pytest.mark.slow
 def test_a_killed_workers_blocked_leader_dies_with_it_and_another_worker_delivers(deploy: Deploy, hang_flag: Path) -> None:
     loopline = deploy()
-    loopline.environ["LOOPLINE_TEST_LEADER_HANG"] = str(hang_flag)
+    loopline.environ.update(hooked(LOOPLINE_TEST_LEADER_HANG=str(hang_flag)))
     first = loopline.start_worker()
     leader = hung_leader(loopline, hang_flag)
     second = loopline.start_worker()
@@ -79,7 +80,7 @@ def test_a_killed_workers_blocked_leader_dies_with_it_and_another_worker_deliver
 @pytest.mark.slow
 def test_a_stuck_leader_gives_up_the_lock_and_a_new_one_delivers(deploy: Deploy, hang_flag: Path) -> None:
     loopline = deploy()
-    loopline.environ["LOOPLINE_TEST_LEADER_HANG"] = str(hang_flag)
+    loopline.environ.update(hooked(LOOPLINE_TEST_LEADER_HANG=str(hang_flag)))
     loopline.environ["LOOPLINE_LEADER_STALL_TIMEOUT"] = "5"
     worker = loopline.start_worker()
     leader = hung_leader(loopline, hang_flag)

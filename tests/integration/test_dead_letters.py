@@ -65,7 +65,7 @@ def test_a_batch_retried_after_a_conflict_sends_each_dead_letter_once(
     report = PartitionBatchApplier(scale.bus, topics).apply(topics.commands, 0, records)
     monkeypatch.undo()
     assert conflicts and report.dead_lettered == 2
-    assert [outcome.accepted for outcome in report.applied] == [False, True]  # the domain refused c0
+    assert [outcome.accepted for outcome in report.outcomes] == [False, True]  # the domain refused c0
 
     scale.drain()  # the leader's relay sends what the committed batch recorded
     scale.drain()
@@ -87,7 +87,7 @@ def test_every_kind_of_bad_record_is_dead_lettered_and_the_valid_ones_around_it_
     report = PartitionBatchApplier(scale.bus, topics).apply(topics.commands, 0, records)
 
     assert report.dead_lettered == len(bad)
-    assert [outcome.accepted for outcome in report.applied] == [True, True, True]
+    assert [outcome.accepted for outcome in report.outcomes] == [True, True, True]
     scale.drain()
     with scale.projections.engine.connect() as conn:
         assert sorted(conn.execute(select(tasks.c.task_id)).scalars()) == ["t0", "t1", "t2"]

@@ -7,7 +7,6 @@ as a log written by an older, laxer version would hold them; the rest go through
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import Any
 
@@ -18,12 +17,12 @@ from loopline.domain import ids
 from loopline.domain.inbound import InboundMessage
 from loopline.domain.parked import ParkedMessageClosed
 from loopline.domain.timeutil import parse_time
-from loopline.processors import faults
 from loopline.processors.followers import parked as parked_messages
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.loops_and_timers import load_task, register_loop
 from loopline.runtime.system import System
 from tests.conftest import command, publish, signal
+from tests.hooks.loopline_hooks import Faults
 from tests.integration.helpers import loop_row, task_row, task_rows
 
 T0 = "2026-03-13T10:00:00Z"
@@ -31,9 +30,11 @@ NOW = datetime(2026, 3, 20, tzinfo=timezone.utc)
 
 
 @pytest.fixture
-def no_faults() -> Iterator[None]:
-    yield
-    faults.configure("")
+def faults(monkeypatch: pytest.MonkeyPatch) -> Faults:
+    """Faults this test configures, checked by the real dispatch, read models and delivery."""
+    injected = Faults()
+    injected.install(monkeypatch.setattr)
+    return injected
 
 
 def append_raw(system: System, message: dict[str, Any]) -> None:
@@ -98,7 +99,7 @@ def test_a_webhook_signal_against_a_malformed_watch_is_parked_and_the_tenant_goe
     assert task_row(system, "t", "zed")["status"] == "executing"
 
 
-def test_retry_after_the_fix_applies_the_message_once(system: System, no_faults: None) -> None:
+def test_retry_after_the_fix_applies_the_message_once(system: System, faults: Faults) -> None:
     faults.configure("handler:POISON")
     publish(system, command("f-1", "task.create", T0, "acme", task_id="later", title="POISON until fixed"), *healthy("bob"))
     parked = only_parked(system)
@@ -121,7 +122,7 @@ def test_retry_after_the_fix_applies_the_message_once(system: System, no_faults:
     assert closed["status"] == "retried" and closed["closed_by"] == "ops"
 
 
-def test_two_retries_at_once_apply_the_message_once(system: System, no_faults: None) -> None:
+def test_two_retries_at_once_apply_the_message_once(system: System, faults: Faults) -> None:
     faults.configure("handler:POISON")
     publish(system, command("f-1", "action.record", T0, "acme", task_id="t", action="send_email", to="x@acme.example",
                             summary="POISON"), *healthy("acme"))
@@ -147,7 +148,7 @@ def test_two_retries_at_once_apply_the_message_once(system: System, no_faults: N
     assert task_row(system, "t", "acme")["actions"] == 1
 
 
-def test_a_dropped_message_is_never_applied(system: System, no_faults: None) -> None:
+def test_a_dropped_message_is_never_applied(system: System, faults: Faults) -> None:
     faults.configure("handler:POISON")
     publish(system, command("f-1", "task.create", T0, "acme", task_id="x", title="POISON"))
     parked_id = only_parked(system)["_ref"]
@@ -166,7 +167,7 @@ def parked_events(system: System) -> list[dict[str, Any]]:
 
 
 def test_a_read_model_handler_that_fails_on_one_event_parks_it_and_projects_the_rest(
-    system: System, no_faults: None
+    system: System, faults: Faults
 ) -> None:
     faults.configure("projection:Broken title")
     publish(system, *healthy("alice"), command("b-1", "task.create", T0, "acme", task_id="b", title="Broken title"),
@@ -227,7 +228,7 @@ def notices(home: Any) -> list[tuple[str, str]]:
 
 
 def test_an_event_that_cannot_become_a_message_is_parked_and_requeued_once(
-    system: System, home: Any, no_faults: None
+    system: System, home: Any, faults: Faults
 ) -> None:
     faults.configure("delivery:Broken deal")
     publish(system, *completed("acme", "Broken deal"), *completed("bob", "Fine deal"))
@@ -311,7 +312,7 @@ def test_at_the_kafka_edge_a_message_whose_events_cannot_be_stored_is_parked_alo
     report = PartitionBatchApplier(system.bus, topics).apply(topics.commands, 0, records)
     system.drain()
 
-    assert [(o.step.message.ref, o.parked) for o in report.applied] == [("alice-1", False), ("u-1", True), ("bob-1", False)]
+    assert [(o.step.message.ref, o.parked) for o in report.outcomes] == [("alice-1", False), ("u-1", True), ("bob-1", False)]
     assert sorted(row["tenant"] for row in task_rows(system)) == ["alice", "bob"]
     assert only_parked(system)["source"] == f"{topics.commands}:0:1"
     assert system.app.position(f"kafka:{topics.commands}:0") == 3

@@ -20,15 +20,7 @@ from loopline.processors.followers import parked
 from loopline.processors.followers.agent import Agent
 from loopline.processors.application import Loopline, UnitOfWork
 from loopline.processors.handlers.table import build_bus
-from loopline.processors.messages import (
-    BucketSwept,
-    DecisionReturned,
-    Inbound,
-    Retry,
-    TimerFired,
-    Unreadable,
-    WheelSwept,
-)
+from loopline.processors.messages import BucketSwept, DecisionReturned, Inbound, Retry, TimerFired, Unreadable, WheelSwept
 from loopline.processors.followers.router import Router
 from loopline.processors.followers.scheduler import Scheduler
 from tests.conftest import command
@@ -83,7 +75,7 @@ def test_the_kafka_partition_applier_hands_over_messages_and_unreadable_records_
     [batch] = bus.batches
     assert [type(m) for m in batch] == [Inbound, Unreadable, Inbound]
     assert [batch[0].source, batch[1].position] == [f"{topics.commands}:0:0", "0:1"]
-    assert (len(report.applied), report.dead_lettered, report.skipped) == (2, 1, 0)
+    assert (len(report.outcomes), report.dead_lettered, report.skipped) == (2, 1, 0)
 
 
 def test_the_tick_hands_over_each_due_timer_then_the_end_of_the_bucket_and_of_the_sweep() -> None:
