@@ -190,10 +190,16 @@ def update_task(uow: UnitOfWork, msg: Message, cmd: TaskUpdate) -> str:
     return f"noted progress on {task.ref} ({task.status})"
 
 
-def complete_task(uow: UnitOfWork, msg: Message, cmd: TaskComplete) -> str:
-    task = load_task(uow, msg.tenant, cmd.task_id)
+def _closing(uow: UnitOfWork, msg: Message, task_ref: str, *, resolved_by: str, reason: str) -> Task:
+    """An open task about to be completed or cancelled, its loops closed first with the reason."""
+    task = load_task(uow, msg.tenant, task_ref)
     task.check_open()
-    close_task_loops(uow, task, resolved_by="task_completed", reason=f"task completed: {cmd.summary}", now=msg.at)
+    close_task_loops(uow, task, resolved_by=resolved_by, reason=reason, now=msg.at)
+    return task
+
+
+def complete_task(uow: UnitOfWork, msg: Message, cmd: TaskComplete) -> str:
+    task = _closing(uow, msg, cmd.task_id, resolved_by="task_completed", reason=f"task completed: {cmd.summary}")
     task.complete(summary=cmd.summary, now=msg.at)
     conversation = task.context.get("conversation_id")
     back = f" (back to conversation {conversation})" if conversation else ""
@@ -202,9 +208,7 @@ def complete_task(uow: UnitOfWork, msg: Message, cmd: TaskComplete) -> str:
 
 
 def cancel_task(uow: UnitOfWork, msg: Message, cmd: TaskCancel) -> str:
-    task = load_task(uow, msg.tenant, cmd.task_id)
-    task.check_open()
-    close_task_loops(uow, task, resolved_by="cancelled", reason=f"task cancelled: {cmd.reason}", now=msg.at)
+    task = _closing(uow, msg, cmd.task_id, resolved_by="cancelled", reason=f"task cancelled: {cmd.reason}")
     task.cancel(reason=cmd.reason, now=msg.at)
     return f"cancelled {task.ref}"
 
