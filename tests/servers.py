@@ -104,15 +104,16 @@ class Postgres:
         pg_ctl(["-w", "-m", "fast", "stop"], pgdata=self.server.pgdata, user=self.server.system_user, timeout=60)
         self.server.ensure_postgres_running()
 
-    def new_database(self) -> str:
-        """A fresh database on the server, so tests never see each other's rows: Loopline's tables, no rows."""
+    def new_database(self, *, empty: bool = False) -> str:
+        """A fresh database on the server, so tests never see each other's rows: Loopline's tables and no rows,
+        or (`empty`) no tables at all, for what start-up does on a new database."""
         import psycopg
 
-        if self.template is None:
+        if self.template is None and not empty:
             self.template = self._make_template()
         name = f"loopline_{uuid.uuid4().hex[:12]}"
         with psycopg.connect(self.url, autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{self.template}"')
+            conn.execute(f'CREATE DATABASE "{name}"' + ("" if empty else f' TEMPLATE "{self.template}"'))
         return self.database_url(name)
 
     def _make_template(self) -> str:

@@ -82,8 +82,8 @@ class Worker:
 
 
 class ScaleDeployment:
-    def __init__(self, postgres: Postgres, broker: Broker, home: Path) -> None:
-        database = postgres.new_database()
+    def __init__(self, postgres: Postgres, broker: Broker, home: Path, *, empty: bool = False) -> None:
+        database = postgres.new_database(empty=empty)
         self.home = home
         self.environ = {
             "LOOPLINE_HOME": str(home),

@@ -39,7 +39,8 @@ def leader_sessions(database: str) -> int:
 
 def test_workers_started_together_on_a_fresh_database_all_start(postgres: Postgres, broker: Broker, tmp_path: Path) -> None:
     for round_ in range(ROUNDS):
-        deployment = ScaleDeployment(postgres, broker, tmp_path / f"round-{round_}")  # a new database and topics
+        # A new database without a table (what compose.yml's replicas meet) and new topics.
+        deployment = ScaleDeployment(postgres, broker, tmp_path / f"round-{round_}", empty=True)
         deployment.environ["LOOPLINE_PROGRESS_EVERY"] = "0.2"
         deployment.home.mkdir(parents=True)
         environ = {**os.environ, **deployment.environ, "PYTHONUNBUFFERED": "1"}
