@@ -64,10 +64,15 @@ def task_rows(system: System, **filters: Any) -> list[dict[str, Any]]:
         return tasks.list_tasks(conn, **filters)
 
 
+def _the_row(rows: list[dict[str, Any]], column: str, value: str, tenant: str) -> dict[str, Any]:
+    """The one row of a tenant's `rows` whose `column` is `value`; the test fails where there is none or more."""
+    picked = [row for row in rows if row[column] == value]
+    assert len(picked) == 1, f"expected one row with {column} {value} for {tenant}, got {picked}"
+    return picked[0]
+
+
 def task_row(system: System, task_id: str, tenant: str = TENANT) -> dict[str, Any]:
-    rows = [row for row in task_rows(system, tenant=tenant) if row["task_id"] == task_id]
-    assert len(rows) == 1, f"expected one task {task_id} for {tenant}, got {rows}"
-    return rows[0]
+    return _the_row(task_rows(system, tenant=tenant), "task_id", task_id, tenant)
 
 
 def loop_rows(system: System, **filters: Any) -> list[dict[str, Any]]:
@@ -76,9 +81,7 @@ def loop_rows(system: System, **filters: Any) -> list[dict[str, Any]]:
 
 
 def loop_row(system: System, loop_id: str, tenant: str = TENANT) -> dict[str, Any]:
-    rows = [row for row in loop_rows(system, tenant=tenant) if row["loop_id"] == loop_id]
-    assert len(rows) == 1, f"expected one loop {loop_id} for {tenant}, got {rows}"
-    return rows[0]
+    return _the_row(loop_rows(system, tenant=tenant), "loop_id", loop_id, tenant)
 
 
 def run_rows(system: System) -> list[dict[str, Any]]:
