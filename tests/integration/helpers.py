@@ -21,6 +21,7 @@ from tests.conftest import command, signal
 
 TENANT = "user_xyz"
 RAHUL = "rahul@company.com"
+T0 = "2026-03-13T10:00:00Z"
 
 # Seed 000 Flow 1, as the agent would send it (cli/demo.py plays the same story).
 CREATE_TASK = command(
@@ -41,6 +42,17 @@ COMPLETE = command(
 )
 FIRST_LOOP = "task_abc/send_email/1"
 FOLLOWUP_LOOP = f"{FIRST_LOOP}/followup"
+
+
+def nda_awaiting_signature(prefix: str, deadline: str, if_unresolved: str, **task: Any) -> list[dict[str, Any]]:
+    """The agent's task `nda` and its loop `nda/signature`, waiting for DocuSign's document_signed webhook until
+    `deadline`; message ids `{prefix}1` and `{prefix}2`, `task` any further task.create fields."""
+    return [
+        command(f"{prefix}1", "task.create", T0, task_id="nda", title="Get the NDA signed", **task),
+        command(f"{prefix}2", "loop.register", T0, loop_id="nda/signature", task_id="nda", channel="webhook",
+                watch={"source": "docusign", "trigger_name": "document_signed"}, deadline=deadline,
+                if_unresolved=if_unresolved, description="Signed NDA"),
+    ]
 
 
 def append(system: System, *messages: dict[str, Any]) -> AppendReport:
