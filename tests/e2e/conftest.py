@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.agent import MODEL
 from tests.e2e.cli import ROOT, Cli
 from tests.messages_api import DEFAULT_INPUTS, MessagesApi
 from tests.servers import Broker, Postgres, SmtpSink
@@ -32,11 +33,11 @@ def messages_api(request: pytest.FixtureRequest) -> Iterator[MessagesApi]:
 @pytest.fixture
 def mail_and_model_environ(request: pytest.FixtureRequest, smtp: SmtpSink) -> dict[str, str]:
     """SMTP from the module's `EMAIL_FROM` always; the Anthropic adapter on the local Messages API server,
-    as the module's `MODEL`, when the test asks for `messages_api`."""
+    as `MODEL`, when the test asks for `messages_api`."""
     environ = {"LOOPLINE_SMTP_URL": smtp.url, "LOOPLINE_EMAIL_FROM": request.module.EMAIL_FROM}
     if "messages_api" in request.fixturenames:
         api = request.getfixturevalue("messages_api")
-        environ |= {"ANTHROPIC_API_KEY": "sk-ant-test", "ANTHROPIC_BASE_URL": api.url, "LOOPLINE_MODEL": request.module.MODEL}
+        environ |= {"ANTHROPIC_API_KEY": "sk-ant-test", "ANTHROPIC_BASE_URL": api.url, "LOOPLINE_MODEL": MODEL}
     return environ
 @dataclass
 class ScaleCli:

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from uuid import uuid4
@@ -193,27 +194,40 @@ class ScaleDeployment:
         Input lag alone is not enough: the test broker (Tansu) reports a partition's end offset as
         its last record batch's base offset + 1, so a partition can show lag 0 with work left.
         """
-        deadline = time.monotonic() + timeout
-        quiet_since: float | None = None
-        last: dict[str, Any] = {}
-        while time.monotonic() < deadline:
-            for worker in self.workers:  # a killed worker has its return code already; a crashed one not yet
-                if worker.process.returncode is None and worker.process.poll() is not None:
-                    raise AssertionError(f"a worker died:\n{worker.log()[-3000:]}")
-            last = self.status()
-            quiet = is_settled(last, inbound)
-            if not quiet:
-                quiet_since = None
-            elif quiet_since is None:
-                quiet_since = time.monotonic()
-            elif time.monotonic() - quiet_since >= 1.0:
-                return
-            time.sleep(POLL)
-        logs = "\n".join(f"--- worker {i}:\n{w.log()[-2000:]}" for i, w in enumerate(self.workers))
-        raise AssertionError(
-            f"not settled within {timeout:.0f} s (expected {inbound} inbound messages); last status:\n"
-            f"{json.dumps(last, indent=1)}\n{logs}"
-        )
+        wait_until_settled(self._live_status, inbound, timeout, self._worker_logs)
+
+    def _live_status(self) -> dict[str, Any]:
+        """`status`, once no worker has died: a killed worker has its return code already, a crashed one not yet."""
+        for worker in self.workers:
+            if worker.process.returncode is None and worker.process.poll() is not None:
+                raise AssertionError(f"a worker died:\n{worker.log()[-3000:]}")
+        return self.status()
+
+    def _worker_logs(self) -> str:
+        return "\n".join(f"--- worker {i}:\n{w.log()[-2000:]}" for i, w in enumerate(self.workers))
+
+
+def wait_until_settled(
+    status: Callable[[], dict[str, Any]], inbound: int, timeout: float, logs: Callable[[], str]
+) -> None:
+    """Polls `status` until it shows `inbound` messages settled and it stays so for a second; past `timeout`
+    the test fails with the last status and `logs`. A status with an "error" (a server coming back) is unsettled."""
+    deadline = time.monotonic() + timeout
+    quiet_since: float | None = None
+    last: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        last = status()
+        if "error" in last or not is_settled(last, inbound):
+            quiet_since = None
+        elif quiet_since is None:
+            quiet_since = time.monotonic()
+        elif time.monotonic() - quiet_since >= 1.0:
+            return
+        time.sleep(POLL)
+    raise AssertionError(
+        f"not settled within {timeout:.0f} s (expected {inbound} inbound messages); last status:\n"
+        f"{json.dumps(last, indent=1, default=str)}\n{logs()}"
+    )
 
 
 def is_settled(status: dict[str, Any], inbound: int) -> bool:

@@ -6,14 +6,13 @@ email's thread, with the decision in the audit trail."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from email.message import EmailMessage
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conftest import command, signal
+from tests.e2e.agent import MODEL, body, eventually
 from tests.e2e.cli import Cli
 from tests.messages_api import MessagesApi
 from tests.servers import SmtpSink
@@ -28,7 +27,6 @@ FLOW_1 = [
             summary="Sent scheduling email to Rahul"),
 ]
 AFTER_DEADLINE = "2026-03-16T10:00:01Z"
-MODEL = "claude-test-model"
 EMAIL_FROM = "assistant@loopline.example"
 MODEL_DRAFT = {
     "subject": "Re: Meeting next week?", "body": "Hi Rahul,\n\nDoes Thursday or Friday afternoon suit you?\n\nBest",
@@ -39,19 +37,6 @@ MODEL_DRAFT = {
 @pytest.fixture
 def cli_environ(mail_and_model_environ: dict[str, str]) -> dict[str, str]:
     return mail_and_model_environ
-
-
-def body(email: EmailMessage) -> str:
-    """The text as written: SMTP carries lines ending in CRLF."""
-    return email.get_content().replace("\r\n", "\n").strip()
-
-
-def eventually(found: Callable[[], Any], timeout: float = 60.0) -> Any:
-    """At scale the leader decides and delivers after the command returns: wait for it."""
-    deadline = time.monotonic() + timeout
-    while not (result := found()) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    return result
 
 
 def followup_decisions(cli: Cli) -> list[dict[str, Any]]:

@@ -8,8 +8,6 @@ emailed, and the audit shows the model, its confidence and its reasoning."""
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable
 from datetime import timedelta
 from email.message import EmailMessage
 from pathlib import Path
@@ -19,6 +17,7 @@ import pytest
 
 from loopline.domain.timeutil import format_time, parse_time
 from tests.conftest import command, signal
+from tests.e2e.agent import MODEL, body, eventually
 from tests.e2e.cli import Cli
 from tests.messages_api import MessagesApi
 from tests.servers import SmtpSink
@@ -26,7 +25,6 @@ from tests.servers import SmtpSink
 T0 = parse_time("2026-03-02T09:00:00Z")
 GYM = "iron_temple"
 BOB, CARA, DAN = "bob@example.com", "cara@example.com", "dan@example.com"
-MODEL = "claude-test-model"
 EMAIL_FROM = "sam@irontemple.example"
 MODEL_DRAFT = {
     "subject": "Your spot in Tuesday spin", "body": "Hey Bob,\n\nTuesday spin has a bike with your name on it.\n\nSam",
@@ -80,19 +78,6 @@ def wait_for_emails(smtp: SmtpSink, count: int) -> list[EmailMessage]:
 def outbox(cli: Cli) -> list[dict[str, Any]]:
     path = cli.home / "outbox.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-
-
-def body(email: EmailMessage) -> str:
-    """The text as written: SMTP carries lines ending in CRLF."""
-    return email.get_content().replace("\r\n", "\n").strip()
-
-
-def eventually(found: Callable[[], Any], timeout: float = 60.0) -> Any:
-    """At scale the leader decides and delivers after the command returns: wait for it."""
-    deadline = time.monotonic() + timeout
-    while not (result := found()) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    return result
 
 
 def decisions(cli: Cli, ref: str) -> list[dict[str, Any]]:

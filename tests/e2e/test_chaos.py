@@ -26,7 +26,7 @@ from loopline.projections.open_loops import open_loops
 from loopline.projections.tasks import task_inbox, tasks
 from loopline.runtime.system import System
 from tests.conftest import build_system, command, publish, signal
-from tests.e2e.scale import ScaleDeployment, Worker, is_settled
+from tests.e2e.scale import ScaleDeployment, Worker, wait_until_settled
 from tests.servers import Broker, Postgres
 
 AT = "2026-03-13T10:00:00Z"
@@ -112,30 +112,21 @@ class Supervisor:
 
     def settle(self, inbound: int, timeout: float = 120.0) -> None:
         """Waits until every message is applied, projected, relayed and delivered, replacing exited workers."""
-        deadline = time.monotonic() + timeout
-        quiet_since: float | None = None
-        status: dict[str, Any] = {}
-        while time.monotonic() < deadline:
-            self.replace_exited()
-            try:
-                status = self.loopline.status()
-            except Exception as error:  # noqa: BLE001 - a server still coming back: ask again
-                status, quiet_since = {"error": repr(error)}, None
-                self.loopline.reconnect()
-                time.sleep(0.5)
-                continue
-            quiet = is_settled(status, inbound)
-            if not quiet:
-                quiet_since = None
-            elif quiet_since is None:
-                quiet_since = time.monotonic()
-            elif time.monotonic() - quiet_since >= 1.0:
-                return
-            time.sleep(0.2)
-        logs = "\n".join(f"--- worker {i} ({'alive' if w in self.live else 'gone'}):\n{notable(w.log())}"
+        wait_until_settled(self._status, inbound, timeout, self._worker_logs)
+
+    def _status(self) -> dict[str, Any]:
+        """The deployment's status once exited workers are replaced, or the error of a server still coming back."""
+        self.replace_exited()
+        try:
+            return self.loopline.status()
+        except Exception as error:  # noqa: BLE001 - a server still coming back: ask again
+            self.loopline.reconnect()
+            time.sleep(0.3)  # with the poll's 0.2 s, half a second before asking again
+            return {"error": repr(error)}
+
+    def _worker_logs(self) -> str:
+        return "\n".join(f"--- worker {i} ({'alive' if w in self.live else 'gone'}):\n{notable(w.log())}"
                          for i, w in enumerate(self.loopline.workers))
-        raise AssertionError(f"not settled within {timeout:.0f} s ({inbound} inbound expected):\n"
-                             f"{json.dumps(status, indent=1, default=str)}\n{logs}")
 
 
 def notable(log: str) -> str:

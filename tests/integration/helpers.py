@@ -21,6 +21,7 @@ from tests.conftest import command, signal
 
 TENANT = "user_xyz"
 RAHUL = "rahul@company.com"
+T0 = "2026-03-13T10:00:00Z"
 
 # Seed 000 Flow 1, as the agent would send it (cli/demo.py plays the same story).
 CREATE_TASK = command(
@@ -41,6 +42,17 @@ COMPLETE = command(
 )
 FIRST_LOOP = "task_abc/send_email/1"
 FOLLOWUP_LOOP = f"{FIRST_LOOP}/followup"
+
+
+def nda_awaiting_signature(prefix: str, deadline: str, if_unresolved: str, **task: Any) -> list[dict[str, Any]]:
+    """The agent's task `nda` and its loop `nda/signature`, waiting for DocuSign's document_signed webhook until
+    `deadline`; message ids `{prefix}1` and `{prefix}2`, `task` any further task.create fields."""
+    return [
+        command(f"{prefix}1", "task.create", T0, task_id="nda", title="Get the NDA signed", **task),
+        command(f"{prefix}2", "loop.register", T0, loop_id="nda/signature", task_id="nda", channel="webhook",
+                watch={"source": "docusign", "trigger_name": "document_signed"}, deadline=deadline,
+                if_unresolved=if_unresolved, description="Signed NDA"),
+    ]
 
 
 def append(system: System, *messages: dict[str, Any]) -> AppendReport:
@@ -64,10 +76,15 @@ def task_rows(system: System, **filters: Any) -> list[dict[str, Any]]:
         return tasks.list_tasks(conn, **filters)
 
 
+def _the_row(rows: list[dict[str, Any]], column: str, value: str, tenant: str) -> dict[str, Any]:
+    """The one row of a tenant's `rows` whose `column` is `value`; the test fails where there is none or more."""
+    picked = [row for row in rows if row[column] == value]
+    assert len(picked) == 1, f"expected one row with {column} {value} for {tenant}, got {picked}"
+    return picked[0]
+
+
 def task_row(system: System, task_id: str, tenant: str = TENANT) -> dict[str, Any]:
-    rows = [row for row in task_rows(system, tenant=tenant) if row["task_id"] == task_id]
-    assert len(rows) == 1, f"expected one task {task_id} for {tenant}, got {rows}"
-    return rows[0]
+    return _the_row(task_rows(system, tenant=tenant), "task_id", task_id, tenant)
 
 
 def loop_rows(system: System, **filters: Any) -> list[dict[str, Any]]:
@@ -76,9 +93,7 @@ def loop_rows(system: System, **filters: Any) -> list[dict[str, Any]]:
 
 
 def loop_row(system: System, loop_id: str, tenant: str = TENANT) -> dict[str, Any]:
-    rows = [row for row in loop_rows(system, tenant=tenant) if row["loop_id"] == loop_id]
-    assert len(rows) == 1, f"expected one loop {loop_id} for {tenant}, got {rows}"
-    return rows[0]
+    return _the_row(loop_rows(system, tenant=tenant), "loop_id", loop_id, tenant)
 
 
 def run_rows(system: System) -> list[dict[str, Any]]:

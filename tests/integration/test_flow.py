@@ -16,12 +16,14 @@ from tests.integration.helpers import (
     RAHUL,
     RAHUL_REPLIES,
     SEND_EMAIL,
+    T0,
     TENANT,
     append,
     event_count,
     inbox,
     loop_row,
     loop_rows,
+    nda_awaiting_signature,
     outbox,
     run_row,
     task_row,
@@ -31,7 +33,6 @@ from tests.integration.helpers import (
     trail_events,
 )
 
-T0 = "2026-03-13T10:00:00Z"
 AFTER_DEADLINE = "2026-03-16T10:00:01Z"
 
 
@@ -295,13 +296,7 @@ def test_task_with_no_loops_expires_and_the_user_is_told(system: System, home: P
 
 
 def test_task_with_an_open_loop_is_escalated_not_expired_and_only_once(system: System, home: Path) -> None:
-    publish(
-        system,
-        command("m1", "task.create", T0, task_id="nda", title="Get the NDA signed", expires_in_days=1),
-        command("m2", "loop.register", T0, loop_id="nda/signature", task_id="nda", channel="webhook",
-                watch={"source": "docusign", "trigger_name": "document_signed"}, deadline="2026-04-12T10:00:00Z",
-                if_unresolved="notify_user", description="Signed NDA"),
-    )
+    publish(system, *nda_awaiting_signature("m", "2026-04-12T10:00:00Z", "notify_user", expires_in_days=1))
 
     tick(system, "2026-03-14T10:00:00Z")
     tick(system, "2026-03-14T10:00:00Z")
@@ -324,14 +319,7 @@ DEADLINE = "2026-03-15T10:00:00Z"
 
 
 def _task_with_loop(system: System, if_unresolved: str, *extra: dict) -> None:
-    publish(
-        system,
-        command("m1", "task.create", T0, task_id="nda", title="Get the NDA signed"),
-        command("m2", "loop.register", T0, loop_id="nda/signature", task_id="nda", channel="webhook",
-                watch={"source": "docusign", "trigger_name": "document_signed"}, deadline=DEADLINE,
-                if_unresolved=if_unresolved, description="Signed NDA"),
-        *extra,
-    )
+    publish(system, *nda_awaiting_signature("m", DEADLINE, if_unresolved), *extra)
 
 
 def test_unresolved_notify_user_asks_the_user_what_next(system: System, home: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
@@ -34,10 +35,29 @@ def receiver() -> Iterator[WebhookReceiver]:
     started.stop()
 
 
-def _with_webhook(home: Path, store_environ: dict[str, str], receiver: WebhookReceiver, clock: FakeClock) -> System:
+@contextmanager
+def _flow_1_past_deadline_with_webhook(
+    home: Path, store_environ: dict[str, str], receiver: WebhookReceiver
+) -> Iterator[tuple[System, FakeClock]]:
+    """A system posting to `receiver`, with Flow 1 played past its deadline; closed on leaving.
+
+    Its outbox runs on a fake clock the test moves (`_hours_pass`), so retries come due without waiting."""
+    clock = FakeClock()
     system = build_system(home, LOOPLINE_WEBHOOK_URL=receiver.url, LOOPLINE_WEBHOOK_SECRET=SECRET, **store_environ)
     system.delivery.clock = clock
-    return system
+    try:
+        publish(system, *FLOW_1)
+        tick(system, AFTER_DEADLINE)
+        yield system, clock
+    finally:
+        system.close()
+
+
+def _hours_pass(system: System, clock: FakeClock, hours: int) -> None:
+    """Hour by hour the clock moves on and the outbox drains, so each failed delivery's next retry comes due."""
+    for _ in range(hours):
+        clock.moment += timedelta(hours=1)
+        system.drain()
 
 
 def test_a_torn_last_line_is_repaired_and_later_deliveries_go_on(system: System, home: Path) -> None:
@@ -112,19 +132,10 @@ def test_webhook_posts_signed_json_and_a_failure_does_not_hold_up_other_channels
     home: Path, store_environ: dict[str, str], receiver: WebhookReceiver
 ) -> None:
     receiver.failures = 2
-    clock = FakeClock()  # moved forward by the test, so retries come due without waiting
-    system = _with_webhook(home, store_environ, receiver, clock)
-    try:
-        publish(system, *FLOW_1)
-        tick(system, AFTER_DEADLINE)
+    with _flow_1_past_deadline_with_webhook(home, store_environ, receiver) as (system, clock):
         assert [line["kind"] for line in outbox(home)] == ["send_email", "followup_sent"]  # not held up
         assert receiver.received == []
-
-        for _ in range(3):
-            clock.moment += timedelta(hours=1)
-            system.drain()
-    finally:
-        system.close()
+        _hours_pass(system, clock, 3)
 
     [(key, body)] = receiver.received
     assert receiver.requests == 3 and receiver.bad_signatures == 0
@@ -136,16 +147,8 @@ def test_webhook_that_keeps_failing_is_parked_and_shown_by_status(
     home: Path, store_environ: dict[str, str], receiver: WebhookReceiver
 ) -> None:
     receiver.failures = 1_000
-    clock = FakeClock()  # moved forward by the test, so retries come due without waiting
-    system = _with_webhook(home, store_environ, receiver, clock)
-    try:
-        publish(system, *FLOW_1)
-        tick(system, AFTER_DEADLINE)
-        for _ in range(10):
-            clock.moment += timedelta(hours=1)
-            system.drain()
-    finally:
-        system.close()
+    with _flow_1_past_deadline_with_webhook(home, store_environ, receiver) as (system, clock):
+        _hours_pass(system, clock, 10)
 
     assert receiver.requests == 5  # every attempt, then no more
     cli = Cli(home, {"LOOPLINE_WEBHOOK_URL": receiver.url, "LOOPLINE_WEBHOOK_SECRET": SECRET, **store_environ})

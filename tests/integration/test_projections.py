@@ -16,14 +16,14 @@ from tests.integration.helpers import (
     CREATE_TASK,
     RAHUL_REPLIES,
     SEND_EMAIL,
+    T0,
     append,
     dump,
     loop_rows,
+    nda_awaiting_signature,
     task_rows,
     tick,
 )
-
-T0 = "2026-03-13T10:00:00Z"
 
 
 def _flow_1_and_friends(system: System) -> None:
@@ -36,10 +36,7 @@ def _flow_1_and_friends(system: System) -> None:
                 repo="acme/api", resource_id="42"),
         command("b3", "task.create", T0, tenant="tenant_b", task_id="idle", title="Idle", expires_in_days=1),
         command("b4", "action.record", T0, tenant="tenant_b", task_id="ghost", action="send_email", to="x@y.z"),
-        command("c1", "task.create", T0, task_id="nda", title="NDA", expires_in_days=2),
-        command("c2", "loop.register", T0, loop_id="nda/sig", task_id="nda", channel="webhook",
-                watch={"source": "docusign", "trigger_name": "document_signed"}, deadline="2026-04-01T00:00:00Z",
-                if_unresolved="escalate_to_loop", description="Signed NDA"),
+        *nda_awaiting_signature("c", "2026-04-01T00:00:00Z", "escalate_to_loop", expires_in_days=2),
     )
     tick(system, "2026-03-14T10:00:00Z")
     tick(system, "2026-03-16T10:00:01Z")

@@ -29,6 +29,13 @@ def send_email(task: Task, now: datetime) -> None:
     task.record_action(action="send_email", details={"to": "bob@x.com"}, summary="emailed Bob", performed_by="agent", now=now)
 
 
+def close_loop_unanswered(task: Task, loop_id: str, resolved_by: str, reason: str, days: int) -> None:
+    """`loop_id` closes `days` after NOW without the awaited answer, and the task's wait ends if it was the last."""
+    at = NOW + timedelta(days=days)
+    task.close_loop(loop_id, resolved_by=resolved_by, now=at)
+    task.end_wait(reason=reason, now=at)
+
+
 # Each command: (name, status it aims for or None, how to apply it).
 COMMANDS = [
     ("record_action", S.WAITING, send_email),
@@ -102,12 +109,10 @@ def test_a_waiting_task_whose_last_loop_closed_unanswered_goes_back_to_executing
     send_email(task, NOW)
     task.link_loop("loop-1", now=NOW)
     task.link_loop("loop-2", now=NOW)
-    task.close_loop("loop-1", resolved_by="expired", now=NOW + timedelta(days=3))
-    task.end_wait(reason="no reply", now=NOW + timedelta(days=3))
+    close_loop_unanswered(task, "loop-1", "expired", "no reply", days=3)
     assert task.status is S.WAITING  # still waiting on loop-2
 
-    task.close_loop("loop-2", resolved_by="manual", now=NOW + timedelta(days=4))
-    task.end_wait(reason="resolved by hand", now=NOW + timedelta(days=4))
+    close_loop_unanswered(task, "loop-2", "manual", "resolved by hand", days=4)
     assert task.status is S.EXECUTING
 
 
@@ -116,8 +121,7 @@ def test_a_pending_time_wake_up_is_something_to_wait_for():
     send_email(task, NOW)
     task.link_loop("loop-1", now=NOW)
     task.schedule_wakeup("w1", at=NOW + timedelta(days=9), loop_ref=None, reason="check back", now=NOW)
-    task.close_loop("loop-1", resolved_by="expired", now=NOW + timedelta(days=3))
-    task.end_wait(reason="no reply", now=NOW + timedelta(days=3))
+    close_loop_unanswered(task, "loop-1", "expired", "no reply", days=3)
     assert task.status is S.WAITING
 
 
