@@ -16,6 +16,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from loopline.adapters.leader import HomeLock
 from tests.conftest import command, signal as signal_message
 from tests.e2e.cli import ROOT, Cli
 
@@ -51,6 +52,16 @@ def loopline(home: Path, *args: str) -> subprocess.Popen[str]:
     )
 
 
+def said_waiting(process: subprocess.Popen[str]) -> str:
+    """What the process wrote on stderr up to and including its line saying it waits for the home lock."""
+    lines = []
+    for line in process.stderr or ():
+        lines.append(line)
+        if line.startswith("waiting for"):
+            return "".join(lines)
+    raise AssertionError(f"process {process.pid} ended without waiting for the home lock:\n{''.join(lines)}")
+
+
 def outcome(home: Path) -> tuple[Any, ...]:
     cli = Cli(home)
     tasks = sorted((t["tenant"], t["task_id"], t["status"], t["actions"], t["inbox"]) for t in cli.json("tasks", "list"))
@@ -77,25 +88,28 @@ def test_run_two_publishes_and_two_ticks_on_one_home_take_turns_and_lose_nothing
         assert finished.returncode == 0, finished.stderr
 
     home = tmp_path / "shared"
-    runner = loopline(home, "run", "--interval", "0.05", "--tick-every", "0")
-    others = [
-        loopline(home, "publish", str(files[0])), loopline(home, "tick", "--now", EARLY_TICK_AT),
-        loopline(home, "publish", str(files[1])), loopline(home, "tick", "--now", EARLY_TICK_AT),
-    ]
+    home.mkdir()
+    with HomeLock(home).held():  # all five start against a held lock, so each must wait its turn and say so
+        runner = loopline(home, "run", "--interval", "0.05", "--tick-every", "0")
+        others = [
+            loopline(home, "publish", str(files[0])), loopline(home, "tick", "--now", EARLY_TICK_AT),
+            loopline(home, "publish", str(files[1])), loopline(home, "tick", "--now", EARLY_TICK_AT),
+        ]
+        said = {process.pid: said_waiting(process) for process in (runner, *others)}
     errors = []
     for process in others:
-        errors.append(process.communicate(timeout=300)[1])
+        errors.append(said[process.pid] + process.communicate(timeout=300)[1])
         assert process.returncode == 0, errors[-1]
     runner.send_signal(signal.SIGTERM)
-    runner_err = runner.communicate(timeout=60)[1]
+    runner_err = said[runner.pid] + runner.communicate(timeout=60)[1]
     assert runner.returncode == 0, runner_err
     last = loopline(home, "tick", "--now", TICK_AT)
     last_err = last.communicate(timeout=300)[1]
     assert last.returncode == 0, last_err
 
-    waits = [line for text in errors for line in text.splitlines() if line.startswith("waiting for")]
-    assert waits, "no process waited for the lock, so the test did not make them overlap"
-    assert all(re.search(r"process \d+ \(.*(publish|tick|run)", line) for line in waits), waits
+    waits = [line for text in (*errors, runner_err) for line in text.splitlines() if line.startswith("waiting for")]
+    assert len(waits) >= 5, waits  # each of the five waited at least once
+    assert all(re.search(r"process \d+ \(loopline", line) for line in waits), waits  # naming who held the lock
     shared = outcome(home)
     assert shared == outcome(alone)
     assert len(shared[0]) == 2 * TENANTS
