@@ -145,6 +145,10 @@ class UnstorableBatch(Exception):
     """A batch of several messages could not be committed because of what one of them caused."""
 
 
+class KeptConflicting(RuntimeError):
+    """Other processes kept committing first, `RETRIES` times in a row: the source may try smaller batches."""
+
+
 class Bus:
     """Applies, refuses, parks, commits and retries for every source, through one handler per kind of message."""
 
@@ -164,7 +168,7 @@ class Bus:
                 continue  # another process moved the position or wrote the same aggregates first
             except UnstorableBatch:
                 return [outcome for single in source.one_by_one(batch) for outcome in self.process(single)]
-        raise RuntimeError(f"{type(source).__name__} kept conflicting with other processes; run it again")
+        raise KeptConflicting(f"{type(source).__name__} kept conflicting with other processes; run it again")
 
     def apply(self, uow: UnitOfWork, message: Any) -> Outcome[Any]:
         """One message as one step of the unit of work: applied, refused or (after ATTEMPTS tries) parked."""

@@ -3,9 +3,11 @@
 It follows the requests in the event store from its tracked position. For a batch it reads each
 pending request's task (no transaction is held; the tenant's settings once per batch), calls the
 model for all of them at once in a thread pool, and hands each answer to the bus as a
-`DecisionReturned` (in the requests' order, while later calls are in flight): the batch's answers
-are recorded in one transaction with the position, each as a step of its own
-(`processors/handlers/answers.py`). A request that is no longer pending (a repeat, another process's answer,
+`DecisionReturned` (in the requests' order, while later calls are in flight): the answers are
+recorded `RECORD_EVERY` to a transaction, each as a step of its own (`processors/handlers/answers.py`),
+and the position moves with the last of them. A transaction holds few answers because every answer
+files timers in the buckets all tenants share: a whole batch waiting on the model would meet another
+process's commit there nearly every time. Answers that keep conflicting are recorded one per transaction. A request that is no longer pending (a repeat, another process's answer,
 a crash after the call) records nothing, so a request gets at most one decision and a decision at
 most one send; a conflict with a concurrent writer records the answers again (the model is not
 asked again), and they then find their requests decided. A model that cannot decide records
@@ -26,13 +28,15 @@ from eventsourcing.utils import get_topic
 from loopline.domain.task import Task
 from loopline.domain.tenant import TenantSettings
 from loopline.processors.application import Loopline, Position, UnitOfWork
-from loopline.processors.bus import Batch, Bus
+from loopline.processors.bus import Batch, Bus, KeptConflicting, Outcome
 from loopline.processors.messages import Answer, DecisionReturned, Pending
 from loopline.processors.ports import DecisionModel, DecisionRequest, ModelUnavailable
 from loopline.processors.model.prompts import request_for, tenant_settings_of
 
 TOPICS = [get_topic(Task.DecisionRequested)]
 DEFAULT_CONCURRENCY = 16
+RECORD_EVERY = 20
+"""Answers recorded in one transaction: enough to share a commit's cost, few enough to rarely meet another writer."""
 
 
 def concurrency_from_env() -> int:
@@ -62,7 +66,7 @@ class Answers:
 
     app: Loopline
     name: str
-    end: int  # the notification id of the batch's last request: the position once all are recorded
+    end: int | None  # the notification id of the batch's last request, with the last answers: the position
     calls: list[tuple[Pending, Future[Answer]]]
     returned: list[DecisionReturned] = field(default_factory=list)
     only: int | None = None  # one answer's place, when the batch is recorded one answer at a time
@@ -70,7 +74,8 @@ class Answers:
     def read(self) -> Batch | None:
         previous = self.app.position(self.name)
         last = self.only is None or self.only == len(self.calls) - 1
-        position = Position(self.name, self.end, previous=previous) if last and previous < self.end else None
+        moves = self.end is not None and last and previous < self.end
+        position = Position(self.name, self.end, previous=previous) if moves else None
         if self.only is not None:
             return Batch([self.returned[self.only]], position)
         return Batch(self._arriving() if not self.returned else list(self.returned), position)
@@ -110,8 +115,20 @@ class Agent:
         # Each call starts as soon as its request is built, so building the next ones overlaps the calls in flight.
         calls = [(item, self.pool.submit(self._decide, item.request))
                  for item in self._pending([self.app.mapper.to_domain_event(n) for n in notifications])]
-        outcomes = self.bus.process(Answers(self.app, self.name, notifications[-1].id, calls))
+        groups = [calls[start:start + RECORD_EVERY] for start in range(0, len(calls), RECORD_EVERY)] or [[]]
+        outcomes = []
+        for place, group in enumerate(groups):
+            end = notifications[-1].id if place == len(groups) - 1 else None
+            outcomes += self._record(Answers(self.app, self.name, end, group))
         return AgentPass(len(notifications), [o.detail for o in outcomes if o.accepted and o.detail])
+
+    def _record(self, answers: Answers) -> list[Outcome[Any]]:
+        """The answers in one transaction, or, when other writers keep committing first, one per transaction
+        (the answers are in hand: the model is not asked again)."""
+        try:
+            return self.bus.process(answers)
+        except KeptConflicting:
+            return [outcome for one in answers.one_by_one(Batch([])) for outcome in self.bus.process(one)]
 
     def close(self) -> None:
         self.pool.shutdown(wait=True)
