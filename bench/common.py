@@ -50,6 +50,24 @@ def start_worker(system: System, environ: dict[str, str]) -> subprocess.Popen[by
     )
 
 
+def durable_postgres() -> Any:
+    """The suite's embedded PostgreSQL with fsync and full-page writes back on, as a deployment runs it.
+
+    The suite turns durability off on its test server; the benchmarks measure what a user's server
+    does on every commit, and stay comparable with the figures measured before it was turned off."""
+    import psycopg
+
+    from tests.servers import DURABILITY_OFF, Postgres
+
+    postgres = Postgres()
+    if not postgres.external:
+        with psycopg.connect(postgres.url, autocommit=True) as conn:
+            for name in DURABILITY_OFF:
+                conn.execute(f"ALTER SYSTEM RESET {name}")
+            conn.execute("SELECT pg_reload_conf()")
+    return postgres
+
+
 def stop(worker: subprocess.Popen[bytes] | None, system: System, *servers: Any) -> None:
     """Stops the worker, closes the system, then stops each server (a database server deletes its data: runs add up)."""
     if worker:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from eventsourcing.utils import get_topic
 
-from bench.common import T0, close, new_system, start_worker, stop
+from bench.common import T0, close, durable_postgres, new_system, start_worker, stop
 from loopline.domain.task import Task
 from loopline.processors.messages import Message
 from loopline.processors.followers.router import INBOUND_TOPIC
@@ -128,9 +128,9 @@ def check_exactly_once(system: System, api: MessagesApi, tasks: int) -> None:
 
 
 def run_scale(tasks: int, delay: float) -> dict[str, float]:
-    from tests.servers import Broker, Postgres
+    from tests.servers import Broker
 
-    postgres, broker, api = Postgres(), Broker(), MessagesApi(delay=delay)
+    postgres, broker, api = durable_postgres(), Broker(), MessagesApi(delay=delay)
     database = postgres.new_database()
     environ = {
         "LOOPLINE_EVENT_STORE": database, "LOOPLINE_READ_MODEL": database, "LOOPLINE_KAFKA": broker.bootstrap,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from bench.common import close, load_open_loops, new_system, postgres_copy_rate
+from bench.common import close, durable_postgres, load_open_loops, new_system, postgres_copy_rate
 from bench.signals import replies
 
 
@@ -23,9 +23,7 @@ def main() -> None:
     parser.add_argument("--loops", type=int, default=50_000)
     args = parser.parse_args()
 
-    from tests.servers import Postgres
-
-    postgres = Postgres()
+    postgres = durable_postgres()
     database = postgres.new_database()
     system = new_system(LOOPLINE_EVENT_STORE=database, LOOPLINE_READ_MODEL=database)
     try:

@@ -17,7 +17,8 @@ import time
 import uuid
 
 from bench.common import (
-    T0, close, load_open_loops, new_system, postgres_raw_insert_rate, sqlite_raw_insert_rate, start_worker, stop,
+    T0, close, durable_postgres, load_open_loops, new_system, postgres_raw_insert_rate, sqlite_raw_insert_rate, start_worker,
+    stop,
 )
 from loopline.processors.messages import Message
 from loopline.processors.followers.router import INBOUND_TOPIC
@@ -81,9 +82,9 @@ def run_embedded(loops: int, signal_count: int, tenants: int) -> dict[str, float
 
 
 def run_scale(loops: int, signal_count: int, tenants: int) -> dict[str, float]:
-    from tests.servers import Broker, Postgres
+    from tests.servers import Broker
 
-    postgres, broker = Postgres(), Broker()
+    postgres, broker = durable_postgres(), Broker()
     database = postgres.new_database()
     environ = {
         "LOOPLINE_EVENT_STORE": database, "LOOPLINE_READ_MODEL": database, "LOOPLINE_KAFKA": broker.bootstrap,
