@@ -113,6 +113,14 @@ def scale_clis(postgres: Postgres, broker: Broker, tmp_path_factory: pytest.Temp
     made.close()
 
 
+@pytest.fixture
+def embedded_cli(tmp_path: Path, cli_environ: dict[str, str]) -> Cli:
+    """The embedded deployment alone, for a module whose subject is what happens after the edge (the words
+    people read, the action contracts, what `tasks show` prints): the same code at scale, and the scale path
+    itself (Kafka, the workers, the leader's projections and delivery), are the flows' subject."""
+    return Cli(tmp_path / "home", cli_environ)
+
+
 @pytest.fixture(params=["embedded", "scale"])
 def cli(request: pytest.FixtureRequest, tmp_path: Path, cli_environ: dict[str, str]) -> Iterator[Cli]:
     """The same scenarios on the embedded default and on PostgreSQL + Kafka with a `loopline run` worker."""

@@ -1,11 +1,21 @@
-"""Actions and signals as documented contracts, and owner decisions, through the `loopline` command on both deployments."""
+"""Actions and signals as documented contracts, and owner decisions, through the `loopline` command
+(embedded; the scale path is the flows' subject)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import command, signal
 from tests.e2e.cli import Cli
+
+
+@pytest.fixture
+def cli(embedded_cli: Cli) -> Cli:
+    """Embedded only (see `embedded_cli`): the scale path is test_cli_flow1's and the other flows' subject."""
+    return embedded_cli
+
 
 T0 = "2026-03-13T10:00:00Z"
 LATER = "2026-03-13T11:00:00Z"

@@ -1,12 +1,22 @@
-"""What `loopline tasks show` and `loopline tenants` print for a task Loopline works, in both deployments:
-budgets used and left, the cadence position, the next action and its time, the outcome, the conversation."""
+"""What `loopline tasks show` and `loopline tenants` print for a task Loopline works: budgets used and
+left, the cadence position, the next action and its time, the outcome, the conversation (embedded; the
+scale path is the flows' subject)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import command, signal
 from tests.e2e.cli import Cli
+
+
+@pytest.fixture
+def cli(embedded_cli: Cli) -> Cli:
+    """Embedded only (see `embedded_cli`): the scale path is test_cli_flow1's and the other flows' subject."""
+    return embedded_cli
+
 
 GYM = "iron_temple"
 MAYA = "maya@example.com"

@@ -12,6 +12,13 @@ from tests.conftest import command
 from tests.e2e.cli import Cli
 from tests.servers import SmtpSink
 
+
+@pytest.fixture
+def cli(embedded_cli: Cli) -> Cli:
+    """Embedded only (see `embedded_cli`): the scale path is test_cli_flow1's and the other flows' subject."""
+    return embedded_cli
+
+
 T0 = "2026-03-13T10:00:00Z"
 
 
