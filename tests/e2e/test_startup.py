@@ -47,12 +47,9 @@ def test_workers_started_together_on_a_fresh_database_all_start(postgres: Postgr
         workers = [Worker(environ, deployment.home / f"worker-{n}.log") for n in range(WORKERS)]
         deployment.workers += workers
         try:
-            deadline = time.monotonic() + 90
-            while not (all(w.events("progress") for w in workers)
-                       and leader_sessions(deployment.environ["LOOPLINE_EVENT_STORE"]) == WORKERS):
-                alive = all(w.process.poll() is None for w in workers)
-                assert alive and time.monotonic() < deadline, "\n".join(w.log() for w in workers)
-                time.sleep(0.1)
+            database = deployment.environ["LOOPLINE_EVENT_STORE"]
+            wait_for(lambda: all(w.events("progress") for w in workers) and leader_sessions(database) == WORKERS,
+                     *workers, timeout=90)
             for worker in workers:
                 failures = worker.events("worker.failed") + worker.events("leader.failed")
                 assert not failures and "Traceback" not in worker.log(), f"round {round_}:\n{worker.log()}"
@@ -85,10 +82,12 @@ def test_a_worker_failing_unexpectedly_logs_one_line_and_restarts_until_it_runs(
     assert "Traceback" not in worker.log() and worker.process.returncode == 0
 
 
-def wait_for(condition: Callable[[], object], worker: Worker, timeout: float = 60.0) -> None:
+def wait_for(condition: Callable[[], object], *workers: Worker, timeout: float = 60.0) -> None:
+    """Until `condition` holds, failing with the workers' logs if one of them dies or time runs out."""
     deadline = time.monotonic() + timeout
     while not condition():
-        assert worker.process.poll() is None and time.monotonic() < deadline, worker.log()
+        alive = all(worker.process.poll() is None for worker in workers)
+        assert alive and time.monotonic() < deadline, "\n".join(worker.log() for worker in workers)
         time.sleep(0.1)
 
 
