@@ -72,6 +72,8 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
             task.actions_count += 1
             if self.performed_by == "loopline":
                 task.deferred = None  # what a limit held back has gone out (or a newer message replaced it)
+            if "thread" in self.details:
+                task._join_thread(self.details.get("subject", ""), f"{self.originator_id}:{self.originator_version}")
             task._moved(self.status, self.timestamp)
 
     class LoopLinked(TaskEvent):
