@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from loopline.domain import ids
+from loopline.domain.contact_index import ContactIndex
 from loopline.domain.expectations import NEXT_TOUCH
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.outreach import (
@@ -22,7 +23,7 @@ from loopline.domain.outreach import (
     next_step,
 )
 from loopline.domain.task import Task
-from loopline.domain.task_types import task_type
+from loopline.domain.task_types import PRIORITY_ORDER, task_type
 from loopline.domain.timers import TimerKind
 from loopline.domain.wording import when
 from loopline.processors.application import UnitOfWork
@@ -123,7 +124,8 @@ def send_message(uow: UnitOfWork, task: Task, *, draft: dict[str, Any], touch: i
     }
     details = {key: value for key, value in details.items() if value is not None}
     sent = send_to_contact(uow, task, details=details, now=now, settings=tenant_settings(uow, task.tenant),
-                           summary=f"Emailed {task.contact} ({'reply' if reply else f'touch {touch}'})")
+                           summary=f"Emailed {task.contact} ({'reply' if reply else f'touch {touch}'})",
+                           answers_contact=reply, yields_to=() if reply else due_before(uow, task, now))
     if isinstance(sent, Deferred):
         until = sent.deferral.until or now + DEFERRED_NEVER
         task.defer_send(rule=sent.deferral.rule, reason=sent.deferral.reason, until=until,
@@ -138,6 +140,30 @@ def send_message(uow: UnitOfWork, task: Task, *, draft: dict[str, Any], touch: i
                     subject=details["subject"])
     what = "a reply" if reply else f"touch {touch} of {plan.touches}"
     return f"'{task.title}': sent {what} to {task.contact}"
+
+
+def due_before(uow: UnitOfWork, task: Task, now: datetime) -> tuple[str, ...]:
+    """The contact's other open tasks of a higher priority whose touch is due now or being drafted: the day's
+    one message to the contact is theirs (seed 002 §21.3), described for the deferral's reason."""
+    assert task.contact is not None
+    index = uow.get(ids.contact_index_id(task.tenant, task.contact), ContactIndex)
+    if index is None:
+        return ()
+    rank = priority_rank(task)
+    ahead = []
+    for ref in sorted(set(index.tasks.values()) - {task.ref}):
+        other = uow.get(ids.task_id(task.tenant, ref), Task)
+        if other is None or other.is_closed or not other.is_acting or priority_rank(other) >= rank:
+            continue
+        drafting = any(pending["purpose"] == "touch" for pending in other.pending_decisions.values())
+        if drafting or isinstance(next_step(plan_of(other), progress_of(other), now), SendTouch):
+            ahead.append(f"'{other.title}' ({other.priority or task_type(other.task_type).priority})")
+    return tuple(ahead)
+
+
+def priority_rank(task: Task) -> int:
+    """Lower goes first: the task's own priority, else its type's."""
+    return PRIORITY_ORDER.get(task.priority or task_type(task.task_type).priority, len(PRIORITY_ORDER))
 
 
 def open_reply_loop(uow: UnitOfWork, task: Task, *, deadline: datetime, now: datetime, subject: str | None = None) -> None:
