@@ -21,6 +21,7 @@ from loopline.domain.outreach import (
     WaitForContact,
     next_step,
 )
+from loopline.domain.reply_routing import guided_request_ref
 from loopline.domain.task import Task
 from loopline.domain.task_types import task_type
 from loopline.domain.timers import TimerKind
@@ -211,6 +212,17 @@ def on_reply(uow: UnitOfWork, task: Task, *, signal_ref: str, now: datetime) -> 
     task.request_decision(
         request_ref=signal_ref, point="evaluate_reply", purpose="reply", touch=task.touch, tone=None,
         reason=f"{task.contact} replied", now=now,
+    )
+
+
+def answer_with_guidance(task: Task, *, now: datetime) -> None:
+    """The owner's guidance on a reply nothing has answered yet: the model evaluates that reply again, with the
+    guidance, and its answer is sent under the usual confidence rule (`processors/handlers/answers.py`). No turn
+    budget check: the owner asked for this turn."""
+    assert task.unanswered_reply is not None, f"task {task.ref} has no reply to answer"
+    task.request_decision(
+        request_ref=guided_request_ref(task.unanswered_reply, task.version), point="evaluate_reply", purpose="guidance",
+        touch=task.touch, tone=None, reason=f"the owner gave guidance on {task.contact}'s reply", now=now,
     )
 
 
