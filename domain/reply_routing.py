@@ -1,11 +1,11 @@
 """Which of a contact's acting tasks answers their reply (issue 18 item 1): the task whose message the reply
-answers, named by its `in_reply_to` (or `thread_id`) Message-ID, else the task that wrote to them last.
+answers, named by its `in_reply_to` (or `thread_id`) Message-ID, else the task most recently active.
 The contact's other tasks keep the reply in their context and do not answer it."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 from uuid import UUID
@@ -16,11 +16,14 @@ GUIDED = "/guidance/"
 """Joins a reply's signal ref and the task version in the ref of the decision guidance asks for on that reply."""
 
 
+ANSWERED_BY = ("Task.TouchSent", "Task.NextTouchScheduled")
+"""Events after which a reply is dealt with: a message went to the contact, or an evaluation chose to wait."""
+
+
 class ActingTask(Protocol):
     id: UUID
     ref: str
-    created_on: datetime
-    last_touch_at: datetime | None
+    last_activity_at: datetime
 
 
 def named_task_id(data: Mapping[str, Any]) -> UUID | None:
@@ -38,7 +41,19 @@ def answering_task(tasks: Sequence[ActingTask], data: Mapping[str, Any]) -> Acti
     for task in tasks:
         if task.id == named:
             return task
-    return max(tasks, key=lambda task: (task.last_touch_at or task.created_on, task.ref), default=None)
+    return max(tasks, key=lambda task: (task.last_activity_at, task.ref), default=None)
+
+
+def unanswered_reply(events: Iterable[Any]) -> str | None:
+    """The signal ref of the contact's latest email in a task's `events` that nothing has answered yet, or None."""
+    waiting = None
+    for event in events:
+        kind = type(event).__qualname__
+        if kind == "Task.SignalReceived" and event.signal_type == "email.received":
+            waiting = event.signal_ref
+        elif kind in ANSWERED_BY:
+            waiting = None
+    return waiting
 
 
 def guided_request_ref(signal_ref: str, version: int) -> str:

@@ -104,8 +104,6 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
                     del task.pending_decisions[ref]
             if task.deferred is not None and task.deferred["draft"].get("follow_up_of") in self.resolved_loops:
                 task.deferred = None
-            if self.signal_type == "email.received" and task.outreach is not None:
-                task.unanswered_reply = self.signal_ref
             task._moved(self.status, self.timestamp)
 
     class ReplyNoted(TaskEvent):
@@ -217,10 +215,6 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
         self.deferred: dict[str, Any] | None = None
         """A send a limit deferred, with its draft, sent as is when the limit frees up."""
         self.outcome: str | None = None
-        self.last_touch_at: datetime | None = None
-        """When Loopline last sent the contact a message: the contact's most recently touched task answers a reply."""
-        self.unanswered_reply: str | None = None
-        """The signal ref of the contact's latest reply no message has answered yet (guidance drafts its answer)."""
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, Any]) -> None:

@@ -51,8 +51,6 @@ class TaskOutreach:
             task.messages_used = self.messages_used
             task.next_touch_at = self.next_touch_at
             task.deferred = None
-            task.last_touch_at = self.timestamp
-            task.unanswered_reply = None
 
     class SendDeferred(TaskEvent):
         """A send that would break a limit waits until `until`, with its draft kept (no new model call then)."""
@@ -75,7 +73,6 @@ class TaskOutreach:
         def apply(self, task: Task) -> None:
             task.next_touch_at = self.next_touch_at
             task.status = self.status  # waiting again; the reply before it was the activity
-            task.unanswered_reply = None  # the evaluation chose to wait: the reply is dealt with
 
     class OutcomeSet(TaskEvent):
         """The outcome code a closing task ends with, from its type's spectrum (a provisional one is

@@ -232,8 +232,7 @@ def reject_task(uow: UnitOfWork, msg: Message, cmd: TaskReview) -> str:
 def give_guidance(uow: UnitOfWork, msg: Message, cmd: TaskGuidance) -> str:
     task = load_task(uow, msg.tenant, cmd.task_id)
     task.give_guidance(text=cmd.text, now=msg.at)
-    if task.is_acting and task.unanswered_reply is not None:
-        answer_with_guidance(task, now=msg.at)
+    if task.is_acting and answer_with_guidance(uow, task, now=msg.at):
         return f"guidance given; {task.ref} drafts its answer to {task.contact} with it"
     if task.is_acting:  # Loopline works it again from the next tick, with the guidance in the conversation
         set_timer(uow, kind=TimerKind.TASK_STEP, target_id=task.id, due=msg.at, now=msg.at)

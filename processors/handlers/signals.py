@@ -57,14 +57,15 @@ def notify_late_reply(uow: UnitOfWork, msg: Message) -> bool:
     return True
 
 
-def answer(uow: UnitOfWork, task: Task, msg: Message, resolved_loops: list[str]) -> None:
-    """The reply joins the task's conversation; Loopline evaluates it while it works the task, and the owner
-    reads it while the task is theirs (escalated, or awaiting their review)."""
+def answer(uow: UnitOfWork, task: Task, msg: Message, resolved_loops: list[str], *, agents: bool) -> None:
+    """The reply joins the task's conversation; Loopline evaluates it while it works the task (unless it answers
+    a loop the outside agent registered, `agents`: that agent reads it), and the owner reads it while the task is
+    theirs (escalated, or awaiting their review)."""
     status = task.status
     task.receive_signal(signal_ref=msg.ref, signal_type=msg.type, data=dict(msg.data), resolved_loops=resolved_loops,
                         now=msg.at)
     contact = msg.data["sender"]
-    if status in WORKED:
+    if status in WORKED and not agents:
         on_reply(uow, task, signal_ref=msg.ref, now=msg.at)
     elif status is TaskStatus.ESCALATED:
         task.escalate(reason=f"{task.escalation_reason}\n\n{contact} wrote again {when(msg.at)}: {words(msg)}",
@@ -92,6 +93,7 @@ def handle_signal(uow: UnitOfWork, msg: Message) -> str:
     acting = [task for task in _contact_tasks(uow, msg) if not task.is_closed] if rule.channel == "email" else []
     answering = answering_task(acting, msg.data)
     matched: dict[str, list[str]] = defaultdict(list)
+    agents: set[str] = set()  # tasks with a loop of the outside agent's (not Loopline's reply loop) resolved
     for loop_ref in index.loop_refs:
         loop = uow.get(ids.loop_id(msg.tenant, loop_ref), OpenLoop)
         assert loop is not None and not loop.resolved, f"match index lists {loop_ref}, which is not open"
@@ -102,6 +104,8 @@ def handle_signal(uow: UnitOfWork, msg: Message) -> str:
             continue  # another task of the contact answers this reply; this one goes on waiting for its own
         resolve_by_signal(loop, signal_ref=msg.ref, signal_type=msg.type, at=msg.at)
         matched[loop.task_ref].append(loop_ref)
+        if loop.origin != "outreach":
+            agents.add(loop.task_ref)
     reached = [*matched, *([answering.ref] if answering is not None and answering.ref not in matched else [])]
     index.keep(
         signal_ref=msg.ref, signal_type=msg.type, data=dict(msg.data),
@@ -113,7 +117,7 @@ def handle_signal(uow: UnitOfWork, msg: Message) -> str:
                 signal_ref=msg.ref, signal_type=msg.type, data=dict(msg.data), resolved_loops=loop_refs, now=msg.at
             )
     if answering is not None:
-        answer(uow, answering, msg, matched.get(answering.ref, []))
+        answer(uow, answering, msg, matched.get(answering.ref, []), agents=answering.ref in agents)
         for other in acting:
             if other is not answering:
                 other.note_reply(signal_ref=msg.ref, data=dict(msg.data), answered_by=answering.ref, now=msg.at)

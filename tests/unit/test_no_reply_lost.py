@@ -173,6 +173,8 @@ def test_one_contact_two_tasks_the_most_recently_touched_answers_and_the_other_o
     assert gym.events("second", Task.DecisionRequested)[-1].request_ref == "ann-1"
     assert [e.signal_ref for e in gym.events("first", Task.ReplyNoted)] == ["ann-1"]
     assert gym.task("first").open_loops  # still waiting for an answer of its own
+    gym.tick(3.1)  # the first task's touch 2: written knowing what she said, without answering it
+    assert "another of their tasks answers it" in gym.model.requests[-1].prompt.messages[0]["content"]
 
 
 def test_a_reply_naming_a_message_loopline_sent_goes_to_that_task() -> None:
