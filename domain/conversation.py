@@ -2,7 +2,8 @@
 
 Derived from the task's events, so prompts and the task memory folder read the same turns and a
 rebuild gives the same conversation. Authors: `agent` (a message sent to the contact), `contact`
-(an email that reached the task), `owner` (guidance) and `system` (escalations and decisions).
+(an email that reached the task), `owner` (guidance) and `system` (escalations, decisions, and a contact's
+email another of their tasks answers).
 """
 
 from __future__ import annotations
@@ -43,6 +44,12 @@ def _received(event: Any) -> Turn | None:
     return Turn("contact", event.timestamp, text) if text else None
 
 
+def _noted(event: Any) -> Turn | None:
+    text = str(event.data.get("body") or event.data.get("subject") or "").strip()
+    return Turn("system", event.timestamp, f"The contact wrote this, and another of their tasks answers it (do not "
+                f"answer it here):\n{text}") if text else None
+
+
 def _guidance(event: Any) -> Turn:
     return Turn("owner", event.timestamp, event.text)
 
@@ -58,6 +65,7 @@ def _decided(event: Any) -> Turn:
 TURNS: dict[str, Callable[[Any], Turn | None]] = {
     "Task.ActionRecorded": _sent,
     "Task.SignalReceived": _received,
+    "Task.ReplyNoted": _noted,
     "Task.GuidanceGiven": _guidance,
     "Task.Escalated": _escalated,
     "Task.DecisionRecorded": _decided,

@@ -100,7 +100,24 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
             task.inbox_count += 1
             for loop_ref in self.resolved_loops:
                 task.open_loops.remove(loop_ref)
+            # The contact answered what a follow-up was to chase: the follow-up being drafted or held back goes.
+            for ref, pending in list(task.pending_decisions.items()):
+                if pending["loop_ref"] in self.resolved_loops:
+                    del task.pending_decisions[ref]
+            if task.deferred is not None and task.deferred["draft"].get("follow_up_of") in self.resolved_loops:
+                task.deferred = None
             task._moved(self.status, self.timestamp)
+
+    class ReplyNoted(TaskEvent):
+        """The contact wrote, and another of their tasks answers it: this one keeps it in its inbox and its
+        context, and neither answers it nor stops waiting for a reply of its own."""
+
+        signal_ref: str
+        data: dict[str, Any]
+        answered_by: str
+
+        def apply(self, task: Task) -> None:
+            task.inbox_count += 1
 
     class ProgressNoted(TaskMoved):
         notes: str
@@ -301,6 +318,10 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
             resolved_loops=resolved, status=status,
         )
         self._wake_for_signal(resolved, signal_ref=signal_ref, signal_type=signal_type, now=now)
+
+    def note_reply(self, *, signal_ref: str, data: dict[str, Any], answered_by: str, now: datetime) -> None:
+        """Keeps a reply another task of the same contact answers (`ReplyNoted`)."""
+        self.trigger_event(self.ReplyNoted, timestamp=now, signal_ref=signal_ref, data=data, answered_by=answered_by)
 
     def close_loop_by_signal_in_inbox(self, loop_ref: str, *, signal_ref: str, signal_type: str, now: datetime) -> None:
         """A signal this task already received resolves one more of its loops (registered late): no second

@@ -50,6 +50,7 @@ from loopline.processors.handlers.commands_types import (
     action_schema,
 )
 from loopline.processors.messages import Message
+from loopline.processors.handlers.outreach import answer_with_guidance
 from loopline.processors.handlers.readiness import on_ready
 from loopline.processors.handlers.tenants import configure_tenant, tenant_settings
 from loopline.processors.handlers.wakeups import record_workflow_output, schedule_wakeup, wake_on_condition
@@ -231,6 +232,8 @@ def reject_task(uow: UnitOfWork, msg: Message, cmd: TaskReview) -> str:
 def give_guidance(uow: UnitOfWork, msg: Message, cmd: TaskGuidance) -> str:
     task = load_task(uow, msg.tenant, cmd.task_id)
     task.give_guidance(text=cmd.text, now=msg.at)
+    if task.is_acting and answer_with_guidance(uow, task, now=msg.at):
+        return f"guidance given; {task.ref} drafts its answer to {task.contact} with it"
     if task.is_acting:  # Loopline works it again from the next tick, with the guidance in the conversation
         set_timer(uow, kind=TimerKind.TASK_STEP, target_id=task.id, due=msg.at, now=msg.at)
     return f"guidance given; {task.ref} resumed"

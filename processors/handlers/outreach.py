@@ -22,12 +22,20 @@ from loopline.domain.outreach import (
     WaitForContact,
     next_step,
 )
+from loopline.domain.reply_routing import guided_request_ref, unanswered_reply
 from loopline.domain.task import Task
 from loopline.domain.task_types import PRIORITY_ORDER, task_type
 from loopline.domain.timers import TimerKind
 from loopline.domain.wording import when
 from loopline.processors.application import UnitOfWork
-from loopline.processors.handlers.loops_and_timers import close_loop, close_task_loops, proactive_run, register_loop, set_timer
+from loopline.processors.handlers.loops_and_timers import (
+    close_loop,
+    close_task_loops,
+    proactive_run,
+    register_loop,
+    set_timer,
+    task_history,
+)
 from loopline.processors.handlers.sending import Deferred, send_to_contact
 from loopline.processors.handlers.tenants import tenant_settings
 
@@ -240,6 +248,20 @@ def on_reply(uow: UnitOfWork, task: Task, *, signal_ref: str, now: datetime) -> 
         request_ref=signal_ref, point="evaluate_reply", purpose="reply", touch=task.touch, tone=None,
         reason=f"{task.contact} replied", now=now,
     )
+
+
+def answer_with_guidance(uow: UnitOfWork, task: Task, *, now: datetime) -> bool:
+    """The owner's guidance on a reply nothing has answered yet: the model evaluates that reply again, with the
+    guidance, and its answer is sent under the usual confidence rule (`processors/handlers/answers.py`). No turn
+    budget check: the owner asked for this turn. False when no reply waits for an answer."""
+    replied = unanswered_reply(task_history(uow, task))
+    if replied is None:
+        return False
+    task.request_decision(
+        request_ref=guided_request_ref(replied, task.version), point="evaluate_reply", purpose="guidance",
+        touch=task.touch, tone=None, reason=f"the owner gave guidance on {task.contact}'s reply", now=now,
+    )
+    return True
 
 
 def _retries_due(task: Task, now: datetime) -> list[tuple[str, dict[str, Any]]]:
