@@ -23,6 +23,7 @@ from loopline.domain.outreach import (
     next_step,
 )
 from loopline.domain.reply_routing import guided_request_ref, unanswered_reply
+from loopline.domain.status import TaskStatus
 from loopline.domain.task import Task
 from loopline.domain.task_types import PRIORITY_ORDER, task_type
 from loopline.domain.timers import TimerKind
@@ -194,6 +195,8 @@ def open_reply_loop(uow: UnitOfWork, task: Task, *, deadline: datetime, now: dat
 def close(uow: UnitOfWork, task: Task, action: Close, now: datetime) -> str:
     """Sets the outcome, then closes: completed for an outcome reached, cancelled otherwise (unresponsive)."""
     outcome = task_type(task.task_type).outcome(action.outcome)
+    if task.status is TaskStatus.READY:  # the contact answered before the first touch: the task is worked now
+        task.note_progress(notes=f"closing: {action.reason}", status=str(TaskStatus.EXECUTING), now=now)
     close_task_loops(uow, task, resolved_by=str(action.status), reason=f"task closed: {action.reason}", now=now)
     task.set_outcome(code=action.outcome, kind=outcome.kind if outcome else "neutral",
                      provisional=outcome.provisional if outcome else False, reason=action.reason, now=now)

@@ -111,6 +111,19 @@ class ScriptedModel:
 
 
 @dataclass
+class SwitchableModel:
+    """A real decision model that can be switched off, as a model that stays unavailable for a while."""
+
+    policy: Any
+    down: bool = False
+
+    def decide(self, request: DecisionRequest) -> Decision:
+        if self.down:
+            raise ModelUnavailable("the model is switched off")
+        return self.policy.decide(request)
+
+
+@dataclass
 class FakeClock:
     """The clock port, at whatever time the test sets."""
 

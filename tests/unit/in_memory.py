@@ -17,11 +17,12 @@ from loopline.processors.followers.delivery import Delivery, is_contact_email
 from loopline.processors.followers.router import Router
 from loopline.processors.followers.scheduler import Scheduler
 from loopline.processors.handlers.table import build_bus
+from loopline.processors.ports import DecisionModel
 from tests.unit.fakes import FakeChannel, FakeClock, FakeLedger, RecordingDrafter, ScriptedModel
 
 
 class InMemoryLoopline:
-    def __init__(self, model: ScriptedModel | None = None) -> None:
+    def __init__(self, model: DecisionModel | None = None) -> None:
         self.app = Loopline(env={"PERSISTENCE_MODULE": "eventsourcing.popo"})
         self.model = model or ScriptedModel()
         bus = build_bus(self.app, RecordingDrafter())
@@ -57,6 +58,11 @@ class InMemoryLoopline:
         task = UnitOfWork(self.app).get(ids.task_id(tenant, ref), Task)
         assert task is not None, f"no task {ref}"
         return task
+
+    def events(self) -> list[Any]:
+        """Every stored event, in the order stored."""
+        recorder = self.app.recorder
+        return [self.app.mapper.to_domain_event(n) for n in recorder.select_notifications(start=1, limit=10**9)]
 
     def emails(self) -> list[tuple[str, dict[str, Any]]]:
         """(delivery key, message) of every email sent to a contact, in the order sent."""

@@ -1,0 +1,181 @@
+"""The no-lost-reply property (issue 18, item 1), shared by both deployments: random interleavings of
+tasks for a few members, their replies, ticks (touches, deadlines, deferrals, wake-ups), changing send
+limits, escalations and the owner's guidance and approvals, and the rules every run must keep, read
+from the tasks' events:
+
+* every reply from a member with an acting task reaches a task's conversation, or the owner in words;
+* the task it reached then acts on it: the model evaluates it, or the owner is told or handed the task;
+* no other task answers it (one reply, one answer);
+* no message Loopline starts goes to the member over a reply nobody has read yet;
+* no member gets two messages Loopline starts on one local day (answers to what they wrote aside).
+
+The replies' words choose what the offline policy decides (answer, wait, close, escalate), so the same
+scenario means the same on the embedded store, in memory and at scale.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from hypothesis import strategies as st
+
+from loopline.domain import ids
+from loopline.domain.reply_routing import answered_signal
+from loopline.domain.send_ledger import local_day
+from loopline.domain.task import Task
+from loopline.domain.timeutil import format_time
+from tests.conftest import command, signal
+
+T0 = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
+GYM = "gym"
+MEMBERS = ("ann@example.com", "ben@example.com")
+TYPES = ("win_back", "churn_risk", "lead_followup")
+REPLIES = (
+    "Thanks, sounds good",  # answered
+    "Maybe, I'm busy this month",  # wait, the cadence resumes
+    "Is the discount still on?",  # a question: the owner answers
+    "Please stop emailing me",  # opt-out: closed
+    "Yes, I'll be there Monday",  # commitment: closed
+    "hmm",  # nothing the policy knows: the owner reads it
+)
+ZONES = ("UTC", "America/New_York", "Asia/Tokyo")
+
+member = st.integers(0, len(MEMBERS) - 1)
+task_ref = st.tuples(st.sampled_from(TYPES), member)
+operations = st.lists(
+    st.one_of(
+        st.tuples(st.just("create"), task_ref, st.booleans(), st.sampled_from([0.3, 0.95])),
+        st.tuples(st.just("reply"), member, st.integers(0, len(REPLIES) - 1), st.none() | st.sampled_from(TYPES)),
+        st.tuples(st.just("tick"), st.integers(1, 72)),
+        st.tuples(st.just("limits"), st.integers(1, 3), st.integers(1, 4)),
+        st.tuples(st.sampled_from(["guidance", "approve"]), task_ref),
+        st.tuples(st.just("wake"), task_ref, st.integers(1, 48)),
+        st.tuples(st.just("model_down"), st.booleans()),
+    ),
+    min_size=4, max_size=24,
+)
+zone = st.sampled_from(ZONES)
+SETTLE_DAYS = 40
+"""After the operations, ticks run this long: every cadence, deferral, wake-up and budget runs out."""
+
+
+def ref_of(task: tuple[str, int]) -> str:
+    return f"{task[0]}-{task[1]}"
+
+
+def configure(at: datetime, timezone_name: str, weekly: int = 3, daily: int = 15) -> dict[str, Any]:
+    return command(f"cfg-{format_time(at)}", "tenant.configure", format_time(at), GYM, execution_mode="limited_auto",
+                   timezone=timezone_name, member_weekly_limit=weekly, daily_send_limit=daily)
+
+
+def message_of(n: int, op: tuple, at: datetime, timezone_name: str) -> dict[str, Any] | None:
+    """The message an operation publishes (None for a tick or a model outage, which the driver does itself)."""
+    kind, *args = op
+    stamp, ref = format_time(at), f"m{n}"
+    if kind == "create":
+        task, with_draft, confidence = args
+        draft = {"draft": {"subject": f"Hello from the gym ({task[0]})", "body": "Hi, we'd love to see you."}}
+        return command(ref, "task.create", stamp, GYM, task_id=ref_of(task), title=f"{task[0]} member {task[1]}",
+                       task_type=task[0], contact=MEMBERS[task[1]], confidence=confidence,
+                       **(draft if with_draft else {}))
+    if kind == "reply":
+        who, text, answers = args
+        # The thread of one of the member's tasks, named by the Message-ID of a message it sent (`adapters/smtp.py`).
+        thread = {"thread_id": f"<loopline.{ids.task_id(GYM, ref_of((answers, who)))}.2@gym.example>"} if answers else {}
+        return signal(f"reply-{n}", "email.received", stamp, GYM, sender=MEMBERS[who], subject="Re: hello",
+                      body=f"{REPLIES[text]} ({n})", **thread)
+    if kind == "limits":
+        return configure(at, timezone_name, weekly=args[0], daily=args[1]) | {"id": ref}
+    if kind == "guidance":
+        return command(ref, "task.guidance", stamp, GYM, task_id=ref_of(args[0]), text="Tell them the offer stands")
+    if kind == "approve":
+        return command(ref, "task.approve", stamp, GYM, task_id=ref_of(args[0]))
+    if kind == "wake":
+        task, hours = args
+        wake = command(ref, "task.wake", stamp, GYM, task_id=ref_of(task), reason="check back on them")
+        wake["data"]["at"] = format_time(at + timedelta(hours=hours))  # the wake-up's time, not the message's
+        return wake
+    return None
+
+
+@dataclass(frozen=True)
+class Reply:
+    ref: str
+    sender: str
+    words: str
+    at: datetime
+
+
+def replies_in(messages: Iterable[dict[str, Any]]) -> list[Reply]:
+    return [Reply(m["id"], m["data"]["sender"], m["data"]["body"], datetime.fromisoformat(m["at"].replace("Z", "+00:00")))
+            for m in messages if m["kind"] == "signal"]
+
+
+def broken_rules(replies: list[Reply], events: list[Any], timezone_name: str) -> list[str]:
+    """Every rule of the module docstring that the tasks' `events` (all of them, in the order stored) break."""
+    by_task: dict[Any, list[Any]] = {}
+    for event in events:
+        by_task.setdefault(event.originator_id, []).append(event)
+    created = {task_id: history[0] for task_id, history in by_task.items() if isinstance(history[0], Task.Created)}
+    acting = {task_id for task_id, history in by_task.items() if any(isinstance(e, Task.OutreachPlanned) for e in history)}
+    notices = [e.message for e in events if isinstance(e, Task.UserNotified)]
+    broken = []
+    for reply in replies:
+        members_tasks = [task_id for task_id in acting if str(created[task_id].contact).lower() == reply.sender.lower()
+                         and created[task_id].timestamp <= reply.at]
+        if not members_tasks:
+            continue
+        reached = [task_id for task_id in members_tasks if _received(by_task[task_id], reply) is not None]
+        if not reached and not any(reply.words in notice for notice in notices):
+            broken.append(f"{reply.ref} ({reply.words!r}) reached no task and not the owner")
+        for task_id in reached:
+            history = by_task[task_id]
+            after = history[_received(history, reply) + 1:]
+            if not _acted_on(after, reply):
+                broken.append(f"{reply.ref} ({reply.words!r}) reached {created[task_id].ref}, which never acted on it")
+            early = _send_before_reading(after)
+            if early:
+                broken.append(f"{created[task_id].ref} emailed {early!r} over {reply.ref} ({reply.words!r}) before reading it")
+        evaluating = {created[task_id].ref for task_id in members_tasks
+                      if any(isinstance(e, Task.DecisionRequested) and e.point == "evaluate_reply"
+                             and answered_signal(e.request_ref) == reply.ref for e in by_task[task_id])}
+        if len(evaluating) > 1:
+            broken.append(f"{reply.ref} ({reply.words!r}) was answered by {sorted(evaluating)}")
+    started = Counter(
+        (str(created[e.originator_id].contact).lower(), local_day(e.timestamp, timezone_name))
+        for e in events if isinstance(e, Task.ActionRecorded) and e.action == "send_email" and e.performed_by == "loopline"
+        and e.originator_id in acting and not e.summary.endswith("(reply)")
+    )
+    broken += [f"{who} got {count} messages Loopline started on {day}" for (who, day), count in started.items() if count > 1]
+    return broken
+
+
+def _received(history: list[Any], reply: Reply) -> int | None:
+    return next((place for place, e in enumerate(history)
+                 if isinstance(e, Task.SignalReceived) and e.signal_ref == reply.ref), None)
+
+
+def _acted_on(after: list[Any], reply: Reply) -> bool:
+    """The model was asked about it (or about a later reply, which reads it too), the task went to the owner,
+    or the owner was told in the member's words."""
+    return any(
+        (isinstance(e, Task.DecisionRequested) and e.point == "evaluate_reply")
+        or isinstance(e, Task.Escalated)
+        or (isinstance(e, Task.UserNotified) and reply.words in e.message)
+        for e in after
+    )
+
+
+def _send_before_reading(after: list[Any]) -> str | None:
+    """The subject of a message Loopline started (not an answer) sent before any decision on the reply or any
+    word from the owner; None when there is none."""
+    for e in after:
+        if isinstance(e, (Task.DecisionRecorded, Task.GuidanceGiven, Task.Reviewed)):
+            return None
+        if isinstance(e, Task.ActionRecorded) and e.performed_by == "loopline" and not e.summary.endswith("(reply)"):
+            return str(e.details.get("subject", ""))
+    return None

@@ -1,0 +1,49 @@
+"""The no-lost-reply property (`tests/no_reply_lost.py`) on the in-memory store, for many interleavings: the
+router, the scheduler, the agent (the offline policy, switched off now and then) and delivery, as embedded."""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+
+from hypothesis import HealthCheck, Phase, event, example, given, settings
+
+from loopline.adapters.offline_policy import OfflinePolicy
+from tests.no_reply_lost import SETTLE_DAYS, T0, broken_rules, configure, message_of, operations, replies_in, zone
+from tests.unit.fakes import SwitchableModel
+from tests.unit.in_memory import InMemoryLoopline
+
+PHASES = tuple(Phase)[:-2] if os.environ.get("CI") else tuple(Phase)  # no minutes-long shrinking in CI runs
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow], phases=PHASES)
+@given(operations, zone)
+@example(  # "stop emailing me" before the first touch: the close was refused (ready cannot complete), touch 1 went out
+    [("create", ("churn_risk", 1), True, 0.95), ("reply", 1, 3, None), ("tick", 42)], "UTC")
+def test_no_reply_is_lost_whatever_interleaves(ops: list[tuple], timezone_name: str) -> None:
+    model = SwitchableModel(OfflinePolicy())
+    loopline = InMemoryLoopline(model)  # type: ignore[arg-type]
+    try:
+        now = T0
+        published = [configure(now, timezone_name)]
+        loopline.publish(published[0])
+        for n, op in enumerate(ops):
+            now += timedelta(minutes=10)
+            if op[0] == "tick":
+                now += timedelta(hours=op[1])
+                loopline.tick(now)
+            elif op[0] == "model_down":
+                model.down = op[1]
+            elif (message := message_of(n, op, now, timezone_name)) is not None:
+                published.append(message)
+                loopline.publish(message)
+        model.down = False
+        for _ in range(SETTLE_DAYS // 2):
+            now += timedelta(days=2)
+            loopline.tick(now)
+
+        events = loopline.events()
+        event(f"replies: {len(replies_in(published))}; emails: {min(len(loopline.emails()), 5)}")  # --hypothesis-show-statistics
+        assert broken_rules(replies_in(published), events, timezone_name) == []
+    finally:
+        loopline.close()
