@@ -46,18 +46,24 @@ ZONES = ("UTC", "America/New_York", "Asia/Tokyo")
 
 member = st.integers(0, len(MEMBERS) - 1)
 task_ref = st.tuples(st.sampled_from(TYPES), member)
-operations = st.lists(
-    st.one_of(
-        st.tuples(st.just("create"), task_ref, st.booleans(), st.sampled_from([0.3, 0.95])),
-        st.tuples(st.just("reply"), member, st.integers(0, len(REPLIES) - 1), st.none() | st.sampled_from(TYPES)),
-        st.tuples(st.just("tick"), st.integers(1, 72)),
-        st.tuples(st.just("limits"), st.integers(1, 3), st.integers(1, 4)),
-        st.tuples(st.sampled_from(["guidance", "approve"]), task_ref),
-        st.tuples(st.just("wake"), task_ref, st.integers(1, 48)),
-        st.tuples(st.just("model_down"), st.booleans()),
-    ),
-    min_size=4, max_size=24,
-)
+
+
+def interleavings(max_size: int) -> st.SearchStrategy[list[tuple]]:
+    """Lists of up to `max_size` operations, in any order."""
+    return st.lists(
+        st.one_of(
+            st.tuples(st.just("create"), task_ref, st.booleans(), st.sampled_from([0.3, 0.95])),
+            st.tuples(st.just("reply"), member, st.integers(0, len(REPLIES) - 1), st.none() | st.sampled_from(TYPES)),
+            st.tuples(st.just("tick"), st.integers(1, 72)),
+            st.tuples(st.just("limits"), st.integers(1, 3), st.integers(1, 4)),
+            st.tuples(st.sampled_from(["guidance", "approve"]), task_ref),
+            st.tuples(st.just("wake"), task_ref, st.integers(1, 48)),
+            st.tuples(st.just("model_down"), st.booleans()),
+        ),
+        min_size=4, max_size=max_size,
+    )
+
+
 zone = st.sampled_from(ZONES)
 SETTLE_DAYS = 40
 """After the operations, ticks run this long: every cadence, deferral, wake-up and budget runs out."""
@@ -67,36 +73,36 @@ def ref_of(task: tuple[str, int]) -> str:
     return f"{task[0]}-{task[1]}"
 
 
-def configure(at: datetime, timezone_name: str, weekly: int = 3, daily: int = 15) -> dict[str, Any]:
-    return command(f"cfg-{format_time(at)}", "tenant.configure", format_time(at), GYM, execution_mode="limited_auto",
+def configure(at: datetime, timezone_name: str, weekly: int = 3, daily: int = 15, tenant: str = GYM) -> dict[str, Any]:
+    return command(f"cfg-{format_time(at)}", "tenant.configure", format_time(at), tenant, execution_mode="limited_auto",
                    timezone=timezone_name, member_weekly_limit=weekly, daily_send_limit=daily)
 
 
-def message_of(n: int, op: tuple, at: datetime, timezone_name: str) -> dict[str, Any] | None:
+def message_of(n: int, op: tuple, at: datetime, timezone_name: str, tenant: str = GYM) -> dict[str, Any] | None:
     """The message an operation publishes (None for a tick or a model outage, which the driver does itself)."""
     kind, *args = op
     stamp, ref = format_time(at), f"m{n}"
     if kind == "create":
         task, with_draft, confidence = args
         draft = {"draft": {"subject": f"Hello from the gym ({task[0]})", "body": "Hi, we'd love to see you."}}
-        return command(ref, "task.create", stamp, GYM, task_id=ref_of(task), title=f"{task[0]} member {task[1]}",
+        return command(ref, "task.create", stamp, tenant, task_id=ref_of(task), title=f"{task[0]} member {task[1]}",
                        task_type=task[0], contact=MEMBERS[task[1]], confidence=confidence,
                        **(draft if with_draft else {}))
     if kind == "reply":
         who, text, answers = args
         # The thread of one of the member's tasks, named by the Message-ID of a message it sent (`adapters/smtp.py`).
-        thread = {"thread_id": f"<loopline.{ids.task_id(GYM, ref_of((answers, who)))}.2@gym.example>"} if answers else {}
-        return signal(f"reply-{n}", "email.received", stamp, GYM, sender=MEMBERS[who], subject="Re: hello",
+        thread = {"thread_id": f"<loopline.{ids.task_id(tenant, ref_of((answers, who)))}.2@gym.example>"} if answers else {}
+        return signal(f"reply-{n}", "email.received", stamp, tenant, sender=MEMBERS[who], subject="Re: hello",
                       body=f"{REPLIES[text]} ({n})", **thread)
     if kind == "limits":
-        return configure(at, timezone_name, weekly=args[0], daily=args[1]) | {"id": ref}
+        return configure(at, timezone_name, weekly=args[0], daily=args[1], tenant=tenant) | {"id": ref}
     if kind == "guidance":
-        return command(ref, "task.guidance", stamp, GYM, task_id=ref_of(args[0]), text="Tell them the offer stands")
+        return command(ref, "task.guidance", stamp, tenant, task_id=ref_of(args[0]), text="Tell them the offer stands")
     if kind == "approve":
-        return command(ref, "task.approve", stamp, GYM, task_id=ref_of(args[0]))
+        return command(ref, "task.approve", stamp, tenant, task_id=ref_of(args[0]))
     if kind == "wake":
         task, hours = args
-        wake = command(ref, "task.wake", stamp, GYM, task_id=ref_of(task), reason="check back on them")
+        wake = command(ref, "task.wake", stamp, tenant, task_id=ref_of(task), reason="check back on them")
         wake["data"]["at"] = format_time(at + timedelta(hours=hours))  # the wake-up's time, not the message's
         return wake
     return None

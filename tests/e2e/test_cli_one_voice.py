@@ -13,7 +13,7 @@ import pytest
 
 from loopline.domain.send_ledger import local_day
 from loopline.domain.timeutil import format_time, parse_time
-from tests.conftest import command
+from tests.conftest import command, signal
 from tests.e2e.cli import Cli
 from tests.servers import SmtpSink
 
@@ -68,3 +68,19 @@ def test_two_tasks_for_one_member_send_one_email_a_day_in_one_thread_each(
     assert len(churn) >= 2, "the churn task's second touch (day 3 of its cadence) arrived"
     assert churn[1]["Subject"] == "Re: We miss you"
     assert churn[1]["In-Reply-To"] == churn[0]["Message-ID"] and churn[1]["References"] == churn[0]["Message-ID"]
+
+
+def test_one_reply_to_two_tasks_is_answered_once(embedded_cli: Cli, smtp: SmtpSink, tmp_path: Path) -> None:
+    configure = command("cfg", "tenant.configure", format_time(T0 - timedelta(hours=1)), tenant=GYM,
+                        execution_mode="auto", timezone=ZONE)
+    assert embedded_cli.publish(tmp_path, [configure, task("lead", "lead_followup", "Your free class"),
+                                           task("churn", "churn_risk", "We miss you")], "setup").returncode == 0
+    tick_through(embedded_cli, days=2)
+    before = len(smtp.messages)
+
+    reply = signal("r1", "email.received", format_time(T0 + timedelta(days=2, hours=1)), tenant=GYM, sender=ANN,
+                   subject="Re: We miss you", body="Thanks, sounds good")
+    assert embedded_cli.publish(tmp_path, [reply], "reply").returncode == 0
+
+    answers = [email for email in smtp.messages[before:] if "Thanks for getting back to me" in email.get_content()]
+    assert len(answers) == 1, [(email["Subject"], email.get_content()) for email in smtp.messages[before:]]

@@ -9,7 +9,7 @@ from datetime import timedelta
 from hypothesis import HealthCheck, Phase, event, example, given, settings
 
 from loopline.adapters.offline_policy import OfflinePolicy
-from tests.no_reply_lost import SETTLE_DAYS, T0, broken_rules, configure, message_of, operations, replies_in, zone
+from tests.no_reply_lost import SETTLE_DAYS, T0, broken_rules, configure, interleavings, message_of, replies_in, zone
 from tests.unit.fakes import SwitchableModel
 from tests.unit.in_memory import InMemoryLoopline
 
@@ -17,7 +17,7 @@ PHASES = tuple(Phase)[:-2] if os.environ.get("CI") else tuple(Phase)  # no minut
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow], phases=PHASES)
-@given(operations, zone)
+@given(interleavings(24), zone)
 @example(  # "stop emailing me" before the first touch: the close was refused (ready cannot complete), touch 1 went out
     [("create", ("churn_risk", 1), True, 0.95), ("reply", 1, 3, None), ("tick", 42)], "UTC")
 def test_no_reply_is_lost_whatever_interleaves(ops: list[tuple], timezone_name: str) -> None:
