@@ -7,7 +7,8 @@ from the tasks' events:
 * the task it reached then acts on it: the model evaluates it, or the owner is told or handed the task;
 * no other task answers it (one reply, one answer);
 * no message Loopline starts goes to the member over a reply nobody has read yet;
-* no member gets two messages Loopline starts on one local day (answers to what they wrote aside).
+* no member gets two messages Loopline starts on one local day (answers to what they wrote aside);
+* no follow-up of an outside agent's email (seed 000) goes to a member after they replied.
 
 The replies' words choose what the offline policy decides (answer, wait, close, escalate), so the same
 scenario means the same on the embedded store, in memory and at scale.
@@ -32,7 +33,7 @@ from tests.conftest import command, signal
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
 GYM = "gym"
-MEMBERS = ("ann@example.com", "ben@example.com")
+MEMBERS = ("ann@example.com", "ben@example.com", "rahul@company.com")
 TYPES = ("win_back", "churn_risk", "lead_followup")
 REPLIES = (
     "Thanks, sounds good",  # answered
@@ -59,6 +60,7 @@ def interleavings(max_size: int) -> st.SearchStrategy[list[tuple]]:
             st.tuples(st.sampled_from(["guidance", "approve"]), task_ref),
             st.tuples(st.just("wake"), task_ref, st.integers(1, 48)),
             st.tuples(st.just("model_down"), st.booleans()),
+            st.tuples(st.just("agent_email"), member),
         ),
         min_size=4, max_size=max_size,
     )
@@ -78,8 +80,13 @@ def configure(at: datetime, timezone_name: str, weekly: int = 3, daily: int = 15
                    timezone=timezone_name, member_weekly_limit=weekly, daily_send_limit=daily)
 
 
-def message_of(n: int, op: tuple, at: datetime, timezone_name: str, tenant: str = GYM) -> dict[str, Any] | None:
-    """The message an operation publishes (None for a tick or a model outage, which the driver does itself)."""
+def messages_of(n: int, op: tuple, at: datetime, timezone_name: str, tenant: str = GYM) -> list[dict[str, Any]]:
+    """The messages an operation publishes (none for a tick or a model outage, which the driver does itself)."""
+    message = _message_of(n, op, at, timezone_name, tenant)
+    return message if isinstance(message, list) else [message] if message is not None else []
+
+
+def _message_of(n: int, op: tuple, at: datetime, timezone_name: str, tenant: str) -> Any:
     kind, *args = op
     stamp, ref = format_time(at), f"m{n}"
     if kind == "create":
@@ -96,6 +103,11 @@ def message_of(n: int, op: tuple, at: datetime, timezone_name: str, tenant: str 
                       body=f"{REPLIES[text]} ({n})", **thread)
     if kind == "limits":
         return configure(at, timezone_name, weekly=args[0], daily=args[1], tenant=tenant) | {"id": ref}
+    if kind == "agent_email":  # seed 000: an outside agent emailed the member; Loopline follows up if no reply comes
+        who = MEMBERS[args[0]]
+        return [command(f"{ref}-task", "task.create", stamp, tenant, task_id=f"meet-{n}", title=f"Meet {who}"),
+                command(f"{ref}-email", "action.record", stamp, tenant, task_id=f"meet-{n}", action="send_email", to=who,
+                        subject="Meeting next week?")]
     if kind == "guidance":
         return command(ref, "task.guidance", stamp, tenant, task_id=ref_of(args[0]), text="Tell them the offer stands")
     if kind == "approve":
@@ -151,6 +163,15 @@ def broken_rules(replies: list[Reply], events: list[Any], timezone_name: str) ->
                              and answered_signal(e.request_ref) == reply.ref for e in by_task[task_id])}
         if len(evaluating) > 1:
             broken.append(f"{reply.ref} ({reply.words!r}) was answered by {sorted(evaluating)}")
+    following = {task_id: [e for e in history if isinstance(e, Task.ActionRecorded) and e.performed_by == "agent"]
+                 for task_id, history in by_task.items() if task_id in created and task_id not in acting}
+    for reply in replies:
+        for task_id, emailed in following.items():
+            asked = [e for e in emailed if str(e.details.get("to", "")).lower() == reply.sender.lower() and e.timestamp <= reply.at]
+            late = [e for e in by_task[task_id] if asked and isinstance(e, Task.ActionRecorded)
+                    and e.performed_by == "loopline" and e.action == "send_email" and e.timestamp > reply.at]
+            if late:
+                broken.append(f"{created[task_id].ref} sent a follow-up to {reply.sender} after their reply {reply.ref}")
     started = Counter(
         (str(created[e.originator_id].contact).lower(), local_day(e.timestamp, timezone_name))
         for e in events if isinstance(e, Task.ActionRecorded) and e.action == "send_email" and e.performed_by == "loopline"

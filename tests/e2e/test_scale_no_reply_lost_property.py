@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 
 from tests.e2e.scale import ScaleDeployment
 from tests.e2e.test_scale_workers import Deploy, deploy  # noqa: F401 - the fixture
-from tests.no_reply_lost import T0, broken_rules, configure, interleavings, message_of, replies_in, zone
+from tests.no_reply_lost import T0, broken_rules, configure, interleavings, messages_of, replies_in, zone
 
 __all__ = ["deploy"]
 
@@ -31,8 +31,8 @@ class Ticking:
         self.inbound = 0
         self.waiting: list[dict] = []
 
-    def publish(self, message: dict) -> None:
-        self.waiting.append(message)
+    def publish(self, *messages: dict) -> None:
+        self.waiting += messages
 
     def tick(self, now: datetime) -> None:
         """Lets the worker apply what waits, ticks at `now`, and lets the worker's leader decide and deliver
@@ -63,9 +63,10 @@ def test_no_reply_is_lost_at_scale(deploy: Deploy) -> None:  # noqa: F811 - the 
             if op[0] == "tick":
                 now += timedelta(hours=op[1])
                 ticking.tick(now)
-            elif (message := message_of(n, op, now, timezone_name, tenant=tenant)) is not None:
-                published.append(message)
-                ticking.publish(message)
+            else:
+                messages = messages_of(n, op, now, timezone_name, tenant=tenant)
+                published += messages
+                ticking.publish(*messages)
         for _ in range(SETTLE_TICKS):
             now += SETTLE_STEP
             ticking.tick(now)
