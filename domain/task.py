@@ -76,6 +76,8 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
             if self.sent_by_loopline:
                 task.deferred = None  # what a limit held back has gone out (or a newer message replaced it)
                 task.held_draft = None  # the contact got an answer: a draft held back for the owner is moot
+            if "thread" in self.details:
+                task._join_thread(self.details.get("subject", ""), f"{self.originator_id}:{self.originator_version}")
             task._moved(self.status, self.timestamp)
 
         @property

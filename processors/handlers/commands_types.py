@@ -157,8 +157,8 @@ class TaskApprove(TaskReview):
     task_id: Id = Field(description="a task in `pending_review`, or an `escalated` one with a draft held back")
     draft: TaskDraft | None = Field(
         default=None, description="the message as the owner edited it, sent instead of the agent's: a "
-        "`pending_review` task's first touch (at the next tick), or an escalated task's held-back draft (at once); "
-        "absent: the agent's as it is",
+        "`pending_review` task's first touch (at the next tick), or an escalated task's held-back draft (at once, "
+        "`Re:` the thread's first subject); absent: the agent's as it is",
     )
 
 
@@ -166,7 +166,8 @@ class TaskReply(Strict):
     task_id: Id = Field(description="a task Loopline works, open and not in `pending_review`")
     body: Text = Field(description="the owner's own words, sent to the contact in the task's thread through the "
                        "same send limits, and kept in the conversation as the owner's")
-    subject: Text | None = Field(default=None, description="absent: `Re:` the thread's subject")
+    subject: Text | None = Field(default=None, description="the subject of a first message; once one was sent, every "
+                                 "message is `Re:` the thread's first subject, so the contact reads one conversation")
 
 
 class TaskTakeover(Strict):

@@ -121,14 +121,16 @@ def send_touch(uow: UnitOfWork, task: Task, action: SendTouch, now: datetime) ->
 
 def send_message(uow: UnitOfWork, task: Task, *, draft: dict[str, Any], touch: int, now: datetime,
                  reply: bool = False) -> str:
-    """Sends a message to the task's contact through the send checks; a send they defer keeps its draft and
-    steps the task again when the limit frees up. A sent touch opens the reply loop up to the next touch.
-    A draft `by` the owner is recorded as theirs (performed by `owner`)."""
+    """Sends a message to the task's contact through the send checks, in the task's one thread (`Re:` its first
+    subject, answering the message before); a send they defer keeps its draft and steps the task again when the
+    limit frees up. A sent touch opens the reply loop up to the next touch. A draft `by` the owner is recorded as
+    theirs (performed by `owner`)."""
     assert task.contact is not None and task.outreach is not None
     details = {
-        "to": task.contact, "to_name": task.outreach.get("contact_name"), "subject": draft.get("subject", ""),
-        "body": draft["body"], "touch": touch, "decided_by": draft.get("decided_by", ""),
-        "decision": draft.get("decision"), "confidence": draft.get("confidence"),
+        "to": task.contact, "to_name": task.outreach.get("contact_name"),
+        "subject": task.thread_subject(draft.get("subject", "")), "body": draft["body"], "touch": touch,
+        "decided_by": draft.get("decided_by", ""), "decision": draft.get("decision"),
+        "confidence": draft.get("confidence"), "thread": {"references": task.thread_references},
     }
     details = {key: value for key, value in details.items() if value is not None}
     by = draft.get("by", "loopline")

@@ -131,12 +131,12 @@ def test_approving_an_escalation_sends_the_held_back_draft_to_the_contact_at_onc
 
 def test_an_edited_escalation_draft_is_what_the_contact_receives_as_the_owners() -> None:
     world = escalated_after_her_reply(UNSURE_REPLY)
-    edited = {"subject": "Re: Checking in", "body": "Hi Ann, yes: 20% off until June. Sam"}
+    edited = {"subject": "About the discount", "body": "Hi Ann, yes: 20% off until June. Sam"}
     assert world.command("task.approve", 1.1, task_id="ann", draft=edited).accepted
 
-    answer = world.sent()[-1]
-    assert (answer.details["subject"], answer.details["body"], answer.performed_by) == (
-        "Re: Checking in", "Hi Ann, yes: 20% off until June. Sam", "owner")
+    touch, answer = world.sent()
+    assert (answer.details["body"], answer.performed_by) == ("Hi Ann, yes: 20% off until June. Sam", "owner")
+    assert answer.details["subject"] == "Re: Touch 1"  # in the thread: its first subject, so it stays one conversation
     assert [e.how for e in world.events() if isinstance(e, Task.OwnerAnswered)] == ["edited"]
 
 
@@ -153,13 +153,15 @@ def test_the_owners_reply_goes_to_the_contact_as_theirs_and_the_reply_loop_opens
     outcome = world.command("task.reply", 1.1, task_id="ann", body="Yes Ann, the discount is on until June!")
     assert outcome.accepted and "sent a reply" in outcome.detail
 
-    answer = world.sent()[-1]
+    touch, answer = world.sent()
     assert (answer.performed_by, answer.details["body"], answer.details["to"]) == (
         "owner", "Yes Ann, the discount is on until June!", ANN)
+    key = f"{ids.task_id(GYM, 'ann')}:{touch.originator_version}"
+    assert answer.details["thread"] == {"references": [key]}  # it answers touch 1: In-Reply-To its Message-ID
     task = world.task()
     assert (task.status, task.escalation_reason, task.messages_used) == ("waiting", None, 2)
     owner_turns = [t.text for t in conversation_of(world.events()) if t.author == "owner"]
-    assert owner_turns == [f"Wrote to {ANN}:\n\nYes Ann, the discount is on until June!"]
+    assert owner_turns == [f"Wrote to {ANN}:\n\nSubject: Re: Touch 1\n\nYes Ann, the discount is on until June!"]
 
     world.model.evaluation = {"decision": "reply", "reply_body": "See you then!", "confidence": 0.9, "reasoning": "ok"}
     world.reply(2, "Great, see you Saturday")  # her next reply is the agent's again
