@@ -75,7 +75,7 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
             task.actions_count += 1
             if self.sent_by_loopline:
                 task.deferred = None  # what a limit held back has gone out (or a newer message replaced it)
-                task.held_draft = None  # the contact got an answer: a draft held back for the owner is moot
+                task._hold(None)  # the contact got an answer: a draft held back for the owner is moot
             if "thread" in self.details:
                 task._join_thread(self.details.get("subject", ""), f"{self.originator_id}:{self.originator_version}")
             task._moved(self.status, self.timestamp)
@@ -209,8 +209,6 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
         self.deferred: dict[str, Any] | None = None
         """A send a limit deferred, with its draft, sent as is when the limit frees up."""
         self.outcome: str | None = None
-        self.held_draft: dict[str, Any] | None = None
-        """A message the agent wrote and did not send, waiting for the owner's `task.approve` (`DraftHeldBack`)."""
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, Any]) -> None:

@@ -33,7 +33,7 @@ class TaskReview:
 
         def apply(self, task: Task) -> None:
             task.escalation_reason = None
-            task.held_draft = None  # the agent writes anew with the guidance
+            task._hold(None)  # the agent writes anew with the guidance
             task._moved(self.status, self.timestamp)
 
     class Escalated(TaskEvent):
@@ -53,7 +53,7 @@ class TaskReview:
         draft: dict[str, Any]
 
         def apply(self, task: Task) -> None:
-            task.held_draft = dict(self.draft)
+            task._hold(dict(self.draft))
 
     class FirstDraftEdited(TaskEvent):
         """The owner approved a task with their own first message: it goes out as touch 1 instead of the agent's."""
@@ -75,10 +75,21 @@ class TaskReview:
 
         def apply(self, task: Task) -> None:
             task.escalation_reason = None
-            task.held_draft = None
+            task._hold(None)
             task.pending_decisions = {}
             task.deferred = None
             task._moved(self.status, self.timestamp)
+
+    @property
+    def held_draft(self) -> dict[str, Any] | None:
+        """A message the agent wrote and did not send, waiting for the owner's `task.approve` (`DraftHeldBack`)."""
+        return self.outreach.get("held_draft") if self.outreach else None
+
+    def _hold(self, draft: dict[str, Any] | None) -> None:
+        """Kept in the outreach plan, which only an acting task has (the one that drafts), so older snapshots
+        need no upcasting."""
+        if self.outreach is not None and (draft is not None or self.outreach.get("held_draft") is not None):
+            self.outreach = {**self.outreach, "held_draft": draft}
 
     def approve(self, *, reason: str, now: datetime) -> None:
         self.trigger_event(
