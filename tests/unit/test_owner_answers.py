@@ -238,3 +238,22 @@ def test_a_conversion_tells_the_owner_to_book_the_class() -> None:
     [notice] = [e for e in world.events() if isinstance(e, Task.UserNotified)]
     assert "closed as converted" in notice.message
     assert "Next: Book them into the class or trial they asked for" in notice.message
+
+
+def test_the_owners_words_before_the_first_touch_are_touch_1_and_the_cadence_follows_them() -> None:
+    world = gym()  # ready: the next tick would draft touch 1
+    assert world.command("task.reply", 0.001, task_id="ann", subject="Hello from Sam", body="Hi Ann, Sam here.").accepted
+    world.tick(0.01)
+
+    [first] = world.sent()
+    assert (first.performed_by, first.details["subject"], first.details["touch"]) == ("owner", "Hello from Sam", 1)
+    assert world.task().next_touch_at == DAY0 + timedelta(days=3.001)  # standard cadence: touch 2 three days on
+    world.tick(3.01)
+    assert [e.details["subject"] for e in world.sent()] == ["Hello from Sam", "Re: Hello from Sam"]
+
+
+def test_a_closed_task_takes_no_reply() -> None:
+    world = escalated_after_her_reply(ASKS_OWNER)
+    assert world.command("task.takeover", 1.1, task_id="ann").accepted
+    refused = world.command("task.reply", 1.2, task_id="ann", body="One more thing")
+    assert not refused.accepted and "completed" in refused.detail
