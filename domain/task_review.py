@@ -118,7 +118,7 @@ class TaskReview:
     def edit_first_draft(self, *, subject: str, body: str, now: datetime) -> None:
         """Only before touch 1 of a task Loopline works: later, the owner answers with `task.reply`."""
         if self.outreach is None or self.touch > 0:
-            raise NothingToAnswer(f"task {self.ref} has no first message to replace: "
+            raise NothingToAnswer(f"draft: task {self.ref} has no first message to replace: "
                                   + ("it sent its first already; use task.reply" if self.outreach else
                                      "Loopline sends nothing for it (no task_type that sends, or no address)"))
         self.trigger_event(self.FirstDraftEdited, timestamp=now,

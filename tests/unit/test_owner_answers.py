@@ -257,3 +257,11 @@ def test_a_closed_task_takes_no_reply() -> None:
     assert world.command("task.takeover", 1.1, task_id="ann").accepted
     refused = world.command("task.reply", 1.2, task_id="ann", body="One more thing")
     assert not refused.accepted and "completed" in refused.detail
+
+
+def test_a_draft_for_a_task_loopline_sends_nothing_for_is_refused_naming_the_field() -> None:
+    world = Gym()
+    assert world.command("task.create", 0, task_id="notes", title="Follow through", confidence=0.2).accepted
+    refused = world.command("task.approve", 0.1, task_id="notes", draft={"subject": "Hi", "body": "Hello"})
+    assert not refused.accepted and refused.detail.startswith("draft: task notes")
+    assert world.task("notes").status == "pending_review"  # nothing half-applied: not approved either
