@@ -50,12 +50,14 @@ def _send_held_draft(uow: UnitOfWork, msg: Message, task: Task, cmd: TaskApprove
 
 
 def reply_to_contact(uow: UnitOfWork, msg: Message, cmd: TaskReply) -> str:
-    """The owner's words go to the contact as the task's next message (its first, if none went yet)."""
+    """The owner's words go to the contact: an answer once the contact has written (the cadence stays stopped),
+    else the cadence's next touch in the agent's place (the touches after it follow as planned)."""
     task = load_task(uow, msg.tenant, cmd.task_id)
     task.answer_for_owner(how="wrote", reason="the owner wrote to the contact", now=msg.at)
-    first = task.touch == 0
+    answer = task.touch > 0 and task.next_touch_at is None  # a reply stopped the cadence
     draft = {"subject": cmd.subject or "", "body": cmd.body, "decided_by": OWNER, "by": OWNER}
-    return send_message(uow, task, draft=draft, touch=max(task.touch, 1), now=msg.at, reply=not first)
+    return send_message(uow, task, draft=draft, touch=task.touch if answer else task.touch + 1, now=msg.at,
+                        reply=answer)
 
 
 def take_over(uow: UnitOfWork, msg: Message, cmd: TaskTakeover) -> str:

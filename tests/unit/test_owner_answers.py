@@ -265,3 +265,14 @@ def test_a_draft_for_a_task_loopline_sends_nothing_for_is_refused_naming_the_fie
     refused = world.command("task.approve", 0.1, task_id="notes", draft={"subject": "Hi", "body": "Hello"})
     assert not refused.accepted and refused.detail.startswith("draft: task notes")
     assert world.task("notes").status == "pending_review"  # nothing half-applied: not approved either
+
+
+def test_the_owners_words_while_the_contact_is_silent_are_the_next_touch_and_the_cadence_goes_on() -> None:
+    world = gym()
+    world.tick(0.01)  # touch 1; touch 2 is due on day 3
+    assert world.command("task.reply", 1, task_id="ann", body="Hi Ann, Sam here: we miss you!").accepted
+    world.tick(3.02)  # touch 2 was the owner's: nothing more is due yet
+    assert [(e.performed_by, e.details["touch"]) for e in world.sent()] == [("loopline", 1), ("owner", 2)]
+    world.tick(6.01)  # standard cadence: touch 3 five days after touch 2
+    assert [(e.performed_by, e.details["touch"]) for e in world.sent()] == [("loopline", 1), ("owner", 2),
+                                                                            ("loopline", 3)]
