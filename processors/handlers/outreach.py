@@ -8,6 +8,7 @@ from typing import Any
 
 from loopline.domain import ids
 from loopline.domain.contact_index import ContactIndex
+from loopline.domain.errors import DomainError
 from loopline.domain.expectations import NEXT_TOUCH
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.outreach import (
@@ -46,9 +47,16 @@ NO_END_WAIT = timedelta(days=30)
 """How long a reply loop waits when the task has neither a next touch nor a budget end."""
 DEFERRED_NEVER = timedelta(days=1)
 """A limit that never frees up (a deferral without `until`) is looked at again the next day."""
+OWNER = "owner"
+"""Who a draft is `by` when the owner wrote it (`task.approve` with a draft, `task.reply`)."""
 AFTER_REPLY = timedelta(microseconds=1)
 """A loop opened in answer to a reply waits for the next one: it is registered just after the reply, which the
 match index keeps and would otherwise resolve it at once (a kept signal resolves loops not newer than it)."""
+
+
+class OwnerSendRefused(DomainError):
+    """A send limit that never frees up (a spent budget, a limit of 0) holds back the owner's message: refused,
+    since a deferral would never end."""
 
 
 def plan_of(task: Task) -> Plan:
@@ -108,9 +116,11 @@ def send_touch(uow: UnitOfWork, task: Task, action: SendTouch, now: datetime) ->
                             reply=bool(draft.get("reply")))
     if action.use_draft:
         draft = task.outreach["draft"]
+        by_owner = draft.get("decided_by") == OWNER  # the owner's own first message, given at `task.approve`
         return send_message(uow, task, draft={
-            "subject": draft["subject"], "body": draft["body"], "decided_by": "creation draft",
-            "confidence": task.confidence if task.confidence is not None else 0.0,
+            "subject": draft["subject"], "body": draft["body"], "decided_by": draft.get("decided_by", "creation draft"),
+            "confidence": None if by_owner else task.confidence if task.confidence is not None else 0.0,
+            **({"by": OWNER} if by_owner else {}),
         }, touch=action.touch, now=now)
     task.request_decision(
         request_ref=f"{task.ref}/touch/{action.touch}", point="draft_message", purpose="touch", touch=action.touch,
@@ -123,7 +133,8 @@ def send_message(uow: UnitOfWork, task: Task, *, draft: dict[str, Any], touch: i
                  reply: bool = False) -> str:
     """Sends a message to the task's contact through the send checks, in the task's one thread (`Re:` its first
     subject, answering the message before); a send they defer keeps its draft and steps the task again when the
-    limit frees up. A sent touch opens the reply loop up to the next touch."""
+    limit frees up. A sent touch opens the reply loop up to the next touch. A draft `by` the owner is recorded as
+    theirs (performed by `owner`)."""
     assert task.contact is not None and task.outreach is not None
     details = {
         "to": task.contact, "to_name": task.outreach.get("contact_name"),
@@ -132,10 +143,16 @@ def send_message(uow: UnitOfWork, task: Task, *, draft: dict[str, Any], touch: i
         "confidence": draft.get("confidence"), "thread": {"references": task.thread_references},
     }
     details = {key: value for key, value in details.items() if value is not None}
+    by = draft.get("by", "loopline")
+    written = ", the owner's words" if by == OWNER else ""
     sent = send_to_contact(uow, task, details=details, now=now, settings=tenant_settings(uow, task.tenant),
-                           summary=f"Emailed {task.contact} ({'reply' if reply else f'touch {touch}'})",
-                           answers_contact=reply, yields_to=() if reply else due_before(uow, task, now))
+                           summary=f"Emailed {task.contact} ({'reply' if reply else f'touch {touch}'}{written})",
+                           answers_contact=reply, performed_by=by,
+                           yields_to=() if reply or by == OWNER else due_before(uow, task, now))
     if isinstance(sent, Deferred):
+        if by == OWNER and sent.deferral.until is None:
+            raise OwnerSendRefused(f"{sent.deferral.reason}, so nothing was sent to {task.contact}; write to them "
+                                   "yourself, then close the task with task.takeover")
         until = sent.deferral.until or now + DEFERRED_NEVER
         task.defer_send(rule=sent.deferral.rule, reason=sent.deferral.reason, until=until,
                         draft={**draft, "touch": touch, "reply": reply}, now=now)
@@ -193,7 +210,8 @@ def open_reply_loop(uow: UnitOfWork, task: Task, *, deadline: datetime, now: dat
 
 
 def close(uow: UnitOfWork, task: Task, action: Close, now: datetime) -> str:
-    """Sets the outcome, then closes: completed for an outcome reached, cancelled otherwise (unresponsive)."""
+    """Sets the outcome, then closes: completed for an outcome reached, cancelled otherwise (unresponsive); the
+    owner is told, with what to do next when the outcome asks for them (a conversion: book the class)."""
     outcome = task_type(task.task_type).outcome(action.outcome)
     if task.status is TaskStatus.READY:  # the contact answered before the first touch: the task is worked now
         task.note_progress(notes=f"closing: {action.reason}", status=str(TaskStatus.EXECUTING), now=now)
@@ -204,8 +222,9 @@ def close(uow: UnitOfWork, task: Task, action: Close, now: datetime) -> str:
         task.complete(summary=f"{action.outcome}: {action.reason}", now=now)
     else:
         task.cancel(reason=f"{action.outcome}: {action.reason}", now=now)
-    task.notify_user(kind=f"task_{action.status}", message=f"'{task.title}' closed as {action.outcome}: {action.reason}.",
-                     now=now)
+    next_step = f" Next: {outcome.next_step}" if outcome and outcome.next_step else ""
+    task.notify_user(kind=f"task_{action.status}",
+                     message=f"'{task.title}' closed as {action.outcome}: {action.reason}.{next_step}", now=now)
     return f"'{task.title}': closed as {action.outcome} ({action.reason})"
 
 
