@@ -24,6 +24,9 @@ class OwnerDecision(DomainError):
     """A status change only the owner makes (approving, resuming an escalation), asked for by progress notes."""
 
 
+SENT_BY_LOOPLINE = ("loopline", "owner")
+"""Who an action Loopline delivers to a contact is performed by: Loopline, or the owner through `task.reply`."""
+
 OWNER_DECISIONS: dict[tuple[TaskStatus, TaskStatus], str] = {
     (TaskStatus.PENDING_REVIEW, TaskStatus.READY): "only the owner approves: use task.approve",
     (TaskStatus.ESCALATED, TaskStatus.EXECUTING): "only owner guidance resumes: use task.guidance",
@@ -70,9 +73,17 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
 
         def apply(self, task: Task) -> None:
             task.actions_count += 1
-            if self.performed_by == "loopline":
+            if self.sent_by_loopline:
                 task.deferred = None  # what a limit held back has gone out (or a newer message replaced it)
+                task._hold(None)  # the contact got an answer: a draft held back for the owner is moot
+            if "thread" in self.details:
+                task._join_thread(self.details.get("subject", ""), f"{self.originator_id}:{self.originator_version}")
             task._moved(self.status, self.timestamp)
+
+        @property
+        def sent_by_loopline(self) -> bool:
+            """Loopline delivers it: its own message, or the owner's it sends for them (`task.reply`)."""
+            return self.performed_by in SENT_BY_LOOPLINE
 
     class LoopLinked(TaskEvent):
         loop_ref: str

@@ -175,7 +175,7 @@ def _reply_subject(history: list[Any], requested: Any) -> str | None:
     for event in history:
         if isinstance(event, Task.SignalReceived) and event.signal_ref == answered_signal(requested.request_ref):
             subject = event.data.get("subject") or subject
-        elif isinstance(event, Task.ActionRecorded) and event.performed_by == "loopline" and subject is None:
+        elif isinstance(event, Task.ActionRecorded) and event.sent_by_loopline and subject is None:
             subject = event.details.get("subject")
     if not subject:
         return None

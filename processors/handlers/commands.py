@@ -38,11 +38,14 @@ from loopline.processors.handlers.commands_types import (
     LoopRegister,
     LoopResolve,
     RunSchedule,
+    TaskApprove,
     TaskCancel,
     TaskComplete,
     TaskCreate,
     TaskGuidance,
+    TaskReply,
     TaskReview,
+    TaskTakeover,
     TaskUpdate,
     TaskWake,
     TenantConfigure,
@@ -51,6 +54,7 @@ from loopline.processors.handlers.commands_types import (
 )
 from loopline.processors.messages import Message
 from loopline.processors.handlers.outreach import answer_with_guidance
+from loopline.processors.handlers.owner import approve_task, reply_to_contact, take_over
 from loopline.processors.handlers.readiness import on_ready
 from loopline.processors.handlers.tenants import configure_tenant, tenant_settings
 from loopline.processors.handlers.wakeups import record_workflow_output, schedule_wakeup, wake_on_condition
@@ -214,13 +218,6 @@ def cancel_task(uow: UnitOfWork, msg: Message, cmd: TaskCancel) -> str:
     return f"cancelled {task.ref}"
 
 
-def approve_task(uow: UnitOfWork, msg: Message, cmd: TaskReview) -> str:
-    task = load_task(uow, msg.tenant, cmd.task_id)
-    task.approve(reason=cmd.reason or "approved by owner", now=msg.at)
-    on_ready(uow, task, msg.at)
-    return f"approved {task.ref}"
-
-
 def reject_task(uow: UnitOfWork, msg: Message, cmd: TaskReview) -> str:
     task = load_task(uow, msg.tenant, cmd.task_id)
     reason = cmd.reason or "rejected by owner"
@@ -264,9 +261,11 @@ COMMANDS: dict[str, CommandRoute] = {
         CommandRoute("task.update", TaskUpdate, update_task),
         CommandRoute("task.complete", TaskComplete, complete_task),
         CommandRoute("task.cancel", TaskCancel, cancel_task),
-        CommandRoute("task.approve", TaskReview, approve_task),
+        CommandRoute("task.approve", TaskApprove, approve_task),
         CommandRoute("task.reject", TaskReview, reject_task),
         CommandRoute("task.guidance", TaskGuidance, give_guidance),
+        CommandRoute("task.reply", TaskReply, reply_to_contact),
+        CommandRoute("task.takeover", TaskTakeover, take_over),
         CommandRoute("run.schedule", RunSchedule, schedule_proactive_run),
         CommandRoute("task.wake", TaskWake, schedule_wakeup),
         CommandRoute("workflow.output", WorkflowOutput, record_workflow_output),

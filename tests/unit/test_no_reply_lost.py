@@ -120,7 +120,8 @@ def test_guidance_after_a_reply_drafts_an_answer_with_it_in_her_thread_and_waits
     assert guided.point == "evaluate_reply" and guided.purpose == "guidance"
     assert "20% off until the 31st" in prompt and "is the discount still on?" in prompt
     answer = gym.emails("ann")[-1]
-    assert answer["body"] == ANSWER["reply_body"] and answer["subject"] == "Re: hello"
+    # In the task's one thread (issue 18 item 5): `Re:` the first touch's subject, whatever her reply's.
+    assert answer["body"] == ANSWER["reply_body"] and answer["subject"] == "Re: Touch 1"
     task = gym.task("ann")
     assert task.status == "waiting" and [ref for ref in task.open_loops if "/reply/" in ref]
     gym.model.evaluation = ESCALATE
