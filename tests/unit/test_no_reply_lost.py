@@ -260,3 +260,27 @@ def test_a_reply_while_the_next_touch_is_drafted_is_evaluated_and_the_touch_is_d
 
     assert gym.heard("ann") == ["Sorry, been away! See you Monday"]
     assert [e.get("touch") for e in gym.emails("ann")] == [1, 1]  # touch 1 and the answer to her, no touch 2
+
+
+def test_a_contact_who_writes_before_touch_1_is_answered_and_touch_1_never_follows() -> None:
+    gym = Gym()
+    gym.create("ann")
+    assert gym.task("ann").status == "ready"
+    gym.reply("ann-1", 0.001, "Hi! Are you open on Sundays?")
+    for day in (0.01, 1, 4):
+        gym.tick(day)
+
+    assert gym.heard("ann") == ["Hi! Are you open on Sundays?"]
+    assert [e["body"] for e in gym.emails("ann")] == ["Great, see you then!"]  # her answer, and no cadence touch
+
+
+def test_approving_a_task_whose_contact_wrote_during_review_answers_her_instead_of_touch_1() -> None:
+    gym = Gym()
+    gym.create("ann", confidence=0.3)
+    gym.reply("ann-1", 0.5, "Hi, is the gym open on Sundays?")
+    gym.publish(command("ok", "task.approve", at(1), GYM, task_id="ann"))
+    for day in (1.01, 4):
+        gym.tick(day)
+
+    assert [d.request_ref for d in gym.events("ann", Task.DecisionRecorded)] == ["ann-1"]
+    assert [e["body"] for e in gym.emails("ann")] == ["Great, see you then!"]
