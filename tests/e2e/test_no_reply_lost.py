@@ -121,7 +121,7 @@ def test_a_reply_while_the_followup_is_held_back_is_kept_and_the_followup_never_
             signal("rahul-1", "email.received", at(3.5), GYM, sender=RAHUL, subject="Re: Meeting next week?",
                    body="Thursday 3pm works for me."),
             command("cfg2", "tenant.configure", at(3.6), GYM, daily_send_limit=50))
-    for day in (4.2, 5.2, 10.2):
+    for day in (4.2, 10.2):  # the limit freed up, and the time a send held back a day would go
         tick(cli, day)
 
     assert eventually(lambda: "Thursday 3pm works for me." in json.dumps(shown(cli, "rahul")["inbox_items"]))
