@@ -19,6 +19,7 @@ RULE = ChannelRule(
         SignalField("thread_id", "its thread; matched when the watch names one"),
         SignalField("subject", "kept with the signal"),
         SignalField("body", "kept with the signal"),
+        SignalField("in_reply_to", "the Message-ID it answers; one Loopline sent picks the contact's task that answers it"),
     ),
     required_watch=("sender",),
     optional_watch=("thread_id",),
