@@ -1,6 +1,6 @@
 """The no-lost-reply property (issue 18, item 1), shared by both deployments: random interleavings of
 tasks for a few members, their replies, ticks (touches, deadlines, deferrals, wake-ups), changing send
-limits, escalations and the owner's guidance and approvals, and the rules every run must keep, read
+limits, escalations and the owner's guidance, approvals, own words and take-overs, and the rules every run must keep, read
 from the tasks' events:
 
 * every reply from a member with an acting task reaches a task's conversation, or the owner in words;
@@ -57,7 +57,7 @@ def interleavings(max_size: int) -> st.SearchStrategy[list[tuple]]:
             st.tuples(st.just("reply"), member, st.integers(0, len(REPLIES) - 1), st.none() | st.sampled_from(TYPES)),
             st.tuples(st.just("tick"), st.integers(1, 72)),
             st.tuples(st.just("limits"), st.integers(1, 3), st.integers(1, 4)),
-            st.tuples(st.sampled_from(["guidance", "approve"]), task_ref),
+            st.tuples(st.sampled_from(["guidance", "approve", "owner_reply", "takeover"]), task_ref),
             st.tuples(st.just("wake"), task_ref, st.integers(1, 48)),
             st.tuples(st.just("model_down"), st.booleans()),
             st.tuples(st.just("agent_email"), member),
@@ -112,6 +112,10 @@ def _message_of(n: int, op: tuple, at: datetime, timezone_name: str, tenant: str
         return command(ref, "task.guidance", stamp, tenant, task_id=ref_of(args[0]), text="Tell them the offer stands")
     if kind == "approve":
         return command(ref, "task.approve", stamp, tenant, task_id=ref_of(args[0]))
+    if kind == "owner_reply":
+        return command(ref, "task.reply", stamp, tenant, task_id=ref_of(args[0]), body="Hi, it's Sam: come by any time.")
+    if kind == "takeover":
+        return command(ref, "task.takeover", stamp, tenant, task_id=ref_of(args[0]), reason="I called them")
     if kind == "wake":
         task, hours = args
         wake = command(ref, "task.wake", stamp, tenant, task_id=ref_of(task), reason="check back on them")
@@ -148,7 +152,8 @@ def broken_rules(replies: list[Reply], events: list[Any], timezone_name: str) ->
         if not members_tasks:
             continue
         reached = [task_id for task_id in members_tasks if _received(by_task[task_id], reply) is not None]
-        if not reached and not any(reply.words in notice for notice in notices):
+        anywhere = any(_received(history, reply) is not None for history in by_task.values())  # an agent's task too
+        if not anywhere and not any(reply.words in notice for notice in notices):
             broken.append(f"{reply.ref} ({reply.words!r}) reached no task and not the owner")
         for task_id in reached:
             history = by_task[task_id]
@@ -174,11 +179,16 @@ def broken_rules(replies: list[Reply], events: list[Any], timezone_name: str) ->
                 broken.append(f"{created[task_id].ref} sent a follow-up to {reply.sender} after their reply {reply.ref}")
     started = Counter(
         (str(created[e.originator_id].contact).lower(), local_day(e.timestamp, timezone_name))
-        for e in events if isinstance(e, Task.ActionRecorded) and e.action == "send_email" and e.performed_by == "loopline"
-        and e.originator_id in acting and not e.summary.endswith("(reply)")
+        for e in events if isinstance(e, Task.ActionRecorded) and e.action == "send_email"
+        and e.performed_by in ("loopline", "owner") and e.originator_id in acting and not _answers(e)
     )
     broken += [f"{who} got {count} messages Loopline started on {day}" for (who, day), count in started.items() if count > 1]
     return broken
+
+
+def _answers(action: Any) -> bool:
+    """A message that answers what the contact wrote (`send_message` says so in its summary: "(reply…")."""
+    return "(reply" in action.summary
 
 
 def _received(history: list[Any], reply: Reply) -> int | None:
@@ -201,8 +211,8 @@ def _send_before_reading(after: list[Any]) -> str | None:
     """The subject of a message Loopline started (not an answer) sent before any decision on the reply or any
     word from the owner; None when there is none."""
     for e in after:
-        if isinstance(e, (Task.DecisionRecorded, Task.GuidanceGiven, Task.Reviewed)):
+        if isinstance(e, (Task.DecisionRecorded, Task.GuidanceGiven, Task.Reviewed)) or getattr(e, "performed_by", "") == "owner":
             return None
-        if isinstance(e, Task.ActionRecorded) and e.performed_by == "loopline" and not e.summary.endswith("(reply)"):
+        if isinstance(e, Task.ActionRecorded) and e.performed_by == "loopline" and not _answers(e):
             return str(e.details.get("subject", ""))
     return None
