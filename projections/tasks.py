@@ -55,6 +55,7 @@ tasks = Table(
     Column("outcome", String(64)),
     Column("outcome_kind", String(16)),
     Column("outcome_provisional", Boolean),
+    Column("away", JSON),  # the contact's automatic reply pausing the cadence: until when, and what gave it away
 )
 
 task_inbox = Table(
@@ -81,7 +82,7 @@ def _update(conn: Connection, event: Any, add: dict[str, int] | None = None, **v
 QUIET = (
     Task.UserNotified, Task.StallFlagged, Task.WakeupScheduled, Task.LoopLinked, Task.LoopClosed, Task.OutreachPlanned,
     Task.ContextMerged, Task.DecisionRequested, Task.DecisionRecorded, Task.DecisionFailed, Task.SendDeferred,
-    Task.OutcomeSet, Task.TouchSent, Task.NextTouchScheduled,
+    Task.OutcomeSet, Task.TouchSent, Task.NextTouchScheduled, Task.OutOfOfficeReceived,
 )
 """Events that are no activity of their own: a send is activity through its ActionRecorded, a close through Completed."""
 
@@ -96,7 +97,7 @@ def _created(conn: Connection, event: Task.Created, position: int) -> None:
         "stalled_since": None, "cadence": None, "touches": None, "touch": 0, "on_exhaustion": None,
         "messages_budget": None, "messages_used": 0, "turns_budget": None, "turns_used": 0, "ends_at": None,
         **NO_NEXT_ACTION, "decisions": 0, "deferrals": 0, "outcome": None, "outcome_kind": None,
-        "outcome_provisional": None,
+        "outcome_provisional": None, "away": None,
     })
 
 
@@ -160,7 +161,7 @@ def _planned(conn: Connection, event: Task.OutreachPlanned, position: int) -> No
 def _touch_sent(conn: Connection, event: Task.TouchSent, position: int) -> None:
     _update(
         conn, event, touch=event.touch, messages_used=event.messages_used, next_action="touch" if event.next_touch_at else None,
-        next_action_at=format_time(event.next_touch_at), next_action_reason=None, **_moved(event),
+        next_action_at=format_time(event.next_touch_at), next_action_reason=None, away=None, **_moved(event),
     )
 
 
@@ -174,8 +175,9 @@ def _deferred(conn: Connection, event: Task.SendDeferred, position: int) -> None
 def _decision_requested(conn: Connection, event: Task.DecisionRequested, position: int) -> None:
     # A reply evaluated is a turn (seed 002 §6.5), counted once however often the model is asked again.
     turn = {"turns_used": 1} if event.point == "evaluate_reply" and event.attempt == 1 else {}
+    back = {"away": None} if event.point == "evaluate_reply" else {}  # the contact answered: not away any more
     _update(
-        conn, event, add=turn, next_action=event.point, next_action_at=format_time(event.timestamp),
+        conn, event, add=turn, **back, next_action=event.point, next_action_at=format_time(event.timestamp),
         next_action_reason=event.reason, **_moved(event),
     )
 
@@ -195,7 +197,16 @@ def _decision_failed(conn: Connection, event: Task.DecisionFailed, position: int
 def _next_touch(conn: Connection, event: Task.NextTouchScheduled, position: int) -> None:
     _update(
         conn, event, next_action="touch", next_action_at=format_time(event.next_touch_at), next_action_reason=event.reason,
-        **_moved(event),
+        away=None, **_moved(event),
+    )
+
+
+def _out_of_office(conn: Connection, event: Task.OutOfOfficeReceived, position: int) -> None:
+    back = f"back on {event.returns_on}" if event.returns_on else "no return date given: a week"
+    _update(
+        conn, event, next_action="touch", next_action_at=format_time(event.next_touch_at),
+        next_action_reason=f"the contact is out of office ({back})", **_moved(event),
+        away={"until": format_time(event.until), "returns_on": event.returns_on, "recognised_by": event.sign},
     )
 
 
@@ -242,6 +253,7 @@ handlers = {
     Task.OutcomeSet: _outcome,
     Task.WentDormant: _dormant,
     Task.NextTouchScheduled: _next_touch,
+    Task.OutOfOfficeReceived: _out_of_office,
 }
 
 
@@ -311,6 +323,7 @@ def outreach(task: dict[str, Any], now: datetime) -> dict[str, Any] | None:
             "days": days,
         },
         "next_action": _next_action(task),
+        "away": task["away"] if task["status"] not in TERMINAL else None,
         "decisions": task["decisions"],
         "deferrals": task["deferrals"],
         "outcome": task["outcome"] and {

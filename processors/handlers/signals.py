@@ -76,7 +76,7 @@ def handle_signal(uow: UnitOfWork, msg: Message) -> str:
             signal_ref=msg.ref, signal_type=msg.type, data=dict(msg.data), resolved_loops=loop_refs, now=msg.at
         )
         if task_ref in replies and worked and task.is_acting:
-            on_reply(uow, task, signal_ref=msg.ref, now=msg.at)
+            on_reply(uow, task, signal_ref=msg.ref, data=msg.data, now=msg.at)
     if not matched:
         if rule.channel == "email" and notify_late_reply(uow, msg):
             return "no open loop matched; the owner was told of a reply to a closed task"
