@@ -202,10 +202,10 @@ def _next_touch(conn: Connection, event: Task.NextTouchScheduled, position: int)
 
 
 def _out_of_office(conn: Connection, event: Task.OutOfOfficeReceived, position: int) -> None:
-    back = f"back on {event.returns_on}" if event.returns_on else "no return date given: a week"
+    back = f"back on {event.returns_on}" if event.returns_on else "no return date given, so a week"
     _update(
         conn, event, next_action="touch", next_action_at=format_time(event.next_touch_at),
-        next_action_reason=f"the contact is out of office ({back})", **_moved(event),
+        next_action_reason=f"the contact is out of office, {back}", **_moved(event),
         away={"until": format_time(event.until), "returns_on": event.returns_on, "recognised_by": event.sign},
     )
 
