@@ -60,7 +60,8 @@ AUTOMATIC_BODY = _any(
 _BETWEEN = r"(?:[^.!?\n]|(?<=\d)\.|\.(?=\d)){0,60}?"  # within a sentence; "10.06." and "10. Juni" stay in it
 ABSENCE = _any(
     r"\b(?:i am|i'm|i’m|i will be|i'll be|i’ll be|i shall be|i'm currently|i am currently)\s+(?:currently\s+|now\s+)?"
-    r"(?:out of (?:the )?office|out\b|away\b|on (?:annual |parental |sick |maternity |paternity |business )?leave|"
+    r"(?:out of (?:the )?office|out (?:until|till|through|from)\b|away\b|"
+    r"on (?:annual |parental |sick |maternity |paternity |business )?leave|"
     r"on (?:vacation|holidays?)|travell?ing|out of town|off work|not in the office|unavailable|not available|"
     r"away from (?:the |my )?(?:office|desk))",
     r"\b(?:currently|presently) (?:out of (?:the )?office|away|on leave)\b",
@@ -78,13 +79,19 @@ ABSENCE = _any(
 """The writer says they are away (in itself not automatic: people write this too)."""
 
 TEMPLATE = _any(
-    r"\blimited access to (?:my )?e-?mails?\b", r"\bno access to (?:my )?e-?mails?\b", r"\burgent\b",
+    r"\blimited access to (?:my )?e-?mails?\b", r"\bno access to (?:my )?e-?mails?\b",
+    r"\b(?:for|in|with) (?:any )?urgent (?:matters|cases|issues|questions|enquiries|inquiries|requests)\b",
+    r"\bif (?:it is|it's|it’s|this is|your (?:matter|request) is) urgent\b",
     r"\bin my absence\b", r"\b(?:upon|on|after) my return\b", r"\bwhen i (?:get back|return)\b",
     r"\bfor immediate assistance\b",
-    r"\bdringend", r"\bnach meiner rückkehr\b", r"\beingeschränkt", r"\bkeinen zugriff\b", r"\bwährend meiner abwesenheit\b",
-    r"\burgen(?:t|ce)", r"\bà mon retour\b", r"\bacc[èe]s limité\b", r"\bpendant mon absence\b",
-    r"\burgente\b", r"\ba mi (?:regreso|vuelta)\b", r"\bacceso limitado\b", r"\bdurante mi ausencia\b",
-    r"\bspoed\b", r"\bna mijn terugkeer\b", r"\bbij terugkomst\b", r"\bbeperkt toegang\b", r"\btijdens mijn afwezigheid\b",
+    r"\b(?:in|bei) dringenden (?:fällen|anliegen|fragen|angelegenheiten)\b", r"\bnach meiner rückkehr\b",
+    r"\beingeschränkt", r"\bkeinen zugriff\b", r"\bwährend meiner abwesenheit\b",
+    r"\ben cas d'urgence\b", r"\bpour toute (?:urgence|demande urgente)\b", r"\bà mon retour\b",
+    r"\bacc[èe]s limité\b", r"\bpendant mon absence\b",
+    r"\b(?:asuntos|casos|temas|consultas) urgentes\b", r"\ben caso de urgencia\b", r"\bpara urgencias\b",
+    r"\ba mi (?:regreso|vuelta)\b", r"\bacceso limitado\b", r"\bdurante mi ausencia\b",
+    r"\b(?:in|bij) dringende (?:gevallen|zaken|vragen)\b", r"\bbij spoed\b", r"\bna mijn terugkeer\b",
+    r"\bbij terugkomst\b", r"\bbeperkt toegang\b", r"\btijdens mijn afwezigheid\b",
 )
 """Lines of an auto-responder's template."""
 

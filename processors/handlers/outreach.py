@@ -3,8 +3,8 @@ a recorded decision), so each step's sends, loops, timers and status changes com
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
 from collections.abc import Mapping
+from datetime import datetime, timedelta
 from typing import Any
 
 from loopline.domain import ids

@@ -97,6 +97,8 @@ def test_an_away_template_is_automatic_and_states_its_return(body: str, returns_
     "Estoy de vacaciones pero sí, me apunto al sábado.",
     "Ik ben op vakantie, maar ik kom daarna graag terug.",
     "Thanks! Back on the mat on 10 June, see you then.",
+    "I'm out of patience, this is urgent: stop emailing me.",
+    "I'm away from my desk, is this urgent? Call me.",
 ])
 def test_a_person_writing_is_not_an_automatic_reply(body: str) -> None:
     assert away(body) is None
