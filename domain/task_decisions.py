@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any
 
 from loopline.domain.base import TaskEvent
 from loopline.domain.errors import DomainError
-from loopline.domain.task_outreach import drop_unsent_touches
 
 if TYPE_CHECKING:
     from loopline.domain.task import Task
@@ -39,9 +38,14 @@ class TaskDecisions:
             }
             if self.point == "evaluate_reply" and self.attempt == 1:  # a reply counts a turn once, however often retried
                 task.turns_used += 1
-                # A reply stops the cadence (only an evaluation saying `wait` resumes it).
+                # A reply stops the cadence (only an evaluation saying `wait` resumes it): the touch being drafted
+                # and a touch a limit held back are dropped, so no follow-up goes out after the contact answered.
                 task.next_touch_at = None
-                drop_unsent_touches(task)
+                for ref, pending in list(task.pending_decisions.items()):
+                    if pending["purpose"] == "touch":
+                        del task.pending_decisions[ref]
+                if task.deferred is not None and not task.deferred["draft"].get("reply"):
+                    task.deferred = None
 
     class DecisionRecorded(TaskEvent):
         """A model decision with what it was asked, which adapter and model chose and why; its effects follow it."""

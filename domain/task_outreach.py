@@ -13,8 +13,8 @@ if TYPE_CHECKING:
 
 
 def drop_unsent_touches(task: Task) -> None:
-    """The contact answered (or is away): the touch being drafted and a touch a limit held back are dropped, so no
-    cadence message goes out after the answer; a reply a limit held back still goes."""
+    """The contact is away: the touch being drafted and a touch a limit held back are dropped, so no cadence message
+    goes out before the return; the answer to an earlier reply (being drafted, or held back) still goes."""
     for ref, pending in list(task.pending_decisions.items()):
         if pending["purpose"] == "touch":
             del task.pending_decisions[ref]
