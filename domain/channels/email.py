@@ -20,7 +20,7 @@ RULE = ChannelRule(
         SignalField("subject", "kept with the signal"),
         SignalField("body", "kept with the signal"),
         SignalField("auto_submitted", "its RFC 3834 `Auto-Submitted` header: any value but `no` marks an automatic "
-                    "reply (out of office), which pauses the task until the return it states instead of being answered"),
+                    "reply (out of office): a task Loopline works pauses until the return it states, unanswered"),
     ),
     required_watch=("sender",),
     optional_watch=("thread_id",),

@@ -33,9 +33,10 @@ START = [
             task_type="churn_risk", contact=ANN, to_name="Ann", confidence=0.9),
 ]
 OUT_OF_OFFICE = signal(
-    "mail-ann-1", "email.received", "2026-06-01T18:10:00Z", GYM, sender=ANN, auto_submitted="auto-replied",
-    subject="Automatic reply: Checking in", body="I am out of the office until June 10 with limited access to email.",
+    "mail-ann-1", "email.received", "2026-06-01T18:10:00Z", GYM, sender=ANN,
+    subject="Automatic reply: Checking in", body="I am out of the office until June 10",
 )
+"""The reply of the issue, which escalated at confidence 0.30 and ended the sequence: no `Auto-Submitted` header."""
 
 
 def test_an_out_of_office_reply_pauses_the_task_until_the_stated_date_and_it_then_resumes(
@@ -51,13 +52,13 @@ def test_an_out_of_office_reply_pauses_the_task_until_the_stated_date_and_it_the
     assert paused["status"] == "waiting"
     plan = paused["outreach"]
     assert plan["away"] == {"until": "2026-06-10T09:00:00Z", "returns_on": "2026-06-10",
-                            "recognised_by": "Auto-Submitted: auto-replied"}
+                            "recognised_by": "subject “Automatic reply”"}
     assert plan["next_action"] == {"what": "touch 2 of 3", "at": "2026-06-10T09:00:00Z",
                                    "reason": "the contact is out of office, back on 2026-06-10"}
     assert plan["budget"]["turns"]["used"] == 0 and plan["decisions"] == 1  # touch 1's draft only: no model read it
     text = cli("tasks", "show", "ann", "--tenant", GYM).stdout
     print(text); print(cli("audit", "--tenant", GYM).stdout if False else "")
-    assert ("away: until 2026-06-10T09:00:00Z: an automatic reply (Auto-Submitted: auto-replied) says back on "
+    assert ("away: until 2026-06-10T09:00:00Z: an automatic reply (subject “Automatic reply”) says back on "
             "2026-06-10; the cadence resumes then") in text
 
     assert cli("tick", "--now", "2026-06-04T09:05:00Z").returncode == 0  # touch 2 was due: Ann is away
