@@ -31,6 +31,8 @@ MONTHS: dict[str, int] = {
     for name in names.split()
 }
 _MONTH = "|".join(sorted(map(re.escape, MONTHS), key=len, reverse=True))
+_WHOLE_MONTH = "|".join(sorted((re.escape(name) for name in MONTHS if len(name) > 3 or name in ("mai", "mei")),
+                               key=len, reverse=True))
 _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th|er|e|º|°|\.)?"
 _YEAR = r"(?:,?\s*(?:de\s+)?(?P<year>(?:19|20)\d\d)\b)?"
 _SHAPES = (
@@ -41,6 +43,11 @@ _SHAPES = (
     re.compile(r"(?<![\d./-])(?P<day>\d{1,2})(?P<sep>/)(?P<month>\d{1,2})(?![\d/])"),
     # Dotted without a year only with its last dot ("bis 10.06."): "10.30" is a time.
     re.compile(r"(?<![\d./-])(?P<day>\d{1,2})(?P<sep>\.)(?P<month>\d{1,2})\.(?!\d)"),
+    # A month alone ("until September", "bis Ende Mai", "jusqu'en septembre") is its first day, or the next month's
+    # for its end; spelt out only, and never "may", which English writes for other things.
+    re.compile(rf"(?<!\w)(?:(?P<end>end of|ende|fin|fin de|finales de|eind)\s+)?(?P<month_name>{_WHOLE_MONTH})\b"
+               r"(?![.\s]*\d)", re.IGNORECASE),
+    re.compile(r"(?<!\w)the (?P<day>[0-3]?\d)(?:st|nd|rd|th)\b(?!\s*of\b)", re.IGNORECASE),  # "the 20th": this month's or next
 )
 
 
@@ -70,9 +77,13 @@ def dates_in(text: str, *, written: date) -> list[StatedDate]:
 
 def _resolve(match: re.Match[str], written: date) -> date | None:
     parts = match.groupdict()
+    if parts.get("day") is None:
+        return _month_alone(MONTHS[parts["month_name"].lower()], bool(parts.get("end")), written)
     day = int(parts["day"])
     if parts.get("month_name"):
         month = MONTHS[parts["month_name"].lower()]
+    elif "month" not in parts:
+        return _date(written.year, written.month, day) if day >= written.day else _next_month(written, day)
     else:
         month = int(parts["month"])
         if month > 12 and day <= 12 and parts.get("sep") == "/":
@@ -86,6 +97,17 @@ def _resolve(match: re.Match[str], written: date) -> date | None:
         if candidate is not None and candidate >= written:
             return candidate
     return None
+
+
+def _month_alone(month: int, end: bool, written: date) -> date | None:
+    year = written.year if month >= written.month else written.year + 1
+    first = date(year, month, 1)
+    return _next_month(first, 1) if end else first
+
+
+def _next_month(day_in_month: date, day: int) -> date | None:
+    year, month = divmod(day_in_month.year * 12 + day_in_month.month, 12)
+    return _date(year, month + 1, day)
 
 
 def _date(year: int, month: int, day: int) -> date | None:

@@ -57,27 +57,39 @@ def test_an_auto_responders_subject_makes_a_reply_automatic(subject: str, return
     ("This is an automatic reply. I will respond when I return.", None),
     ("I'll be away from the office through June 12th.", date(2026, 6, 13)),
     ("I'm on vacation, returning 2026-06-15.", date(2026, 6, 15)),
+    ("Out of office: I am travelling for work and will reply when I'm back on the 20th.", date(2026, 6, 20)),
+    ("Hi, I'm currently on parental leave until September. Your email will not be forwarded.", date(2026, 9, 1)),
     # German
     ("Ich bin bis zum 10. Juni nicht im Büro.", date(2026, 6, 10)),
     ("Vielen Dank für Ihre Nachricht. Ich bin bis einschließlich 12.06.2026 im Urlaub.", date(2026, 6, 13)),
     ("Dies ist eine automatische Antwort. Ab dem 15. Juni bin ich wieder erreichbar.", date(2026, 6, 15)),
     ("Ich befinde mich im Urlaub. In dringenden Fällen wenden Sie sich an Herrn Maier.", None),
     ("Ich bin derzeit abwesend und ab 20.06. wieder im Büro.", date(2026, 6, 20)),
+    ("Danke für Ihre Mail! Ich bin in Elternzeit bis Ende Juli.", date(2026, 8, 1)),
+    ("Ich bin bis einschließlich Freitag abwesend. Ihre E-Mail wird nicht weitergeleitet.", None),
     # French
     ("Je suis absente jusqu'au 10 juin inclus.", date(2026, 6, 11)),
     ("Bonjour, je suis actuellement en congés, de retour le 1er juillet.", date(2026, 7, 1)),
     ("Ceci est une réponse automatique. Je serai de retour le 15/06/2026.", date(2026, 6, 15)),
     ("Je serai absent du bureau à partir du 2 juin jusqu'au 9 juin. En cas d'urgence, contactez Paul.", date(2026, 6, 9)),
+    ("Message d'absence : je serai de retour le lundi 9 juin.", date(2026, 6, 9)),
+    ("Merci pour votre message. Je suis en congé maternité jusqu'en septembre.", date(2026, 9, 1)),
     # Spanish
     ("Estoy fuera de la oficina hasta el 10 de junio.", date(2026, 6, 10)),
     ("Estaré de vacaciones hasta el 15 de junio de 2026. A mi regreso responderé.", date(2026, 6, 15)),
     ("Este es un mensaje automático: estoy ausente, vuelvo el 3 de julio.", date(2026, 7, 3)),
     ("Me encuentro fuera de la oficina con acceso limitado al correo.", None),
+    ("Mensaje automático: no estaré disponible hasta el lunes 9 de junio.", date(2026, 6, 9)),
+    ("Estoy de baja por maternidad hasta septiembre. Para cualquier consulta, escriba a info@empresa.es.",
+     date(2026, 9, 1)),
     # Dutch
     ("Ik ben tot en met 10 juni afwezig.", date(2026, 6, 11)),
     ("Ik ben met vakantie tot 10 juni. In dringende gevallen bel de balie.", date(2026, 6, 10)),
     ("Dit is een automatisch antwoord. Vanaf 15 juni ben ik weer aanwezig.", date(2026, 6, 15)),
     ("Ik ben niet op kantoor en ben terug op 22-06-2026.", date(2026, 6, 22)),
+    ("Ik ben momenteel niet op kantoor. Voor dringende zaken kunt u bellen met 020-1234567.", None),
+    ("Afwezigheidsbericht: vanaf maandag 9 juni ben ik weer bereikbaar.", date(2026, 6, 9)),
+    ("Ik ben met zwangerschapsverlof tot september. Uw e-mail wordt niet doorgestuurd.", date(2026, 9, 1)),
 ])
 def test_an_away_template_is_automatic_and_states_its_return(body: str, returns_on: date | None) -> None:
     found = away(body)
@@ -120,6 +132,9 @@ def test_a_person_writing_is_not_an_automatic_reply(body: str) -> None:
     ("le 1er juillet", [date(2026, 7, 1)]),
     ("June 10th, 2027", [date(2027, 6, 10)]),
     ("at 10.30 today, 2 days ago", []),  # a time and an English "ago" are no dates
+    ("until September", [date(2026, 9, 1)]),  # a month alone: its first day
+    ("bis Ende Mai", [date(2027, 6, 1)]),  # its end: the next month's first day, the next May being 2027's
+    ("you may come back on the 20th", [date(2026, 6, 20)]),  # "may" is never a month alone
 ])
 def test_dates_are_read_in_the_five_languages_as_their_next_occurrence(text: str, expected: list[date]) -> None:
     assert [stated.day for stated in dates_in(text, written=WRITTEN)] == expected
