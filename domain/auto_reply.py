@@ -91,8 +91,8 @@ TEMPLATE = _any(
     r"\b(?:asuntos|casos|temas|consultas) urgentes\b", r"\ben caso de urgencia\b", r"\bpara urgencias\b",
     r"\ba mi (?:regreso|vuelta)\b", r"\bacceso limitado\b", r"\bdurante mi ausencia\b", r"\bno ser[áa] reenviado\b",
     r"\bpara cualquier consulta\b",
-    r"\b(?:in|bij|voor) dringende (?:gevallen|zaken|vragen)\b", r"\bniet (?:door|ge)\w*stuurd\b", r"\bbij spoed\b", r"\bna mijn terugkeer\b",
-    r"\bbij terugkomst\b", r"\bbeperkt toegang\b", r"\btijdens mijn afwezigheid\b",
+    r"\b(?:in|bij|voor) dringende (?:gevallen|zaken|vragen)\b", r"\bniet (?:door|ge)\w*stuurd\b", r"\bbij spoed\b",
+    r"\bna mijn terugkeer\b", r"\bbij terugkomst\b", r"\bbeperkt toegang\b", r"\btijdens mijn afwezigheid\b",
 )
 """Lines of an auto-responder's template."""
 

@@ -47,7 +47,8 @@ _SHAPES = (
     # for its end; spelt out only, and never "may", which English writes for other things.
     re.compile(rf"(?<!\w)(?:(?P<end>end of|ende|fin|fin de|finales de|eind)\s+)?(?P<month_name>{_WHOLE_MONTH})\b"
                r"(?![.\s]*\d)", re.IGNORECASE),
-    re.compile(r"(?<!\w)the (?P<day>[0-3]?\d)(?:st|nd|rd|th)\b(?!\s*of\b)", re.IGNORECASE),  # "the 20th": this month's or next
+    # "the 20th" alone: this month's, or the next month's once past.
+    re.compile(r"(?<!\w)the (?P<day>[0-3]?\d)(?:st|nd|rd|th)\b(?!\s*of\b)", re.IGNORECASE),
 )
 
 
