@@ -1,5 +1,6 @@
 """Dates as people write them in English, German, French, Spanish and Dutch ("June 10th", "10. Juni",
-"1er juin", "10 de junio de 2026", "10 juni", "2026-06-10", "10/06/2026"), found in free text.
+"1er juin", "10 de junio de 2026", "10 juni", "2026-06-10", "10/06/2026", "until September", "the 20th"),
+found in free text.
 
 Numbers are read day first (10/06 is the 10th of June), as in all five languages outside the US; a first
 number above 12 cannot be a month, so 06/30/2026 still reads as the 30th of June. A date without a year is
