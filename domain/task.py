@@ -96,6 +96,8 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
 
         def apply(self, task: Task) -> None:
             task.inbox_count += 1
+            if task.outreach is not None:  # word from the contact ends an absence (an automatic reply starts it again)
+                task.outreach.pop("away_until", None)
             for loop_ref in self.resolved_loops:
                 task.open_loops.remove(loop_ref)
             task._moved(self.status, self.timestamp)

@@ -97,6 +97,9 @@ class TaskOutreach:
         status: str
 
         def apply(self, task: Task) -> None:
+            assert task.outreach is not None
+            # Kept in the outreach plan, which only an acting task has: older snapshots need no upcasting.
+            task.outreach["away_until"] = self.until
             task.next_touch_at = self.next_touch_at
             task.status = self.status  # waiting again; the automatic reply before it was the activity
             drop_unsent_touches(task)

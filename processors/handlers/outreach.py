@@ -55,6 +55,7 @@ def progress_of(task: Task) -> Progress:
         next_touch_at=task.next_touch_at, dormant_until=task.dormant_until,
         awaiting_decision=bool(task.pending_decisions),
         deferred_until=task.deferred["until"] if task.deferred else None,
+        away_until=task.outreach.get("away_until") if task.outreach else None,
     )
 
 

@@ -121,8 +121,10 @@ def test_a_person_who_happens_to_be_away_is_answered_by_the_model() -> None:
 def test_a_real_reply_during_the_pause_is_evaluated() -> None:
     gym = Gym()
     gym.reply("ooo", "2026-06-01T18:10:00Z", subject="Automatic reply: We miss you", body="Out until June 10.")
+    assert gym.task().outreach["away_until"] == datetime(2026, 6, 10, 9, tzinfo=timezone.utc)
     gym.reply("ann-1", "2026-06-03T07:00:00Z", subject="Re: We miss you", body="Back early! Is the discount still on?")
     assert gym.evaluations() == 1 and gym.task().turns_used == 1
+    assert "away_until" not in gym.task().outreach  # she wrote: she is back
 
 
 def test_an_out_of_office_reply_drops_the_touch_a_limit_held_back() -> None:
@@ -138,3 +140,4 @@ def test_an_out_of_office_reply_drops_the_touch_a_limit_held_back() -> None:
     assert gym.task().deferred is None
     gym.tick("2026-06-05T09:00:00Z")
     assert gym.touches() == [1] and format_time(gym.task().next_touch_at) == "2026-06-10T09:00:00Z"
+
