@@ -114,8 +114,8 @@ def _loop_closed(conn: Connection, event: Task.LoopClosed, position: int) -> Non
 
 
 def _signal(conn: Connection, event: Task.SignalReceived, position: int) -> None:
-    _update(
-        conn, event, add={"inbox": 1, "open_loops": -len(event.resolved_loops)}, status=event.status,
+    _update(  # word from the contact ends an absence, as in the task (an automatic reply starts it again)
+        conn, event, add={"inbox": 1, "open_loops": -len(event.resolved_loops)}, status=event.status, away=None,
     )
     writes.insert(conn, task_inbox, {
         "aggregate_id": str(event.originator_id), "signal_id": event.signal_ref, "type": event.signal_type,
@@ -161,7 +161,7 @@ def _planned(conn: Connection, event: Task.OutreachPlanned, position: int) -> No
 def _touch_sent(conn: Connection, event: Task.TouchSent, position: int) -> None:
     _update(
         conn, event, touch=event.touch, messages_used=event.messages_used, next_action="touch" if event.next_touch_at else None,
-        next_action_at=format_time(event.next_touch_at), next_action_reason=None, away=None, **_moved(event),
+        next_action_at=format_time(event.next_touch_at), next_action_reason=None, **_moved(event),
     )
 
 
@@ -175,9 +175,8 @@ def _deferred(conn: Connection, event: Task.SendDeferred, position: int) -> None
 def _decision_requested(conn: Connection, event: Task.DecisionRequested, position: int) -> None:
     # A reply evaluated is a turn (seed 002 §6.5), counted once however often the model is asked again.
     turn = {"turns_used": 1} if event.point == "evaluate_reply" and event.attempt == 1 else {}
-    back = {"away": None} if event.point == "evaluate_reply" else {}  # the contact answered: not away any more
     _update(
-        conn, event, add=turn, **back, next_action=event.point, next_action_at=format_time(event.timestamp),
+        conn, event, add=turn, next_action=event.point, next_action_at=format_time(event.timestamp),
         next_action_reason=event.reason, **_moved(event),
     )
 
@@ -197,7 +196,7 @@ def _decision_failed(conn: Connection, event: Task.DecisionFailed, position: int
 def _next_touch(conn: Connection, event: Task.NextTouchScheduled, position: int) -> None:
     _update(
         conn, event, next_action="touch", next_action_at=format_time(event.next_touch_at), next_action_reason=event.reason,
-        away=None, **_moved(event),
+        **_moved(event),
     )
 
 
@@ -323,13 +322,21 @@ def outreach(task: dict[str, Any], now: datetime) -> dict[str, Any] | None:
             "days": days,
         },
         "next_action": _next_action(task),
-        "away": task["away"] if task["status"] not in TERMINAL else None,
+        "away": _away(task, now),
         "decisions": task["decisions"],
         "deferrals": task["deferrals"],
         "outcome": task["outcome"] and {
             "code": task["outcome"], "kind": task["outcome_kind"], "provisional": bool(task["outcome_provisional"]),
         },
     }
+
+
+def _away(task: dict[str, Any], now: datetime) -> dict[str, Any] | None:
+    """The contact's absence an automatic reply stated, while it lasts as of `now`."""
+    away = task["away"]
+    if away is None or task["status"] in TERMINAL or parse_time(away["until"]) <= now:
+        return None
+    return away
 
 
 def _budget(budget: int, used: int) -> dict[str, int]:

@@ -56,7 +56,7 @@ def test_an_out_of_office_reply_pauses_the_task_until_the_stated_date_and_it_the
     assert plan["next_action"] == {"what": "touch 2 of 3", "at": "2026-06-10T09:00:00Z",
                                    "reason": "the contact is out of office, back on 2026-06-10"}
     assert plan["budget"]["turns"]["used"] == 0 and plan["decisions"] == 1  # touch 1's draft only: no model read it
-    text = cli("tasks", "show", "ann", "--tenant", GYM).stdout
+    text = cli("tasks", "show", "ann", "--tenant", GYM, "--now", "2026-06-02T09:00:00Z").stdout
     print(text); print(cli("audit", "--tenant", GYM).stdout if False else "")
     assert ("away: until 2026-06-10T09:00:00Z: an automatic reply (subject “Automatic reply”) says back on "
             "2026-06-10; the cadence resumes then") in text

@@ -319,7 +319,7 @@ def test_rebuilding_after_the_pipeline_worked_a_task_gives_the_same_rows(system:
     assert dump(system.projections.engine) == before
 
 
-def test_an_out_of_office_pause_shows_until_when_and_what_gave_it_away_until_the_next_touch(system: System) -> None:
+def test_an_out_of_office_pause_shows_until_when_and_what_gave_it_away_while_it_lasts(system: System) -> None:
     first_touch(system)
     record(system, (Task.OutOfOfficeReceived, "2026-03-03T18:10:00Z", dict(
         until=parse_time("2026-03-12T09:00:00Z"), returns_on="2026-03-12", sign="subject “Automatic reply”",
@@ -333,6 +333,10 @@ def test_an_out_of_office_pause_shows_until_when_and_what_gave_it_away_until_the
     paused = next(row for row in trail(system, "churn-maya", GYM) if row["event"] == "Task.OutOfOfficeReceived")
     assert paused["summary"].startswith("automatic reply: the contact is away until 2026-03-12T09:00:00Z")
 
-    record(system, send(2, "2026-03-12T09:00:00Z", "Re: We miss you, Maya", "Welcome back!"),
-           (Task.TouchSent, "2026-03-12T09:00:00Z", dict(touch=2, messages_used=2, next_touch_at=None)))
-    assert view(system, "2026-03-12T10:00:00Z")["away"] is None
+    assert view(system, "2026-03-12T09:00:00Z")["away"] is None  # the pause is over
+
+    record(system, (Task.SignalReceived, "2026-03-05T07:00:00Z", dict(
+        signal_ref="mail-2", signal_type="email.received", data={"sender": MAYA, "body": "Back early!"},
+        resolved_loops=[], status="waiting",
+    )))
+    assert view(system, "2026-03-06T00:00:00Z")["away"] is None  # she wrote: she is back
