@@ -1,4 +1,4 @@
-"""Out-of-office and other automatic replies, recognised without a model (seed 002 §19.5, issue 18 item 6).
+"""Out-of-office and other automatic replies, recognised without a model (issue 18, item 6).
 
 A reply is automatic when it says so: the RFC 3834 `Auto-Submitted` header with any value but `no`, a subject
 an auto-responder writes ("Automatic reply", "Abwesenheitsnotiz", "Réponse automatique", "Respuesta
@@ -133,9 +133,10 @@ def recognise(*, subject: str | None, body: str | None, auto_submitted: str | No
 
 
 def _sign(subject: str, body: str, auto_submitted: str | None) -> str | None:
-    token = (auto_submitted or "").split(";")[0].split("(")[0].strip().lower()
-    if token and token != "no":
-        return f"Auto-Submitted: {auto_submitted.strip()}"  # type: ignore[union-attr]
+    header = (auto_submitted or "").strip()
+    keyword = header.split(";")[0].split("(")[0].strip().lower()  # RFC 3834: a keyword, then parameters or comments
+    if keyword and keyword != "no":
+        return f"Auto-Submitted: {header}"
     if found := AUTOMATIC_SUBJECT.search(subject):
         return f"subject “{found.group(0).strip()}”"
     if found := AUTOMATIC_BODY.search(body):
