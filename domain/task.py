@@ -107,8 +107,7 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
 
         def apply(self, task: Task) -> None:
             task.inbox_count += 1
-            if task.outreach is not None:  # word from the contact ends an absence (an automatic reply starts it again)
-                task.outreach.pop("away_until", None)
+            task.heard_from_contact()
             for loop_ref in self.resolved_loops:
                 task.open_loops.remove(loop_ref)
             # The contact answered what a follow-up was to chase: the follow-up being drafted or held back goes.
@@ -129,6 +128,7 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
 
         def apply(self, task: Task) -> None:
             task.inbox_count += 1
+            task.heard_from_contact()
 
     class ProgressNoted(TaskMoved):
         notes: str

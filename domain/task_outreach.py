@@ -154,6 +154,12 @@ class TaskOutreach:
         thread = self.outreach.get("thread") if self.outreach else None
         return list(thread["keys"]) if thread else []
 
+    def heard_from_contact(self) -> None:
+        """Applied with any message from the contact: it ends an absence an automatic reply stated (an automatic one
+        starts it again at once, `OutOfOfficeReceived`)."""
+        if self.outreach is not None:
+            self.outreach.pop("away_until", None)
+
     @property
     def is_acting(self) -> bool:
         """Loopline works it itself: drafts, sends, follows the cadence (not a follow-through task of an outside agent)."""

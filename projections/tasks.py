@@ -82,7 +82,7 @@ def _update(conn: Connection, event: Any, add: dict[str, int] | None = None, **v
 QUIET = (
     Task.UserNotified, Task.StallFlagged, Task.WakeupScheduled, Task.LoopLinked, Task.LoopClosed, Task.OutreachPlanned,
     Task.ContextMerged, Task.DecisionRequested, Task.DecisionRecorded, Task.DecisionFailed, Task.SendDeferred,
-    Task.OutcomeSet, Task.TouchSent, Task.NextTouchScheduled, Task.OutOfOfficeReceived,
+    Task.OutcomeSet, Task.TouchSent, Task.NextTouchScheduled, Task.OutOfOfficeReceived, Task.ReplyNoted,
 )
 """Events that are no activity of their own: a send is activity through its ActionRecorded, a close through Completed."""
 
@@ -253,6 +253,7 @@ handlers = {
     Task.WentDormant: _dormant,
     Task.NextTouchScheduled: _next_touch,
     Task.OutOfOfficeReceived: _out_of_office,
+    Task.ReplyNoted: lambda conn, event, position: _update(conn, event, away=None),  # she wrote: not away any more
 }
 
 

@@ -58,8 +58,8 @@ class Gym:
         assert task is not None
         return task
 
-    def events(self, kind: type) -> list[Any]:
-        return [e for e in self.app.events.get(ids.task_id(GYM, "ann")) if isinstance(e, kind)]
+    def events(self, kind: type, ref: str = "ann") -> list[Any]:
+        return [e for e in self.app.events.get(ids.task_id(GYM, ref)) if isinstance(e, kind)]
 
     def touches(self) -> list[int]:
         return [e.touch for e in self.events(Task.TouchSent)]
@@ -141,3 +141,21 @@ def test_an_out_of_office_reply_drops_the_touch_a_limit_held_back() -> None:
     gym.tick("2026-06-05T09:00:00Z")
     assert gym.touches() == [1] and format_time(gym.task().next_touch_at) == "2026-06-10T09:00:00Z"
 
+
+
+def test_every_task_working_the_away_contact_waits_for_her_return_and_her_word_ends_every_pause() -> None:
+    gym = Gym()
+    gym.publish(command("create-2", "task.create", "2026-06-01T09:00:00Z", GYM, task_id="ann-2",
+                        title="Win Ann back", task_type="win_back", contact=ANN, to_name="Ann", confidence=0.9))
+    gym.tick("2026-06-01T09:10:00Z")  # one message a day to Ann: win_back's touch 1 waits for tomorrow
+    gym.reply("ooo", "2026-06-01T18:10:00Z", subject="Automatic reply", body="I am out of the office until June 10.")
+    back = datetime(2026, 6, 10, 9, tzinfo=timezone.utc)
+    tasks = [UnitOfWork(gym.app).get(ids.task_id(GYM, ref), Task) for ref in ("ann", "ann-2")]
+    assert [task.outreach["away_until"] for task in tasks if task is not None] == [back, back]
+    assert gym.evaluations() == 0
+
+    gym.tick("2026-06-05T09:00:00Z")
+    assert gym.touches() == [1] and gym.events(Task.TouchSent, "ann-2") == []  # nothing reaches Ann while she is away
+    gym.reply("ann-1", "2026-06-06T07:00:00Z", subject="Re: Checking in", body="Back early! Is the discount still on?")
+    tasks = [UnitOfWork(gym.app).get(ids.task_id(GYM, ref), Task) for ref in ("ann", "ann-2")]
+    assert not any("away_until" in task.outreach for task in tasks if task is not None)
