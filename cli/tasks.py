@@ -98,6 +98,11 @@ def _print_outreach(plan: dict[str, Any]) -> None:
     if budget["days"]:
         days = budget["days"]
         out.print(styled("days", "bold", f": {days['used']} used, {days['left']} left of {days['budget']} (until {days['ends_at']})"))
+    if plan["away"]:
+        away = plan["away"]
+        back = f"says back on {away['returns_on']}" if away["returns_on"] else "gives no return date, so a week"
+        out.print(styled("away", "bold", f": until {away['until']}: an automatic reply ({away['recognised_by']}) "
+                         f"{back}; the cadence resumes then"))
     step = plan["next_action"]
     if step:
         when = f"{step['at']}: " if step["at"] else ""

@@ -87,6 +87,8 @@ class Progress:
     awaiting_decision: bool
     deferred_until: datetime | None = None
     """A send a limit deferred goes out at this time, not before."""
+    away_until: datetime | None = None
+    """The contact's automatic reply said they are away until then: no touch goes out before."""
 
 
 @dataclass(frozen=True)
@@ -164,6 +166,8 @@ def next_step(plan: Plan, progress: Progress, now: datetime) -> StepAction:
         if now < progress.deferred_until:
             return Wait(progress.deferred_until, "a send limit deferred the message")
         return SendTouch(progress.touch + 1, plan.tone(progress.touch + 1), use_draft=False)
+    if progress.away_until is not None and now < progress.away_until:
+        return Wait(progress.away_until, "the contact is away, as their automatic reply said")
     if progress.turns_used >= plan.budget_turns:
         return Escalate(f"the conversation used all {plan.budget_turns} turns without an outcome", "turn_budget")
     if progress.touch == 0:

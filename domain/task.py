@@ -107,6 +107,7 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
 
         def apply(self, task: Task) -> None:
             task.inbox_count += 1
+            task.heard_from_contact()
             for loop_ref in self.resolved_loops:
                 task.open_loops.remove(loop_ref)
             # The contact answered what a follow-up was to chase: the follow-up being drafted or held back goes.
@@ -127,6 +128,7 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
 
         def apply(self, task: Task) -> None:
             task.inbox_count += 1
+            task.heard_from_contact()
 
     class ProgressNoted(TaskMoved):
         notes: str

@@ -101,6 +101,10 @@ DESCRIPTIONS: dict[type, Describe] = {
         e.error,
     ),
     Task.NextTouchScheduled: lambda e: (f"cadence resumes: next touch at {format_time(e.next_touch_at)}", e.reason),
+    Task.OutOfOfficeReceived: lambda e: (
+        f"automatic reply: the contact is away until {format_time(e.until)}; next touch at {format_time(e.next_touch_at)}",
+        f"recognised by {e.sign}; " + (f"return stated: {e.returns_on}" if e.returns_on else "no return date: a week"),
+    ),
     Task.TouchSent: lambda e: (
         f"touch {e.touch} sent ({e.messages_used} message(s) used)"
         + (f"; next touch at {format_time(e.next_touch_at)}" if e.next_touch_at else ""),

@@ -19,6 +19,8 @@ RULE = ChannelRule(
         SignalField("thread_id", "its thread; matched when the watch names one"),
         SignalField("subject", "kept with the signal"),
         SignalField("body", "kept with the signal"),
+        SignalField("auto_submitted", "its RFC 3834 `Auto-Submitted` header: any value but `no` marks an automatic "
+                    "reply (out of office): a task Loopline works pauses until the return it states, unanswered"),
     ),
     required_watch=("sender",),
     optional_watch=("thread_id",),

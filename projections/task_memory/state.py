@@ -233,4 +233,5 @@ handlers = {
     Task.DecisionFailed: _handle(_only_logged),
     Task.SendDeferred: _handle(_only_logged),
     Task.NextTouchScheduled: _handle(_only_logged),
+    Task.OutOfOfficeReceived: _handle(_only_logged),
 }

@@ -187,3 +187,12 @@ def test_a_deferred_send_waits_for_its_limit_then_goes_out():
     state = replace(progress(S.WAITING, touch=1, messages=1, next_touch_at=day(3)), deferred_until=day(4))
     assert next_step(STANDARD, state, day(3.5)) == Wait(day(4), "a send limit deferred the message")
     assert isinstance(next_step(STANDARD, state, day(4)), SendTouch)
+
+
+def test_no_touch_goes_out_while_the_contact_is_away_not_even_the_first() -> None:
+    away = replace(progress(), away_until=day(9))
+    assert next_step(STANDARD, away, day(1)) == Wait(day(9), "the contact is away, as their automatic reply said")
+    assert next_step(STANDARD, away, day(9)) == SendTouch(1, "friendly_checkin", use_draft=False)
+    waiting = replace(progress(S.WAITING, touch=1, messages=1, next_touch_at=day(3)), away_until=day(9))
+    assert isinstance(next_step(STANDARD, waiting, day(3)), Wait)
+    assert next_step(STANDARD, waiting, day(9)) == SendTouch(2, "direct_offer_help", use_draft=False)
