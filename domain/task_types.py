@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from loopline.domain.outreach import planned_touches
+
 Priority = Literal["critical", "high", "medium", "low"]
 PRIORITY_ORDER: dict[str, int] = {"critical": 0, "high": 1, "medium": 2, "med": 2, "low": 3}
 """Lower runs first; `med` is task.create's accepted short form of `medium`."""
@@ -34,14 +36,16 @@ class Cadence:
     dormant_max_days: int | None = None
 
 
+# Each cadence's last wait ends on the last day of the budgets it serves (14, 21 and 30 days: seed 002 §19.1,
+# §19.4), so its `on_exhaustion` is what ends an unanswered task, never the clock cutting the wait short.
 CADENCES: dict[str, Cadence] = {
     c.name: c
     for c in (
-        Cadence("standard", (3, 5, 7), ("friendly_checkin", "direct_offer_help", "final_open_door"), "cancel"),
+        Cadence("standard", (3, 5, 6), ("friendly_checkin", "direct_offer_help", "final_open_door"), "cancel"),
         Cadence("urgent", (1, 2, 3), ("friendly_urgent", "direct_followup", "escalation_warning"), "escalate"),
-        Cadence("patient", (5, 10, 14), ("warm_checkin", "gentle_followup", "no_pressure_final"), "dormant",
+        Cadence("patient", (5, 10, 6), ("warm_checkin", "gentle_followup", "no_pressure_final"), "dormant",
                 dormant_check_days=7, dormant_max_days=60),
-        Cadence("slow_burn", (3, 10, 21), ("personal_note", "different_angle", "final_door_open"), "dormant",
+        Cadence("slow_burn", (3, 10, 17), ("personal_note", "different_angle", "final_door_open"), "dormant",
                 dormant_check_days=14, dormant_max_days=90),
         Cadence("single_shot", (), (), "cancel"),
     )
@@ -122,6 +126,11 @@ class TaskType:
     @property
     def expires_in_days(self) -> int | None:
         return self.budget.days
+
+    @property
+    def cadence_days(self) -> int:
+        """Days from touch 1 to the end of the wait after the last touch the cadence plans within the message budget."""
+        return sum(self.cadence.intervals[:planned_touches(self.budget.messages, self.cadence.intervals)])
 
     @property
     def can_send(self) -> bool:
