@@ -227,6 +227,7 @@ handlers = {
     Task.Completed: _status("summary", stops=True),
     Task.Cancelled: _status("reason", stops=True),
     Task.Expired: _status("reason", stops=True),
+    Task.WaitStarted: _status("reason"),
     Task.WaitEnded: _status("reason"),
     Task.WorkflowOutputRecorded: lambda conn, event, position: _update(conn, event),
     Task.WakeupScheduled: lambda conn, event, position: _update(conn, event),
