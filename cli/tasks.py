@@ -10,7 +10,7 @@ import typer
 from loopline.cli.context import fail, flag, opened, parse_now
 from loopline.cli.output import out, print_json, print_rows, print_table, styled
 from loopline.domain.status import TaskStatus
-from loopline.domain.task_types import resolve_task_type
+from loopline.domain.task_types import task_type
 from loopline.domain.timeutil import format_time, parse_time
 from loopline.projections import task_memory
 from loopline.projections.open_loops import list_loops
@@ -81,7 +81,7 @@ SHOWN = (
 def _with_outcome_label(plan: dict[str, Any] | None, type_name: str) -> dict[str, Any] | None:
     """The outcome's label from the task type's spectrum."""
     if plan and plan["outcome"]:
-        known = resolve_task_type(type_name)[0].outcome(plan["outcome"]["code"])
+        known = task_type(type_name).outcome(plan["outcome"]["code"])
         plan["outcome"]["label"] = known.label if known else None
     return plan
 

@@ -8,9 +8,11 @@ thresholds are 0–1 (a 75 elsewhere is 0.75 here).
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from typing import Literal
 
+from loopline.domain.errors import DomainError
 from loopline.domain.outreach import planned_touches
 
 Priority = Literal["critical", "high", "medium", "low"]
@@ -325,7 +327,7 @@ AD_HOC = TaskType(
     # Shared by both packs: the follow-through gate (review below 0.5) stays for tasks without a contact.
     follow_through_threshold=0.5,
 )
-"""The catch-all, and the type an unknown name falls back to: an acting ad_hoc task always needs review."""
+"""The catch-all, and the type of a task created without one: an acting ad_hoc task always needs review."""
 
 # The assistant pack: follow-through types (budget messages 0: the outside agent acts, Loopline watches its loops).
 _ASSISTANT: tuple[TaskType, ...] = (
@@ -369,14 +371,20 @@ _ASSISTANT: tuple[TaskType, ...] = (
 TASK_TYPES: dict[str, TaskType] = {t.name: t for t in (*_GYM, AD_HOC, *_ASSISTANT)}
 
 
-def resolve_task_type(name: str | None) -> tuple[TaskType, bool]:
-    """The type of a name and whether it is known; no name means ad_hoc, an unknown one falls back to it."""
-    if name is None:
-        return AD_HOC, True
+class UnknownTaskType(DomainError):
+    """A task type the registry does not have."""
+
+
+def check_task_type(name: str) -> TaskType:
+    """The registry's type of that name; an unknown one is refused, naming the closest and every known type."""
     kind = TASK_TYPES.get(name)
-    return (kind, True) if kind is not None else (AD_HOC, False)
+    if kind is None:
+        closest = difflib.get_close_matches(name, TASK_TYPES, n=1)
+        hint = f"did you mean {closest[0]!r}? " if closest else ""
+        raise UnknownTaskType(f"unknown task type {name[:80]!r}; {hint}the task types are {', '.join(sorted(TASK_TYPES))}")
+    return kind
 
 
 def task_type(name: str | None) -> TaskType:
-    """The type of a name; an unknown one is ad_hoc, which always needs review."""
-    return resolve_task_type(name)[0]
+    """The type of a name, `ad_hoc` for none; an unknown name raises `UnknownTaskType`."""
+    return AD_HOC if name is None else check_task_type(name)

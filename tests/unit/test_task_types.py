@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from loopline.domain.status import UnknownStatus
-from loopline.domain.task_types import AD_HOC, CADENCES, PRIORITY_ORDER, TASK_TYPES, resolve_task_type, task_type
+from loopline.domain.task_types import AD_HOC, CADENCES, PRIORITY_ORDER, TASK_TYPES, UnknownTaskType, task_type
 from tests.unit.test_task_lifecycle import NOW, make_task
 
 SKILLS = Path(__file__).resolve().parents[2] / "skills"
@@ -130,11 +130,16 @@ def test_priority_order_puts_critical_first() -> None:
     assert sorted(TASK_TYPES, key=lambda n: PRIORITY_ORDER[TASK_TYPES[n].priority])[0] == "payment_recovery"
 
 
-def test_unknown_type_falls_back_to_ad_hoc() -> None:
-    assert resolve_task_type("sales_blitz") == (AD_HOC, False)
-    assert resolve_task_type(None) == (AD_HOC, True)
-    assert resolve_task_type("churn_risk") == (TASK_TYPES["churn_risk"], True)
-    assert task_type("sales_blitz") is AD_HOC
+def test_an_unknown_type_is_refused_with_the_closest_and_every_known_type_named() -> None:
+    with pytest.raises(UnknownTaskType) as refused:
+        task_type("winback")
+    assert str(refused.value) == (
+        "unknown task type 'winback'; did you mean 'win_back'? the task types are ad_hoc, churn_risk, "
+        "inbox_management, lead_followup, meeting_scheduling, monthly_churn_analysis, onboarding, payment_recovery, "
+        "staff_call_member, win_back")
+    with pytest.raises(UnknownTaskType, match=r"'sales_blitz'; the task types are ad_hoc"):
+        task_type("sales_blitz")
+    assert (task_type(None), task_type("churn_risk")) == (AD_HOC, TASK_TYPES["churn_risk"])
 
 
 @pytest.mark.parametrize("name", sorted(TASK_TYPES))
