@@ -6,7 +6,7 @@ import math
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, Column, Integer, String, Table, Text, select
+from sqlalchemy import JSON, Boolean, Column, Integer, String, Table, Text, func, select
 from sqlalchemy.engine import Connection
 
 from loopline.domain.outreach import planned_touches
@@ -252,12 +252,20 @@ def _row(row: Any) -> dict[str, Any]:
     return data
 
 
-def list_tasks(conn: Connection, *, tenant: str | None = None, status: str | None = None) -> list[dict[str, Any]]:
+def list_tasks(
+    conn: Connection, *, tenant: str | None = None, status: str | None = None, outcome: str | None = None,
+    contact: str | None = None,
+) -> list[dict[str, Any]]:
+    """The tasks, filtered by any of tenant, status, outcome and contact (an address in any case)."""
     query = select(tasks).order_by(tasks.c.tenant, tasks.c.created_at, tasks.c.task_id)
     if tenant:
         query = query.where(tasks.c.tenant == tenant)
     if status:
         query = query.where(tasks.c.status == status)
+    if outcome:
+        query = query.where(tasks.c.outcome == outcome)
+    if contact:
+        query = query.where(func.lower(tasks.c.contact) == contact.lower())
     return [_row(row) for row in conn.execute(query)]
 
 

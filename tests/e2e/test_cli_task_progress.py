@@ -67,7 +67,24 @@ def test_tasks_show_follows_budgets_cadence_next_action_and_outcome(cli: Cli, tm
     assert closed["conversation"][2]["text"] == REPLY["data"]["body"]
     text = cli("tasks", "show", "churn-maya").stdout
     assert "outcome: verbal_commitment — Verbal Commitment (positive, provisional)" in text
+    assert "status: completed (outcome verbal_commitment)" in text
     assert "I'll come to the Thursday evening class" in text
+
+
+def test_tasks_list_shows_the_outcome_beside_the_status_and_filters_by_outcome_and_contact(cli: Cli, tmp_path: Path) -> None:
+    assert cli.publish(tmp_path, [CONFIGURE, CREATE], "start").returncode == 0
+    assert cli("tick", "--now", "2026-04-06T09:05:00Z").returncode == 0
+    assert cli.publish(tmp_path, [REPLY], "reply").returncode == 0
+
+    [row] = cli.json("tasks", "list", "--outcome", "verbal_commitment", "--contact", "Maya@Example.com")
+    assert (row["task_id"], row["status"], row["outcome"]) == ("churn-maya", "completed", "verbal_commitment")
+    assert cli.json("tasks", "list", "--outcome", "unresponsive") == []
+    assert cli.json("tasks", "list", "--contact", "leo@example.com") == []
+    table = cli("tasks", "list").stdout
+    assert " outcome " in table and " contact " in table and "verbal_commitment" in table
+    unknown = cli("tasks", "list", "--outcome", "came_back")
+    assert unknown.returncode == 2
+    assert "--outcome: no task type has the outcome 'came_back'; the outcomes are" in unknown.stderr
 
 
 def test_tenants_show_what_was_configured_and_the_defaults_for_the_rest(cli: Cli, tmp_path: Path) -> None:
