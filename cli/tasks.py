@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from loopline.cli.context import fail, flag, opened, parse_now
+from loopline.cli.help import App
 from loopline.cli.output import out, print_json, print_rows, print_table, styled
 from loopline.domain.status import TaskStatus
 from loopline.domain.task_types import TASK_TYPES, task_type
@@ -17,7 +18,7 @@ from loopline.projections.open_loops import list_loops
 from loopline.projections.tasks import find_tasks, inbox, list_tasks, outreach
 from loopline.projections.timeline import task_trail
 
-app = typer.Typer(help="Tasks: status, loops, inbox, memory files, context for agent prompts.", no_args_is_help=True)
+app = App(help="Tasks: status, loops, inbox, memory files, context for agent prompts.", no_args_is_help=True)
 
 Json = Annotated[bool, flag("--json", "Print JSON instead of a table.")]
 Tenant = Annotated[str | None, typer.Option("--tenant", help="Only this tenant.")]

@@ -58,7 +58,7 @@ def test_a_file_of_only_bad_lines_exits_4_and_a_clean_one_0(cli: Cli, tmp_path: 
     bad.write_bytes(b"\n".join(make("acme", f"r{i}") for i, make in enumerate(BAD.values())) + b"\n")
     result = cli("publish", str(bad))
     assert result.returncode == 4, result.stderr[-3000:]
-    assert f"rejected {len(BAD)}" in result.stdout
+    assert f"read {len(BAD)} lines: 0 " in result.stdout and f", {len(BAD)} refused" in result.stdout
     assert cli.json("tasks", "list") == []
 
     good = tmp_path / "good.jsonl"
