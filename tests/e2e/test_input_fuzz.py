@@ -40,7 +40,7 @@ def test_a_fuzzed_corpus_applies_each_valid_line_once_and_rejects_each_bad_line_
     assert sorted(reject["line"] for reject in summary["rejected"]) == sorted(bad)
     assert all(f" line {number}: " in result.stderr for number in bad)
     assert summary["counts"] == {"accepted": summary["appended"], "duplicates": summary["duplicates_ignored"],
-                                 "rejected": len(bad)}
+                                 "rejected": len(bad), "took_effect": 0 if cli.scale else len(valid)}
     if cli.scale:  # the workers, not publish, recognise a repeated id
         assert summary["appended"] == len(valid) + len(repeats)
     else:
