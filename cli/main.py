@@ -67,9 +67,9 @@ def publish(
     file: Annotated[str, typer.Argument(help="JSONL file of commands and signals, or - for standard input.")],
     json_: Json = False,
 ) -> None:
-    """Validate and append commands and signals, then process them.
+    """Apply a file of commands and signals (one JSON object a line) and say which lines took effect and which were refused, and why.
 
-    Exit 0 if every line was accepted (repeats included), 1 if some were rejected, 4 if none was accepted.
+    Exit 0 if every line took effect (repeats included), 1 if some were refused, 4 if all were.
     """
     source = "stdin" if file == "-" else file
     try:
@@ -217,7 +217,7 @@ def tick(
     now: Annotated[str, typer.Option("--now", help="Time to run the scheduler as of: an RFC 3339 time with a zone, or now.")],
     json_: Json = False,
 ) -> None:
-    """Run the scheduler as of --now: passed deadlines, task expiry, due proactive runs. Idempotent."""
+    """Do what is due as of --now: waits past their deadline, touches and wake-ups due, tasks expiring, the owner's check-ins; a second run for the same time does nothing more."""
     moment = parse_now(now)
     with opened() as system, Progress(console=err, transient=True) as progress:
         bar = progress.add_task("scanning", total=None)
@@ -240,7 +240,7 @@ def audit(
     json_: Json = False,
     tenant: Annotated[str | None, typer.Option("--tenant", help="Only this tenant.")] = None,
 ) -> None:
-    """The task's full event trail, with the reason for each step."""
+    """Everything that happened to a task, in order, with the reason for each step."""
     with opened() as system, system.projections.engine.connect() as conn:
         rows = task_trail(conn, task_id, tenant)
     if not rows:
@@ -262,8 +262,8 @@ def run(
         help="Seconds between the worker's progress log lines and heartbeats (what `loopline status` lists).",
     )] = 10.0,
 ) -> None:
-    """Run the processors continuously, logging as JSON lines on standard error. With LOOPLINE_KAFKA set, run as one
-    of any number of workers."""
+    """Keep working until stopped: apply what is published, do what falls due, deliver notices and emails; logs JSON
+    lines on standard error. With LOOPLINE_KAFKA set, run as one of any number of workers."""
     from loopline.runtime.worker import run_embedded, serve
 
     if not once:
