@@ -287,7 +287,10 @@ EXHAUSTION = {
     "escalate": "cadence ends: handed to the owner unless the contact replies",
     "dormant": "cadence ends: goes dormant unless the contact replies",
 }
-DAYS_RUN_OUT = "the task's days run out: cancelled as unresponsive unless the contact replies"
+DAYS_RUN_OUT = {
+    exhaustion: "the task's days run out: " + what.removeprefix("cadence ends: ") for exhaustion, what in EXHAUSTION.items()
+}
+"""The budget's last day ends the cadence as running out of touches does (`domain/outreach.py` next_step)."""
 NEXT_ACTIONS = {
     "deferred_send": "send the deferred touch",
     "draft_message": "the model drafts the next message",
@@ -348,7 +351,7 @@ def _next_action(task: dict[str, Any]) -> dict[str, Any] | None:
     if kind == "touch":
         touch, touches = task["touch"], task["touches"]
         if task["ends_at"] and task["next_action_at"] and parse_time(task["next_action_at"]) > parse_time(task["ends_at"]):
-            return {"what": DAYS_RUN_OUT, "at": task["ends_at"], "reason": None}
+            return {"what": DAYS_RUN_OUT[task["on_exhaustion"]], "at": task["ends_at"], "reason": None}
         what = f"touch {touch + 1} of {touches}" if touch < touches else EXHAUSTION[task["on_exhaustion"]]
     else:
         what = NEXT_ACTIONS[kind]
