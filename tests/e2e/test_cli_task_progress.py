@@ -101,3 +101,14 @@ def test_tenants_show_what_was_configured_and_the_defaults_for_the_rest(cli: Cli
 
     never = cli("tenants", "show", "nobody")
     assert never.returncode == 0 and "was never configured" in never.stdout and "execution_mode: manual  (default)" in never.stdout
+
+
+def test_a_task_with_a_pending_wake_up_reads_waiting_until_it_wakes(cli: Cli, tmp_path: Path) -> None:
+    create = command("m1", "task.create", "2026-03-13T10:00:00Z", task_id="t", title="Check the invoice")
+    wake = {**command("m2", "task.wake", "2026-03-13T10:00:00Z"),
+            "data": {"task_id": "t", "at": "2026-03-14T09:00:00Z", "reason": "the invoice is due"}}
+    assert cli.publish(tmp_path, [create, wake], "wake").returncode == 0
+    assert [row["task_id"] for row in cli.json("tasks", "list", "--status", "waiting")] == ["t"]
+
+    assert cli("tick", "--now", "2026-03-14T09:00:01Z").returncode == 0
+    assert cli.json("tasks", "show", "t")["status"] == "executing"
