@@ -388,12 +388,10 @@ class UnknownTaskType(DomainError):
 
 def check_task_type(name: str) -> TaskType:
     """The registry's type of that name; an unknown one is refused, naming the closest and every known type."""
-    kind = TASK_TYPES.get(name)
-    if kind is None:
-        closest = difflib.get_close_matches(name, TASK_TYPES, n=1)
-        hint = f"did you mean {closest[0]!r}? " if closest else ""
+    if name not in TASK_TYPES:
+        hint = "".join(f"did you mean {close!r}? " for close in difflib.get_close_matches(name, TASK_TYPES, n=1))
         raise UnknownTaskType(f"unknown task type {name[:80]!r}; {hint}the task types are {', '.join(sorted(TASK_TYPES))}")
-    return kind
+    return TASK_TYPES[name]
 
 
 def task_type(name: str | None) -> TaskType:
