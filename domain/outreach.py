@@ -157,7 +157,9 @@ def next_step(plan: Plan, progress: Progress, now: datetime) -> StepAction:
             return unresponsive("dormant until its last day with no reply")
         return Wait(progress.dormant_until, "dormant: nothing is sent; a reply wakes it")
     if plan.ends_at is not None and now >= plan.ends_at:
-        if status is TaskStatus.WAITING:  # on the contact: the budget's last day ends the cadence (seed 002 §19.1, §19.4)
+        # Waiting on the contact, the budget's last day ends the cadence (seed 002 §19.1, §19.4); a task with a draft
+        # still being written would send it dormant, so it closes.
+        if status is TaskStatus.WAITING and not progress.awaiting_decision:
             return exhausted(plan, now, "its time budget ran out")
         return unresponsive("its time budget ran out")
     if progress.awaiting_decision:

@@ -114,9 +114,11 @@ def test_the_budgets_last_day_ends_a_task_waiting_on_the_contact_as_its_cadence_
     assert isinstance(action, kind) and "time budget" in action.reason
 
 
-def test_the_budgets_last_day_closes_a_task_not_waiting_on_the_contact_unresponsive():
+@pytest.mark.parametrize("state", [progress(S.READY), progress(S.WAITING, touch=2, messages=2, awaiting=True)])
+def test_the_budgets_last_day_closes_a_task_not_waiting_on_the_contact_alone_unresponsive(state):
+    # Never sent: nothing to stay dormant on; a draft still being written would go out while dormant.
     plan = replace(STANDARD, on_exhaustion="dormant", dormant_max_days=90)
-    action = next_step(plan, progress(S.READY), plan.ends_at)  # never sent: nothing to stay dormant on
+    action = next_step(plan, state, plan.ends_at)
     assert isinstance(action, Close) and action.outcome == "unresponsive"
 
 
