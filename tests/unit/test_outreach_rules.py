@@ -122,6 +122,11 @@ def test_the_budgets_last_day_closes_a_task_not_waiting_on_the_contact_alone_unr
     assert isinstance(action, Close) and action.outcome == "unresponsive"
 
 
+def test_a_reply_that_woke_a_dormant_task_past_its_budgets_end_is_still_evaluated():
+    woken = progress(S.EXECUTING, touch=3, messages=3, turns=1, awaiting=True, dormant_until=day(120))
+    assert next_step(STANDARD, woken, day(45)) == Wait(None, "the model is reading the contact's reply")
+
+
 def test_dormant_task_sends_nothing_and_closes_unresponsive_at_its_last_day():
     state = progress(S.DORMANT, touch=3, messages=3, dormant_until=day(75))
     assert isinstance(next_step(STANDARD, state, day(40)), Wait)
