@@ -10,11 +10,13 @@ from loopline.domain.timeutil import format_time
 from loopline.processors.followers.agent import Agent
 from loopline.processors.followers.scheduler import Scheduler
 from loopline.processors.handlers.table import build_bus
-from tests.conftest import command
+from tests.conftest import command, signal
 from tests.unit.fakes import RecordingDrafter, ScriptedModel
 from tests.unit.test_handlers_in_memory import _app, _publish, _task
 
 DAY0 = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
+CREATE = command("c1", "task.create", format_time(DAY0), task_id="back", title="Win Sam back", task_type="win_back",
+                 contact="sam@example.com", to_name="Sam", confidence=0.9)
 
 
 def test_win_back_with_no_reply_sends_three_touches_goes_dormant_on_day_30_and_closes_unresponsive_on_day_120() -> None:
@@ -22,8 +24,7 @@ def test_win_back_with_no_reply_sends_three_touches_goes_dormant_on_day_30_and_c
     _publish(
         app,
         command("cfg", "tenant.configure", format_time(DAY0), execution_mode="limited_auto"),
-        command("c1", "task.create", format_time(DAY0), task_id="back", title="Win Sam back", task_type="win_back",
-                contact="sam@example.com", to_name="Sam", confidence=0.9),
+        CREATE,
     )
     bus = build_bus(app, RecordingDrafter())
     scheduler, agent = Scheduler(bus), Agent(bus, ScriptedModel())
@@ -40,3 +41,22 @@ def test_win_back_with_no_reply_sends_three_touches_goes_dormant_on_day_30_and_c
     assert "time budget ran out" in dormant.reason and dormant.until == dormant.timestamp + timedelta(days=90)
     closed = _task(app, "back")
     assert (closed.outcome, closed.messages_used) == ("unresponsive", 3)
+
+
+def test_a_reply_on_day_45_wakes_the_dormant_win_back_and_closes_it_with_the_outcome_it_reached() -> None:
+    app = _app()
+    _publish(app, command("cfg", "tenant.configure", format_time(DAY0), execution_mode="limited_auto"), CREATE)
+    bus = build_bus(app, RecordingDrafter())
+    scheduler = Scheduler(bus)
+    agent = Agent(bus, ScriptedModel(evaluation={"decision": "close", "outcome": "recovered", "confidence": 0.9,
+                                                 "reasoning": "back from travelling and rejoining"}))
+    for day in (0, 3, 13, 30):
+        scheduler.tick(DAY0 + timedelta(days=day, hours=1))
+        agent.run_once()
+    assert _task(app, "back").status == "dormant"
+
+    _publish(app, signal("s1", "email.received", format_time(DAY0 + timedelta(days=45)), sender="sam@example.com",
+                         subject="Re: hi", body="Sorry, I was travelling. I'm back and want to rejoin."))
+    agent.run_once()
+    back = _task(app, "back")
+    assert (back.status, back.outcome, back.turns_used) == ("completed", "recovered", 1)
