@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from loopline.domain.task_types import resolve_task_type
+from loopline.domain.task_types import task_type
 from loopline.domain.wording import greeting
 from loopline.processors.model.tools import validate
 from loopline.processors.ports import Decision, DecisionRequest, ModelUnavailable
@@ -199,7 +199,7 @@ class OfflinePolicy:
 
 def _outcome(request: DecisionRequest, rule: Rule) -> str | None:
     """The outcome code of the request's spectrum that a closing rule means, or None."""
-    kind_of = {o.code: o for o in resolve_task_type(request.task_type)[0].goal.outcomes}
+    kind_of = {o.code: o for o in task_type(request.task_type).goal.outcomes}
     codes = [code for code in request.outcomes if code in kind_of]
     if rule.name == "commitment":
         positive = [code for code in codes if kind_of[code].kind == "positive" and code not in NOT_EARNED_BY_A_REPLY]

@@ -159,6 +159,12 @@ def next_step(plan: Plan, progress: Progress, now: datetime) -> StepAction:
             return unresponsive("dormant until its last day with no reply")
         return Wait(progress.dormant_until, "dormant: nothing is sent; a reply wakes it")
     if plan.ends_at is not None and now >= plan.ends_at:
+        # Waiting on the contact, the budget's last day ends the cadence (seed 002 §19.1, §19.4); a task with a draft
+        # still being written would send it dormant, so it closes; a reply (one that woke a dormant task) is still read.
+        if status is TaskStatus.WAITING and not progress.awaiting_decision:
+            return exhausted(plan, now, "its time budget ran out")
+        if status is TaskStatus.EXECUTING and progress.awaiting_decision:
+            return Wait(None, "the model is reading the contact's reply")
         return unresponsive("its time budget ran out")
     if progress.awaiting_decision:
         return Wait(None, "waiting for the model's decision")

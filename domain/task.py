@@ -159,6 +159,12 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
         reason: str
         status: str
 
+    class WaitStarted(TaskMoved):
+        """An executing task now waits for something (a loop registered, a wake-up scheduled): it is `waiting`."""
+
+        reason: str
+        status: str
+
     class WorkflowOutputRecorded(TaskEvent):
         workflow: str
         name: str
@@ -307,6 +313,12 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
         pending = pending or bool(self.pending_decisions)  # the model is writing what comes next
         if self.status is TaskStatus.WAITING and not self.open_loops and not pending:
             self.trigger_event(self.WaitEnded, timestamp=now, reason=reason, status=self._target(TaskStatus.EXECUTING))
+
+    def start_waiting(self, *, reason: str, now: datetime) -> None:
+        """The counterpart of `end_wait`: an executing task given a loop or a wake-up to wait on moves to `waiting`;
+        any other status stays (a task not approved, with the owner or already waiting)."""
+        if self.status is TaskStatus.EXECUTING:
+            self.trigger_event(self.WaitStarted, timestamp=now, reason=reason, status=self._target(TaskStatus.WAITING))
 
     def link_loop(self, loop_ref: str, *, now: datetime) -> None:
         self.check_open()

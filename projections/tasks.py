@@ -6,7 +6,7 @@ import math
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, Column, Integer, String, Table, Text, select
+from sqlalchemy import JSON, Boolean, Column, Integer, String, Table, Text, func, select
 from sqlalchemy.engine import Connection
 
 from loopline.domain.outreach import planned_touches
@@ -237,6 +237,7 @@ handlers = {
     Task.Completed: _status("summary", stops=True),
     Task.Cancelled: _status("reason", stops=True),
     Task.Expired: _status("reason", stops=True),
+    Task.WaitStarted: _status("reason"),
     Task.WaitEnded: _status("reason"),
     Task.WorkflowOutputRecorded: lambda conn, event, position: _update(conn, event),
     Task.WakeupScheduled: lambda conn, event, position: _update(conn, event),
@@ -263,12 +264,20 @@ def _row(row: Any) -> dict[str, Any]:
     return data
 
 
-def list_tasks(conn: Connection, *, tenant: str | None = None, status: str | None = None) -> list[dict[str, Any]]:
+def list_tasks(
+    conn: Connection, *, tenant: str | None = None, status: str | None = None, outcome: str | None = None,
+    contact: str | None = None,
+) -> list[dict[str, Any]]:
+    """The tasks, filtered by any of tenant, status, outcome and contact (an address in any case)."""
     query = select(tasks).order_by(tasks.c.tenant, tasks.c.created_at, tasks.c.task_id)
     if tenant:
         query = query.where(tasks.c.tenant == tenant)
     if status:
         query = query.where(tasks.c.status == status)
+    if outcome:
+        query = query.where(tasks.c.outcome == outcome)
+    if contact:
+        query = query.where(func.lower(tasks.c.contact) == contact.lower())
     return [_row(row) for row in conn.execute(query)]
 
 
@@ -290,7 +299,10 @@ EXHAUSTION = {
     "escalate": "cadence ends: handed to the owner unless the contact replies",
     "dormant": "cadence ends: goes dormant unless the contact replies",
 }
-DAYS_RUN_OUT = "the task's days run out: cancelled as unresponsive unless the contact replies"
+DAYS_RUN_OUT = {
+    exhaustion: "the task's days run out: " + what.removeprefix("cadence ends: ") for exhaustion, what in EXHAUSTION.items()
+}
+"""The budget's last day ends the cadence as running out of touches does (`domain/outreach.py` next_step)."""
 NEXT_ACTIONS = {
     "deferred_send": "send the deferred touch",
     "draft_message": "the model drafts the next message",
@@ -360,7 +372,7 @@ def _next_action(task: dict[str, Any]) -> dict[str, Any] | None:
     if kind == "touch":
         touch, touches = task["touch"], task["touches"]
         if task["ends_at"] and task["next_action_at"] and parse_time(task["next_action_at"]) > parse_time(task["ends_at"]):
-            return {"what": DAYS_RUN_OUT, "at": task["ends_at"], "reason": None}
+            return {"what": DAYS_RUN_OUT[task["on_exhaustion"]], "at": task["ends_at"], "reason": None}
         what = f"touch {touch + 1} of {touches}" if touch < touches else EXHAUSTION[task["on_exhaustion"]]
     else:
         what = NEXT_ACTIONS[kind]

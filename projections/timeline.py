@@ -63,6 +63,7 @@ DESCRIPTIONS: dict[type, Describe] = {
     Task.Completed: lambda e: ("task completed", e.summary),
     Task.Cancelled: lambda e: ("task cancelled", e.reason),
     Task.Expired: lambda e: ("task expired", e.reason),
+    Task.WaitStarted: lambda e: (f"something to wait for; task is {e.status}", e.reason),
     Task.WaitEnded: lambda e: (f"nothing left to wait for; task is {e.status}", e.reason),
     Task.WorkflowOutputRecorded: lambda e: (f"workflow {e.workflow} wrote {e.name}", None),
     Task.WakeupScheduled: lambda e: (

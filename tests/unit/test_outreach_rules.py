@@ -106,6 +106,27 @@ def test_exhaustion_follows_the_cadence(on_exhaustion, kind):
         assert action.until == day(15 + 90)
 
 
+@pytest.mark.parametrize("on_exhaustion, kind", [("cancel", Close), ("escalate", Escalate), ("dormant", GoDormant)])
+def test_the_budgets_last_day_ends_a_task_waiting_on_the_contact_as_its_cadence_says(on_exhaustion, kind):
+    plan = replace(STANDARD, on_exhaustion=on_exhaustion, dormant_max_days=90)
+    state = progress(S.WAITING, touch=2, messages=2, next_touch_at=day(20))
+    action = next_step(plan, state, plan.ends_at)
+    assert isinstance(action, kind) and "time budget" in action.reason
+
+
+@pytest.mark.parametrize("state", [progress(S.READY), progress(S.WAITING, touch=2, messages=2, awaiting=True)])
+def test_the_budgets_last_day_closes_a_task_not_waiting_on_the_contact_alone_unresponsive(state):
+    # Never sent: nothing to stay dormant on; a draft still being written would go out while dormant.
+    plan = replace(STANDARD, on_exhaustion="dormant", dormant_max_days=90)
+    action = next_step(plan, state, plan.ends_at)
+    assert isinstance(action, Close) and action.outcome == "unresponsive"
+
+
+def test_a_reply_that_woke_a_dormant_task_past_its_budgets_end_is_still_evaluated():
+    woken = progress(S.EXECUTING, touch=3, messages=3, turns=1, awaiting=True, dormant_until=day(120))
+    assert next_step(STANDARD, woken, day(45)) == Wait(None, "the model is reading the contact's reply")
+
+
 def test_dormant_task_sends_nothing_and_closes_unresponsive_at_its_last_day():
     state = progress(S.DORMANT, touch=3, messages=3, dormant_until=day(75))
     assert isinstance(next_step(STANDARD, state, day(40)), Wait)
