@@ -3,9 +3,9 @@
 The seed's keywords and their German, French, Spanish and Dutch counterparts are matched as whole
 words, ignoring case and accents, in the reply's own lines (quoted lines and the quoted message
 below "… wrote:" are not the contact's words). Two of the seed's keywords are narrowed so that a
-reply about something else is not read as a STOP: "stop" counts only as the whole first line
-("STOP", "Stop please") — "don't stop the discount" and "I stopped by" are not opt-outs —, and
-"remove me" / "take me off" only from a list or the emails, not from a class's waitlist. A phrase
+reply about something else is not read as a STOP: "stop" counts only as the whole first sentence
+("STOP", "Stop please", "STOP. This is too much"; not "don't stop the discount" nor "I stopped by"),
+and "remove me" / "take me off" only from a list or the emails, not from a class's waitlist. A phrase
 right after a negation ("please don't unsubscribe me", "I don't want you to stop emailing me") is
 not an opt-out either.
 """
@@ -22,7 +22,7 @@ BARE_WORDS = frozenset({
     "basta", "baja", "alto", "para ya",
     "afmelden", "uitschrijven",
 })
-"""Words that are an opt-out when they are the whole first line of a reply (SMS-style "STOP")."""
+"""Words that are an opt-out when they are the whole first sentence of a reply (SMS-style "STOP")."""
 
 POLITE = re.compile(
     r"\b(?:please|pls|plz|now|bitte|sofort|svp|s'il vous plait|merci|por favor|ya|alsjeblieft|aub|graag|a\.u\.b)\b"
@@ -107,6 +107,7 @@ _QUOTE_HEADER = re.compile(
     re.MULTILINE,
 )
 _BARE_LINE = re.compile(r"[^\w' -]+")
+_SENTENCE = re.compile(r"[\n.!;¡]+")
 
 
 def fold(text: str) -> str:
@@ -128,7 +129,7 @@ def own_words(text: str) -> str:
 def opt_out_phrase(text: str) -> str | None:
     """The words of `text` that ask to hear no more (as folded), or None when it does not ask that."""
     words = own_words(text)
-    first = next((line for line in words.splitlines() if line.strip()), "")
+    first = next((part for part in _SENTENCE.split(words) if part.strip()), "")
     bare = " ".join(POLITE.sub(" ", _BARE_LINE.sub(" ", first)).split())
     if bare in BARE_WORDS:
         return bare

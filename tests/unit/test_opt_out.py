@@ -41,8 +41,9 @@ def test_a_reply_about_something_else_is_not_an_opt_out(reply: str) -> None:
     assert opt_out_phrase(reply) is None
 
 
-def test_stop_counts_only_as_the_replys_whole_first_line() -> None:
+def test_stop_counts_only_as_the_replys_whole_first_sentence() -> None:
     assert opt_out_phrase("Stop\nI mean it.") == "stop"
+    assert opt_out_phrase("STOP. This is the third email this week.") == "stop"
     assert opt_out_phrase("Great class. Stop by the desk for the form?") is None
 
 
