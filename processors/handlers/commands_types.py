@@ -17,7 +17,9 @@ from loopline.processors import limits
 from loopline.domain.expectations import EXPECTATIONS, DeadlineAction, Expectation
 from loopline.domain.status import TaskStatus
 from loopline.domain.tenant import InvalidSettings, TenantProfile, TenantSettings, setting_names
-from loopline.processors.handlers.command_fields import Id, MatchFields, ShortText, Strict, Text, Timestamp, Watch, unknown_keys
+from loopline.processors.handlers.command_fields import (
+    Contact, Id, MatchFields, ShortText, Strict, Text, Timestamp, Watch, unknown_keys,
+)
 
 
 class TaskDraft(Strict):
@@ -39,10 +41,12 @@ class TaskCreate(Strict):
         description="days until the task expires; absent: its type's (14, none for `inbox_management`)",
     )
     priority: Literal["low", "med", "medium", "high", "critical"] | None = Field(default=None, description="kept on the task")
-    contact: ShortText | None = Field(
+    contact: Contact | None = Field(
         default=None,
-        description="who the task is with (an address or a name), shown with the task; an email address with a "
-        "`task_type` that sends makes Loopline work the task itself, one open task per contact and type",
+        description="who the task is with (an address or a name), shown with the task; an address is kept as its "
+        "mailbox (display name, comments, quotes, a trailing dot and case dropped; `<>` or a line break refused); "
+        "an email address with a `task_type` that sends makes Loopline work the task itself, one open task per "
+        "contact and type",
     )
     confidence: float | None = Field(
         default=None, ge=0, le=1,

@@ -86,6 +86,16 @@ def test_a_second_create_for_the_same_contact_and_type_merges_into_the_active_ta
     assert isinstance(index, ContactIndex) and index.tasks == {"churn_risk": "t1"}
 
 
+def test_four_spellings_of_one_mailbox_are_one_contact_with_one_task_and_one_ledger(gym: System) -> None:
+    spellings = ["Sam <SAM@example.com>", "(gym)sam@example.com.", '"sam"@example.com', "<Sam@Example.COM>"]
+    report = publish(gym, *(churn(f"c{n}", f"t{n}", contact=spelling) for n, spelling in enumerate(spellings)))
+    assert report.rejected == []
+    assert [o.warning[:26] for o in report.outcomes if o.warning] == ["merged into active task t0"] * 3
+    assert task(gym, "t0").contact == SAM
+    index = gym.app.repository.get(ids.contact_index_id(GYM, SAM))
+    assert isinstance(index, ContactIndex) and index.tasks == {"churn_risk": "t0"}
+
+
 def test_another_type_or_a_closed_task_gets_its_own_task(gym: System) -> None:
     assert publish(
         gym, churn("c1", "t1"), churn("c2", "w1", task_type="win_back"),

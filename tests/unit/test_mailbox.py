@@ -1,0 +1,62 @@
+"""Contacts are mailboxes: however an address is spelled, one mailbox; what names none is refused, field named."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from loopline.adapters.messages import InvalidMessage, parse_message
+from loopline.domain.mailbox import NotAMailbox, mailbox
+
+SPELLINGS = ["bob@x.com", "<bob@x.com>", "Bob <bob@x.com>", "(a)bob@x.com", "bob@x.com.", '"bob"@x.com', "BOB@X.COM",
+             '"Bob B." <Bob@X.com.> (work)', "  bob(home)@x.com  "]
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_every_spelling_of_one_address_is_one_mailbox(spelling: str) -> None:
+    assert mailbox(spelling) == "bob@x.com"
+
+
+@pytest.mark.parametrize(("text", "why"), [
+    ("<>", "empty address"), (" < > ", "empty address"), ("bob@x.com\nBcc: eve@y.com", "line break"),
+    ("bob@x.com\r", "line break"), ("bob", "not an email address"), ("bob@x", "not an email address"),
+    ("bob@@x.com", "not an email address"), ("(bob@x.com)", "not an email address"),
+])
+def test_what_names_no_mailbox_is_refused_with_the_reason(text: str, why: str) -> None:
+    with pytest.raises(NotAMailbox, match=why):
+        mailbox(text)
+
+
+def message(kind: str, type_: str, data: dict) -> bytes:
+    return json.dumps({"kind": kind, "id": "m1", "type": type_, "tenant": "gym", "at": "2026-03-02T09:00:00Z",
+                       "data": data}).encode()
+
+
+def create(contact: str) -> bytes:
+    return message("command", "task.create", {"task_id": "t1", "title": "Check in", "task_type": "churn_risk",
+                                              "contact": contact})
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_the_edge_keeps_a_contact_and_a_sender_as_their_mailbox(spelling: str) -> None:
+    assert parse_message(create(spelling)).data["contact"] == "bob@x.com"
+    assert parse_message(message("signal", "email.received", {"sender": spelling})).data["sender"] == "bob@x.com"
+
+
+@pytest.mark.parametrize("bad", ["<>", "bob@x.com\nBcc: eve@y.com", "Bob <bob@x>"])
+def test_the_edge_refuses_an_address_that_names_no_mailbox_naming_the_field(bad: str) -> None:
+    with pytest.raises(InvalidMessage, match=r"^data\.contact: "):
+        parse_message(create(bad))
+    with pytest.raises(InvalidMessage, match=r"^data\.sender: "):
+        parse_message(message("signal", "email.received", {"sender": bad}))
+
+
+@pytest.mark.parametrize("name", ["Sam from the 6am class", "@sam", "Sam (front desk)"])
+def test_a_contact_that_is_a_name_stays_as_given(name: str) -> None:
+    assert parse_message(create(name)).data["contact"] == name
+
+
+def test_a_sender_that_is_not_an_address_is_refused() -> None:
+    with pytest.raises(InvalidMessage, match=r"^data\.sender: 'Sam' is not an email address"):
+        parse_message(message("signal", "email.received", {"sender": "Sam"}))
