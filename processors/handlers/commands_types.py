@@ -18,7 +18,7 @@ from loopline.domain.expectations import EXPECTATIONS, DeadlineAction, Expectati
 from loopline.domain.status import TaskStatus
 from loopline.domain.tenant import InvalidSettings, TenantProfile, TenantSettings, setting_names
 from loopline.processors.handlers.command_fields import (
-    Contact, Id, MatchFields, ShortText, Strict, Text, Timestamp, Watch, unknown_keys,
+    Contact, Id, Mailbox, MatchFields, ShortText, Strict, Text, Timestamp, Watch, unknown_keys,
 )
 
 
@@ -102,7 +102,7 @@ _FIELD_TYPES: dict[Any, Any] = {str: Text, list[str]: list[Text], dict[str, Any]
 def _action_schema(row: Expectation) -> type[ActionRecordCommon]:
     fields: dict[str, Any] = {}
     for spec in row.fields:
-        kind = _FIELD_TYPES.get(spec.type, spec.type)
+        kind = Mailbox if spec.mailbox else _FIELD_TYPES.get(spec.type, spec.type)
         if spec.required:
             fields[spec.name] = (kind, Field(description=spec.doc))
         else:

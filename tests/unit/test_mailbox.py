@@ -44,6 +44,13 @@ def test_the_edge_keeps_a_contact_and_a_sender_as_their_mailbox(spelling: str) -
     assert parse_message(message("signal", "email.received", {"sender": spelling})).data["sender"] == "bob@x.com"
 
 
+def test_the_recipient_of_a_recorded_email_is_kept_as_its_mailbox() -> None:
+    recorded = {"task_id": "t1", "action": "send_email", "to": "Bob <BOB@x.com.>"}
+    assert parse_message(message("command", "action.record", recorded)).data["to"] == "bob@x.com"
+    with pytest.raises(InvalidMessage, match=r"^data\.to: <> is the empty address"):
+        parse_message(message("command", "action.record", {**recorded, "to": "<>"}))
+
+
 @pytest.mark.parametrize("bad", ["<>", "bob@x.com\nBcc: eve@y.com", "Bob <bob@x>"])
 def test_the_edge_refuses_an_address_that_names_no_mailbox_naming_the_field(bad: str) -> None:
     with pytest.raises(InvalidMessage, match=r"^data\.contact: "):
