@@ -67,3 +67,7 @@ def test_a_contact_that_is_a_name_stays_as_given(name: str) -> None:
 def test_a_sender_that_is_not_an_address_is_refused() -> None:
     with pytest.raises(InvalidMessage, match=r"^data\.sender: 'Sam' is not an email address"):
         parse_message(message("signal", "email.received", {"sender": "Sam"}))
+
+
+def test_an_international_domain_is_one_mailbox_whether_written_in_unicode_or_punycode() -> None:
+    assert mailbox("Bob@BÜCHER.de") == mailbox("bob@xn--bcher-kva.de") == "bob@bücher.de"

@@ -14,6 +14,7 @@ from loopline.domain.opt_out import BARE_WORDS, opt_out_phrase
     "Bitte abmelden", "Ich möchte keine E-Mails mehr", "Désabonnez-moi", "Ne m’écrivez plus",
     "Dejen de escribirme", "No me envíen más correos", "Schrijf me uit", "Ik wil geen mails meer",
     "DÉSINSCRIRE", "desinscrire",
+    "unsubscribe gym_1 bob@x.com",  # the subject of the List-Unsubscribe mailto every email carries
 ])
 def test_the_seeds_keywords_and_their_translations_are_an_opt_out_whatever_the_case(reply: str) -> None:
     assert opt_out_phrase(reply) is not None
