@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from loopline.adapters.messages import InvalidMessage, parse_message
 from loopline.domain.mailbox import NotAMailbox, mailbox
@@ -71,3 +73,16 @@ def test_a_sender_that_is_not_an_address_is_refused() -> None:
 
 def test_an_international_domain_is_one_mailbox_whether_written_in_unicode_or_punycode() -> None:
     assert mailbox("Bob@BÜCHER.de") == mailbox("bob@xn--bcher-kva.de") == "bob@bücher.de"
+
+
+@given(
+    local=st.from_regex(r"[a-z0-9]([a-z0-9_+-]{0,10}[a-z0-9])?", fullmatch=True),
+    domain=st.from_regex(r"[a-z0-9]{1,10}\.(com|org|de|nl|example)", fullmatch=True),
+    name=st.from_regex(r"[A-Za-z]{1,8}( [A-Za-z]{1,8})?", fullmatch=True),
+    comment=st.from_regex(r"[a-z ]{0,8}", fullmatch=True),
+)
+def test_any_address_spelled_any_of_these_ways_is_one_mailbox(local: str, domain: str, name: str, comment: str) -> None:
+    address = f"{local}@{domain}"
+    spellings = [address.upper(), f"{name} <{address}>", f'"{name}" <{address}.>', f"({comment}){address}",
+                 f'"{local}"@{domain}', f"<{address}> ({comment})"]
+    assert {mailbox(spelling) for spelling in spellings} == {address}
