@@ -65,8 +65,8 @@ def test_a_signal_of_another_tenant_never_reaches_a_loop_through_its_match_index
         system,
         command("m1", "task.create", AT, tenant="carol", task_id="t1", title="Wait for a reply"),
         command("m2", "loop.register", AT, tenant="carol", task_id="t1", loop_id="reply", channel="email",
-                watch={"sender": f"email{SEP}x@y.com"}, deadline="2026-03-20T10:00:00Z", if_unresolved="notify_user"),
-        signal("s1", "email.received", "2026-03-14T10:00:00Z", tenant=f"carol{SEP}email", sender="x@y.com"),
+                watch={"sender": f"email{SEP}x"}, deadline="2026-03-20T10:00:00Z", if_unresolved="notify_user"),
+        signal("s1", "email.received", "2026-03-14T10:00:00Z", tenant=f"carol{SEP}email", sender="x"),
     )
     assert loop_row(system, "reply", tenant="carol")["resolved"] is False
 
