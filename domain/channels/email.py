@@ -15,7 +15,8 @@ RULE = ChannelRule(
     channel="email",
     signal_type="email.received",
     signal_fields=(
-        SignalField("sender", "who sent it; matched ignoring case", required=True),
+        SignalField("sender", "who sent it, kept as its mailbox as `task.create`'s `contact` is; matched ignoring case",
+                    required=True, mailbox=True),
         SignalField("thread_id", "its thread; matched when the watch names one"),
         SignalField("subject", "kept with the signal"),
         SignalField("body", "kept with the signal"),

@@ -21,7 +21,9 @@ from loopline.domain.task_types import TASK_TYPES, UnknownTaskType, check_task_t
 from loopline.domain.tenant import InvalidSettings, TenantProfile, TenantSettings, setting_names
 from loopline.processors.handlers.command_fields import (
     STORED,
+    Contact,
     Id,
+    Mailbox,
     MatchFields,
     ShortText,
     Strict,
@@ -51,10 +53,12 @@ class TaskCreate(Strict):
         description="days until the task expires; absent: its type's (14, none for `inbox_management`)",
     )
     priority: Literal["low", "med", "medium", "high", "critical"] | None = Field(default=None, description="kept on the task")
-    contact: ShortText | None = Field(
+    contact: Contact | None = Field(
         default=None,
-        description="who the task is with (an address or a name), shown with the task; with a `task_type` that sends, "
-        "it must be an email address, and Loopline works the task itself, one open task per contact and type",
+        description="who the task is with (an address or a name), shown with the task; an address is kept as its "
+        "mailbox (display name, comments, quotes, a trailing dot and case dropped; `<>` or a line break refused); "
+        "with a `task_type` that sends, it must be an email address, and Loopline works the task itself, one open "
+        "task per contact and type",
     )
     confidence: float | None = Field(
         default=None, ge=0, le=1,
@@ -131,7 +135,7 @@ _FIELD_TYPES: dict[Any, Any] = {str: Text, list[str]: list[Text], dict[str, Any]
 def _action_schema(row: Expectation) -> type[ActionRecordCommon]:
     fields: dict[str, Any] = {}
     for spec in row.fields:
-        kind = _FIELD_TYPES.get(spec.type, spec.type)
+        kind = Mailbox if spec.mailbox else _FIELD_TYPES.get(spec.type, spec.type)
         if spec.required:
             fields[spec.name] = (kind, Field(description=spec.doc))
         else:

@@ -72,6 +72,18 @@ def test_reply_resolves_the_loop_and_wakes_the_task() -> None:
     assert task.open_loops == [] and task.inbox_count == 1 and task.status == "executing"
 
 
+def test_a_reply_from_another_spelling_of_the_mailbox_resolves_the_loop() -> None:
+    app = _app()
+    _publish(
+        app,
+        command("c1", "task.create", "2026-03-13T10:00:00Z", task_id="t1", title="Meet Rahul"),
+        command("c2", "action.record", "2026-03-13T10:00:00Z", task_id="t1", action="send_email", to="rahul@company.com"),
+        signal("s1", "email.received", "2026-03-14T09:00:00Z", sender='"Rahul K." <RAHUL@Company.com.> (work)'),
+    )
+    task = _task(app, "t1")
+    assert task.open_loops == [] and task.inbox_count == 1
+
+
 def test_command_for_unknown_task_is_refused_and_the_batch_goes_on() -> None:
     app = _app()
     outcomes = _publish(
