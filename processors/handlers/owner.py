@@ -30,8 +30,9 @@ def approve_task(uow: UnitOfWork, msg: Message, cmd: TaskApprove) -> str:
     task.approve(reason=cmd.reason or "approved by owner", now=msg.at)
     if cmd.draft is not None:
         task.edit_first_draft(subject=cmd.draft.subject, body=cmd.draft.body, now=msg.at)
-    elif task.is_acting and (replied := unanswered_reply(task_history(uow, task))) is not None:
-        on_reply(uow, task, signal_ref=replied, now=msg.at)  # the contact wrote during the review: answer them first
+    elif task.is_acting and (replied := unanswered_reply(history := task_history(uow, task))) is not None:
+        data = next(e.data for e in reversed(history) if isinstance(e, Task.SignalReceived) and e.signal_ref == replied)
+        on_reply(uow, task, signal_ref=replied, data=data, now=msg.at)  # they wrote during the review: answer them first
     on_ready(uow, task, msg.at)
     return f"approved {task.ref}" + ("; your draft is its first message, sent at the next tick" if cmd.draft else "")
 
