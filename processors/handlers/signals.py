@@ -90,7 +90,9 @@ def handle_signal(uow: UnitOfWork, msg: Message) -> str:
     if key is None:
         return "no loop can watch this signal"
     index = watch_index(uow, msg.tenant, rule.channel, key, msg.at)
-    acting = [task for task in _contact_tasks(uow, msg) if not task.is_closed] if rule.channel == "email" else []
+    # Event time, as for loops: an email written before a task existed is not about it.
+    acting = [task for task in _contact_tasks(uow, msg) if not task.is_closed and task.created_on <= msg.at
+              ] if rule.channel == "email" else []
     answering = answering_task(acting, msg.data)
     matched: dict[str, list[str]] = defaultdict(list)
     agents: set[str] = set()  # tasks with a loop of the outside agent's (not Loopline's reply loop) resolved

@@ -284,3 +284,11 @@ def test_approving_a_task_whose_contact_wrote_during_review_answers_her_instead_
 
     assert [d.request_ref for d in gym.events("ann", Task.DecisionRecorded)] == ["ann-1"]
     assert [e["body"] for e in gym.emails("ann")] == ["Great, see you then!"]
+
+
+def test_an_email_written_before_the_task_existed_does_not_reach_it() -> None:
+    gym = Gym()
+    gym.create("ann")
+    gym.reply("old", -2, "Please cancel my membership")
+
+    assert gym.heard("ann") == [] and gym.events("ann", Task.DecisionRequested) == []
