@@ -10,7 +10,7 @@ from datetime import datetime
 from loopline.domain import ids
 from loopline.domain.errors import DomainError
 from loopline.domain.open_loop import OpenLoop
-from loopline.domain.outreach import Escalate, SendReply, SendTouch, apply_draft, apply_evaluation
+from loopline.domain.outreach import MIN_SEND_CONFIDENCE, Escalate, SendReply, SendTouch, apply_draft, apply_evaluation
 from loopline.domain.task import Task
 from loopline.domain.task_types import task_type
 from loopline.domain.timers import TimerKind
@@ -19,7 +19,17 @@ from loopline.processors.bus import Fault, Handler
 from loopline.processors.handlers.deadline_actions import send_followup
 from loopline.processors.handlers.loops_and_timers import set_timer
 from loopline.processors.messages import DecisionReturned, Pending
-from loopline.processors.handlers.outreach import RETRY_DELAYS, act, escalate, plan_of, progress_of, send_message
+from loopline.processors.model.prompts import missing_skill
+from loopline.processors.model.tools import is_confidence
+from loopline.processors.handlers.outreach import (
+    RETRY_DELAYS,
+    act,
+    escalate,
+    owner_approves,
+    plan_of,
+    progress_of,
+    send_message,
+)
 from loopline.processors.ports import Decision, Draft
 
 
@@ -30,9 +40,13 @@ def apply(uow: UnitOfWork, returned: DecisionReturned) -> str | None:
     if task is None or task.pending_decision(item.request_ref, item.attempt) is None:
         return None
     now = max(item.requested_at, task.modified_on)
-    if isinstance(returned.answer, str):
-        return _failed(uow, item, task, returned.answer, now)
-    return _decided(uow, item, task, returned.answer, now)
+    answer = returned.answer
+    if not isinstance(answer, str) and not is_confidence(answer.confidence):
+        # Whichever adapter answered: a confidence that is no number from 0 to 1 gates nothing, so it is off-schema.
+        answer = f"the model answered off its schema: confidence {answer.confidence!r} is not a number from 0 to 1"
+    if isinstance(answer, str):
+        return _failed(uow, item, task, answer, now)
+    return _decided(uow, item, task, answer, now)
 
 
 def _failed(uow: UnitOfWork, item: Pending, task: Task, error: str, now: datetime) -> str:
@@ -55,6 +69,9 @@ def _decided(uow: UnitOfWork, item: Pending, task: Task, decision: Decision, now
         output_tokens=decision.output_tokens, output=output, now=now,
     )
     decided_by = f"{decision.adapter} {decision.model}"
+    held = _held_back(task, item, decision)
+    if held is not None:
+        return escalate(uow, task, held, now)
     if item.purpose == "followup":
         loop = uow.get(ids.loop_id(task.tenant, str(item.loop_ref)), OpenLoop)
         assert loop is not None, f"follow-up decision {item.request_ref} names loop {item.loop_ref}, which does not exist"
@@ -65,9 +82,10 @@ def _decided(uow: UnitOfWork, item: Pending, task: Task, decision: Decision, now
     plan, progress = plan_of(task), progress_of(task)
     draft = {"decided_by": decided_by, "decision": item.request_ref, "confidence": decision.confidence}
     if item.point == "draft_message":
-        action = apply_draft(output, decision.confidence, plan=plan, progress=progress)
+        touch = item.touch or progress.touch + 1
+        action = apply_draft(output, decision.confidence, plan=plan, progress=progress,
+                             owner_approves=owner_approves(uow, task, touch))
         if isinstance(action, SendTouch):
-            touch = item.touch or action.touch
             return send_message(uow, task, draft={**draft, "subject": output["subject"], "body": output["body"]},
                                 touch=touch, now=now)
         return act(uow, task, action, now)
@@ -77,6 +95,23 @@ def _decided(uow: UnitOfWork, item: Pending, task: Task, decision: Decision, now
         return send_message(uow, task, draft={**draft, "subject": item.reply_subject or "", "body": action.body},
                             touch=task.touch, now=now, reply=True)
     return act(uow, task, action, now)
+
+
+def _held_back(task: Task, item: Pending, decision: Decision) -> Escalate | None:
+    """What goes to the owner instead of being acted on, before any rule of the task's cadence: every answer given
+    without the type's skill file (seed 002 §36.5), and a follow-up drafted below the send confidence (§7.4)."""
+    output = decision.output
+    draft = {"subject": output["subject"], "body": output["body"]} if decision.point == "draft_message" else (
+        {"body": output["reply_body"]} if output.get("reply_body") else None)
+    missing = missing_skill(task_type(task.task_type))
+    if missing is not None:
+        return Escalate(f"the skill file {missing} is missing, so the model worked from the type's inline description "
+                        f"(it answered {output.get('decision', 'with a draft')}): nothing is sent or closed without you",
+                        "missing_skill", draft)
+    if item.purpose == "followup" and decision.confidence < MIN_SEND_CONFIDENCE:
+        return Escalate(f"the follow-up drafted has confidence {decision.confidence:.2f}, below {MIN_SEND_CONFIDENCE}: "
+                        "the draft is saved for you to review", "low_confidence", draft)
+    return None
 
 
 def refuse(uow: UnitOfWork, returned: DecisionReturned, error: DomainError) -> None:

@@ -19,6 +19,7 @@ from loopline.domain.outreach import (
     StepAction,
     Wait,
     WaitForContact,
+    held_for_owner,
     next_step,
 )
 from loopline.domain.task import Task
@@ -90,14 +91,26 @@ def act(uow: UnitOfWork, task: Task, action: StepAction | WaitForContact, now: d
     return f"'{task.title}': waiting for {task.contact} until {when(action.next_touch_at)}"
 
 
+def owner_approves(uow: UnitOfWork, task: Task, touch: int) -> bool:
+    """Whether a touch the agent would send unasked waits for the owner instead: in `manual` mode (seed 002 §7.6, the
+    kill switch, read when the send is decided) every touch does but the first of a task the owner approved."""
+    manual = tenant_settings(uow, task.tenant).execution_mode == "manual"
+    return manual and not (touch == 1 and task.approved_by_owner)
+
+
 def send_touch(uow: UnitOfWork, task: Task, action: SendTouch, now: datetime) -> str:
-    """A kept (deferred) draft or the creation draft goes out as is; otherwise the model is asked for one."""
+    """A kept (deferred) draft or the creation draft goes out as is (a touch only if the mode lets it go unasked);
+    otherwise the model is asked for one."""
     if task.deferred is not None:
         draft = dict(task.deferred["draft"])
-        return send_message(uow, task, draft=draft, touch=draft.get("touch", action.touch), now=now,
-                            reply=bool(draft.get("reply")))
+        touch, reply = draft.get("touch", action.touch), bool(draft.get("reply"))
+        if not reply and owner_approves(uow, task, touch):
+            return escalate(uow, task, held_for_owner(touch, draft), now)
+        return send_message(uow, task, draft=draft, touch=touch, now=now, reply=reply)
     if action.use_draft:
         draft = task.outreach["draft"]
+        if owner_approves(uow, task, action.touch):
+            return escalate(uow, task, held_for_owner(action.touch, draft), now)
         return send_message(uow, task, draft={
             "subject": draft["subject"], "body": draft["body"], "decided_by": "creation draft",
             "confidence": task.confidence if task.confidence is not None else 0.0,

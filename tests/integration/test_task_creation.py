@@ -98,7 +98,7 @@ def test_another_type_or_a_closed_task_gets_its_own_task(gym: System) -> None:
 
 
 def test_an_unknown_type_is_handled_as_ad_hoc_and_waits_for_review(gym: System) -> None:
-    configure(gym, execution_mode="auto")
+    configure(gym, execution_mode="limited_auto")
     assert publish(gym, churn("c1", "t1", task_type="sales_blitz", confidence=1.0),
                    command("c2", "task.create", T0, GYM, task_id="f1", title="Chase", task_type="sales_blitz")).rejected == []
     for ref in ("t1", "f1"):
