@@ -198,8 +198,6 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
         self.deferred: dict[str, Any] | None = None
         """A send a limit deferred, with its draft, sent as is when the limit frees up."""
         self.outcome: str | None = None
-        self.approved_by_owner = False
-        """The owner approved the task (`task.approve`): in `manual` mode its first touch goes out on that approval."""
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, Any]) -> None:

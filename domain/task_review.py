@@ -21,11 +21,6 @@ class TaskReview:
         rejection_type: str | None
         status: str
 
-        def apply(self, task: Task) -> None:
-            task._moved(self.status, self.timestamp)
-            if self.decision == "approved":
-                task.approved_by_owner = True
-
     class GuidanceGiven(TaskEvent):
         text: str
         status: str

@@ -94,8 +94,16 @@ def act(uow: UnitOfWork, task: Task, action: StepAction | WaitForContact, now: d
 def owner_approves(uow: UnitOfWork, task: Task, touch: int) -> bool:
     """Whether a touch the agent would send unasked waits for the owner instead: in `manual` mode (seed 002 §7.6, the
     kill switch, read when the send is decided) every touch does but the first of a task the owner approved."""
-    manual = tenant_settings(uow, task.tenant).execution_mode == "manual"
-    return manual and not (touch == 1 and task.approved_by_owner)
+    if tenant_settings(uow, task.tenant).execution_mode != "manual":
+        return False
+    return touch != 1 or not _approved_by_owner(uow, task)
+
+
+def _approved_by_owner(uow: UnitOfWork, task: Task) -> bool:
+    """Whether the owner approved the task (`task.approve`), from its events: asked only before a first touch, while
+    the history is short."""
+    return any(isinstance(event, Task.Reviewed) and event.decision == "approved"
+               for event in uow.app.events.get(task.id, lte=task.version))
 
 
 def send_touch(uow: UnitOfWork, task: Task, action: SendTouch, now: datetime) -> str:
