@@ -215,7 +215,8 @@ def apply_draft(
 def held_for_owner(touch: int, draft: dict[str, Any]) -> Escalate:
     """A touch the agent would send unasked while the tenant runs in `manual` mode: the owner approves it first."""
     return Escalate(f"touch {touch} is due, and the execution mode is manual: nothing goes out unasked, so the "
-                    "draft waits for your approval", "manual_mode", draft)
+                    "draft waits for your approval", "manual_mode",
+                    {"subject": draft.get("subject", ""), "body": draft.get("body", "")})
 
 
 def apply_evaluation(

@@ -6,11 +6,21 @@ a request gets at most one decision and a decision at most one send."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from loopline.domain import ids
 from loopline.domain.errors import DomainError
 from loopline.domain.open_loop import OpenLoop
-from loopline.domain.outreach import MIN_SEND_CONFIDENCE, Escalate, SendReply, SendTouch, apply_draft, apply_evaluation
+from loopline.domain.outreach import (
+    MIN_SEND_CONFIDENCE,
+    Escalate,
+    SendReply,
+    SendTouch,
+    StepAction,
+    WaitForContact,
+    apply_draft,
+    apply_evaluation,
+)
 from loopline.domain.task import Task
 from loopline.domain.task_types import task_type
 from loopline.domain.timers import TimerKind
@@ -25,6 +35,7 @@ from loopline.processors.handlers.outreach import (
     RETRY_DELAYS,
     act,
     escalate,
+    hold_for_owner,
     owner_approves,
     plan_of,
     progress_of,
@@ -70,9 +81,9 @@ def _decided(uow: UnitOfWork, item: Pending, task: Task, decision: Decision, now
     )
     decided_by = f"{decision.adapter} {decision.model}"
     held = _held_back(task, item, decision)
-    if held is not None:
-        return escalate(uow, task, held, now)
     if item.purpose == "followup":
+        if held is not None:
+            return escalate(uow, task, held, now)
         loop = uow.get(ids.loop_id(task.tenant, str(item.loop_ref)), OpenLoop)
         assert loop is not None, f"follow-up decision {item.request_ref} names loop {item.loop_ref}, which does not exist"
         sent = send_followup(uow, loop, task, Draft(output["subject"], output["body"], decided_by), now)
@@ -83,17 +94,26 @@ def _decided(uow: UnitOfWork, item: Pending, task: Task, decision: Decision, now
     draft = {"decided_by": decided_by, "decision": item.request_ref, "confidence": decision.confidence}
     if item.point == "draft_message":
         touch = item.touch or progress.touch + 1
-        action = apply_draft(output, decision.confidence, plan=plan, progress=progress,
-                             owner_approves=owner_approves(uow, task, touch))
+        written = {**draft, "subject": output["subject"], "body": output["body"]}
+        action = held or apply_draft(output, decision.confidence, plan=plan, progress=progress,
+                                     owner_approves=owner_approves(uow, task, touch))
         if isinstance(action, SendTouch):
-            return send_message(uow, task, draft={**draft, "subject": output["subject"], "body": output["body"]},
-                                touch=touch, now=now)
-        return act(uow, task, action, now)
-    action = apply_evaluation(output, decision.confidence, plan=plan, progress=progress,
-                              outcomes=task_type(task.task_type).outcome_codes, now=now)
+            return send_message(uow, task, draft=written, touch=touch, now=now)
+        return _act_holding(uow, task, action, {**written, "touch": touch}, now)
+    action = held or apply_evaluation(output, decision.confidence, plan=plan, progress=progress,
+                                      outcomes=task_type(task.task_type).outcome_codes, now=now)
     if isinstance(action, SendReply):
         return send_message(uow, task, draft={**draft, "subject": item.reply_subject or "", "body": action.body},
                             touch=task.touch, now=now, reply=True)
+    written = {**draft, "subject": item.reply_subject or "", "touch": task.touch, "reply": True}
+    return _act_holding(uow, task, action, written, now)
+
+
+def _act_holding(uow: UnitOfWork, task: Task, action: StepAction | WaitForContact, written: dict[str, Any],
+                 now: datetime) -> str | None:
+    """Applies the action; an escalation with the agent's draft keeps that draft for the owner's `task.approve`."""
+    if isinstance(action, Escalate) and action.draft:
+        return hold_for_owner(uow, task, action, written, now)
     return act(uow, task, action, now)
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from loopline.domain import ids
 from loopline.domain.errors import DomainError
@@ -33,6 +32,7 @@ from loopline.processors.handlers.loops_and_timers import (
     proactive_run,
     schedule_stall_check,
     set_timer,
+    task_history,
 )
 from loopline.processors.messages import BucketSwept, TimerFired, WheelSwept
 from loopline.processors.handlers.outreach import has_step, retry_due_decisions, step_task
@@ -80,7 +80,7 @@ def _task_expiry(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str | 
         proactive_run(uow, task.tenant, now).queue_escalation(task_ref=task.ref, loop_ref=None, reason=reason, now=now)
         return f"'{task.title}': escalated to the owner ({label})"
     reason = expiry_reason(
-        _history(uow, task), created_on=task.created_on, last_activity_at=task.last_activity_at,
+        task_history(uow, task), created_on=task.created_on, last_activity_at=task.last_activity_at,
         status=task.status, now=now,
     )
     close_task_loops(uow, task, resolved_by="expired", reason=f"task expired: {reason}", now=now)
@@ -93,12 +93,6 @@ def _loop(uow: UnitOfWork, task: Task, loop_ref: str) -> OpenLoop:
     loop = uow.get(ids.loop_id(task.tenant, loop_ref), OpenLoop)
     assert loop is not None, f"task {task.ref} links loop {loop_ref} that does not exist"
     return loop
-
-
-def _history(uow: UnitOfWork, task: Task) -> list[Any]:
-    """The task's events, stored and not yet saved (an expiry reads them once, then never again)."""
-    saved = task.version - len(task.pending_events)
-    return [*uow.app.events.get(task.id, lte=saved), *task.pending_events]
 
 
 def _proactive_run(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str | None:
