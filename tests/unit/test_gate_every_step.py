@@ -5,27 +5,24 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
 
-from loopline.adapters.embedded_log import EmbeddedLog
 from loopline.adapters.messages import InvalidMessage, parse_message
 from loopline.domain import ids
 from loopline.domain.task import Task
 from loopline.domain.task_types import TASK_TYPES
-from loopline.processors.application import Loopline, UnitOfWork
-from loopline.processors.followers.agent import Agent
-from loopline.processors.followers.router import Router
-from loopline.processors.followers.scheduler import Scheduler
-from loopline.processors.handlers.table import build_bus
+from loopline.processors.application import UnitOfWork
 from tests.conftest import command, signal
-from tests.unit.fakes import RecordingDrafter, ScriptedModel
+from tests.unit.fakes import ScriptedModel
+from tests.unit.in_memory import InMemoryLoopline
 
 GYM = "iron_temple"
-SAM = "sam@example.com"
+SAM, JO = "sam@example.com", "jo@example.com"
 T0 = datetime(2026, 4, 6, 9, 0, tzinfo=timezone.utc)
 
 
@@ -33,21 +30,10 @@ def stamp(at: datetime) -> str:
     return at.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-class Gym:
-    """One tenant's Loopline in memory: publish messages, tick the clock, let the scripted model answer."""
+class Gym(InMemoryLoopline):
+    """One gym's Loopline in memory, in the words of these tests."""
 
-    def __init__(self, model: ScriptedModel | None = None) -> None:
-        self.app = Loopline(env={"PERSISTENCE_MODULE": "eventsourcing.popo", "IS_SNAPSHOTTING_ENABLED": "y"})
-        self.model = model or ScriptedModel()
-        self.bus = build_bus(self.app, RecordingDrafter())
-        self.scheduler, self.agent = Scheduler(self.bus), Agent(self.bus, self.model)
-        self.count = 0
-
-    def publish(self, *messages: dict[str, Any]) -> list[Any]:
-        EmbeddedLog(self.app).append([parse_message(json.dumps(m)) for m in messages], "test")
-        outcomes = Router(self.bus).run_once()
-        self.agent.run_once()
-        return outcomes
+    count = 0
 
     def command(self, type_: str, at: datetime, **data: Any) -> list[Any]:
         self.count += 1
@@ -64,20 +50,25 @@ class Gym:
         self.count += 1
         self.publish(signal(f"s{self.count}", "email.received", stamp(at), GYM, sender=SAM, body=body))
 
-    def tick(self, at: datetime) -> None:
-        self.scheduler.tick(at)
-        self.agent.run_once()
+    def get(self, ref: str) -> Task:
+        return self.task(GYM, ref)
 
-    def task(self, ref: str) -> Task:
-        task = UnitOfWork(self.app).get(ids.task_id(GYM, ref), Task)
-        assert task is not None, f"no task {ref}"
-        return task
+    def sent(self, contact: str = SAM) -> list[str]:
+        """The subjects of the emails the contact received."""
+        return [message["details"]["subject"] for _, message in self.emails() if message["details"]["to"] == contact]
 
-    def sent(self, ref: str) -> list[str]:
-        """The subjects (or bodies) of what Loopline emailed for the task."""
-        events = self.app.events.get(ids.task_id(GYM, ref))
-        return [e.details.get("subject") or e.details["body"] for e in events
-                if isinstance(e, Task.ActionRecorded) and e.performed_by == "loopline" and e.action == "send_email"]
+
+@pytest.fixture
+def make_gym() -> Iterator[Callable[..., Gym]]:
+    made: list[Gym] = []
+
+    def make(model: ScriptedModel | None = None) -> Gym:
+        made.append(Gym(model))
+        return made[-1]
+
+    yield make
+    for running in made:
+        running.close()
 
 
 def after(days: float = 0, minutes: float = 5) -> datetime:
@@ -85,21 +76,21 @@ def after(days: float = 0, minutes: float = 5) -> datetime:
 
 
 @pytest.mark.parametrize("mode", ["manual", "limited_auto"])
-def test_a_task_at_confidence_0_05_never_sends_in_any_mode(mode: str) -> None:
-    gym = Gym(ScriptedModel(draft_confidence=0.05))
+def test_a_task_at_confidence_0_05_never_sends_in_any_mode(make_gym: Callable[..., Gym], mode: str) -> None:
+    gym = make_gym(ScriptedModel(draft_confidence=0.05))
     gym.mode(mode)
     gym.churn("t1", 0.05, draft={"subject": "We miss you", "body": "Come back!"})
     gym.tick(after())
-    assert gym.task("t1").status == "pending_review" and gym.sent("t1") == []
+    assert gym.get("t1").status == "pending_review" and gym.sent() == []
 
-    gym.churn("t2", 0.05, contact="jo@example.com")
+    gym.churn("t2", 0.05, contact=JO)
     for ref in ("t1", "t2"):
         gym.command("task.approve", after(minutes=10), task_id=ref)
     gym.tick(after(minutes=15))
     # The owner approved t1's own draft; the model's 0.05 draft for t2 goes to the owner, not out.
-    assert gym.sent("t1") == ["We miss you"]
-    held = gym.task("t2")
-    assert (held.status, held.escalation_cause, gym.sent("t2")) == ("escalated", "low_confidence", [])
+    assert gym.sent() == ["We miss you"]
+    held = gym.get("t2")
+    assert (held.status, held.escalation_cause, gym.sent(JO)) == ("escalated", "low_confidence", [])
 
 
 def test_auto_mode_is_refused_naming_the_modes_there_are() -> None:
@@ -108,25 +99,25 @@ def test_auto_mode_is_refused_naming_the_modes_there_are() -> None:
         parse_message(json.dumps(configure))
 
 
-def test_manual_stops_touch_2_and_hands_its_draft_to_the_owner() -> None:
-    gym = Gym()
+def test_manual_stops_touch_2_and_hands_its_draft_to_the_owner(make_gym: Callable[..., Gym]) -> None:
+    gym = make_gym()
     gym.mode("limited_auto")
     gym.churn("t1", 0.9)
     gym.tick(after())
-    assert gym.sent("t1") == ["Touch 1"]
+    assert gym.sent() == ["Touch 1"]
 
     gym.mode("manual", after(days=1))
     gym.tick(after(days=3, minutes=10))
 
-    task = gym.task("t1")
-    assert gym.sent("t1") == ["Touch 1"]
+    task = gym.get("t1")
+    assert gym.sent() == ["Touch 1"]
     assert (task.status, task.escalation_cause) == ("escalated", "manual_mode")
     assert "touch 2 is due, and the execution mode is manual" in str(task.escalation_reason)
     assert "Draft held back:\nSubject: Touch 2\nfake draft (direct_offer_help)" in str(task.escalation_reason)
 
 
-def test_in_manual_mode_the_contacts_conversation_goes_on() -> None:
-    gym = Gym()
+def test_in_manual_mode_the_contacts_conversation_goes_on(make_gym: Callable[..., Gym]) -> None:
+    gym = make_gym()
     gym.mode("limited_auto")
     gym.churn("t1", 0.9)
     gym.tick(after())
@@ -134,36 +125,38 @@ def test_in_manual_mode_the_contacts_conversation_goes_on() -> None:
 
     gym.reply("Thanks! Which class would suit a beginner?", after(days=1, minutes=30))
 
-    assert gym.sent("t1") == ["Touch 1", "Re: Touch 1"]  # the scripted reply (confidence 0.9) went out
+    assert gym.sent() == ["Touch 1", "Re: Touch 1"]  # the scripted reply (confidence 0.9) went out
 
 
 @pytest.mark.parametrize("draft", [None, {"subject": "We miss you", "body": "Come back!"}])
-def test_a_task_started_without_the_owner_holds_its_first_touch_once_the_tenant_is_manual(draft: Any) -> None:
-    gym = Gym()
+def test_a_task_started_without_the_owner_holds_its_first_touch_once_the_tenant_is_manual(
+    make_gym: Callable[..., Gym], draft: Any,
+) -> None:
+    gym = make_gym()
     gym.mode("limited_auto")
     gym.churn("t1", 0.9, **({"draft": draft} if draft else {}))
-    assert gym.task("t1").status == "ready"
+    assert gym.get("t1").status == "ready"
     gym.mode("manual", after(minutes=1))
 
     gym.tick(after())
 
-    task = gym.task("t1")
-    assert (task.status, task.escalation_cause, gym.sent("t1")) == ("escalated", "manual_mode", [])
+    task = gym.get("t1")
+    assert (task.status, task.escalation_cause, gym.sent()) == ("escalated", "manual_mode", [])
 
 
-def test_in_manual_mode_the_owners_approval_sends_the_first_touch_only() -> None:
-    gym = Gym()
+def test_in_manual_mode_the_owners_approval_sends_the_first_touch_only(make_gym: Callable[..., Gym]) -> None:
+    gym = make_gym()
     gym.churn("t1", 0.9)  # manual: the default
     gym.command("task.approve", after(), task_id="t1")
     gym.tick(after(minutes=10))
-    assert gym.sent("t1") == ["Touch 1"]
+    assert gym.sent() == ["Touch 1"]
 
     gym.tick(after(days=3, minutes=15))
-    assert gym.sent("t1") == ["Touch 1"] and gym.task("t1").escalation_cause == "manual_mode"
+    assert gym.sent() == ["Touch 1"] and gym.get("t1").escalation_cause == "manual_mode"
 
 
-def test_a_close_below_0_6_goes_to_the_owner_and_leaves_no_outcome() -> None:
-    gym = Gym(ScriptedModel(evaluation={"decision": "close", "outcome": "verbal_commitment", "confidence": 0.55,
+def test_a_close_below_0_6_goes_to_the_owner_and_leaves_no_outcome(make_gym: Callable[..., Gym]) -> None:
+    gym = make_gym(ScriptedModel(evaluation={"decision": "close", "outcome": "verbal_commitment", "confidence": 0.55,
                                         "reasoning": "sounds like yes"}))
     gym.mode("limited_auto")
     gym.churn("t1", 0.9)
@@ -171,19 +164,19 @@ def test_a_close_below_0_6_goes_to_the_owner_and_leaves_no_outcome() -> None:
 
     gym.reply("yeah", after(days=1))
 
-    task = gym.task("t1")
+    task = gym.get("t1")
     assert (task.status, task.outcome, task.escalation_cause) == ("escalated", None, "low_confidence")
     assert "would close as verbal_commitment with confidence 0.55, below 0.6" in str(task.escalation_reason)
 
 
-def test_a_follow_up_drafted_below_0_5_goes_to_the_owner_unsent() -> None:
-    gym = Gym(ScriptedModel(draft_confidence=0.3))
+def test_a_follow_up_drafted_below_0_5_goes_to_the_owner_unsent(make_gym: Callable[..., Gym]) -> None:
+    gym = make_gym(ScriptedModel(draft_confidence=0.3))
     gym.command("task.create", T0, task_id="f1", title="Meet Rahul")
     gym.command("action.record", T0, task_id="f1", action="send_email", to="rahul@company.com", subject="Lunch?")
 
     gym.tick(after(days=3, minutes=1))
 
-    task = gym.task("f1")
+    task = gym.get("f1")
     assert (task.status, task.escalation_cause, task.actions_count) == ("escalated", "low_confidence", 1)
     assert "the follow-up drafted has confidence 0.30, below 0.5" in str(task.escalation_reason)
     assert "fake draft" in str(task.escalation_reason)
@@ -191,46 +184,50 @@ def test_a_follow_up_drafted_below_0_5_goes_to_the_owner_unsent() -> None:
 
 @pytest.mark.parametrize("confidence", [math.nan, math.inf, 1.5, -0.1])
 def test_a_draft_whose_confidence_is_no_number_from_0_to_1_is_a_failed_decision_and_nothing_is_sent(
+    make_gym: Callable[..., Gym],
     confidence: float,
 ) -> None:
-    gym = Gym(ScriptedModel(draft_confidence=confidence))
+    gym = make_gym(ScriptedModel(draft_confidence=confidence))
     gym.mode("limited_auto")
     gym.churn("t1", 0.9)
 
     gym.tick(after())
 
-    task = gym.task("t1")
+    task = gym.get("t1")
     [pending] = task.pending_decisions.values()
     assert pending["failed"] == 1 and pending["retry_at"] is not None
-    assert gym.sent("t1") == [] and task.status != "escalated"
+    assert gym.sent() == [] and task.status != "escalated"
 
 
 def test_a_missing_skill_file_gets_an_inline_prompt_and_the_draft_goes_to_the_owner(
+    make_gym: Callable[..., Gym],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setitem(TASK_TYPES, "churn_risk", replace(TASK_TYPES["churn_risk"], skill="churn_risk_gone.md"))
-    gym = Gym()
+    gym = make_gym()
     gym.mode("limited_auto")
     gym.churn("t1", 0.9)
 
     gym.tick(after())
 
     assert "# At-Risk Member (churn_risk): inline instructions" in gym.model.requests[0].prompt.system
-    task = gym.task("t1")
-    assert (task.status, task.escalation_cause, gym.sent("t1")) == ("escalated", "missing_skill", [])
+    task = gym.get("t1")
+    assert (task.status, task.escalation_cause, gym.sent()) == ("escalated", "missing_skill", [])
     assert "the skill file skills/churn_risk_gone.md is missing" in str(task.escalation_reason)
 
 
 @pytest.mark.parametrize("mode", ["manual", "limited_auto"])
-def test_a_staff_call_waits_for_review_and_a_second_one_for_the_member_merges(mode: str) -> None:
-    gym = Gym()
+def test_a_staff_call_waits_for_review_and_a_second_one_for_the_member_merges(
+    make_gym: Callable[..., Gym], mode: str,
+) -> None:
+    gym = make_gym()
     gym.mode(mode)
     gym.command("task.create", T0, task_id="call-1", title="Call Ann", task_type="staff_call_member",
                 contact="ann@example.com", confidence=1.0)
     [outcome] = gym.command("task.create", after(), task_id="call-2", title="Call Ann again",
                             task_type="staff_call_member", contact="Ann@Example.com", context={"why": "missed class"})
 
-    call = gym.task("call-1")
+    call = gym.get("call-1")
     assert call.status == "pending_review" and call.context == {"why": "missed class"}
     assert "merged into active task call-1" in str(outcome.detail)
     assert UnitOfWork(gym.app).get(ids.task_id(GYM, "call-2"), Task) is None
