@@ -116,6 +116,26 @@ def test_manual_stops_touch_2_and_hands_its_draft_to_the_owner(make_gym: Callabl
     assert "Draft held back:\nSubject: Touch 2\nfake draft (direct_offer_help)" in str(task.escalation_reason)
 
 
+def test_in_manual_mode_the_owners_approval_sends_the_held_touch_and_the_cadence_goes_on(
+    make_gym: Callable[..., Gym],
+) -> None:
+    gym = make_gym()
+    gym.mode("limited_auto")
+    gym.churn("t1", 0.9)
+    gym.tick(after())
+    gym.mode("manual", after(days=1))
+    gym.tick(after(days=3, minutes=10))
+
+    gym.command("task.approve", after(days=3, minutes=20), task_id="t1")
+
+    assert gym.sent() == ["Touch 1", "Re: Touch 1"]  # touch 2, in the thread of touch 1
+    assert [message["details"]["body"] for _, message in gym.emails()][-1] == "fake draft (direct_offer_help)"
+    assert gym.get("t1").status == "waiting"
+    gym.tick(after(days=8, minutes=30))
+    held = gym.get("t1")  # touch 3 waits for the owner in its turn
+    assert (held.status, held.escalation_cause, gym.sent()) == ("escalated", "manual_mode", ["Touch 1", "Re: Touch 1"])
+
+
 def test_in_manual_mode_the_contacts_conversation_goes_on(make_gym: Callable[..., Gym]) -> None:
     gym = make_gym()
     gym.mode("limited_auto")
