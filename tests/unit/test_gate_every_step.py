@@ -200,6 +200,7 @@ def test_a_follow_up_drafted_below_0_5_goes_to_the_owner_unsent(make_gym: Callab
     assert (task.status, task.escalation_cause, task.actions_count) == ("escalated", "low_confidence", 1)
     assert "the follow-up drafted has confidence 0.30, below 0.5" in str(task.escalation_reason)
     assert "fake draft" in str(task.escalation_reason)
+    assert task.open_loops == ["f1/send_email/1"]  # Rahul's reply still finds the task while the owner decides
 
 
 @pytest.mark.parametrize("confidence", [math.nan, math.inf, 1.5, -0.1])
