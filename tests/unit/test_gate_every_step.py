@@ -252,3 +252,19 @@ def test_a_staff_call_waits_for_review_and_a_second_one_for_the_member_merges(
     assert call.status == "pending_review" and call.context == {"why": "missed class"}
     assert "merged into active task call-1" in str(outcome.detail)
     assert UnitOfWork(gym.app).get(ids.task_id(GYM, "call-2"), Task) is None
+
+
+def test_a_reply_from_a_member_with_a_staff_call_open_goes_to_the_task_that_wrote_to_them(
+    make_gym: Callable[..., Gym],
+) -> None:
+    gym = make_gym()
+    gym.mode("limited_auto")
+    gym.churn("t1", 0.9)
+    gym.tick(after())
+    gym.command("task.create", after(minutes=10), task_id="call-1", title="Call Sam", task_type="staff_call_member",
+                contact=SAM)
+
+    gym.reply("Thanks, appreciate it", after(days=1))
+
+    assert gym.sent() == ["Touch 1", "Re: Touch 1"]
+    assert gym.get("call-1").status == "pending_review" and gym.get("call-1").inbox_count == 0
