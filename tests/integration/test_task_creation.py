@@ -51,7 +51,8 @@ def test_a_tenant_never_configured_is_manual_and_reviews_every_acting_task(gym: 
 
 def test_limited_auto_lets_a_confident_task_through_and_plans_its_outreach(gym: System, monkeypatch: pytest.MonkeyPatch) -> None:
     readied: list[str] = []
-    monkeypatch.setattr("loopline.processors.handlers.commands.on_ready", lambda uow, t, now: readied.append(t.ref))
+    for module in ("commands", "owner"):  # task.create, then task.approve
+        monkeypatch.setattr(f"loopline.processors.handlers.{module}.on_ready", lambda uow, t, now: readied.append(t.ref))
     configure(gym, execution_mode="limited_auto")
     draft = {"subject": "Hey Sam", "body": "How are things?"}
     assert publish(gym, churn("c1", "t1", confidence=0.8, draft=draft, to_name="Sam"),
