@@ -124,9 +124,8 @@ def _signal(conn: Connection, event: Task.SignalReceived, position: int) -> None
 
 
 def _reply_noted(conn: Connection, event: Task.ReplyNoted, position: int) -> None:
-    """A reply another task of the contact answers is in this task's inbox too, saying which task answers it;
-    she wrote, so she is not away any more."""
-    _update(conn, event, add={"inbox": 1}, away=None)
+    """A reply another task of the contact answers is in this task's inbox too, saying which task answers it."""
+    _update(conn, event, add={"inbox": 1}, away=None)  # she wrote: not away any more
     writes.insert(conn, task_inbox, {
         "aggregate_id": str(event.originator_id), "signal_id": event.signal_ref, "type": "email.received",
         "received_at": format_time(event.timestamp), "data": {**event.data, "answered_by": event.answered_by},

@@ -4,7 +4,7 @@ or edited, write to the contact in their own words, or take the task over."""
 from __future__ import annotations
 
 from loopline.domain.errors import DomainError
-from loopline.domain.reply_routing import unanswered_reply
+from loopline.domain.reply_routing import unanswered_replies
 from loopline.domain.status import TaskStatus
 from loopline.domain.task import Task
 from loopline.domain.task_review import NothingToAnswer
@@ -30,9 +30,9 @@ def approve_task(uow: UnitOfWork, msg: Message, cmd: TaskApprove) -> str:
     task.approve(reason=cmd.reason or "approved by owner", now=msg.at)
     if cmd.draft is not None:
         task.edit_first_draft(subject=cmd.draft.subject, body=cmd.draft.body, now=msg.at)
-    elif task.is_acting and (replied := unanswered_reply(history := task_history(uow, task))) is not None:
-        data = next(e.data for e in reversed(history) if isinstance(e, Task.SignalReceived) and e.signal_ref == replied)
-        on_reply(uow, task, signal_ref=replied, data=data, now=msg.at)  # they wrote during the review: answer them first
+    elif task.is_acting and (waiting := unanswered_replies(task_history(uow, task))):
+        # The contact wrote during the review: answer them first.
+        on_reply(uow, task, signal_ref=waiting[-1].signal_ref, data=waiting[-1].data, now=msg.at)
     on_ready(uow, task, msg.at)
     return f"approved {task.ref}" + ("; your draft is its first message, sent at the next tick" if cmd.draft else "")
 
@@ -44,7 +44,9 @@ def _send_held_draft(uow: UnitOfWork, msg: Message, task: Task, cmd: TaskApprove
             f"task {task.ref} is escalated with no draft held back to approve: write to the contact with task.reply, "
             "let the agent go on with task.guidance, or close it with task.takeover")
     if cmd.draft is None:
-        draft = {**held, "decided_by": f"{held.get('decided_by') or 'the agent'}, approved by the owner"}
+        # Marked approved: should a send limit defer it, it still goes out when the limit frees up, in any mode.
+        draft = {**held, "decided_by": f"{held.get('decided_by') or 'the agent'}, approved by the owner",
+                 "approved": True}
     else:
         draft = {**held, "subject": cmd.draft.subject, "body": cmd.draft.body, "decided_by": OWNER, "by": OWNER}
     task.answer_for_owner(how="approved" if cmd.draft is None else "edited",

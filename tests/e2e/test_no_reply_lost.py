@@ -95,8 +95,9 @@ def test_anns_reply_during_an_escalation_reaches_the_owner_and_guidance_answers_
                                                text="Yes, 20% off until the 31st; her sister is welcome too"))
 
     [guided] = [request["json"] for request in messages_api.requests[asked:]]
-    prompt = json.dumps(guided["messages"])
-    assert "20% off until the 31st" in prompt and "is the discount still on?" in prompt
+    [ask] = [block["content"] for block in guided["messages"]]
+    asked_now = ask[ask.index("WHAT TO DO NOW"):]  # both her messages are quoted in what the model is asked to answer
+    assert all(words in asked_now for words in ("20% off until the 31st", "is the discount still on?", "my sister"))
     _, answer = smtp.wait_for(2)
     assert answer["To"] == ANN and body(answer) == ANSWER.strip()
     assert answer["Subject"] == "Re: We miss you at spin"

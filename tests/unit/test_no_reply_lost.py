@@ -8,6 +8,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from loopline.adapters.embedded_log import EmbeddedLog
+from loopline.adapters.offline_policy import OfflinePolicy
 from loopline.adapters.messages import parse_message
 from loopline.domain import ids
 from loopline.domain.open_loop import OpenLoop
@@ -284,3 +285,21 @@ def test_approving_a_task_whose_contact_wrote_during_review_answers_her_instead_
 
     assert [d.request_ref for d in gym.events("ann", Task.DecisionRecorded)] == ["ann-1"]
     assert [e["body"] for e in gym.emails("ann")] == ["Great, see you then!"]
+
+
+def test_an_email_written_before_the_task_existed_does_not_reach_it() -> None:
+    gym = Gym()
+    gym.create("ann")
+    gym.reply("old", -2, "Please cancel my membership")
+
+    assert gym.heard("ann") == [] and gym.events("ann", Task.DecisionRequested) == []
+
+
+def test_the_offline_policy_hands_a_guided_answer_back_to_the_owner_naming_task_reply() -> None:
+    gym = escalated_ann()
+    gym.agent = Agent(gym.bus, OfflinePolicy())
+    gym.publish(command("g1", "task.guidance", at(2), GYM, task_id="ann", text="Tell her yes: 20% off until the 31st"))
+
+    task = gym.task("ann")
+    assert task.status == "escalated" and "task.reply" in str(task.escalation_reason)
+    assert len(gym.emails("ann")) == 1  # only touch 1: nothing made up from a template
