@@ -37,6 +37,14 @@ def task(ref: str, task_type: str, subject: str) -> dict[str, Any]:
     )
 
 
+def win_back_ann_twice(cli: Cli, tmp_path: Path) -> None:
+    """Ann has a `lead_followup` (medium) and a `churn_risk` (high) task, both with a first message ready."""
+    configure = command("cfg", "tenant.configure", format_time(T0 - timedelta(hours=1)), tenant=GYM,
+                        execution_mode="limited_auto", timezone=ZONE)
+    tasks = [configure, task("lead", "lead_followup", "Your free class"), task("churn", "churn_risk", "We miss you")]
+    assert cli.publish(tmp_path, tasks, "setup").returncode == 0
+
+
 def tick_through(cli: Cli, days: float) -> None:
     now = T0
     while now < T0 + timedelta(days=days):
@@ -53,10 +61,7 @@ def day_of(email: EmailMessage) -> str:
 def test_two_tasks_for_one_member_send_one_email_a_day_in_one_thread_each(
     embedded_cli: Cli, smtp: SmtpSink, tmp_path: Path
 ) -> None:
-    configure = command("cfg", "tenant.configure", format_time(T0 - timedelta(hours=1)), tenant=GYM,
-                        execution_mode="limited_auto", timezone=ZONE)
-    assert embedded_cli.publish(tmp_path, [configure, task("lead", "lead_followup", "Your free class"),
-                                           task("churn", "churn_risk", "We miss you")], "setup").returncode == 0
+    win_back_ann_twice(embedded_cli, tmp_path)
 
     tick_through(embedded_cli, days=4)
 
@@ -71,10 +76,7 @@ def test_two_tasks_for_one_member_send_one_email_a_day_in_one_thread_each(
 
 
 def test_one_reply_to_two_tasks_is_answered_once(embedded_cli: Cli, smtp: SmtpSink, tmp_path: Path) -> None:
-    configure = command("cfg", "tenant.configure", format_time(T0 - timedelta(hours=1)), tenant=GYM,
-                        execution_mode="auto", timezone=ZONE)
-    assert embedded_cli.publish(tmp_path, [configure, task("lead", "lead_followup", "Your free class"),
-                                           task("churn", "churn_risk", "We miss you")], "setup").returncode == 0
+    win_back_ann_twice(embedded_cli, tmp_path)
     tick_through(embedded_cli, days=2)
     before = len(smtp.messages)
 
