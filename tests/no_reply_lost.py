@@ -1,10 +1,11 @@
 """The no-lost-reply property (issue 18, item 1), shared by both deployments: random interleavings of
 tasks for a few members, their replies, ticks (touches, deadlines, deferrals, wake-ups), changing send
-limits, escalations and the owner's guidance, approvals, own words and take-overs, and the rules every run must keep, read
-from the tasks' events:
+limits, escalations and the owner's guidance, approvals, own words and take-overs, and the rules every
+run must keep, read from the tasks' events:
 
 * every reply from a member with an acting task reaches a task's conversation, or the owner in words;
-* the task it reached then acts on it: the model evaluates it, or the owner is told or handed the task;
+* the task it reached then acts on it: the model evaluates it, the owner is told or handed the task, or
+  (an out-of-office reply) the task pauses;
 * no other task answers it (one reply, one answer);
 * no message Loopline starts goes to the member over a reply nobody has read yet;
 * no member gets two messages Loopline starts on one local day (answers to what they wrote aside);
@@ -42,6 +43,7 @@ REPLIES = (
     "Please stop emailing me",  # opt-out: closed
     "Yes, I'll be there Monday",  # commitment: closed
     "hmm",  # nothing the policy knows: the owner reads it
+    "I am out of the office until 20 March",  # an automatic reply: the task pauses
 )
 ZONES = ("UTC", "America/New_York", "Asia/Tokyo")
 
@@ -198,20 +200,21 @@ def _received(history: list[Any], reply: Reply) -> int | None:
 
 def _acted_on(after: list[Any], reply: Reply) -> bool:
     """The model was asked about it (or about a later reply, which reads it too), the task went to the owner,
-    or the owner was told in the member's words."""
+    the owner was told in the member's words, or the task paused for an automatic reply."""
     return any(
         (isinstance(e, Task.DecisionRequested) and e.point == "evaluate_reply")
-        or isinstance(e, Task.Escalated)
+        or isinstance(e, (Task.Escalated, Task.OutOfOfficeReceived))
         or (isinstance(e, Task.UserNotified) and reply.words in e.message)
         for e in after
     )
 
 
 def _send_before_reading(after: list[Any]) -> str | None:
-    """The subject of a message Loopline started (not an answer) sent before any decision on the reply or any
-    word from the owner; None when there is none."""
+    """The subject of a message Loopline started (not an answer) sent before any decision on the reply (a pause
+    for an automatic one is one) or any word from the owner; None when there is none."""
     for e in after:
-        if isinstance(e, (Task.DecisionRecorded, Task.GuidanceGiven, Task.Reviewed)) or getattr(e, "performed_by", "") == "owner":
+        read = (Task.DecisionRecorded, Task.GuidanceGiven, Task.Reviewed, Task.OutOfOfficeReceived)
+        if isinstance(e, read) or getattr(e, "performed_by", "") == "owner":
             return None
         if isinstance(e, Task.ActionRecorded) and e.performed_by == "loopline" and not _answers(e):
             return str(e.details.get("subject", ""))

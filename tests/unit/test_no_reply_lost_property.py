@@ -20,6 +20,9 @@ PHASES = tuple(Phase)[:-2] if os.environ.get("CI") else tuple(Phase)  # no minut
 @given(interleavings(24), zone)
 @example(  # "stop emailing me" before the first touch: the close was refused (ready cannot complete), touch 1 went out
     [("create", ("churn_risk", 1), True, 0.95), ("reply", 1, 3, None), ("tick", 42)], "UTC")
+@example(  # an out-of-office reply pauses the task, which resumes its cadence after the stated return
+    [("create", ("churn_risk", 0), True, 0.95), ("tick", 1), ("reply", 0, 6, None), ("tick", 72), ("tick", 72),
+     ("tick", 72), ("tick", 72), ("tick", 72), ("tick", 72)], "UTC")
 @example(  # replies after the owner took the task over: told to the owner, or read by an outside agent's task
     [("create", ("win_back", 0), False, 0.95), ("tick", 3), ("takeover", ("win_back", 0)), ("reply", 0, 0, None),
      ("agent_email", 0), ("reply", 0, 0, None)], "UTC")
