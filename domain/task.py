@@ -9,6 +9,7 @@ from eventsourcing.domain import Aggregate
 
 from loopline.domain.base import LooplineAggregate, TaskEvent, TaskMoved
 from loopline.domain.errors import DomainError
+from loopline.domain.notices import actions_for
 from loopline.domain.status import TERMINAL, TaskStatus, check_transition, parse_status
 from loopline.domain.task_decisions import TaskDecisions
 from loopline.domain.task_outreach import TaskOutreach
@@ -105,8 +106,20 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
         status: str
 
     class UserNotified(TaskEvent):
+        """A notice to the owner: what happened, what the contact wrote, the agent's draft and the commands
+        the owner can answer with (`domain/notices.py`)."""
+
+        class_version = 2
         kind: str
         message: str
+        quote: str | None
+        draft: dict[str, Any] | None
+        actions: list[dict[str, Any]]
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            """A version-1 notice was its words only."""
+            state.update(quote=None, draft=None, actions=[])
 
         def apply(self, task: Task) -> None:
             task.notifications += 1
@@ -323,8 +336,12 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
             raise OwnerDecision(f"task.update cannot move task {self.ref} from {self.status} to {target}; {owner_decision}")
         self.trigger_event(self.ProgressNoted, timestamp=now, notes=notes, status=target)
 
-    def notify_user(self, *, kind: str, message: str, now: datetime) -> None:
-        self.trigger_event(self.UserNotified, timestamp=now, kind=kind, message=message)
+    def notify_user(self, *, kind: str, message: str, now: datetime, quote: str | None = None,
+                    draft: dict[str, Any] | None = None) -> None:
+        """Tells the owner, quoting the contact (`quote`) and the agent's `draft` when there is one; the commands
+        offered follow from the kind."""
+        self.trigger_event(self.UserNotified, timestamp=now, kind=kind, message=message, quote=quote or None,
+                           draft=dict(draft) if draft else None, actions=actions_for(kind, self.ref))
 
     def complete(self, *, summary: str, now: datetime) -> None:
         self.trigger_event(self.Completed, timestamp=now, summary=summary, status=self._target(TaskStatus.COMPLETED))

@@ -76,7 +76,7 @@ def _decided(uow: UnitOfWork, item: Pending, task: Task, decision: Decision, now
     if isinstance(action, SendReply):
         return send_message(uow, task, draft={**draft, "subject": item.reply_subject or "", "body": action.body},
                             touch=task.touch, now=now, reply=True)
-    return act(uow, task, action, now)
+    return act(uow, task, action, now, quote=item.request.reply_text)
 
 
 def refuse(uow: UnitOfWork, returned: DecisionReturned, error: DomainError) -> None:

@@ -72,17 +72,18 @@ def step_task(uow: UnitOfWork, task: Task, now: datetime) -> str | None:
     return act(uow, task, next_step(plan_of(task), progress_of(task), now), now)
 
 
-def act(uow: UnitOfWork, task: Task, action: StepAction | WaitForContact, now: datetime) -> str | None:
+def act(uow: UnitOfWork, task: Task, action: StepAction | WaitForContact, now: datetime,
+        quote: str | None = None) -> str | None:
     """Applies one action of the rules (a reply is sent by the decision that wrote it, `processors/followers/agent.py`);
-    says what it did, for the tick's lines and the audit."""
+    says what it did, for the tick's lines and the audit. `quote` is the contact's reply the action answers."""
     if isinstance(action, Wait):
         return None
     if isinstance(action, SendTouch):
         return send_touch(uow, task, action, now)
     if isinstance(action, Close):
-        return close(uow, task, action, now)
+        return close(uow, task, action, now, quote=quote)
     if isinstance(action, Escalate):
-        return escalate(uow, task, action, now)
+        return escalate(uow, task, action, now, quote=quote)
     if isinstance(action, GoDormant):
         return go_dormant(uow, task, action, now)
     task.schedule_next_touch(action.next_touch_at, reason=action.reason, now=now)
@@ -155,8 +156,9 @@ def open_reply_loop(uow: UnitOfWork, task: Task, *, deadline: datetime, now: dat
     )
 
 
-def close(uow: UnitOfWork, task: Task, action: Close, now: datetime) -> str:
-    """Sets the outcome, then closes: completed for an outcome reached, cancelled otherwise (unresponsive)."""
+def close(uow: UnitOfWork, task: Task, action: Close, now: datetime, quote: str | None = None) -> str:
+    """Sets the outcome, then closes: completed for an outcome reached, cancelled otherwise (unresponsive); the
+    owner is told at once, with the contact's words when a reply closed it (an opt-out, a conversion)."""
     outcome = task_type(task.task_type).outcome(action.outcome)
     close_task_loops(uow, task, resolved_by=str(action.status), reason=f"task closed: {action.reason}", now=now)
     task.set_outcome(code=action.outcome, kind=outcome.kind if outcome else "neutral",
@@ -166,17 +168,20 @@ def close(uow: UnitOfWork, task: Task, action: Close, now: datetime) -> str:
     else:
         task.cancel(reason=f"{action.outcome}: {action.reason}", now=now)
     task.notify_user(kind=f"task_{action.status}", message=f"'{task.title}' closed as {action.outcome}: {action.reason}.",
-                     now=now)
+                     now=now, quote=quote)
     return f"'{task.title}': closed as {action.outcome} ({action.reason})"
 
 
-def escalate(uow: UnitOfWork, task: Task, action: Escalate, now: datetime) -> str:
-    """Hands the task to the owner with the reason and any draft that was held back (seed 002 §6.5)."""
+def escalate(uow: UnitOfWork, task: Task, action: Escalate, now: datetime, quote: str | None = None) -> str:
+    """Hands the task to the owner with the reason and any draft that was held back (seed 002 §6.5), and tells
+    them at once, quoting what the contact wrote; the proactive run then wakes the task with it."""
     reason = action.reason
     if action.draft:
         subject = f"Subject: {action.draft['subject']}\n" if action.draft.get("subject") else ""
         reason = f"{reason}\n\nDraft held back:\n{subject}{action.draft.get('body', '')}"
     task.escalate(reason=reason, cause=action.cause, now=now)
+    task.notify_user(kind="escalation", message=f"'{task.title}' needs your decision: {action.reason}", now=now,
+                     quote=quote, draft=action.draft)
     proactive_run(uow, task.tenant, now).queue_escalation(task_ref=task.ref, loop_ref=None, reason=action.reason, now=now)
     return f"'{task.title}': escalated to the owner ({action.reason})"
 
@@ -200,13 +205,13 @@ def retry_due_decisions(uow: UnitOfWork, task: Task, now: datetime) -> str | Non
     return f"'{task.title}': asked the model again ({len(due)})" if due else None
 
 
-def on_reply(uow: UnitOfWork, task: Task, *, signal_ref: str, now: datetime) -> None:
-    """A reply from the contact stops the cadence and is evaluated by the model, unless the turn budget is
-    spent (a hard rule: the owner decides, no model call)."""
+def on_reply(uow: UnitOfWork, task: Task, *, signal_ref: str, now: datetime, quote: str | None = None) -> None:
+    """A reply from the contact (its words: `quote`) stops the cadence and is evaluated by the model, unless the
+    turn budget is spent (a hard rule: the owner decides, no model call)."""
     plan = plan_of(task)
     if task.turns_used >= plan.budget_turns:
         escalate(uow, task, Escalate(f"{task.contact} replied but all {plan.budget_turns} turns are used", "turn_budget"),
-                 now)
+                 now, quote=quote)
         return
     task.request_decision(
         request_ref=signal_ref, point="evaluate_reply", purpose="reply", touch=task.touch, tone=None,

@@ -21,6 +21,11 @@ WORKED = frozenset({TaskStatus.READY, TaskStatus.EXECUTING, TaskStatus.WAITING, 
 LATE_REPLY_PREVIEW = 200
 
 
+def reply_words(data: dict) -> str:
+    """What the contact wrote, as the owner is shown it: the body, else the subject."""
+    return str(data.get("body") or data.get("subject") or "").strip()
+
+
 def notify_late_reply(uow: UnitOfWork, msg: Message) -> bool:
     """A reply from the contact of a closed acting task: the owner is told; nothing reopens."""
     index = uow.get(ids.contact_index_id(msg.tenant, str(msg.data["sender"])), ContactIndex)
@@ -31,13 +36,13 @@ def notify_late_reply(uow: UnitOfWork, msg: Message) -> bool:
     if not closed:
         return False
     task = max(closed, key=lambda t: t.last_activity_at)
-    text = str(msg.data.get("body") or msg.data.get("subject") or "").strip()
+    text = reply_words(msg.data)
     preview = text[:LATE_REPLY_PREVIEW] + ("…" if len(text) > LATE_REPLY_PREVIEW else "")
     task.notify_user(
         kind="late_reply",
         message=f"'{task.title}': {msg.data['sender']} replied after the task was {task.status}"
         f"{f': “{preview}”' if preview else ''}. Nothing was reopened; decide whether to answer.",
-        now=msg.at,
+        now=msg.at, quote=text,
     )
     return True
 
@@ -76,7 +81,7 @@ def handle_signal(uow: UnitOfWork, msg: Message) -> str:
             signal_ref=msg.ref, signal_type=msg.type, data=dict(msg.data), resolved_loops=loop_refs, now=msg.at
         )
         if task_ref in replies and worked and task.is_acting:
-            on_reply(uow, task, signal_ref=msg.ref, now=msg.at)
+            on_reply(uow, task, signal_ref=msg.ref, now=msg.at, quote=reply_words(msg.data))
     if not matched:
         if rule.channel == "email" and notify_late_reply(uow, msg):
             return "no open loop matched; the owner was told of a reply to a closed task"

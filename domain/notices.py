@@ -1,0 +1,63 @@
+"""What the owner is told: the commands each kind of notice offers, and when a notice has been made moot.
+
+A notice is emitted by the step that causes it (`Task.notify_user`) and carries what the contact wrote,
+the agent's draft and the commands the owner can answer with. A notice that asks the owner to act is
+withdrawn at delivery when the owner acted on its task after it, or the task closed after it: it is
+never delivered late.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+DECIDE = (("task.complete", "close it as done, with a `summary`"), ("task.cancel", "stop it, with a `reason`"))
+"""What the owner can always do with a task that is open."""
+
+OWNER_ACTIONS: dict[str, tuple[tuple[str, str], ...]] = {
+    "review": (("task.approve", "let Loopline work it (and send its draft)"),
+               ("task.reject", "drop it, with a `reason`")),
+    "escalation": (("task.guidance", "tell the agent what to do, in `text`; it goes on"), *DECIDE),
+    "stalled": DECIDE,
+    "loop_expired": DECIDE,
+    "reminder_needed": DECIDE,
+    "timer_refused": DECIDE,
+    "decision_refused": DECIDE,
+}
+"""The commands a notice of each kind offers the owner, each with what it does; a kind not named informs only."""
+
+OWNER_EVENTS = frozenset({"Reviewed", "GuidanceGiven", "Completed", "Cancelled", "Expired"})
+"""Task events after which a notice asking the owner to act is moot: the owner decided, or the task closed."""
+
+
+def actions_for(kind: str, task_ref: str) -> list[dict[str, Any]]:
+    """The commands a notice of `kind` offers, ready to publish for the task."""
+    return [{"command": command, "data": {"task_id": task_ref}, "does": does}
+            for command, does in OWNER_ACTIONS.get(kind, ())]
+
+
+def moot_by(notice_actions: list[dict[str, Any]], later_events: Iterable[Any]) -> str | None:
+    """The event (its class name) that made a notice asking the owner to act moot, or None while it still stands."""
+    if not notice_actions:
+        return None
+    for event in later_events:
+        name = type(event).__qualname__.rpartition(".")[2]
+        if name in OWNER_EVENTS:
+            return name
+    return None
+
+
+def render(*, title: str, message: str, quote: str | None, draft: dict[str, Any] | None,
+           actions: list[dict[str, Any]]) -> str:
+    """The notice as the owner reads it in an email: what happened, the contact's words, the draft, the commands."""
+    parts = [message]
+    if quote:
+        parts.append("They wrote:\n" + "\n".join(f"> {line}" for line in quote.splitlines() or [""]))
+    if draft:
+        subject = f"Subject: {draft['subject']}\n" if draft.get("subject") else ""
+        parts.append(f"The agent's draft:\n{subject}{draft.get('body', '')}")
+    if actions:
+        lines = [f"  {a['command']} {json.dumps(a['data'])}: {a['does']}" for a in actions]
+        parts.append("What you can do (publish one of these commands):\n" + "\n".join(lines))
+    return "\n\n".join(parts) + f"\n\n(Task: {title})\n"
