@@ -87,6 +87,7 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
 
         def apply(self, task: Task) -> None:
             task.open_loops.remove(self.loop_ref)
+            task.last_wait_ended_at = self.timestamp
 
     class SignalReceived(TaskEvent):
         signal_ref: str
@@ -197,6 +198,8 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
         self.workflows: dict[str, int] = {}
         self.wakeups: dict[str, dict[str, Any]] = {}
         self.stalled_since: datetime | None = None
+        self.last_wait_ended_at: datetime | None = None
+        """When a loop of the task last closed: until then it waited on something, so it was not idle."""
         self.next_stall_check: datetime | None = None
         self.outreach: dict[str, Any] | None = None
         """The plan of an acting task (`OutreachPlanned`); None for a follow-through task."""
@@ -216,7 +219,7 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
     def upcast_v1_v2(state: dict[str, Any]) -> None:
         """A version-1 snapshot is of a task that never planned outreach."""
         state.update(outreach=None, messages_used=0, turns_used=0, touch=0, next_touch_at=None, dormant_until=None,
-                     pending_decisions={}, deferred=None, outcome=None)
+                     pending_decisions={}, deferred=None, outcome=None, last_wait_ended_at=None)
 
     @classmethod
     def create(cls, *, id: Any, now: datetime, **fields: Any) -> Task:  # noqa: A002

@@ -133,7 +133,7 @@ def _stall_check(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str | 
     schedule_stall_check(uow, task, next_check, now)
     if not flagged:
         return None
-    idle = (now - task.last_activity_at).days
+    idle = (now - task.idle_since).days
     task.notify_user(kind="stalled", message=f"'{task.title}': nothing has happened for {count(idle, 'day')} and it "
                      "waits for nothing (no reply, wake-up or send is pending). Decide what should happen next.", now=now)
     proactive_run(uow, task.tenant, now).queue_escalation(
