@@ -81,8 +81,8 @@ def compose_notice(*, key: str, message: dict[str, Any], sender: str) -> EmailMe
 
 
 def compose(*, key: str, message: dict[str, Any], sender: str) -> EmailMessage:
-    """The email for one message to a contact: threaded under the message the loop waited on, and
-    with one-click unsubscribe headers (RFC 8058) like every message Loopline sends to a contact."""
+    """The email for one message to a contact: threaded under the message the loop waited on, or under the
+    task's messages before it (their delivery keys), and with one-click unsubscribe headers (RFC 8058) like every message Loopline sends to a contact."""
     details = message.get("details") or {}
     email = EmailMessage()
     email["From"] = sender
@@ -90,11 +90,13 @@ def compose(*, key: str, message: dict[str, Any], sender: str) -> EmailMessage:
     email["Subject"] = details.get("subject") or message.get("text") or "(no subject)"
     email["Message-ID"] = message_id(key, sender)
     email["Date"] = format_datetime(parse_time(message["at"]))
+    references = [message_id(key, sender) for key in (details.get("thread") or {}).get("references", [])]
     if details.get("in_reply_to"):
         original = details["in_reply_to"].strip()
-        original = original if original.startswith("<") else f"<{original}>"
-        email["In-Reply-To"] = original
-        email["References"] = original
+        references = [original if original.startswith("<") else f"<{original}>"]
+    if references:
+        email["In-Reply-To"] = references[-1]
+        email["References"] = " ".join(references)
     unsubscribe = quote(f"unsubscribe {message.get('tenant', '')} {message['to']}")
     email["List-Unsubscribe"] = f"<mailto:{sender}?subject={unsubscribe}>"
     email["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"

@@ -79,10 +79,11 @@ SHOWN = (
 
 
 def _with_outcome_label(plan: dict[str, Any] | None, type_name: str) -> dict[str, Any] | None:
-    """The outcome's label from the task type's spectrum."""
+    """The outcome's label from the task type's spectrum, and what the owner does next when it says (a conversion)."""
     if plan and plan["outcome"]:
         known = resolve_task_type(type_name)[0].outcome(plan["outcome"]["code"])
         plan["outcome"]["label"] = known.label if known else None
+        plan["outcome"]["next_step"] = known.next_step if known else None
     return plan
 
 
@@ -108,6 +109,8 @@ def _print_outreach(plan: dict[str, Any]) -> None:
         label = f" — {outcome['label']}" if outcome.get("label") else ""
         provisional = ", provisional" if outcome["provisional"] else ""
         out.print(styled("outcome", "bold", f": {outcome['code']}{label} ({outcome['kind']}{provisional})"))
+        if outcome.get("next_step"):
+            out.print(styled("your next step", "bold", f": {outcome['next_step']}"))
     out.print(styled("decisions", "bold", f": {plan['decisions']} (see `loopline audit`), deferred sends: {plan['deferrals']}"))
 
 

@@ -2,7 +2,8 @@
 
 Derived from the task's events, so prompts and the task memory folder read the same turns and a
 rebuild gives the same conversation. Authors: `agent` (a message sent to the contact), `contact`
-(an email that reached the task), `owner` (guidance) and `system` (escalations and decisions).
+(an email that reached the task), `owner` (guidance, and what the owner wrote to the contact) and `system`
+(escalations, decisions, and a contact's email another of their tasks answers).
 """
 
 from __future__ import annotations
@@ -33,7 +34,11 @@ def _sent(event: Any) -> Turn | None:
     if event.action not in SENT_TO_CONTACT:
         return None
     text = _message(event.details.get("subject"), event.details.get("body"))
-    return Turn("agent", event.timestamp, text) if text else None
+    if not text:
+        return None
+    if event.performed_by == "owner":  # the owner's words to the contact, not guidance to the agent
+        return Turn("owner", event.timestamp, f"Wrote to {event.details.get('to') or 'the contact'}:\n\n{text}")
+    return Turn("agent", event.timestamp, text)
 
 
 def _received(event: Any) -> Turn | None:
@@ -41,6 +46,12 @@ def _received(event: Any) -> Turn | None:
         return None
     text = str(event.data.get("body") or event.data.get("subject") or "").strip()
     return Turn("contact", event.timestamp, text) if text else None
+
+
+def _noted(event: Any) -> Turn | None:
+    text = str(event.data.get("body") or event.data.get("subject") or "").strip()
+    return Turn("system", event.timestamp, f"The contact wrote this, and another of their tasks answers it (do not "
+                f"answer it here):\n{text}") if text else None
 
 
 def _guidance(event: Any) -> Turn:
@@ -58,6 +69,7 @@ def _decided(event: Any) -> Turn:
 TURNS: dict[str, Callable[[Any], Turn | None]] = {
     "Task.ActionRecorded": _sent,
     "Task.SignalReceived": _received,
+    "Task.ReplyNoted": _noted,
     "Task.GuidanceGiven": _guidance,
     "Task.Escalated": _escalated,
     "Task.DecisionRecorded": _decided,

@@ -15,10 +15,19 @@ from typing import Any
 DECIDE = (("task.complete", "close it as done, with a `summary`"), ("task.cancel", "stop it, with a `reason`"))
 """What the owner can always do with a task that is open."""
 
+REVIEW = (("task.approve", "let Loopline work it; with a `draft` {subject, body}, your first message instead of the agent's"),
+          ("task.reject", "drop it, with a `reason`"))
+ESCALATED = (("task.guidance", "tell the agent what to do, in `text`: it drafts the answer with it"),
+             ("task.reply", "write to the contact yourself, in `body`, in the task's thread"),
+             ("task.takeover", "handle it yourself: the agent stops (outcome owner_handled)"),
+             ("task.cancel", "stop it, with a `reason`"))
+SEND_HELD_DRAFT = ("task.approve", "send the agent's draft above, as it is or edited in `draft` {subject, body}")
+
 OWNER_ACTIONS: dict[str, tuple[tuple[str, str], ...]] = {
-    "review": (("task.approve", "let Loopline work it (and send its draft)"),
-               ("task.reject", "drop it, with a `reason`")),
-    "escalation": (("task.guidance", "tell the agent what to do, in `text`; it goes on"), *DECIDE),
+    "review": REVIEW,
+    "reply_in_review": REVIEW,
+    "escalation": ESCALATED,
+    "escalation_reply": ESCALATED,
     "stalled": DECIDE,
     "loop_expired": DECIDE,
     "reminder_needed": DECIDE,
@@ -27,14 +36,18 @@ OWNER_ACTIONS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 """The commands a notice of each kind offers the owner, each with what it does; a kind not named informs only."""
 
-OWNER_EVENTS = frozenset({"Reviewed", "GuidanceGiven", "Completed", "Cancelled", "Expired"})
-"""Task events after which a notice asking the owner to act is moot: the owner decided, or the task closed."""
+OWNER_EVENTS = frozenset({"Reviewed", "GuidanceGiven", "OwnerAnswered", "Completed", "Cancelled", "Expired"})
+"""Task events after which a notice asking the owner to act is moot: the owner decided or answered, or the task
+closed (a takeover closes it too)."""
 
 
-def actions_for(kind: str, task_ref: str) -> list[dict[str, Any]]:
-    """The commands a notice of `kind` offers, ready to publish for the task."""
-    return [{"command": command, "data": {"task_id": task_ref}, "does": does}
-            for command, does in OWNER_ACTIONS.get(kind, ())]
+def actions_for(kind: str, task_ref: str, *, held_draft: bool = False) -> list[dict[str, Any]]:
+    """The commands a notice of `kind` offers, ready to publish for the task; an escalation with the agent's draft
+    held back offers to send it first."""
+    offered = OWNER_ACTIONS.get(kind, ())
+    if held_draft and offered is ESCALATED:
+        offered = (SEND_HELD_DRAFT, *offered)
+    return [{"command": command, "data": {"task_id": task_ref}, "does": does} for command, does in offered]
 
 
 def moot_by(notice_actions: list[dict[str, Any]], later_events: Iterable[Any]) -> str | None:

@@ -39,8 +39,12 @@ class SendAttempt:
     contact_sends: ContactSends
     tenant_sends: TenantSends
     limits: TenantSettings
-    """The tenant's settings: its two send limits, and its time zone, in which the daily limit counts days."""
+    """The tenant's settings: its two send limits, and its time zone, in which the daily limits count days."""
     now: datetime
+    answers_contact: bool = False
+    """It answers a message the contact wrote (they are waiting for it), rather than one Loopline starts."""
+    yields_to: tuple[str, ...] = ()
+    """The contact's other tasks of a higher priority that are due to send now (seed 002 §21.3 rule 1)."""
 
 
 def task_message_budget(attempt: SendAttempt) -> Deferral | None:
@@ -69,6 +73,32 @@ def member_weekly_limit(attempt: SendAttempt) -> Deferral | None:
     )
 
 
+def member_daily_limit(attempt: SendAttempt) -> Deferral | None:
+    """One voice (seed 002 §21.3 rule 3): one message a day to a contact across all of its tasks, in the tenant's
+    local days, and a task leaves the day to a higher-priority task of the contact due to send. An answer to
+    the contact's own message is not held back to the next day; it counts like any send."""
+    if attempt.answers_contact:
+        return None
+    zone = attempt.limits.timezone
+    today = local_day(attempt.now, zone)
+    until = start_of_day(today + timedelta(days=1), zone)
+    if attempt.contact_sends.emailed_on(today, zone):
+        return Deferral(
+            "member_daily_limit",
+            f"{attempt.contact} was already emailed on {today.isoformat()} ({zone}; one message a day to a contact); "
+            f"the next may go at {format_time(until)}",
+            until,
+        )
+    if attempt.yields_to:
+        return Deferral(
+            "member_daily_limit",
+            f"today's one message to {attempt.contact} is left to the higher-priority {', '.join(attempt.yields_to)}; "
+            f"this one may go at {format_time(until)}",
+            until,
+        )
+    return None
+
+
 def tenant_daily_limit(attempt: SendAttempt) -> Deferral | None:
     limit, now, zone = attempt.limits.daily_send_limit, attempt.now, attempt.limits.timezone
     today = local_day(now, zone)
@@ -94,7 +124,7 @@ def tenant_daily_limit(attempt: SendAttempt) -> Deferral | None:
 
 SendCheck = Callable[[SendAttempt], Deferral | None]
 
-SEND_CHECKS: tuple[SendCheck, ...] = (task_message_budget, member_weekly_limit, tenant_daily_limit)
+SEND_CHECKS: tuple[SendCheck, ...] = (task_message_budget, member_weekly_limit, member_daily_limit, tenant_daily_limit)
 """In order: the first that defers decides, so the reason names the tightest rule first met."""
 
 

@@ -66,6 +66,12 @@ class ContactSends(LooplineAggregate):
         """Sends in the 7 days up to and including `at`: what the contact got "this week"."""
         return sum(1 for moment in self.sent_at if at - WEEK < moment <= at)
 
+    def emailed_on(self, day: date, timezone: str) -> bool:
+        """Whether the contact got an email on the local `day` (a day the ledger has forgotten counts as one)."""
+        if self.forgotten_until is not None and local_day(self.forgotten_until, timezone) >= day:
+            return True
+        return any(local_day(moment, timezone) == day for moment in self.sent_at)
+
     def frees_at(self, limit: int, at: datetime) -> datetime | None:
         """The first time from `at` on at which one more send leaves no 7-day window with more than
         `limit` sends: `at` itself when it fits now, else when the oldest send in the way leaves

@@ -25,6 +25,9 @@ class OwnerDecision(DomainError):
     """A status change only the owner makes (approving, resuming an escalation), asked for by progress notes."""
 
 
+SENT_BY_LOOPLINE = ("loopline", "owner")
+"""Who an action Loopline delivers to a contact is performed by: Loopline, or the owner through `task.reply`."""
+
 OWNER_DECISIONS: dict[tuple[TaskStatus, TaskStatus], str] = {
     (TaskStatus.PENDING_REVIEW, TaskStatus.READY): "only the owner approves: use task.approve",
     (TaskStatus.ESCALATED, TaskStatus.EXECUTING): "only owner guidance resumes: use task.guidance",
@@ -71,9 +74,17 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
 
         def apply(self, task: Task) -> None:
             task.actions_count += 1
-            if self.performed_by == "loopline":
+            if self.sent_by_loopline:
                 task.deferred = None  # what a limit held back has gone out (or a newer message replaced it)
+                task._hold(None)  # the contact got an answer: a draft held back for the owner is moot
+            if "thread" in self.details:
+                task._join_thread(self.details.get("subject", ""), f"{self.originator_id}:{self.originator_version}")
             task._moved(self.status, self.timestamp)
+
+        @property
+        def sent_by_loopline(self) -> bool:
+            """Loopline delivers it: its own message, or the owner's it sends for them (`task.reply`)."""
+            return self.performed_by in SENT_BY_LOOPLINE
 
     class LoopLinked(TaskEvent):
         loop_ref: str
@@ -100,7 +111,24 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
             task.inbox_count += 1
             for loop_ref in self.resolved_loops:
                 task.open_loops.remove(loop_ref)
+            # The contact answered what a follow-up was to chase: the follow-up being drafted or held back goes.
+            for ref, pending in list(task.pending_decisions.items()):
+                if pending["loop_ref"] in self.resolved_loops:
+                    del task.pending_decisions[ref]
+            if task.deferred is not None and task.deferred["draft"].get("follow_up_of") in self.resolved_loops:
+                task.deferred = None
             task._moved(self.status, self.timestamp)
+
+    class ReplyNoted(TaskEvent):
+        """The contact wrote, and another of their tasks answers it: this one keeps it in its inbox and its
+        context, and neither answers it nor stops waiting for a reply of its own."""
+
+        signal_ref: str
+        data: dict[str, Any]
+        answered_by: str
+
+        def apply(self, task: Task) -> None:
+            task.inbox_count += 1
 
     class ProgressNoted(TaskMoved):
         notes: str
@@ -316,6 +344,10 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
         )
         self._wake_for_signal(resolved, signal_ref=signal_ref, signal_type=signal_type, now=now)
 
+    def note_reply(self, *, signal_ref: str, data: dict[str, Any], answered_by: str, now: datetime) -> None:
+        """Keeps a reply another task of the same contact answers (`ReplyNoted`)."""
+        self.trigger_event(self.ReplyNoted, timestamp=now, signal_ref=signal_ref, data=data, answered_by=answered_by)
+
     def close_loop_by_signal_in_inbox(self, loop_ref: str, *, signal_ref: str, signal_type: str, now: datetime) -> None:
         """A signal this task already received resolves one more of its loops (registered late): no second
         inbox entry, but the loop closes and its wake-up wakes as if both had been resolved together."""
@@ -344,7 +376,7 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
         """Tells the owner, quoting the contact (`quote`) and the agent's `draft` when there is one; the commands
         offered follow from the kind."""
         self.trigger_event(self.UserNotified, timestamp=now, kind=kind, message=message, quote=quote or None,
-                           draft=dict(draft) if draft else None, actions=actions_for(kind, self.ref))
+                           draft=dict(draft) if draft else None, actions=actions_for(kind, self.ref, held_draft=bool(draft)))
 
     def complete(self, *, summary: str, now: datetime) -> None:
         self.trigger_event(self.Completed, timestamp=now, summary=summary, status=self._target(TaskStatus.COMPLETED))

@@ -12,6 +12,10 @@ if TYPE_CHECKING:
     from loopline.domain.task import Task
 
 
+ANSWERS = ("touch", "reply", "guidance")
+"""Purposes of decisions that write to the contact: a newer reply's evaluation replaces any of them still pending."""
+
+
 class AlreadyDecided(DomainError):
     """A decision for a request that is no longer pending: a repeat, or one recorded by another process."""
 
@@ -41,8 +45,9 @@ class TaskDecisions:
                 # A reply stops the cadence (only an evaluation saying `wait` resumes it): the touch being drafted
                 # and a touch a limit held back are dropped, so no follow-up goes out after the contact answered.
                 task.next_touch_at = None
+                # An earlier reply still being evaluated is answered by this evaluation, which reads both.
                 for ref, pending in list(task.pending_decisions.items()):
-                    if pending["purpose"] == "touch":
+                    if pending["purpose"] in ANSWERS and ref != self.request_ref:
                         del task.pending_decisions[ref]
                 if task.deferred is not None and not task.deferred["draft"].get("reply"):
                     task.deferred = None

@@ -12,10 +12,12 @@ from loopline.domain.wording import count
 
 def story(events: Iterable[Any]) -> str:
     """The task's history in one sentence: reviews, actions, follow-ups, reminders, answers, notes."""
-    reviews, agent_actions, followups, reminders, answers, notes, escalations = [], 0, 0, 0, 0, 0, 0
+    reviews, agent_actions, followups, reminders, answers, notes, escalations, owner_sent = [], 0, 0, 0, 0, 0, 0, 0
     for event in events:
         if isinstance(event, Task.Reviewed):
             reviews.append(event.decision)
+        elif isinstance(event, Task.ActionRecorded) and event.performed_by == "owner":
+            owner_sent += 1
         elif isinstance(event, Task.ActionRecorded) and event.performed_by == "loopline":
             followups += event.action == "send_email"
             reminders += event.action == "send_reminder"
@@ -30,6 +32,7 @@ def story(events: Iterable[Any]) -> str:
     parts = [f"{decision} by the owner" for decision in reviews]
     parts.append(count(agent_actions, "action") + " by the agent" if agent_actions else "no action by the agent")
     parts += [count(n, word) + " sent" for n, word in ((followups, "follow-up"), (reminders, "reminder")) if n]
+    parts += [count(owner_sent, "message") + " from the owner sent"] if owner_sent else []
     parts += [count(notes, "progress note")] if notes else []
     parts += [count(escalations, "escalation") + " to the owner"] if escalations else []
     parts.append(count(answers, "answer") + " received" if answers else "no answer received")

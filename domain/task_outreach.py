@@ -11,6 +11,9 @@ from loopline.domain.status import TaskStatus
 if TYPE_CHECKING:
     from loopline.domain.task import Task
 
+THREAD_REFERENCES = 10
+"""Messages a thread's `References` name at most: its first and the latest (RFC 5322 lets a long chain be cut)."""
+
 
 class TaskOutreach:
     """A direct base of `Task`, keeping its `outreach` plan and counters; eventsourcing redefines its events as `Task.<Name>`."""
@@ -96,6 +99,30 @@ class TaskOutreach:
         def apply(self, task: Task) -> None:
             task.dormant_until = self.until
             task._moved(self.status, self.timestamp)
+
+    def _join_thread(self, subject: str, key: str) -> None:
+        """A message went out in the task's thread (applied with its `ActionRecorded`, whose delivery key
+        `<task id>:<version>` its Message-ID derives from): the first names the thread, the latest is answered next.
+        Kept in the outreach plan, which only an acting task has, so older snapshots need no upcasting."""
+        assert self.outreach is not None, "only an acting task sends in a thread"
+        thread = self.outreach.get("thread")
+        keys = [*thread["keys"], key] if thread else [key]
+        self.outreach["thread"] = {"subject": thread["subject"] if thread else subject,
+                                   "keys": keys[:1] + keys[1:][-(THREAD_REFERENCES - 1):]}
+
+    def thread_subject(self, subject: str) -> str:
+        """The subject of the next message: `Re:` the thread's first subject once there is one, else its own."""
+        thread = self.outreach.get("thread") if self.outreach else None
+        if not thread or not thread["subject"]:
+            return subject
+        first = thread["subject"]
+        return first if first.lower().startswith("re:") else f"Re: {first}"
+
+    @property
+    def thread_references(self) -> list[str]:
+        """Delivery keys of the messages sent in the thread, oldest first: the next message answers the last."""
+        thread = self.outreach.get("thread") if self.outreach else None
+        return list(thread["keys"]) if thread else []
 
     @property
     def is_acting(self) -> bool:

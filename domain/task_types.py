@@ -62,6 +62,8 @@ class Outcome:
     attribute_revenue: bool
     revenue_multiplier: float | None = None
     provisional: bool = False
+    next_step: str | None = None
+    """What the owner does next when a task ends so (a conversion: book the class), told in the notice."""
 
 
 @dataclass(frozen=True)
@@ -133,7 +135,9 @@ class TaskType:
         return self.auto_threshold if self.follow_through_threshold is None else self.follow_through_threshold
 
     def outcome(self, code: str) -> Outcome | None:
-        return next((o for o in self.goal.outcomes if o.code == code), None)
+        """The type's outcome of that code; `owner_handled` is every type's (`task.takeover`), in its words if it has one."""
+        found = next((o for o in self.goal.outcomes if o.code == code), None)
+        return OWNER_HANDLED if found is None and code == OWNER_HANDLED.code else found
 
     @property
     def outcome_codes(self) -> tuple[str, ...]:
@@ -141,10 +145,14 @@ class TaskType:
 
 
 def _o(code: str, label: str, kind: OutcomeKind, description: str, revenue: float | None = None,
-       provisional: bool = False) -> Outcome:
+       provisional: bool = False, next_step: str | None = None) -> Outcome:
     """An outcome; a revenue multiplier means revenue is attributed to it."""
     return Outcome(code, label, kind, description, attribute_revenue=revenue is not None,
-                   revenue_multiplier=revenue, provisional=provisional)
+                   revenue_multiplier=revenue, provisional=provisional, next_step=next_step)
+
+
+OWNER_HANDLED = _o("owner_handled", "Owner Handled", "neutral", "The owner took the task over and handled it themselves")
+"""How `task.takeover` closes any task: not a goal the agent reaches, so no type offers it to the model."""
 
 
 UNRESPONSIVE = "unresponsive"
@@ -165,7 +173,8 @@ _GYM: tuple[TaskType, ...] = (
                 _o("retained", "Member Retained", "positive", "Member checked in within 14 days of outreach", 1.0),
                 _o("verbal_commitment", "Verbal Commitment", "positive",
                    "Member said they would return. Provisional — downgrades after 14 days with no checkin.",
-                   0.5, provisional=True),
+                   0.5, provisional=True,
+                   next_step="Look out for them at the class or day they named, and welcome them back in person."),
                 _o("engaged_conversation", "Engaged Conversation", "neutral", "Replied positively but made no commitment."),
                 _o("self_resolved", "Self-Resolved", "positive", "Member came back before outreach sent."),
                 _o(UNRESPONSIVE, "No Response", "neutral", "All touches exhausted, no reply, no checkin."),
@@ -187,7 +196,8 @@ _GYM: tuple[TaskType, ...] = (
             judgment_criteria="The member has expressed genuine interest in returning — not just politeness.",
             outcomes=(
                 _o("recovered", "Member Recovered", "positive", "Membership reactivated", 3.0),
-                _o("interested", "Interested", "positive", "Expressed interest but hasn't reactivated yet"),
+                _o("interested", "Interested", "positive", "Expressed interest but hasn't reactivated yet",
+                   next_step="Reactivate their membership with them: write or call with how to rejoin."),
                 _o(UNRESPONSIVE, "No Response", "neutral", "No reply after all touches"),
                 _o("declined", "Declined", "negative", "Member explicitly said no"),
                 _o("opted_out", "Opted Out", "negative", "Requested no further contact"),
@@ -206,7 +216,8 @@ _GYM: tuple[TaskType, ...] = (
             signals=(GoalSignal("trial_booked", 100, True, 21), GoalSignal("checkin", 100, True, 21)),
             judgment_criteria="The lead has committed to a specific date/time to visit.",
             outcomes=(
-                _o("converted", "Lead Converted", "positive", "Trial booked or first checkin", 1.0),
+                _o("converted", "Lead Converted", "positive", "Trial booked or first checkin", 1.0,
+                   next_step="Book them into the class or trial they asked for, and confirm the time with them."),
                 _o("engaged", "Engaged", "positive", "Replying, asking questions, but hasn't committed"),
                 _o(UNRESPONSIVE, "No Response", "neutral", "No reply"),
                 _o("not_interested", "Not Interested", "negative", "Lead explicitly declined"),

@@ -50,6 +50,16 @@ DESCRIPTIONS: dict[type, Describe] = {
     Task.Reviewed: lambda e: (f"owner {e.decision} the task", e.reason),
     Task.GuidanceGiven: lambda e: ("owner gave guidance; task resumed", e.text),
     Task.Escalated: lambda e: ("task escalated to the owner", e.reason),
+    Task.DraftHeldBack: lambda e: (
+        f"draft held back for the owner (task.approve sends it): {e.draft.get('subject') or '(a reply)'}",
+        e.draft.get("body"),
+    ),
+    Task.FirstDraftEdited: lambda e: (f"owner wrote the first message: {e.draft['subject']}", e.draft["body"]),
+    Task.OwnerAnswered: lambda e: (
+        {"approved": "owner approved the held-back draft", "edited": "owner edited the held-back draft",
+         "wrote": "owner wrote to the contact"}.get(e.how, f"owner answered ({e.how})") + f"; task is {e.status}",
+        e.reason,
+    ),
     Task.Completed: lambda e: ("task completed", e.summary),
     Task.Cancelled: lambda e: ("task cancelled", e.reason),
     Task.Expired: lambda e: ("task expired", e.reason),

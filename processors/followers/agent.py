@@ -25,6 +25,7 @@ from uuid import UUID
 
 from eventsourcing.utils import get_topic
 
+from loopline.domain.reply_routing import answered_signal
 from loopline.domain.task import Task
 from loopline.domain.tenant import TenantSettings
 from loopline.processors.application import Loopline, Position, UnitOfWork
@@ -172,9 +173,9 @@ def _reply_subject(history: list[Any], requested: Any) -> str | None:
     """`Re:` the subject of the reply being answered (or of the last message sent), for a reply's subject."""
     subject = None
     for event in history:
-        if isinstance(event, Task.SignalReceived) and event.signal_ref == requested.request_ref:
+        if isinstance(event, Task.SignalReceived) and event.signal_ref == answered_signal(requested.request_ref):
             subject = event.data.get("subject") or subject
-        elif isinstance(event, Task.ActionRecorded) and event.performed_by == "loopline" and subject is None:
+        elif isinstance(event, Task.ActionRecorded) and event.sent_by_loopline and subject is None:
             subject = event.details.get("subject")
     if not subject:
         return None

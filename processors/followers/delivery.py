@@ -211,7 +211,7 @@ def outbound_message(event: object) -> dict | None:
         # when it was processed: that keeps the outbox the same in any processing order.
         return {"to": "agent", "kind": "task_signal", "signal_type": event.signal_type, "signal_id": event.signal_ref,
                 "text": f"{event.signal_type} {event.signal_ref} arrived", "at": format_time(event.timestamp)}
-    if isinstance(event, Task.ActionRecorded) and event.performed_by == "loopline":
+    if isinstance(event, Task.ActionRecorded) and event.sent_by_loopline:
         return {"to": event.details.get("to", "counterpart"), "kind": event.action, "text": event.summary,
                 "details": event.details, "at": format_time(event.timestamp)}
     return None

@@ -17,14 +17,13 @@ from uuid import UUID
 
 from loopline.domain import ids
 from loopline.domain.task import Task
-from loopline.domain.task_types import PRIORITY_ORDER, task_type
 from loopline.domain.timers import SHARDS, TimerBucket, TimerKind, TimerWheel
 from loopline.domain.timeutil import HOUR, floor_hour
 from loopline.domain.wording import count, when
 from loopline.processors.application import Loopline, UnitOfWork
 from loopline.processors.bus import Batch, Bus
 from loopline.processors.messages import BucketSwept, TimerFired, WheelSwept
-from loopline.processors.handlers.outreach import has_step
+from loopline.processors.handlers.outreach import has_step, priority_rank
 from loopline.processors.handlers.timer_firings import TIMERS
 
 SWEEPS = 5
@@ -169,6 +168,5 @@ class Scheduler:
             task = uow.get(task_id, Task)
             if task is None or not has_step(task, now):
                 continue
-            rank = PRIORITY_ORDER.get(task.priority or task_type(task.task_type).priority, len(PRIORITY_ORDER))
-            by_tenant.setdefault(task.tenant, []).append((rank, due, task.ref, task_id))
+            by_tenant.setdefault(task.tenant, []).append((priority_rank(task), due, task.ref, task_id))
         return read, {task_id for steps in by_tenant.values() for *_, task_id in sorted(steps)[:STEPS_PER_TICK]}

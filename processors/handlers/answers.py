@@ -6,11 +6,20 @@ a request gets at most one decision and a decision at most one send."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from loopline.domain import ids
 from loopline.domain.errors import DomainError
 from loopline.domain.open_loop import OpenLoop
-from loopline.domain.outreach import Escalate, SendReply, SendTouch, apply_draft, apply_evaluation
+from loopline.domain.outreach import (
+    Escalate,
+    SendReply,
+    SendTouch,
+    StepAction,
+    WaitForContact,
+    apply_draft,
+    apply_evaluation,
+)
 from loopline.domain.task import Task
 from loopline.domain.task_types import task_type
 from loopline.domain.timers import TimerKind
@@ -66,17 +75,28 @@ def _decided(uow: UnitOfWork, item: Pending, task: Task, decision: Decision, now
     draft = {"decided_by": decided_by, "decision": item.request_ref, "confidence": decision.confidence}
     if item.point == "draft_message":
         action = apply_draft(output, decision.confidence, plan=plan, progress=progress)
+        touch = item.touch or progress.touch + 1
+        written = {**draft, "subject": output["subject"], "body": output["body"]}
         if isinstance(action, SendTouch):
-            touch = item.touch or action.touch
-            return send_message(uow, task, draft={**draft, "subject": output["subject"], "body": output["body"]},
-                                touch=touch, now=now)
-        return act(uow, task, action, now)
+            return send_message(uow, task, draft=written, touch=touch, now=now)
+        return _act_holding(uow, task, action, {**written, "touch": touch}, now)
     action = apply_evaluation(output, decision.confidence, plan=plan, progress=progress,
                               outcomes=task_type(task.task_type).outcome_codes, now=now)
     if isinstance(action, SendReply):
         return send_message(uow, task, draft={**draft, "subject": item.reply_subject or "", "body": action.body},
                             touch=task.touch, now=now, reply=True)
-    return act(uow, task, action, now, quote=item.request.reply_text)
+    written = {**draft, "subject": item.reply_subject or "", "touch": task.touch, "reply": True}
+    return _act_holding(uow, task, action, written, now, quote=item.request.reply_text)
+
+
+def _act_holding(uow: UnitOfWork, task: Task, action: StepAction | WaitForContact, written: dict[str, Any],
+                 now: datetime, quote: str | None = None) -> str | None:
+    """Applies the action (`quote`: the reply it answers); an escalation with the agent's draft keeps that draft
+    for the owner's `task.approve`."""
+    said = act(uow, task, action, now, quote=quote)
+    if isinstance(action, Escalate) and action.draft and not task.is_closed:
+        task.hold_draft({**written, **action.draft}, now=now)
+    return said
 
 
 def refuse(uow: UnitOfWork, returned: DecisionReturned, error: DomainError) -> None:

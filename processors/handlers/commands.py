@@ -38,11 +38,14 @@ from loopline.processors.handlers.commands_types import (
     LoopRegister,
     LoopResolve,
     RunSchedule,
+    TaskApprove,
     TaskCancel,
     TaskComplete,
     TaskCreate,
     TaskGuidance,
+    TaskReply,
     TaskReview,
+    TaskTakeover,
     TaskUpdate,
     TaskWake,
     TenantConfigure,
@@ -50,6 +53,8 @@ from loopline.processors.handlers.commands_types import (
     action_schema,
 )
 from loopline.processors.messages import Message
+from loopline.processors.handlers.outreach import answer_with_guidance
+from loopline.processors.handlers.owner import approve_task, reply_to_contact, take_over
 from loopline.processors.handlers.readiness import on_ready
 from loopline.processors.handlers.tenants import configure_tenant, tenant_settings
 from loopline.processors.handlers.wakeups import record_workflow_output, schedule_wakeup, wake_on_condition
@@ -216,13 +221,6 @@ def cancel_task(uow: UnitOfWork, msg: Message, cmd: TaskCancel) -> str:
     return f"cancelled {task.ref}"
 
 
-def approve_task(uow: UnitOfWork, msg: Message, cmd: TaskReview) -> str:
-    task = load_task(uow, msg.tenant, cmd.task_id)
-    task.approve(reason=cmd.reason or "approved by owner", now=msg.at)
-    on_ready(uow, task, msg.at)
-    return f"approved {task.ref}"
-
-
 def reject_task(uow: UnitOfWork, msg: Message, cmd: TaskReview) -> str:
     task = load_task(uow, msg.tenant, cmd.task_id)
     reason = cmd.reason or "rejected by owner"
@@ -234,6 +232,8 @@ def reject_task(uow: UnitOfWork, msg: Message, cmd: TaskReview) -> str:
 def give_guidance(uow: UnitOfWork, msg: Message, cmd: TaskGuidance) -> str:
     task = load_task(uow, msg.tenant, cmd.task_id)
     task.give_guidance(text=cmd.text, now=msg.at)
+    if task.is_acting and answer_with_guidance(uow, task, now=msg.at):
+        return f"guidance given; {task.ref} drafts its answer to {task.contact} with it"
     if task.is_acting:  # Loopline works it again from the next tick, with the guidance in the conversation
         set_timer(uow, kind=TimerKind.TASK_STEP, target_id=task.id, due=msg.at, now=msg.at)
     return f"guidance given; {task.ref} resumed"
@@ -264,9 +264,11 @@ COMMANDS: dict[str, CommandRoute] = {
         CommandRoute("task.update", TaskUpdate, update_task),
         CommandRoute("task.complete", TaskComplete, complete_task),
         CommandRoute("task.cancel", TaskCancel, cancel_task),
-        CommandRoute("task.approve", TaskReview, approve_task),
+        CommandRoute("task.approve", TaskApprove, approve_task),
         CommandRoute("task.reject", TaskReview, reject_task),
         CommandRoute("task.guidance", TaskGuidance, give_guidance),
+        CommandRoute("task.reply", TaskReply, reply_to_contact),
+        CommandRoute("task.takeover", TaskTakeover, take_over),
         CommandRoute("run.schedule", RunSchedule, schedule_proactive_run),
         CommandRoute("task.wake", TaskWake, schedule_wakeup),
         CommandRoute("workflow.output", WorkflowOutput, record_workflow_output),

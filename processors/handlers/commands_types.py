@@ -153,6 +153,29 @@ class TaskReview(Strict):
     rejection_type: str | None = Field(default=None, description="on `task.reject`: a category of the rejection, kept with it")
 
 
+class TaskApprove(TaskReview):
+    task_id: Id = Field(description="a task in `pending_review`, or an `escalated` one with a draft held back")
+    draft: TaskDraft | None = Field(
+        default=None, description="the message as the owner edited it, sent instead of the agent's: a "
+        "`pending_review` task's first touch (at the next tick), or an escalated task's held-back draft (at once, "
+        "`Re:` the thread's first subject); absent: the agent's as it is",
+    )
+
+
+class TaskReply(Strict):
+    task_id: Id = Field(description="a task Loopline works, open and not in `pending_review`")
+    body: Text = Field(description="the owner's own words, sent to the contact in the task's thread through the "
+                       "same send limits, and kept in the conversation as the owner's")
+    subject: Text | None = Field(default=None, description="the subject of a first message; once one was sent, every "
+                                 "message is `Re:` the thread's first subject, so the contact reads one conversation")
+
+
+class TaskTakeover(Strict):
+    task_id: Id = Field(description="a task the agent has started (`executing`, `waiting`, `dormant` or `escalated`)")
+    reason: str | None = Field(default=None, description="what the owner did, in the trail (absent: `the owner took "
+                               "over`)")
+
+
 class TaskGuidance(Strict):
     task_id: Id = Field(description="an `escalated` task; it resumes `executing`")
     text: Text = Field(description="the owner's guidance, in the trail")

@@ -35,14 +35,25 @@ ESCALATION_RUN_DELAY = timedelta(hours=4)
 FOLLOWUP_IF_UNRESOLVED = DeadlineAction.NOTIFY_USER.value
 
 
+KEPT_OPEN_UNTIL_SENT = frozenset({DeadlineAction.DRAFT_FOLLOWUP_EMAIL.value})
+"""Actions whose overdue loop stays open until their message is sent: a reply while the follow-up is being
+drafted or held back by a limit still resolves the loop, and the follow-up is dropped (`Task.SignalReceived`)."""
+
+
 def take_deadline_action(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, now: datetime) -> str:
-    """Closes the overdue loop as `expired` and takes its action, in the same save; says what it did."""
+    """Closes the overdue loop as `expired` (or, for a follow-up, once it is sent) and takes its action, in the
+    same save; says what it did."""
     action = loop.if_unresolved
-    reason = f"no sign of {loop.awaited()} by {when(loop.deadline)}; next: {NEXT_STEP[action]}"
-    close_loop(uow, loop, task, resolved_by="expired", reason=reason, now=now)
+    if action not in KEPT_OPEN_UNTIL_SENT:
+        _expire(uow, loop, task, now)
     done = ACTIONS[action](uow, loop, task, drafter, now)
     task.end_wait(reason=f"no sign of {loop.awaited()}, and nothing else to wait for", now=now)
     return f"'{task.title}': no sign of {loop.awaited()} by {when(loop.deadline)}; {done}"
+
+
+def _expire(uow: UnitOfWork, loop: OpenLoop, task: Task, now: datetime) -> None:
+    reason = f"no sign of {loop.awaited()} by {when(loop.deadline)}; next: {NEXT_STEP[loop.if_unresolved]}"
+    close_loop(uow, loop, task, resolved_by="expired", reason=reason, now=now)
 
 
 def _who(loop: OpenLoop, contact: str) -> str:
@@ -53,6 +64,8 @@ def _draft_followup_email(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: 
     """Asks the model for the follow-up (`processors/followers/agent.py` sends it with `send_followup`)."""
     contact = loop.watch["sender"]
     task.check_may_act()
+    if task.deferred is not None and task.deferred["draft"].get("follow_up_of") == loop.ref:
+        return f"a follow-up to {contact} is already drafted and waits for a send limit"
     task.request_decision(
         request_ref=f"{loop.ref}/followup", point="draft_message", purpose="followup", touch=None, tone=None,
         reason=f"no reply from {contact} by {when(loop.deadline)}", now=now, loop_ref=loop.ref,
@@ -86,6 +99,7 @@ def send_followup(uow: UnitOfWork, loop: OpenLoop, task: Task, draft: Draft, now
                          message=f"'{task.title}': a follow-up to {_who(loop, contact)} waits until {when(until)}: "
                          f"{sent.deferral.reason}.", now=now)
         return f"deferred the follow-up to {contact} until {when(until)}"
+    _expire(uow, loop, task, now)
     deadline = now + EXPECTATIONS["send_email"].default_deadline
     _wait_again(uow, loop, task, "followup", now, deadline=deadline, if_unresolved=FOLLOWUP_IF_UNRESOLVED,
                 description=f"a reply from {contact} to my follow-up", action="send_email", contact=contact)

@@ -37,6 +37,12 @@ def load_task(uow: UnitOfWork, tenant: str, task_ref: str) -> Task:
     return task
 
 
+def task_history(uow: UnitOfWork, task: Task) -> list[Any]:
+    """The task's events, stored and not yet saved (read for a rare step: an expiry's reason, guidance)."""
+    saved = task.version - len(task.pending_events)
+    return [*uow.app.events.get(task.id, lte=saved), *task.pending_events]
+
+
 def set_timer(uow: UnitOfWork, *, kind: TimerKind, target_id: UUID, due: datetime, now: datetime) -> None:
     """Files a timer in the wheel; a bucket already swept and closed pushes it to the next hour."""
     wheel_id = ids.timer_wheel_id()

@@ -7,6 +7,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from loopline.domain import ids
+from loopline.domain.contact_index import ContactIndex
+from loopline.domain.errors import DomainError
 from loopline.domain.expectations import NEXT_TOUCH
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.outreach import (
@@ -21,12 +23,20 @@ from loopline.domain.outreach import (
     WaitForContact,
     next_step,
 )
+from loopline.domain.reply_routing import guided_request_ref, unanswered_reply
 from loopline.domain.task import Task
-from loopline.domain.task_types import task_type
+from loopline.domain.task_types import PRIORITY_ORDER, task_type
 from loopline.domain.timers import TimerKind
 from loopline.domain.wording import when
 from loopline.processors.application import UnitOfWork
-from loopline.processors.handlers.loops_and_timers import close_loop, close_task_loops, proactive_run, register_loop, set_timer
+from loopline.processors.handlers.loops_and_timers import (
+    close_loop,
+    close_task_loops,
+    proactive_run,
+    register_loop,
+    set_timer,
+    task_history,
+)
 from loopline.processors.handlers.sending import Deferred, send_to_contact
 from loopline.processors.handlers.tenants import tenant_settings
 
@@ -36,9 +46,16 @@ NO_END_WAIT = timedelta(days=30)
 """How long a reply loop waits when the task has neither a next touch nor a budget end."""
 DEFERRED_NEVER = timedelta(days=1)
 """A limit that never frees up (a deferral without `until`) is looked at again the next day."""
+OWNER = "owner"
+"""Who a draft is `by` when the owner wrote it (`task.approve` with a draft, `task.reply`)."""
 AFTER_REPLY = timedelta(microseconds=1)
 """A loop opened in answer to a reply waits for the next one: it is registered just after the reply, which the
 match index keeps and would otherwise resolve it at once (a kept signal resolves loops not newer than it)."""
+
+
+class OwnerSendRefused(DomainError):
+    """A send limit that never frees up (a spent budget, a limit of 0) holds back the owner's message: refused,
+    since a deferral would never end."""
 
 
 def plan_of(task: Task) -> Plan:
@@ -99,9 +116,11 @@ def send_touch(uow: UnitOfWork, task: Task, action: SendTouch, now: datetime) ->
                             reply=bool(draft.get("reply")))
     if action.use_draft:
         draft = task.outreach["draft"]
+        by_owner = draft.get("decided_by") == OWNER  # the owner's own first message, given at `task.approve`
         return send_message(uow, task, draft={
-            "subject": draft["subject"], "body": draft["body"], "decided_by": "creation draft",
-            "confidence": task.confidence if task.confidence is not None else 0.0,
+            "subject": draft["subject"], "body": draft["body"], "decided_by": draft.get("decided_by", "creation draft"),
+            "confidence": None if by_owner else task.confidence if task.confidence is not None else 0.0,
+            **({"by": OWNER} if by_owner else {}),
         }, touch=action.touch, now=now)
     task.request_decision(
         request_ref=f"{task.ref}/touch/{action.touch}", point="draft_message", purpose="touch", touch=action.touch,
@@ -112,18 +131,28 @@ def send_touch(uow: UnitOfWork, task: Task, action: SendTouch, now: datetime) ->
 
 def send_message(uow: UnitOfWork, task: Task, *, draft: dict[str, Any], touch: int, now: datetime,
                  reply: bool = False) -> str:
-    """Sends a message to the task's contact through the send checks; a send they defer keeps its draft and
-    steps the task again when the limit frees up. A sent touch opens the reply loop up to the next touch."""
+    """Sends a message to the task's contact through the send checks, in the task's one thread (`Re:` its first
+    subject, answering the message before); a send they defer keeps its draft and steps the task again when the
+    limit frees up. A sent touch opens the reply loop up to the next touch. A draft `by` the owner is recorded as
+    theirs (performed by `owner`)."""
     assert task.contact is not None and task.outreach is not None
     details = {
-        "to": task.contact, "to_name": task.outreach.get("contact_name"), "subject": draft.get("subject", ""),
-        "body": draft["body"], "touch": touch, "decided_by": draft.get("decided_by", ""),
-        "decision": draft.get("decision"), "confidence": draft.get("confidence"),
+        "to": task.contact, "to_name": task.outreach.get("contact_name"),
+        "subject": task.thread_subject(draft.get("subject", "")), "body": draft["body"], "touch": touch,
+        "decided_by": draft.get("decided_by", ""), "decision": draft.get("decision"),
+        "confidence": draft.get("confidence"), "thread": {"references": task.thread_references},
     }
     details = {key: value for key, value in details.items() if value is not None}
+    by = draft.get("by", "loopline")
+    written = ", the owner's words" if by == OWNER else ""
     sent = send_to_contact(uow, task, details=details, now=now, settings=tenant_settings(uow, task.tenant),
-                           summary=f"Emailed {task.contact} ({'reply' if reply else f'touch {touch}'})")
+                           summary=f"Emailed {task.contact} ({'reply' if reply else f'touch {touch}'}{written})",
+                           answers_contact=reply, performed_by=by,
+                           yields_to=() if reply or by == OWNER else due_before(uow, task, now))
     if isinstance(sent, Deferred):
+        if by == OWNER and sent.deferral.until is None:
+            raise OwnerSendRefused(f"{sent.deferral.reason}, so nothing was sent to {task.contact}; write to them "
+                                   "yourself, then close the task with task.takeover")
         until = sent.deferral.until or now + DEFERRED_NEVER
         task.defer_send(rule=sent.deferral.rule, reason=sent.deferral.reason, until=until,
                         draft={**draft, "touch": touch, "reply": reply}, now=now)
@@ -137,6 +166,30 @@ def send_message(uow: UnitOfWork, task: Task, *, draft: dict[str, Any], touch: i
                     subject=details["subject"])
     what = "a reply" if reply else f"touch {touch} of {plan.touches}"
     return f"'{task.title}': sent {what} to {task.contact}"
+
+
+def due_before(uow: UnitOfWork, task: Task, now: datetime) -> tuple[str, ...]:
+    """The contact's other open tasks of a higher priority whose touch is due now or being drafted: the day's
+    one message to the contact is theirs (seed 002 §21.3), described for the deferral's reason."""
+    assert task.contact is not None
+    index = uow.get(ids.contact_index_id(task.tenant, task.contact), ContactIndex)
+    if index is None:
+        return ()
+    rank = priority_rank(task)
+    ahead = []
+    for ref in sorted(set(index.tasks.values()) - {task.ref}):
+        other = uow.get(ids.task_id(task.tenant, ref), Task)
+        if other is None or other.is_closed or not other.is_acting or priority_rank(other) >= rank:
+            continue
+        drafting = any(pending["purpose"] == "touch" for pending in other.pending_decisions.values())
+        if drafting or isinstance(next_step(plan_of(other), progress_of(other), now), SendTouch):
+            ahead.append(f"'{other.title}' ({other.priority or task_type(other.task_type).priority})")
+    return tuple(ahead)
+
+
+def priority_rank(task: Task) -> int:
+    """Lower goes first: the task's own priority, else its type's."""
+    return PRIORITY_ORDER.get(task.priority or task_type(task.task_type).priority, len(PRIORITY_ORDER))
 
 
 def open_reply_loop(uow: UnitOfWork, task: Task, *, deadline: datetime, now: datetime, subject: str | None = None) -> None:
@@ -158,7 +211,8 @@ def open_reply_loop(uow: UnitOfWork, task: Task, *, deadline: datetime, now: dat
 
 def close(uow: UnitOfWork, task: Task, action: Close, now: datetime, quote: str | None = None) -> str:
     """Sets the outcome, then closes: completed for an outcome reached, cancelled otherwise (unresponsive); the
-    owner is told at once, with the contact's words when a reply closed it (an opt-out, a conversion)."""
+    owner is told at once, with the contact's words when a reply closed it (an opt-out, a conversion) and what to
+    do next when the outcome asks for them (a conversion: book the class)."""
     outcome = task_type(task.task_type).outcome(action.outcome)
     close_task_loops(uow, task, resolved_by=str(action.status), reason=f"task closed: {action.reason}", now=now)
     task.set_outcome(code=action.outcome, kind=outcome.kind if outcome else "neutral",
@@ -167,8 +221,10 @@ def close(uow: UnitOfWork, task: Task, action: Close, now: datetime, quote: str 
         task.complete(summary=f"{action.outcome}: {action.reason}", now=now)
     else:
         task.cancel(reason=f"{action.outcome}: {action.reason}", now=now)
-    task.notify_user(kind=f"task_{action.status}", message=f"'{task.title}' closed as {action.outcome}: {action.reason}.",
-                     now=now, quote=quote)
+    next_step = f" Next: {outcome.next_step}" if outcome and outcome.next_step else ""
+    task.notify_user(kind=f"task_{action.status}",
+                     message=f"'{task.title}' closed as {action.outcome}: {action.reason}.{next_step}", now=now,
+                     quote=quote)
     return f"'{task.title}': closed as {action.outcome} ({action.reason})"
 
 
@@ -217,6 +273,20 @@ def on_reply(uow: UnitOfWork, task: Task, *, signal_ref: str, now: datetime, quo
         request_ref=signal_ref, point="evaluate_reply", purpose="reply", touch=task.touch, tone=None,
         reason=f"{task.contact} replied", now=now,
     )
+
+
+def answer_with_guidance(uow: UnitOfWork, task: Task, *, now: datetime) -> bool:
+    """The owner's guidance on a reply nothing has answered yet: the model evaluates that reply again, with the
+    guidance, and its answer is sent under the usual confidence rule (`processors/handlers/answers.py`). No turn
+    budget check: the owner asked for this turn. False when no reply waits for an answer."""
+    replied = unanswered_reply(task_history(uow, task))
+    if replied is None:
+        return False
+    task.request_decision(
+        request_ref=guided_request_ref(replied, task.version), point="evaluate_reply", purpose="guidance",
+        touch=task.touch, tone=None, reason=f"the owner gave guidance on {task.contact}'s reply", now=now,
+    )
+    return True
 
 
 def _retries_due(task: Task, now: datetime) -> list[tuple[str, dict[str, Any]]]:

@@ -35,10 +35,12 @@ class Deferred:
 
 def send_to_contact(
     uow: UnitOfWork, task: Task, *, details: dict[str, Any], now: datetime, settings: TenantSettings,
-    summary: str | None = None,
+    summary: str | None = None, answers_contact: bool = False, yields_to: tuple[str, ...] = (),
+    performed_by: str = "loopline",
 ) -> Sent | Deferred:
-    """Emails `details["to"]` for the task (a `send_email` action by Loopline, which delivery sends) unless
-    a check in `SEND_CHECKS` defers it; the contact's and the tenant's ledgers count the send in the same save."""
+    """Emails `details["to"]` for the task (a `send_email` action by Loopline, or by the owner through it, which
+    delivery sends) unless a check in `SEND_CHECKS` defers it; the contact's and the tenant's ledgers count the
+    send in the same save. `answers_contact` and `yields_to` are what the one-message-a-day check reads."""
     contact = details["to"]
     contact_id, tenant_id = ids.contact_sends_id(task.tenant, contact), ids.tenant_sends_id(task.tenant)
     contact_sends = uow.get(contact_id, ContactSends) or ContactSends.open(
@@ -49,12 +51,13 @@ def send_to_contact(
     deferral = first_deferral(SendAttempt(
         contact=contact, messages_used=task.messages_used, messages_budget=plan["budget_messages"] if plan else None,
         contact_sends=contact_sends, tenant_sends=tenant_sends, limits=settings, now=now,
+        answers_contact=answers_contact, yields_to=yields_to,
     ))
     if deferral is not None:
         return Deferred(deferral)
     task.record_action(
         action="send_email", details=details, summary=summary or f"Emailed {contact}: {details.get('subject', '')}",
-        performed_by="loopline", now=now,
+        performed_by=performed_by, now=now,
     )
     uow.add(contact_sends).record(task_ref=task.ref, now=now)
     uow.add(tenant_sends).record(task_ref=task.ref, day=local_day(now, settings.timezone), now=now)

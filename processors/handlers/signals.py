@@ -1,5 +1,9 @@
 """Signal matching: a signal resolves every matching open loop of its tenant registered no later than
-the signal happened (one signal may move several tasks at once), and is kept for loops registered later."""
+the signal happened (one signal may move several tasks at once), and is kept for loops registered later.
+
+An email from a contact with open acting tasks always reaches one of them, whatever its status and
+whether or not it has a loop open (`domain/reply_routing.py` chooses which); the contact's other tasks
+keep it in their context without answering it. A reply reaches the owner when the task is theirs."""
 
 from __future__ import annotations
 
@@ -7,10 +11,12 @@ from collections import defaultdict
 
 from loopline.domain import ids
 from loopline.domain.contact_index import ContactIndex
+from loopline.domain.reply_routing import answering_task
 from loopline.domain.status import TaskStatus
 from loopline.domain.task import Task
 from loopline.domain.channels import CHANNEL_BY_SIGNAL
 from loopline.domain.open_loop import OpenLoop
+from loopline.domain.wording import when
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.loops_and_timers import load_task, proactive_run, resolve_by_signal, watch_index
 from loopline.processors.messages import Message
@@ -21,30 +27,63 @@ WORKED = frozenset({TaskStatus.READY, TaskStatus.EXECUTING, TaskStatus.WAITING, 
 LATE_REPLY_PREVIEW = 200
 
 
-def reply_words(data: dict) -> str:
-    """What the contact wrote, as the owner is shown it: the body, else the subject."""
-    return str(data.get("body") or data.get("subject") or "").strip()
+def reply_words(msg: Message) -> str:
+    """What the contact wrote, whole: the notice quotes it (`quote`)."""
+    return str(msg.data.get("body") or msg.data.get("subject") or "").strip()
+
+
+def words(msg: Message) -> str:
+    """What the contact wrote, quoted in a notice's sentence (cut at `LATE_REPLY_PREVIEW` characters)."""
+    text = reply_words(msg)
+    preview = text[:LATE_REPLY_PREVIEW] + ("…" if len(text) > LATE_REPLY_PREVIEW else "")
+    return f"“{preview}”" if preview else "(an empty message)"
+
+
+def _contact_tasks(uow: UnitOfWork, msg: Message) -> list[Task]:
+    """The sender's acting tasks (the contact index lists the latest of each type), open or closed."""
+    index = uow.get(ids.contact_index_id(msg.tenant, str(msg.data["sender"])), ContactIndex)
+    if index is None:
+        return []
+    return [task for ref in index.tasks.values() if (task := uow.get(ids.task_id(msg.tenant, ref), Task)) is not None]
 
 
 def notify_late_reply(uow: UnitOfWork, msg: Message) -> bool:
     """A reply from the contact of a closed acting task: the owner is told; nothing reopens."""
-    index = uow.get(ids.contact_index_id(msg.tenant, str(msg.data["sender"])), ContactIndex)
-    if index is None:
-        return False
-    closed = [task for ref in index.tasks.values()
-              if (task := uow.get(ids.task_id(msg.tenant, ref), Task)) is not None and task.is_closed]
+    closed = [task for task in _contact_tasks(uow, msg) if task.is_closed]
     if not closed:
         return False
     task = max(closed, key=lambda t: t.last_activity_at)
-    text = reply_words(msg.data)
-    preview = text[:LATE_REPLY_PREVIEW] + ("…" if len(text) > LATE_REPLY_PREVIEW else "")
     task.notify_user(
         kind="late_reply",
-        message=f"'{task.title}': {msg.data['sender']} replied after the task was {task.status}"
-        f"{f': “{preview}”' if preview else ''}. Nothing was reopened; decide whether to answer.",
-        now=msg.at, quote=text,
+        message=f"'{task.title}': {msg.data['sender']} replied after the task was {task.status}: {words(msg)}. "
+        "Nothing was reopened; decide whether to answer.",
+        now=msg.at, quote=reply_words(msg),
     )
     return True
+
+
+def answer(uow: UnitOfWork, task: Task, msg: Message, resolved_loops: list[str], *, agents: bool) -> None:
+    """The reply joins the task's conversation; Loopline evaluates it while it works the task (unless it answers
+    a loop the outside agent registered, `agents`: that agent reads it), and the owner reads it while the task is
+    theirs (escalated, or awaiting their review)."""
+    status = task.status
+    task.receive_signal(signal_ref=msg.ref, signal_type=msg.type, data=dict(msg.data), resolved_loops=resolved_loops,
+                        now=msg.at)
+    contact = msg.data["sender"]
+    if status in WORKED and not agents:
+        on_reply(uow, task, signal_ref=msg.ref, now=msg.at, quote=reply_words(msg))
+    elif status is TaskStatus.ESCALATED:
+        task.escalate(reason=f"{task.escalation_reason}\n\n{contact} wrote again {when(msg.at)}: {words(msg)}",
+                      cause=task.escalation_cause or "contact_replied", now=msg.at)
+        task.notify_user(kind="escalation_reply",
+                         message=f"'{task.title}' still needs your decision, and {contact} wrote again: {words(msg)}. "
+                         "Give guidance (task.guidance) and the agent drafts the answer with it.", now=msg.at,
+                         quote=reply_words(msg))
+    elif status is TaskStatus.PENDING_REVIEW:
+        task.notify_user(kind="reply_in_review",
+                         message=f"'{task.title}' awaits your review, and {contact} wrote: {words(msg)}. "
+                         "Approve it (task.approve) to let the agent answer, or reject it (task.reject).", now=msg.at,
+                         quote=reply_words(msg))
 
 
 def handle_signal(uow: UnitOfWork, msg: Message) -> str:
@@ -58,32 +97,41 @@ def handle_signal(uow: UnitOfWork, msg: Message) -> str:
     if key is None:
         return "no loop can watch this signal"
     index = watch_index(uow, msg.tenant, rule.channel, key, msg.at)
+    acting = [task for task in _contact_tasks(uow, msg) if not task.is_closed] if rule.channel == "email" else []
+    answering = answering_task(acting, msg.data)
     matched: dict[str, list[str]] = defaultdict(list)
-    replies: set[str] = set()  # tasks whose outreach reply loop this signal answers
+    agents: set[str] = set()  # tasks with a loop of the outside agent's (not Loopline's reply loop) resolved
     for loop_ref in index.loop_refs:
         loop = uow.get(ids.loop_id(msg.tenant, loop_ref), OpenLoop)
         assert loop is not None and not loop.resolved, f"match index lists {loop_ref}, which is not open"
         # Event time: a reply cannot answer what had not been sent when it was written.
         if loop.created_on > msg.at or not rule.matches(loop.watch, msg.data):
             continue
+        if loop.origin == "outreach" and (answering is None or loop.task_ref != answering.ref):
+            continue  # another task of the contact answers this reply; this one goes on waiting for its own
         resolve_by_signal(loop, signal_ref=msg.ref, signal_type=msg.type, at=msg.at)
         matched[loop.task_ref].append(loop_ref)
-        if loop.origin == "outreach":
-            replies.add(loop.task_ref)
+        if loop.origin != "outreach":
+            agents.add(loop.task_ref)
+    reached = [*matched, *([answering.ref] if answering is not None and answering.ref not in matched else [])]
     index.keep(
         signal_ref=msg.ref, signal_type=msg.type, data=dict(msg.data),
-        resolved_loops=[ref for refs in matched.values() for ref in refs], tasks=list(matched), at=msg.at,
+        resolved_loops=[ref for refs in matched.values() for ref in refs], tasks=reached, at=msg.at,
     )
     for task_ref, loop_refs in matched.items():
-        task = load_task(uow, msg.tenant, task_ref)
-        worked = task.status in WORKED
-        task.receive_signal(
-            signal_ref=msg.ref, signal_type=msg.type, data=dict(msg.data), resolved_loops=loop_refs, now=msg.at
-        )
-        if task_ref in replies and worked and task.is_acting:
-            on_reply(uow, task, signal_ref=msg.ref, now=msg.at, quote=reply_words(msg.data))
-    if not matched:
+        if answering is None or task_ref != answering.ref:
+            load_task(uow, msg.tenant, task_ref).receive_signal(
+                signal_ref=msg.ref, signal_type=msg.type, data=dict(msg.data), resolved_loops=loop_refs, now=msg.at
+            )
+    if answering is not None:
+        answer(uow, answering, msg, matched.get(answering.ref, []), agents=answering.ref in agents)
+        for other in acting:
+            if other is not answering:
+                other.note_reply(signal_ref=msg.ref, data=dict(msg.data), answered_by=answering.ref, now=msg.at)
+    if not reached:
         if rule.channel == "email" and notify_late_reply(uow, msg):
             return "no open loop matched; the owner was told of a reply to a closed task"
         return "no open loop matched; kept for loops registered later"
+    if not matched:
+        return f"no open loop matched; the reply reached task {reached[0]}"
     return f"resolved {sum(map(len, matched.values()))} loop(s) on task(s) {', '.join(sorted(matched))}"

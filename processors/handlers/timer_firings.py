@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from loopline.domain import ids
 from loopline.domain.errors import DomainError
@@ -33,6 +32,7 @@ from loopline.processors.handlers.loops_and_timers import (
     proactive_run,
     schedule_stall_check,
     set_timer,
+    task_history,
 )
 from loopline.processors.messages import BucketSwept, TimerFired, WheelSwept
 from loopline.processors.handlers.outreach import has_step, retry_due_decisions, step_task
@@ -81,7 +81,7 @@ def _task_expiry(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str | 
         proactive_run(uow, task.tenant, now).queue_escalation(task_ref=task.ref, loop_ref=None, reason=reason, now=now)
         return f"'{task.title}': escalated to the owner ({label})"
     reason = expiry_reason(
-        _history(uow, task), created_on=task.created_on, last_activity_at=task.last_activity_at,
+        task_history(uow, task), created_on=task.created_on, last_activity_at=task.last_activity_at,
         status=task.status, now=now,
     )
     close_task_loops(uow, task, resolved_by="expired", reason=f"task expired: {reason}", now=now)
@@ -96,12 +96,6 @@ def _loop(uow: UnitOfWork, task: Task, loop_ref: str) -> OpenLoop:
     return loop
 
 
-def _history(uow: UnitOfWork, task: Task) -> list[Any]:
-    """The task's events, stored and not yet saved (an expiry reads them once, then never again)."""
-    saved = task.version - len(task.pending_events)
-    return [*uow.app.events.get(task.id, lte=saved), *task.pending_events]
-
-
 def _proactive_run(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str | None:
     run, now = uow.get(timer.target_id, ProactiveRun), timer.now
     if run is None or not run.is_due(now):
@@ -113,7 +107,7 @@ def _proactive_run(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str 
         if not task.is_closed:  # seed 000 lifecycle 6: the escalation is the context of the task's next wake-up
             task.wake("escalation", cause="escalation", reason=escalation["reason"], now=now)
     summary = (f"woke {count(len(escalations), 'task')} with its escalation" if escalations
-               else "no escalation was waiting")
+               else "no escalation was waiting for the owner")
     run.record_run(mode="maintenance", summary=summary, escalations_handled=len(escalations), now=now)
     set_timer(uow, kind=TimerKind.PROACTIVE_RUN, target_id=run.id, due=run.next_run_at, now=now)
     return f"proactive run for {run.tenant}: {summary}"

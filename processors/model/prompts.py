@@ -27,6 +27,7 @@ from loopline.domain.contact_index import ContactIndex
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.conversation import Turn, conversation_of
 from loopline.domain.outreach import Plan
+from loopline.domain.reply_routing import answered_signal
 from loopline.domain.task import Task
 from loopline.domain.task_types import TaskType, resolve_task_type
 from loopline.domain.tenant import TenantProfile, TenantSettings
@@ -67,6 +68,8 @@ class Situation:
     budget_left: dict[str, int | None] = field(default_factory=dict)
     other_tasks: tuple[str, ...] = ()
     """One line per other task of the same contact (§21.4)."""
+    guidance: str | None = None
+    """The owner's guidance on how to answer the reply (a decision guidance asked for)."""
 
 
 def compose_prompt(situation: Situation) -> Prompt:
@@ -190,8 +193,16 @@ def budget_layer(budget_left: dict[str, int | None]) -> str:
 
 def ask_layer(s: Situation) -> str:
     who = s.contact_name or s.contact or "the contact"
+    if s.point == "evaluate_reply" and s.purpose == "guidance":
+        return (
+            f"WHAT TO DO NOW: {who} wrote, and the owner read it:\n\n{_quoted(s.reply_text)}\n\n"
+            f"The owner's guidance for your answer:\n\n{_quoted(s.guidance)}\n\n"
+            f"Answer {who} following the owner's guidance, with the evaluate_reply tool: `reply` (give reply_body), "
+            "or `close`, `wait` or `escalate` if the guidance says so. If you are not confident the answer is right, "
+            "say so with a low confidence and the owner will review it."
+        )
     if s.point == "evaluate_reply":
-        quoted = "\n".join(f"> {line}" for line in (s.reply_text or "").splitlines()) or "> (empty)"
+        quoted = _quoted(s.reply_text)
         return (
             f"WHAT TO DO NOW: {who} just replied:\n\n{quoted}\n\n"
             "Decide with the evaluate_reply tool: `reply` (give reply_body), `close` (give one outcome code from the "
@@ -207,6 +218,10 @@ def ask_layer(s: Situation) -> str:
     return (f"WHAT TO DO NOW: Write {position} to {who}{tone}, following the approach for this touch in the skill "
             "above. Use the draft_message tool; if you are not confident the message is right, say so with a low "
             "confidence and the owner will review it.")
+
+
+def _quoted(text: str | None) -> str:
+    return "\n".join(f"> {line}" for line in (text or "").splitlines()) or "> (empty)"
 
 
 def _app(source: Loopline | UnitOfWork) -> Loopline:
@@ -260,7 +275,7 @@ def budget_left(task: Task, now: datetime) -> dict[str, int | None]:
 def build_request(
     source: Loopline | UnitOfWork, task: Task, point: str, *, purpose: str, now: datetime, touch: int | None = None,
     tone: str | None = None, reply_text: str | None = None, contact: str | None = None, contact_name: str | None = None,
-    events: Iterable[Any] | None = None, settings: TenantSettings | None = None,
+    events: Iterable[Any] | None = None, settings: TenantSettings | None = None, guidance: str | None = None,
 ) -> DecisionRequest:
     """Everything one decision needs, read from the event store (the task's events, its tenant, the
     contact's other tasks); `contact`/`contact_name` default to the task's, `settings` to the tenant's as stored."""
@@ -277,7 +292,7 @@ def build_request(
         context=task.context, contact=contact, contact_name=contact_name, touch=touch,
         touches=Plan.of(plan).touches if plan else None,
         tone=tone, reply_text=reply_text, conversation=conversation, budget_left=left,
-        other_tasks=other_tasks(app, task),
+        other_tasks=other_tasks(app, task), guidance=guidance,
     )
     return DecisionRequest(
         point=point, tenant=task.tenant, task_ref=task.ref, task_type=kind.name, purpose=purpose, contact=contact,
@@ -315,11 +330,14 @@ def request_for(
     """The request a `Task.DecisionRequested` asks for: a reply's text from its signal, a follow-up's
     contact from its loop, a touch's number and tone; `settings`, the tenant's when already read."""
     app = _app(source)
-    reply_text = contact = contact_name = None
+    reply_text = contact = contact_name = guidance = None
     if requested.point == "evaluate_reply":
+        replied = answered_signal(requested.request_ref)
         signal = next((e for e in events if type(e).__qualname__ == "Task.SignalReceived"
-                       and e.signal_ref == requested.request_ref), None)
+                       and e.signal_ref == replied), None)
         reply_text = str(signal.data.get("body") or signal.data.get("subject") or "") if signal else ""
+    if requested.purpose == "guidance":
+        guidance = next((e.text for e in reversed(events) if type(e).__qualname__ == "Task.GuidanceGiven"), None)
     if requested.purpose == "followup" and requested.loop_ref:
         loop = _get(app, ids.loop_id(task.tenant, requested.loop_ref))
         if isinstance(loop, OpenLoop):
@@ -327,6 +345,7 @@ def request_for(
     return build_request(
         app, task, requested.point, purpose=requested.purpose, now=now, touch=requested.touch, tone=requested.tone,
         reply_text=reply_text, contact=contact, contact_name=contact_name, events=events, settings=settings,
+        guidance=guidance,
     )
 
 

@@ -140,7 +140,7 @@ def _status(outcome_field: str | None = None, status: str | None = None, archive
             state["status"] = status
         if isinstance(event, Task.Escalated):
             state["escalation"] = event.reason
-        if isinstance(event, Task.GuidanceGiven):
+        if isinstance(event, (Task.GuidanceGiven, Task.OwnerAnswered)):
             state["escalation"] = None
         if outcome_field:
             state["outcome"] = getattr(event, outcome_field)
@@ -211,6 +211,9 @@ handlers = {
     Task.UserNotified: _handle(_only_logged),
     Task.Reviewed: _handle(_reviewed),
     Task.GuidanceGiven: _handle(_status()),
+    Task.OwnerAnswered: _handle(_status()),
+    Task.DraftHeldBack: _handle(_only_logged),
+    Task.FirstDraftEdited: _handle(_only_logged),
     Task.Escalated: _handle(_status(status="escalated")),
     Task.Completed: _handle(_status("summary", "completed", archive=True)),
     Task.Cancelled: _handle(_status("reason", "cancelled", archive=True)),

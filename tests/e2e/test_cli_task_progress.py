@@ -61,12 +61,14 @@ def test_tasks_show_follows_budgets_cadence_next_action_and_outcome(cli: Cli, tm
     assert closed["status"] == "completed"
     assert closed["outreach"]["outcome"] == {
         "code": "verbal_commitment", "kind": "positive", "provisional": True, "label": "Verbal Commitment",
+        "next_step": "Look out for them at the class or day they named, and welcome them back in person.",
     }
     assert closed["outreach"]["budget"]["turns"]["used"] == 1 and closed["outreach"]["next_action"] is None
     assert [turn["author"] for turn in closed["conversation"]] == ["system", "agent", "contact", "system"]
     assert closed["conversation"][2]["text"] == REPLY["data"]["body"]
     text = cli("tasks", "show", "churn-maya").stdout
     assert "outcome: verbal_commitment — Verbal Commitment (positive, provisional)" in text
+    assert "your next step: Look out for them at the class or day they named" in text
     assert "I'll come to the Thursday evening class" in text
 
 

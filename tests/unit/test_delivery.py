@@ -135,6 +135,25 @@ def test_follow_up_email_is_threaded_and_carries_one_click_unsubscribe() -> None
     assert compose(key="6f1c:3", message=message, sender="me@acme.com")["Message-ID"] == email["Message-ID"]
 
 
+def test_a_touch_answers_the_task_messages_before_it_by_their_delivery_keys() -> None:
+    message = {"to": RAHUL, "kind": "send_email", "tenant": "user_xyz", "text": "Emailed", "at": "2026-03-16T10:00:01Z",
+               "details": {"subject": "Re: We miss you", "body": "Hi", "thread": {"references": ["6f1c:3", "6f1c:9"]}}}
+
+    email = compose(key="6f1c:14", message=message, sender="me@acme.com")
+
+    assert email["In-Reply-To"] == "<loopline.6f1c.9@acme.com>"
+    assert email["References"] == "<loopline.6f1c.3@acme.com> <loopline.6f1c.9@acme.com>"
+
+
+def test_the_first_message_of_a_thread_answers_nothing() -> None:
+    message = {"to": RAHUL, "kind": "send_email", "tenant": "user_xyz", "text": "Emailed", "at": "2026-03-16T10:00:01Z",
+               "details": {"subject": "We miss you", "body": "Hi", "thread": {"references": []}}}
+
+    email = compose(key="6f1c:3", message=message, sender="me@acme.com")
+
+    assert email["In-Reply-To"] is None and email["References"] is None
+
+
 def test_smtp_url_is_read_and_a_wrong_one_is_named() -> None:
     server = SmtpServer.from_url("smtp://ann:p%40ss@mail.acme.com:587?starttls=true")
     assert (server.host, server.port, server.user, server.password, server.starttls) == ("mail.acme.com", 587, "ann", "p@ss", True)

@@ -76,7 +76,8 @@ def test_an_angry_reply_escalates_and_tells_the_owner_in_the_same_step_with_her_
     assert notice.kind == "escalation" and notice.message.startswith("'Win Ann back' needs your decision: the reply")
     assert notice.quote == ANGRY
     assert notice.draft == {"body": "Sorry Ann, we'll refund you."}
-    assert [action["command"] for action in notice.actions] == ["task.guidance", "task.complete", "task.cancel"]
+    assert [action["command"] for action in notice.actions] == [  # first: send the draft held back, or edit it
+        "task.approve", "task.guidance", "task.reply", "task.takeover", "task.cancel"]
     assert notice.timestamp == datetime(2026, 4, 7, 18, 10, tzinfo=timezone.utc)  # the reply's step, not a later run
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 
 from hypothesis import given
@@ -43,7 +44,36 @@ def attempt(
 
 
 def test_checks_run_budget_then_member_week_then_tenant_day() -> None:
-    assert [check.__name__ for check in SEND_CHECKS] == ["task_message_budget", "member_weekly_limit", "tenant_daily_limit"]
+    assert [check.__name__ for check in SEND_CHECKS] == [
+        "task_message_budget", "member_weekly_limit", "member_daily_limit", "tenant_daily_limit"]
+
+
+def test_a_contact_emailed_today_gets_the_next_message_at_the_start_of_the_next_local_day() -> None:
+    # 09:00 UTC is 18:00 in Tokyo: the next Tokyo day starts at 15:00 UTC.
+    deferral = first_deferral(attempt(T0 + timedelta(hours=3), contact=contact_ledger(T0), zone="Asia/Tokyo"))
+
+    assert deferral is not None and deferral.rule == "member_daily_limit"
+    assert deferral.until == datetime(2026, 3, 2, 15, 0, tzinfo=UTC)
+    assert "bob@example.com was already emailed on 2026-03-02 (Asia/Tokyo" in deferral.reason
+    assert first_deferral(attempt(deferral.until, contact=contact_ledger(T0), zone="Asia/Tokyo")) is None
+
+
+def test_one_message_a_day_counts_local_days_not_24_hours() -> None:
+    late_evening = datetime(2026, 3, 2, 23, 30, tzinfo=UTC)
+    assert first_deferral(attempt(late_evening + timedelta(hours=1), contact=contact_ledger(late_evening))) is None
+
+
+def test_an_answer_to_the_contacts_own_message_is_not_held_to_the_next_day() -> None:
+    answer = replace(attempt(T0 + timedelta(hours=1), contact=contact_ledger(T0)), answers_contact=True)
+    assert first_deferral(answer) is None
+
+
+def test_a_task_leaves_the_day_to_a_higher_priority_task_due_to_send() -> None:
+    deferral = first_deferral(replace(attempt(T0), yields_to=("'Card declined' (critical)",)))
+
+    assert deferral is not None and deferral.rule == "member_daily_limit"
+    assert deferral.until == start_of_day(date(2026, 3, 3), "UTC")
+    assert "left to the higher-priority 'Card declined' (critical)" in deferral.reason
 
 
 def test_a_contact_under_the_weekly_limit_is_sent_to() -> None:
