@@ -19,6 +19,8 @@ CHUNK = 500
 class AppendReport:
     appended: int = 0
     duplicates: int = 0
+    repeats: list[int] = field(default_factory=list)
+    """Positions (in the order given) of the repeats: messages whose id was received before, ignored."""
     changed_repeats: list[int] = field(default_factory=list)
     """Positions (in the order given) of repeats whose content differs from the message first received
     with their id: ignored like every repeat, but likely a mistake the sender should hear of."""
@@ -45,11 +47,13 @@ class EmbeddedLog:
         uow = UnitOfWork(self.app)
         appended = duplicates = 0
         changed: list[int] = []
+        repeated: list[int] = []
         for position, message in chunk:
             message_id = ids.message_id(message.tenant, message.ref)
             first = uow.get(message_id, InboundMessage)  # stored, or earlier in this chunk
             if first is not None:
                 duplicates += 1
+                repeated.append(position)
                 if not _same_content(first, message):
                     changed.append(position)
                 continue
@@ -65,12 +69,14 @@ class EmbeddedLog:
         except IntegrityError:  # a concurrent publisher appended one of these meanwhile
             if len(chunk) == 1:
                 report.duplicates += 1
+                report.repeats.append(chunk[0][0])
                 return
             for item in chunk:
                 self._append_chunk([item], source, report)
             return
         report.appended += appended
         report.duplicates += duplicates
+        report.repeats += repeated
         report.changed_repeats += changed
 
 

@@ -20,7 +20,7 @@ from loopline.processors.limits import shown
 from loopline.domain.channels import CHANNELS, ChannelRule, SignalField
 from loopline.domain.expectations import EXPECTATIONS, ConflictingFields, UnknownAction, expectation_for
 from loopline.domain.timeutil import format_time
-from loopline.processors.handlers.command_fields import Id, ShortText, Strict, Text, Timestamp
+from loopline.processors.handlers.command_fields import Id, Mailbox, ShortText, Strict, Text, Timestamp
 from loopline.processors.handlers.commands import COMMANDS
 from loopline.processors.handlers.commands_types import ACTION_SCHEMAS, ActionRecord, ActionRecordCommon
 from loopline.processors.messages import Message
@@ -42,10 +42,12 @@ class Envelope(Strict):
 
 
 def _signal_field(spec: SignalField) -> tuple[Any, Any]:
-    """A channel's signal field at the edge: a matched field is non-blank text (or one of its named values),
-    an optional one any string, an object defaults to empty."""
+    """A channel's signal field at the edge: an address is its normalised mailbox, a matched field non-blank text
+    (or one of its named values), an optional one any string, an object defaults to empty."""
     if spec.type is dict:
         return dict[str, Any], Field(default_factory=dict, description=spec.doc)
+    if spec.mailbox:
+        return (Mailbox if spec.required else Mailbox | None), Field(default=... if spec.required else None, description=spec.doc)
     if spec.required:
         return (Literal[spec.values] if spec.values else Text), Field(description=spec.doc)
     return str | None, Field(default=None, description=spec.doc)

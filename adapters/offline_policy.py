@@ -3,20 +3,25 @@ the tests run anywhere and the same request always gets the same decision.
 
 Drafts come from one template per cadence tone (plus "followup" for an email loop gone unanswered),
 greeting the contact by the name a message gave (never by an address, a task title or an id)
-in the tenant's own greeting and sign-off. Replies go through a plain keyword classifier; the
-first rule whose keyword the reply contains decides (lower-cased, whole words):
+in the tenant's own greeting and sign-off. Replies go through a plain keyword classifier over the contact's
+own words (quoted lines dropped; lower case, accents dropped, whole words; English, German, French, Spanish and
+Dutch); the first rule that matches decides:
 
 | order | rule       | keywords (examples)                                  | decision                       | confidence |
 |-------|------------|------------------------------------------------------|--------------------------------|------------|
-| 1     | anger      | angry, furious, terrible, ridiculous, worst, scam     | escalate                       | 0.9        |
-| 2     | complaint  | complaint, complain, refund, disappointed, overcharged| escalate                       | 0.9        |
-| 3     | opt-out    | unsubscribe, stop emailing, leave me alone, remove me | close `opted_out` (else first negative) | 0.95 |
-| 4     | question   | a "?", can i, do you, how much, what time, when is    | escalate (the owner answers)   | 0.85       |
-| 5     | refusal    | not interested, no thanks, cancel, cancelling, quit   | close with the first negative outcome | 0.85 |
-| 6     | vague      | maybe, busy, not sure, might, perhaps, we'll see      | wait 3 days                    | 0.6        |
-| 7     | commitment | see you, i'll be there, i'll come, count me in, yes   | close with the provisional positive outcome (else the first positive one the agent can earn) | 0.7 |
-| 8     | thanks     | thanks, thank you, sounds good, great, appreciate     | reply with a short thank-you   | 0.7        |
+| 1     | opt-out    | `domain/opt_out.py`: a bare STOP, unsubscribe, abmelden, désabonner, darme de baja, afmelden | close `opted_out` (else first negative) | 0.95 |
+| 2     | away       | out of office, automatic reply, abwesend, en congés, fuera de la oficina, afwezig | wait 3 days     | 0.8        |
+| 3     | anger      | angry, furious, terrible, ridiculous, inadmissible   | escalate                       | 0.9        |
+| 4     | complaint  | complaint, refund, disappointed, rembours*, queja    | escalate                       | 0.9        |
+| 5     | question   | a "?", can i, do you, how much, what time, when is    | escalate (the owner answers)   | 0.85       |
+| 6     | refusal    | not interested, no thanks, cancel, kein interesse, non merci | close with the first negative outcome | 0.85 |
+| 7     | vague      | maybe, busy, not sure, vielleicht, peut-être, misschien | wait 3 days                  | 0.6        |
+| 8     | commitment | see you, i'll be there, count me in, ich komme, j'y serai, nos vemos, ik kom | close with the provisional positive outcome (else the first positive one the agent can earn) | 0.7 |
+| 9     | thanks     | thanks, thank you, sounds good, danke, merci, gracias | reply with a short thank-you  | 0.7        |
 | -     | none       | nothing above                                        | escalate                       | 0.3        |
+
+A bare "yes" commits to nothing ("Yes?", "yes I read it"): only a commitment closes as a win. `bench/offline_policy.py`
+measures the table on the labelled replies of `tests/data/labelled_replies.jsonl`.
 
 A close only ever names a code from the request's `outcomes`; with none of the wanted kind, the
 reply escalates instead.
@@ -28,7 +33,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from loopline.domain.task_types import resolve_task_type
+from loopline.domain.opt_out import opt_out_phrase, own_words
+from loopline.domain.task_types import task_type
 from loopline.domain.wording import greeting
 from loopline.processors.model.tools import validate
 from loopline.processors.ports import Decision, DecisionRequest, ModelUnavailable
@@ -104,39 +110,71 @@ class Rule:
 
 
 RULES: tuple[Rule, ...] = (
+    Rule("opt-out", "close", 0.95, ()),
+    Rule("away", "wait", 0.8, (
+        "out of office", "out of the office", "automatic reply", "auto-reply", "autoreply", "on vacation",
+        "on holiday", "parental leave", "away from my desk", "nicht im buro", "abwesen*", "automatische antwort",
+        "im urlaub", "elternzeit", "dienstreise", "absente du bureau", "absent du bureau", "reponse automatique",
+        "en conges", "message d'absence", "en deplacement", "conge maternite", "fuera de la oficina",
+        "respuesta automatica", "de vacaciones", "de viaje", "baja por maternidad", "mensaje automatico", "afwezig*",
+        "automatisch antwoord", "met vakantie", "niet op kantoor", "zwangerschapsverlof")),
     Rule("anger", "escalate", 0.9, ("angry", "furious", "terrible", "ridiculous", "worst", "scam", "awful", "hate",
-                                    "unacceptable", "rude")),
+                                    "unacceptable", "rude", "filthy", "inadmissible", "inaceptable", "onacceptabel",
+                                    "unfreundlich", "desagreable", "grosero", "onvriendelijk")),
     Rule("complaint", "escalate", 0.9, ("complaint", "complain", "refund", "disappointed", "overcharged",
-                                        "charged twice", "lawyer")),
-    Rule("opt-out", "close", 0.95, ("unsubscribe", "stop emailing", "stop messaging", "stop contacting",
-                                    "leave me alone", "remove me", "do not contact", "don't contact")),
+                                        "charged twice", "lawyer", "broken", "never heard back", "geld zuruck",
+                                        "enttausch*", "kaputt", "beschwer*", "abgebucht", "rembours*", "decu", "decue",
+                                        "en panne", "reclamation", "preleve", "reembolso", "decepcionad*", "rotas",
+                                        "queja", "cobraron", "geld terug", "teleurgesteld", "kapot", "klacht",
+                                        "afgeschreven")),
     Rule("question", "escalate", 0.85, ("?", "can i", "could i", "do you", "how much", "what time", "when is",
-                                        "when are", "what are")),
+                                        "when are", "what are", "what's", "is there")),
     Rule("refusal", "close", 0.85, ("not interested", "no thanks", "no thank you", "cancel", "cancelling",
-                                    "canceling", "cancelled", "quit", "not coming back")),
+                                    "canceling", "cancelled", "quit", "not coming back", "kein interesse",
+                                    "nein danke", "gekundigt", "komme nicht", "kein bedarf", "hore mit", "pas interesse",
+                                    "non merci", "resilie", "ne reviendrai pas", "ne m'interesse plus", "j'arrete",
+                                    "no me interesa", "no gracias", "cancele", "no voy a volver", "lo dejo", "ya no",
+                                    "geen interesse", "nee dank", "opgezegd", "niet meer terug", "ik stop met",
+                                    "geen tijd meer")),
     Rule("vague", "wait", 0.6, ("maybe", "busy", "not sure", "might", "perhaps", "we'll see", "we will see",
-                                "can't make it")),
+                                "can't make it", "vielleicht", "viel los", "peut-etre", "occupe", "quizas", "tal vez",
+                                "ocupado", "misschien", "druk")),
     Rule("commitment", "close", 0.7, ("see you", "i'll be there", "i will be there", "i'll come", "i will come",
-                                      "i'll be in", "i will be in", "count me in", "sign me up", "booked", "yes")),
-    Rule("thanks", "reply", 0.7, ("thanks", "thank you", "sounds good", "great", "appreciate")),
+                                      "i'll be in", "i will be in", "count me in", "sign me up", "booked",
+                                      "ich komme", "bin dabei", "bis dann", "bis montag", "bis dienstag", "bis mittwoch",
+                                      "bis donnerstag", "bis freitag", "bis samstag", "bis sonntag", "angemeldet",
+                                      "je serai la", "j'y serai", "je viens", "je passe", "inscrivez-moi",
+                                      "c'est reserve", "alli estare", "ahi estare", "cuenten conmigo", "nos vemos",
+                                      "reserve", "paso manana", "apuntame", "voy el", "ik ben er", "ik kom", "tot dan",
+                                      "geboekt", "schrijf me maar in")),
+    Rule("thanks", "reply", 0.7, ("thanks", "thank you", "sounds good", "great", "appreciate", "danke", "merci",
+                                  "gracias", "bedankt", "dank je")),
 )
-"""The keyword table of the module docstring, in the order the rules are tried."""
+"""The keyword table of the module docstring, in the order the rules are tried; keywords are written as replies
+are read (lower case, no accents), and one ending in "*" matches any word it starts."""
 
 
 def _pattern(keyword: str) -> re.Pattern[str]:
     if not keyword[0].isalnum():
         return re.compile(re.escape(keyword))
+    if keyword.endswith("*"):
+        return re.compile(rf"\b{re.escape(keyword[:-1])}\w*")
     return re.compile(rf"\b{re.escape(keyword)}\b")
 
 
 _PATTERNS = [(rule, keyword, _pattern(keyword)) for rule in RULES for keyword in rule.keywords]
+OPT_OUT = RULES[0]
 
 
 def classify(text: str) -> tuple[Rule | None, str | None]:
-    """The first rule with a keyword in `text`, and that keyword; (None, None) when none matches."""
-    lowered = text.lower().replace("’", "'")
+    """The first rule with a keyword in the contact's own words of `text`, and that keyword; (None, None) when none
+    matches. An opt-out is decided by `domain/opt_out.py` before any keyword rule."""
+    phrase = opt_out_phrase(text)
+    if phrase is not None:
+        return OPT_OUT, phrase
+    words = own_words(text)
     for rule, keyword, pattern in _PATTERNS:
-        if pattern.search(lowered):
+        if pattern.search(words):
             return rule, keyword
     return None, None
 
@@ -199,7 +237,7 @@ class OfflinePolicy:
 
 def _outcome(request: DecisionRequest, rule: Rule) -> str | None:
     """The outcome code of the request's spectrum that a closing rule means, or None."""
-    kind_of = {o.code: o for o in resolve_task_type(request.task_type)[0].goal.outcomes}
+    kind_of = {o.code: o for o in task_type(request.task_type).goal.outcomes}
     codes = [code for code in request.outcomes if code in kind_of]
     if rule.name == "commitment":
         positive = [code for code in codes if kind_of[code].kind == "positive" and code not in NOT_EARNED_BY_A_REPLY]

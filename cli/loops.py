@@ -7,10 +7,11 @@ from typing import Annotated
 import typer
 
 from loopline.cli.context import flag, opened
+from loopline.cli.help import App
 from loopline.cli.output import print_rows
 from loopline.projections.open_loops import list_loops
 
-app = typer.Typer(help="Open loops: what Loopline is waiting for.", no_args_is_help=True)
+app = App(help="Open loops: what Loopline is waiting for.", no_args_is_help=True)
 
 
 @app.command("list")

@@ -19,16 +19,18 @@ from loopline.cli import loops, parked, projections, tasks
 from loopline.cli import prompt as prompt_module
 from loopline.cli import tenants as tenants_module
 from loopline.cli.context import NOTHING_ACCEPTED, REJECTED, explain, fail, flag, opened, parse_now
+from loopline.cli.help import App
 from loopline.cli.output import err, out, print_json, print_rows, print_table, styled
 from loopline.cli.parked import parked_counts
 from loopline.domain import ids
 from loopline.domain.timeutil import format_time
+from loopline.domain.wording import count
 from loopline.processors.messages import Message
 from loopline.processors.followers.parked import short_id
 from loopline.processors.handlers.rejects import record_rejected_inputs
 from loopline.projections.timeline import task_trail
 
-app = typer.Typer(
+app = App(
     help="Loopline: an event-sourced follow-through engine for AI agents.", no_args_is_help=True, add_completion=False
 )
 app.add_typer(tasks.app, name="tasks")
@@ -65,9 +67,9 @@ def publish(
     file: Annotated[str, typer.Argument(help="JSONL file of commands and signals, or - for standard input.")],
     json_: Json = False,
 ) -> None:
-    """Validate and append commands and signals, then process them.
+    """Apply a file of commands and signals (one JSON object a line) and say which lines took effect and which were refused, and why.
 
-    Exit 0 if every line was accepted (repeats included), 1 if some were rejected, 4 if none was accepted.
+    Exit 0 if every line took effect (repeats included), 1 if some were refused, 4 if all were.
     """
     source = "stdin" if file == "-" else file
     try:
@@ -134,21 +136,41 @@ def publish(
         "warnings": warnings,
         "parked": len(report.parked),
         "notifications_delivered": report.delivered,
-        "counts": {"accepted": appended.appended - len(report.rejected), "duplicates": appended.duplicates, "rejected": len(rejected)},
+        "counts": {"accepted": appended.appended - len(report.rejected), "duplicates": appended.duplicates,
+                   "rejected": len(rejected), "took_effect": None},
     }
+    repeats = set(appended.repeats)
+    new = {(message.tenant, message.ref) for i, message in enumerate(valid) if i not in repeats}
+    ours = [o for o in report.outcomes if (o.step.message.tenant, o.step.message.ref) in new]
+    took_effect = sum(1 for o in ours if o.accepted)
+    summary["counts"]["took_effect"] = took_effect  # this publish's own lines, applied now (not parked, not refused)
     if json_:
         print_json(summary)
     elif scale:
-        out.print(f"appended {appended.appended} to Kafka for the workers, rejected {len(rejected)}")
+        out.print(f"read {count(len(valid) + len(invalid), 'line')}: {appended.appended} handed to the workers "
+                  f"(Kafka), {len(invalid)} refused", soft_wrap=True)
     else:
-        out.print(
-            f"appended {appended.appended}, ignored {appended.duplicates} duplicate(s), "
-            f"processed {len(report.outcomes)}, rejected {len(rejected)}"
-        )
+        out.print(_said(lines=len(valid) + len(invalid), took_effect=took_effect,
+                        refused=len(invalid) + sum(1 for o in ours if not (o.accepted or o.parked)),
+                        repeats=appended.duplicates, set_aside=sum(1 for o in ours if o.parked),
+                        earlier=len(report.outcomes) - len(ours)), soft_wrap=True)
     if invalid and not valid:
         raise typer.Exit(NOTHING_ACCEPTED)
     if rejected:
         raise typer.Exit(REJECTED)
+
+
+def _said(*, lines: int, took_effect: int, refused: int, repeats: int, set_aside: int, earlier: int) -> str:
+    """What a publish did, in a user's words: every line read either took effect, was refused (the lines above
+    say why), was a repeat of a message received before, or was set aside to retry."""
+    said = f"read {count(lines, 'line')}: {took_effect} took effect, {refused} refused"
+    if repeats:
+        said += f", {repeats} already received before (ignored)"
+    if set_aside:
+        said += f", {set_aside} set aside to retry (see `loopline parked list`)"
+    if earlier:
+        said += f"; {count(earlier, 'message')} of an earlier publish processed too"
+    return said
 
 
 def _where(item: dict[str, Any]) -> str:
@@ -195,7 +217,7 @@ def tick(
     now: Annotated[str, typer.Option("--now", help="Time to run the scheduler as of: an RFC 3339 time with a zone, or now.")],
     json_: Json = False,
 ) -> None:
-    """Run the scheduler as of --now: passed deadlines, task expiry, due proactive runs. Idempotent."""
+    """Do what is due as of --now: waits past their deadline, touches and wake-ups due, tasks expiring, the owner's check-ins; a second run for the same time does nothing more."""
     moment = parse_now(now)
     with opened() as system, Progress(console=err, transient=True) as progress:
         bar = progress.add_task("scanning", total=None)
@@ -218,7 +240,7 @@ def audit(
     json_: Json = False,
     tenant: Annotated[str | None, typer.Option("--tenant", help="Only this tenant.")] = None,
 ) -> None:
-    """The task's full event trail, with the reason for each step."""
+    """Everything that happened to a task, in order, with the reason for each step."""
     with opened() as system, system.projections.engine.connect() as conn:
         rows = task_trail(conn, task_id, tenant)
     if not rows:
@@ -240,8 +262,8 @@ def run(
         help="Seconds between the worker's progress log lines and heartbeats (what `loopline status` lists).",
     )] = 10.0,
 ) -> None:
-    """Run the processors continuously, logging as JSON lines on standard error. With LOOPLINE_KAFKA set, run as one
-    of any number of workers."""
+    """Keep working until stopped: apply what is published, do what falls due, deliver notices and emails; logs JSON
+    lines on standard error. With LOOPLINE_KAFKA set, run as one of any number of workers."""
     from loopline.runtime.worker import run_embedded, serve
 
     if not once:

@@ -13,6 +13,7 @@ import typer
 
 from loopline.adapters.clock import SystemClock
 from loopline.cli.context import REJECTED, fail, flag, opened
+from loopline.cli.help import App
 from loopline.cli.output import out, print_json, print_table
 from loopline.domain.parked import PARKED, ParkedMessageClosed
 from loopline.processors.followers import parked as parked_messages
@@ -20,7 +21,7 @@ from loopline.projections.parked import count_parked, list_parked
 from loopline.projections.runner import ParkedEventClosed
 from loopline.runtime.system import System
 
-app = typer.Typer(help="Parked messages, read-model events and deliveries: see, retry, drop.", no_args_is_help=True)
+app = App(help="Parked messages, read-model events and deliveries: see, retry, drop.", no_args_is_help=True)
 
 Json = Annotated[bool, flag("--json", "Print JSON instead of a table.")]
 Id = Annotated[str, typer.Argument(help="The id `loopline parked list` shows (m-…, p-…, d-…).")]

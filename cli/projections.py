@@ -8,9 +8,10 @@ import typer
 from rich.progress import Progress
 
 from loopline.cli.context import fail, flag, opened
+from loopline.cli.help import App
 from loopline.cli.output import err, out, print_json, print_rows, print_table
 
-app = typer.Typer(help="Read models: positions, lag, rebuild.", no_args_is_help=True)
+app = App(help="The tables queries read (read models): how far behind they are, and rebuilding them.", no_args_is_help=True)
 
 
 @app.command("status")

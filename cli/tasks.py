@@ -8,16 +8,17 @@ from typing import Annotated, Any
 import typer
 
 from loopline.cli.context import fail, flag, opened, parse_now
+from loopline.cli.help import App
 from loopline.cli.output import out, print_json, print_rows, print_table, styled
 from loopline.domain.status import TaskStatus
-from loopline.domain.task_types import resolve_task_type
+from loopline.domain.task_types import TASK_TYPES, task_type
 from loopline.domain.timeutil import format_time, parse_time
 from loopline.projections import task_memory
 from loopline.projections.open_loops import list_loops
 from loopline.projections.tasks import find_tasks, inbox, list_tasks, outreach
 from loopline.projections.timeline import task_trail
 
-app = typer.Typer(help="Tasks: status, loops, inbox, memory files, context for agent prompts.", no_args_is_help=True)
+app = App(help="Tasks: status, loops, inbox, memory files, context for agent prompts.", no_args_is_help=True)
 
 Json = Annotated[bool, flag("--json", "Print JSON instead of a table.")]
 Tenant = Annotated[str | None, typer.Option("--tenant", help="Only this tenant.")]
@@ -30,12 +31,23 @@ def list_(
     status: Annotated[TaskStatus | None, typer.Option(
         help=f"Only tasks with this status, in any case: {', '.join(TaskStatus)}.", case_sensitive=False, metavar="<status>"
     )] = None,
+    outcome: Annotated[str | None, typer.Option(
+        help="Only tasks closed with this outcome (recovered, opted_out, unresponsive, …).", metavar="<outcome>",
+    )] = None,
+    contact: Annotated[str | None, typer.Option(
+        help="Only tasks with this contact, in any case.", metavar="<contact>",
+    )] = None,
 ) -> None:
-    """List tasks with their status and counts."""
+    """List tasks with their status, outcome, contact and counts."""
+    if outcome is not None and outcome not in OUTCOME_CODES:
+        fail(f"--outcome: no task type has the outcome {outcome!r}; the outcomes are {', '.join(sorted(OUTCOME_CODES))}")
     with opened() as system, system.projections.engine.connect() as conn:
-        rows = list_tasks(conn, tenant=tenant, status=status)
-    columns = ["tenant", "task_id", "title", "status", "open_loops", "actions", "inbox", "expires_at"]
+        rows = list_tasks(conn, tenant=tenant, status=status, outcome=outcome, contact=contact)
+    columns = ["tenant", "task_id", "title", "status", "outcome", "contact", "open_loops", "actions", "inbox", "expires_at"]
     print_rows("tasks", rows, columns, as_json=json_)
+
+
+OUTCOME_CODES = frozenset(code for kind in TASK_TYPES.values() for code in kind.outcome_codes)
 
 
 Now = Annotated[str, typer.Option(help="Time to count the days left at: an RFC 3339 time with a zone, or now.")]
@@ -48,6 +60,7 @@ def show(task_id: str, json_: Json = False, tenant: Tenant = None, now: Now = "n
     with opened() as system, system.projections.engine.connect() as conn:
         aggregate_id, row = _one(find_tasks(conn, task_id, tenant), task_id, tenant, lambda found: found[1]["tenant"])
         task = {key: row[key] for key in SHOWN}
+        task["outcome"] = row["outcome"]
         task["outreach"] = _with_outcome_label(outreach(row, moment), row["task_type"])
         task["conversation"] = task_memory.conversation(conn, aggregate_id)
         task["loops"] = list_loops(conn, tenant=task["tenant"], task_id=task_id)
@@ -61,7 +74,8 @@ def show(task_id: str, json_: Json = False, tenant: Tenant = None, now: Now = "n
         print_json(task)
         return
     for key in ("tenant", "task_id", "title", "status", "status_reason", "task_type", "created_at", "expires_at", "last_note"):
-        out.print(styled(key, "bold", f": {task[key]}"))
+        beside = f" (outcome {task['outcome']})" if key == "status" and task["outcome"] else ""
+        out.print(styled(key, "bold", f": {task[key]}{beside}"))
     if task["outreach"]:
         _print_outreach(task["outreach"])
     print_table("conversation", task["conversation"], ["at", "author", "text"])
@@ -81,7 +95,7 @@ SHOWN = (
 def _with_outcome_label(plan: dict[str, Any] | None, type_name: str) -> dict[str, Any] | None:
     """The outcome's label from the task type's spectrum, and what the owner does next when it says (a conversion)."""
     if plan and plan["outcome"]:
-        known = resolve_task_type(type_name)[0].outcome(plan["outcome"]["code"])
+        known = task_type(type_name).outcome(plan["outcome"]["code"])
         plan["outcome"]["label"] = known.label if known else None
         plan["outcome"]["next_step"] = known.next_step if known else None
     return plan
@@ -98,6 +112,11 @@ def _print_outreach(plan: dict[str, Any]) -> None:
     if budget["days"]:
         days = budget["days"]
         out.print(styled("days", "bold", f": {days['used']} used, {days['left']} left of {days['budget']} (until {days['ends_at']})"))
+    if plan["away"]:
+        away = plan["away"]
+        back = f"says back on {away['returns_on']}" if away["returns_on"] else "gives no return date, so a week"
+        out.print(styled("away", "bold", f": until {away['until']}: an automatic reply ({away['recognised_by']}) "
+                         f"{back}; the cadence resumes then"))
     step = plan["next_action"]
     if step:
         when = f"{step['at']}: " if step["at"] else ""

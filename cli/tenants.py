@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any
 
-import typer
-
 from loopline.cli.context import flag, opened
+from loopline.cli.help import App
 from loopline.cli.output import out, print_json, print_table, styled
 from loopline.projections.tenants import defaults, find_tenant, list_tenants
 
-app = typer.Typer(help="Tenants: settings from tenant.configure, and the defaults for the rest.", no_args_is_help=True)
+app = App(help="Tenants: settings from tenant.configure, and the defaults for the rest.", no_args_is_help=True)
 
 Json = Annotated[bool, flag("--json", "Print JSON instead of a table.")]
 

@@ -48,14 +48,16 @@ class ConflictingFields(DomainError):
 
 @dataclass(frozen=True)
 class ActionField:
-    """One field an action takes: its type, whether it is required, and the watch field it becomes
-    (a dotted path such as `match_fields.resource_id`), or None when it is only recorded with the action."""
+    """One field an action takes: its type, whether it is required, the watch field it becomes (a dotted
+    path such as `match_fields.resource_id`, or None when it is only recorded with the action), and
+    whether it is an address (kept as its normalised mailbox, `domain/mailbox.py`)."""
 
     name: str
     type: Any = str
     required: bool = False
     watch: str | None = None
     doc: str = ""
+    mailbox: bool = False
 
 
 @dataclass(frozen=True)
@@ -129,7 +131,8 @@ _CONTRACTS = (
     Expectation(
         "send_email", "Reply from recipient", "email", timedelta(days=3), DeadlineAction.DRAFT_FOLLOWUP_EMAIL,
         fields=(
-            ActionField("to", required=True, watch="sender", doc="the recipient; a reply from them resolves the loop"),
+            ActionField("to", required=True, watch="sender", mailbox=True,
+                        doc="the recipient, kept as its mailbox; a reply from them resolves the loop"),
             ActionField("thread_id", watch="thread_id", doc="only a reply in this thread resolves the loop"),
             ActionField("subject", doc="the email's subject; a follow-up answers it with `Re:`"),
             ActionField("message_id", doc="the sent email's Message-ID; a follow-up is threaded under it"),

@@ -64,13 +64,11 @@ def tripped_trigger(kind: TaskType, context: Mapping[str, Any]) -> str | None:
 
 
 def initial_status(
-    settings: TenantSettings, kind: TaskType, confidence: float | None, context: Mapping[str, Any], known: bool,
-    *, acting: bool = True, requested: str | None = None,
+    settings: TenantSettings, kind: TaskType, confidence: float | None, context: Mapping[str, Any],
+    *, acting: bool = True,
 ) -> tuple[TaskStatus, str]:
-    """The status a new task starts in and the reason; `known` is False when the `requested` type fell back to ad_hoc."""
+    """The status a new task starts in and the reason."""
     review = TaskStatus.PENDING_REVIEW
-    if not known:
-        return review, f"unknown task type {requested}: handled as {kind.name}, which always needs review"
     if not acting:
         if confidence is not None and confidence < kind.review_threshold:
             return review, f"confidence {confidence} below {kind.name} auto threshold {kind.review_threshold}: owner review"

@@ -87,6 +87,8 @@ class Progress:
     awaiting_decision: bool
     deferred_until: datetime | None = None
     """A send a limit deferred goes out at this time, not before."""
+    away_until: datetime | None = None
+    """The contact's automatic reply said they are away until then: no touch goes out before."""
 
 
 @dataclass(frozen=True)
@@ -157,6 +159,12 @@ def next_step(plan: Plan, progress: Progress, now: datetime) -> StepAction:
             return unresponsive("dormant until its last day with no reply")
         return Wait(progress.dormant_until, "dormant: nothing is sent; a reply wakes it")
     if plan.ends_at is not None and now >= plan.ends_at:
+        # Waiting on the contact, the budget's last day ends the cadence (seed 002 §19.1, §19.4); a task with a draft
+        # still being written would send it dormant, so it closes; a reply (one that woke a dormant task) is still read.
+        if status is TaskStatus.WAITING and not progress.awaiting_decision:
+            return exhausted(plan, now, "its time budget ran out")
+        if status is TaskStatus.EXECUTING and progress.awaiting_decision:
+            return Wait(None, "the model is reading the contact's reply")
         return unresponsive("its time budget ran out")
     if progress.awaiting_decision:
         return Wait(None, "waiting for the model's decision")
@@ -164,6 +172,8 @@ def next_step(plan: Plan, progress: Progress, now: datetime) -> StepAction:
         if now < progress.deferred_until:
             return Wait(progress.deferred_until, "a send limit deferred the message")
         return SendTouch(progress.touch + 1, plan.tone(progress.touch + 1), use_draft=False)
+    if progress.away_until is not None and now < progress.away_until:
+        return Wait(progress.away_until, "the contact is away, as their automatic reply said")
     if progress.turns_used >= plan.budget_turns:
         return Escalate(f"the conversation used all {plan.budget_turns} turns without an outcome", "turn_budget")
     if progress.touch == 0:

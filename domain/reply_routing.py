@@ -16,8 +16,9 @@ GUIDED = "/guidance/"
 """Joins a reply's signal ref and the task version in the ref of the decision guidance asks for on that reply."""
 
 
-ANSWERED_BY = ("Task.TouchSent", "Task.NextTouchScheduled")
-"""Events after which a reply is dealt with: a message went to the contact, or an evaluation chose to wait."""
+ANSWERED_BY = ("Task.TouchSent", "Task.NextTouchScheduled", "Task.OutOfOfficeReceived")
+"""Events after which a reply is dealt with: a message went to the contact, an evaluation chose to wait, or the
+reply was an automatic one (it wants no answer: the task waits for the contact's return)."""
 
 
 class ActingTask(Protocol):

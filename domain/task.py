@@ -109,6 +109,7 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
 
         def apply(self, task: Task) -> None:
             task.inbox_count += 1
+            task.heard_from_contact()
             for loop_ref in self.resolved_loops:
                 task.open_loops.remove(loop_ref)
             # The contact answered what a follow-up was to chase: the follow-up being drafted or held back goes.
@@ -129,6 +130,7 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
 
         def apply(self, task: Task) -> None:
             task.inbox_count += 1
+            task.heard_from_contact()
 
     class ProgressNoted(TaskMoved):
         notes: str
@@ -167,6 +169,12 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
 
     class WaitEnded(TaskMoved):
         """A waiting task's last open loop closed without an answer and no wake-up is pending: the agent's turn."""
+
+        reason: str
+        status: str
+
+    class WaitStarted(TaskMoved):
+        """An executing task now waits for something (a loop registered, a wake-up scheduled): it is `waiting`."""
 
         reason: str
         status: str
@@ -321,6 +329,12 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
         pending = pending or bool(self.pending_decisions)  # the model is writing what comes next
         if self.status is TaskStatus.WAITING and not self.open_loops and not pending:
             self.trigger_event(self.WaitEnded, timestamp=now, reason=reason, status=self._target(TaskStatus.EXECUTING))
+
+    def start_waiting(self, *, reason: str, now: datetime) -> None:
+        """The counterpart of `end_wait`: an executing task given a loop or a wake-up to wait on moves to `waiting`;
+        any other status stays (a task not approved, with the owner or already waiting)."""
+        if self.status is TaskStatus.EXECUTING:
+            self.trigger_event(self.WaitStarted, timestamp=now, reason=reason, status=self._target(TaskStatus.WAITING))
 
     def link_loop(self, loop_ref: str, *, now: datetime) -> None:
         self.check_open()

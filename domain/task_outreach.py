@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
 from loopline.domain.base import TaskEvent
@@ -13,6 +13,16 @@ if TYPE_CHECKING:
 
 THREAD_REFERENCES = 10
 """Messages a thread's `References` name at most: its first and the latest (RFC 5322 lets a long chain be cut)."""
+
+
+def drop_unsent_touches(task: Task) -> None:
+    """The contact is away: the touch being drafted and a touch a limit held back are dropped, so no cadence message
+    goes out before the return; the answer to an earlier reply (being drafted, or held back) still goes."""
+    for ref, pending in list(task.pending_decisions.items()):
+        if pending["purpose"] == "touch":
+            del task.pending_decisions[ref]
+    if task.deferred is not None and not task.deferred["draft"].get("reply"):
+        task.deferred = None
 
 
 class TaskOutreach:
@@ -77,6 +87,26 @@ class TaskOutreach:
             task.next_touch_at = self.next_touch_at
             task.status = self.status  # waiting again; the reply before it was the activity
 
+    class OutOfOfficeReceived(TaskEvent):
+        """The contact's automatic reply (`domain/auto_reply.py`) says they are away: no turn is counted and no model
+        asked; the cadence waits until `next_touch_at` (the stated return, `returns_on`, else a week; never earlier
+        than the cadence had planned) and then goes on. A touch being drafted or held back by a limit is dropped:
+        it would reach nobody."""
+
+        until: datetime
+        returns_on: str | None
+        sign: str
+        next_touch_at: datetime
+        status: str
+
+        def apply(self, task: Task) -> None:
+            assert task.outreach is not None
+            # Kept in the outreach plan, which only an acting task has: older snapshots need no upcasting.
+            task.outreach["away_until"] = self.until
+            task.next_touch_at = self.next_touch_at
+            task.status = self.status  # waiting again; the automatic reply before it was the activity
+            drop_unsent_touches(task)
+
     class OutcomeSet(TaskEvent):
         """The outcome code a closing task ends with, from its type's spectrum (a provisional one is
         downgraded if no signal confirms it)."""
@@ -124,6 +154,12 @@ class TaskOutreach:
         thread = self.outreach.get("thread") if self.outreach else None
         return list(thread["keys"]) if thread else []
 
+    def heard_from_contact(self) -> None:
+        """Applied with any message from the contact: it ends an absence an automatic reply stated (an automatic one
+        starts it again at once, `OutOfOfficeReceived`)."""
+        if self.outreach is not None:
+            self.outreach.pop("away_until", None)
+
     @property
     def is_acting(self) -> bool:
         """Loopline works it itself: drafts, sends, follows the cadence (not a follow-through task of an outside agent)."""
@@ -154,6 +190,16 @@ class TaskOutreach:
         self.check_open()
         status = self._target(TaskStatus.WAITING) if self.status is TaskStatus.EXECUTING else self.status
         self.trigger_event(self.NextTouchScheduled, timestamp=now, next_touch_at=at, reason=reason, status=status)
+
+    def pause_out_of_office(self, *, until: datetime, returns_on: date | None, sign: str, now: datetime) -> datetime:
+        """Waits for the contact's return (a loop on their reply is opened with it); returns when the cadence goes on."""
+        self.check_open()
+        next_touch_at = max(until, self.next_touch_at) if self.next_touch_at is not None else until
+        status = self._target(TaskStatus.WAITING) if self.status is TaskStatus.EXECUTING else self.status
+        self.trigger_event(self.OutOfOfficeReceived, timestamp=now, until=until,
+                           returns_on=returns_on.isoformat() if returns_on else None, sign=sign,
+                           next_touch_at=next_touch_at, status=status)
+        return next_touch_at
 
     def set_outcome(self, *, code: str, kind: str, provisional: bool, reason: str, now: datetime) -> None:
         self.check_open()

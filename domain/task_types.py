@@ -8,8 +8,12 @@ thresholds are 0–1 (a 75 elsewhere is 0.75 here).
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from typing import Literal
+
+from loopline.domain.errors import DomainError
+from loopline.domain.outreach import planned_touches
 
 Priority = Literal["critical", "high", "medium", "low"]
 PRIORITY_ORDER: dict[str, int] = {"critical": 0, "high": 1, "medium": 2, "med": 2, "low": 3}
@@ -34,14 +38,16 @@ class Cadence:
     dormant_max_days: int | None = None
 
 
+# Each cadence's last wait ends on the last day of the budgets it serves (14, 21 and 30 days: seed 002 §19.1,
+# §19.4), so its `on_exhaustion` is what ends an unanswered task, never the clock cutting the wait short.
 CADENCES: dict[str, Cadence] = {
     c.name: c
     for c in (
-        Cadence("standard", (3, 5, 7), ("friendly_checkin", "direct_offer_help", "final_open_door"), "cancel"),
+        Cadence("standard", (3, 5, 6), ("friendly_checkin", "direct_offer_help", "final_open_door"), "cancel"),
         Cadence("urgent", (1, 2, 3), ("friendly_urgent", "direct_followup", "escalation_warning"), "escalate"),
-        Cadence("patient", (5, 10, 14), ("warm_checkin", "gentle_followup", "no_pressure_final"), "dormant",
+        Cadence("patient", (5, 10, 6), ("warm_checkin", "gentle_followup", "no_pressure_final"), "dormant",
                 dormant_check_days=7, dormant_max_days=60),
-        Cadence("slow_burn", (3, 10, 21), ("personal_note", "different_angle", "final_door_open"), "dormant",
+        Cadence("slow_burn", (3, 10, 17), ("personal_note", "different_angle", "final_door_open"), "dormant",
                 dormant_check_days=14, dormant_max_days=90),
         Cadence("single_shot", (), (), "cancel"),
     )
@@ -124,6 +130,11 @@ class TaskType:
     @property
     def expires_in_days(self) -> int | None:
         return self.budget.days
+
+    @property
+    def cadence_days(self) -> int:
+        """Days from touch 1 to the end of the wait after the last touch the cadence plans within the message budget."""
+        return sum(self.cadence.intervals[:planned_touches(self.budget.messages, self.cadence.intervals)])
 
     @property
     def can_send(self) -> bool:
@@ -327,7 +338,7 @@ AD_HOC = TaskType(
     # Shared by both packs: the follow-through gate (review below 0.5) stays for tasks without a contact.
     follow_through_threshold=0.5,
 )
-"""The catch-all, and the type an unknown name falls back to: an acting ad_hoc task always needs review."""
+"""The catch-all, and the type of a task created without one: an acting ad_hoc task always needs review."""
 
 # The assistant pack: follow-through types (budget messages 0: the outside agent acts, Loopline watches its loops).
 _ASSISTANT: tuple[TaskType, ...] = (
@@ -371,14 +382,18 @@ _ASSISTANT: tuple[TaskType, ...] = (
 TASK_TYPES: dict[str, TaskType] = {t.name: t for t in (*_GYM, AD_HOC, *_ASSISTANT)}
 
 
-def resolve_task_type(name: str | None) -> tuple[TaskType, bool]:
-    """The type of a name and whether it is known; no name means ad_hoc, an unknown one falls back to it."""
-    if name is None:
-        return AD_HOC, True
-    kind = TASK_TYPES.get(name)
-    return (kind, True) if kind is not None else (AD_HOC, False)
+class UnknownTaskType(DomainError):
+    """A task type the registry does not have."""
+
+
+def check_task_type(name: str) -> TaskType:
+    """The registry's type of that name; an unknown one is refused, naming the closest and every known type."""
+    if name not in TASK_TYPES:
+        hint = "".join(f"did you mean {close!r}? " for close in difflib.get_close_matches(name, TASK_TYPES, n=1))
+        raise UnknownTaskType(f"unknown task type {name[:80]!r}; {hint}the task types are {', '.join(sorted(TASK_TYPES))}")
+    return TASK_TYPES[name]
 
 
 def task_type(name: str | None) -> TaskType:
-    """The type of a name; an unknown one is ad_hoc, which always needs review."""
-    return resolve_task_type(name)[0]
+    """The type of a name, `ad_hoc` for none; an unknown name raises `UnknownTaskType`."""
+    return AD_HOC if name is None else check_task_type(name)

@@ -6,7 +6,7 @@ import math
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, Column, Integer, String, Table, Text, select
+from sqlalchemy import JSON, Boolean, Column, Integer, String, Table, Text, func, select
 from sqlalchemy.engine import Connection
 
 from loopline.domain.outreach import planned_touches
@@ -55,6 +55,7 @@ tasks = Table(
     Column("outcome", String(64)),
     Column("outcome_kind", String(16)),
     Column("outcome_provisional", Boolean),
+    Column("away", JSON),  # the contact's automatic reply pausing the cadence: until when, and what gave it away
 )
 
 task_inbox = Table(
@@ -81,7 +82,7 @@ def _update(conn: Connection, event: Any, add: dict[str, int] | None = None, **v
 QUIET = (
     Task.UserNotified, Task.StallFlagged, Task.WakeupScheduled, Task.LoopLinked, Task.LoopClosed, Task.OutreachPlanned,
     Task.ContextMerged, Task.DecisionRequested, Task.DecisionRecorded, Task.DecisionFailed, Task.SendDeferred,
-    Task.OutcomeSet, Task.TouchSent, Task.NextTouchScheduled,
+    Task.OutcomeSet, Task.TouchSent, Task.NextTouchScheduled, Task.OutOfOfficeReceived, Task.ReplyNoted,
 )
 """Events that are no activity of their own: a send is activity through its ActionRecorded, a close through Completed."""
 
@@ -96,7 +97,7 @@ def _created(conn: Connection, event: Task.Created, position: int) -> None:
         "stalled_since": None, "cadence": None, "touches": None, "touch": 0, "on_exhaustion": None,
         "messages_budget": None, "messages_used": 0, "turns_budget": None, "turns_used": 0, "ends_at": None,
         **NO_NEXT_ACTION, "decisions": 0, "deferrals": 0, "outcome": None, "outcome_kind": None,
-        "outcome_provisional": None,
+        "outcome_provisional": None, "away": None,
     })
 
 
@@ -113,8 +114,8 @@ def _loop_closed(conn: Connection, event: Task.LoopClosed, position: int) -> Non
 
 
 def _signal(conn: Connection, event: Task.SignalReceived, position: int) -> None:
-    _update(
-        conn, event, add={"inbox": 1, "open_loops": -len(event.resolved_loops)}, status=event.status,
+    _update(  # word from the contact ends an absence, as in the task (an automatic reply starts it again)
+        conn, event, add={"inbox": 1, "open_loops": -len(event.resolved_loops)}, status=event.status, away=None,
     )
     writes.insert(conn, task_inbox, {
         "aggregate_id": str(event.originator_id), "signal_id": event.signal_ref, "type": event.signal_type,
@@ -199,6 +200,15 @@ def _next_touch(conn: Connection, event: Task.NextTouchScheduled, position: int)
     )
 
 
+def _out_of_office(conn: Connection, event: Task.OutOfOfficeReceived, position: int) -> None:
+    back = f"back on {event.returns_on}" if event.returns_on else "no return date given, so a week"
+    _update(
+        conn, event, next_action="touch", next_action_at=format_time(event.next_touch_at),
+        next_action_reason=f"the contact is out of office, {back}", **_moved(event),
+        away={"until": format_time(event.until), "returns_on": event.returns_on, "recognised_by": event.sign},
+    )
+
+
 def _outcome(conn: Connection, event: Task.OutcomeSet, position: int) -> None:
     _update(conn, event, outcome=event.code, outcome_kind=event.kind, outcome_provisional=event.provisional)
 
@@ -227,6 +237,7 @@ handlers = {
     Task.Completed: _status("summary", stops=True),
     Task.Cancelled: _status("reason", stops=True),
     Task.Expired: _status("reason", stops=True),
+    Task.WaitStarted: _status("reason"),
     Task.WaitEnded: _status("reason"),
     Task.WorkflowOutputRecorded: lambda conn, event, position: _update(conn, event),
     Task.WakeupScheduled: lambda conn, event, position: _update(conn, event),
@@ -242,6 +253,8 @@ handlers = {
     Task.OutcomeSet: _outcome,
     Task.WentDormant: _dormant,
     Task.NextTouchScheduled: _next_touch,
+    Task.OutOfOfficeReceived: _out_of_office,
+    Task.ReplyNoted: lambda conn, event, position: _update(conn, event, away=None),  # she wrote: not away any more
 }
 
 
@@ -251,12 +264,20 @@ def _row(row: Any) -> dict[str, Any]:
     return data
 
 
-def list_tasks(conn: Connection, *, tenant: str | None = None, status: str | None = None) -> list[dict[str, Any]]:
+def list_tasks(
+    conn: Connection, *, tenant: str | None = None, status: str | None = None, outcome: str | None = None,
+    contact: str | None = None,
+) -> list[dict[str, Any]]:
+    """The tasks, filtered by any of tenant, status, outcome and contact (an address in any case)."""
     query = select(tasks).order_by(tasks.c.tenant, tasks.c.created_at, tasks.c.task_id)
     if tenant:
         query = query.where(tasks.c.tenant == tenant)
     if status:
         query = query.where(tasks.c.status == status)
+    if outcome:
+        query = query.where(tasks.c.outcome == outcome)
+    if contact:
+        query = query.where(func.lower(tasks.c.contact) == contact.lower())
     return [_row(row) for row in conn.execute(query)]
 
 
@@ -278,7 +299,10 @@ EXHAUSTION = {
     "escalate": "cadence ends: handed to the owner unless the contact replies",
     "dormant": "cadence ends: goes dormant unless the contact replies",
 }
-DAYS_RUN_OUT = "the task's days run out: cancelled as unresponsive unless the contact replies"
+DAYS_RUN_OUT = {
+    exhaustion: "the task's days run out: " + what.removeprefix("cadence ends: ") for exhaustion, what in EXHAUSTION.items()
+}
+"""The budget's last day ends the cadence as running out of touches does (`domain/outreach.py` next_step)."""
 NEXT_ACTIONS = {
     "deferred_send": "send the deferred touch",
     "draft_message": "the model drafts the next message",
@@ -311,12 +335,21 @@ def outreach(task: dict[str, Any], now: datetime) -> dict[str, Any] | None:
             "days": days,
         },
         "next_action": _next_action(task),
+        "away": _away(task, now),
         "decisions": task["decisions"],
         "deferrals": task["deferrals"],
         "outcome": task["outcome"] and {
             "code": task["outcome"], "kind": task["outcome_kind"], "provisional": bool(task["outcome_provisional"]),
         },
     }
+
+
+def _away(task: dict[str, Any], now: datetime) -> dict[str, Any] | None:
+    """The contact's absence an automatic reply stated, while it lasts as of `now`."""
+    away = task["away"]
+    if away is None or task["status"] in TERMINAL or parse_time(away["until"]) <= now:
+        return None
+    return away
 
 
 def _budget(budget: int, used: int) -> dict[str, int]:
@@ -339,7 +372,7 @@ def _next_action(task: dict[str, Any]) -> dict[str, Any] | None:
     if kind == "touch":
         touch, touches = task["touch"], task["touches"]
         if task["ends_at"] and task["next_action_at"] and parse_time(task["next_action_at"]) > parse_time(task["ends_at"]):
-            return {"what": DAYS_RUN_OUT, "at": task["ends_at"], "reason": None}
+            return {"what": DAYS_RUN_OUT[task["on_exhaustion"]], "at": task["ends_at"], "reason": None}
         what = f"touch {touch + 1} of {touches}" if touch < touches else EXHAUSTION[task["on_exhaustion"]]
     else:
         what = NEXT_ACTIONS[kind]

@@ -63,6 +63,7 @@ DESCRIPTIONS: dict[type, Describe] = {
     Task.Completed: lambda e: ("task completed", e.summary),
     Task.Cancelled: lambda e: ("task cancelled", e.reason),
     Task.Expired: lambda e: ("task expired", e.reason),
+    Task.WaitStarted: lambda e: (f"something to wait for; task is {e.status}", e.reason),
     Task.WaitEnded: lambda e: (f"nothing left to wait for; task is {e.status}", e.reason),
     Task.WorkflowOutputRecorded: lambda e: (f"workflow {e.workflow} wrote {e.name}", None),
     Task.WakeupScheduled: lambda e: (
@@ -101,6 +102,10 @@ DESCRIPTIONS: dict[type, Describe] = {
         e.error,
     ),
     Task.NextTouchScheduled: lambda e: (f"cadence resumes: next touch at {format_time(e.next_touch_at)}", e.reason),
+    Task.OutOfOfficeReceived: lambda e: (
+        f"automatic reply: the contact is away until {format_time(e.until)}; next touch at {format_time(e.next_touch_at)}",
+        f"recognised by {e.sign}; " + (f"return stated: {e.returns_on}" if e.returns_on else "no return date: a week"),
+    ),
     Task.TouchSent: lambda e: (
         f"touch {e.touch} sent ({e.messages_used} message(s) used)"
         + (f"; next touch at {format_time(e.next_touch_at)}" if e.next_touch_at else ""),

@@ -15,10 +15,13 @@ RULE = ChannelRule(
     channel="email",
     signal_type="email.received",
     signal_fields=(
-        SignalField("sender", "who sent it; matched ignoring case", required=True),
+        SignalField("sender", "who sent it, kept as its mailbox as `task.create`'s `contact` is; matched ignoring case",
+                    required=True, mailbox=True),
         SignalField("thread_id", "its thread; matched when the watch names one"),
         SignalField("subject", "kept with the signal"),
         SignalField("body", "kept with the signal"),
+        SignalField("auto_submitted", "its RFC 3834 `Auto-Submitted` header: any value but `no` marks an automatic "
+                    "reply (out of office): a task Loopline works pauses until the return it states, unanswered"),
     ),
     required_watch=("sender",),
     optional_watch=("thread_id",),

@@ -23,13 +23,15 @@ class InvalidWatch(DomainError):
 @dataclass(frozen=True)
 class SignalField:
     """One field of a channel's signal: its type (`str` or `dict`), whether every signal carries it, the values
-    it may take (empty: any non-blank text) and what it means. The edge's signal schema is derived from these."""
+    it may take (empty: any non-blank text), whether it is an address (kept as its normalised mailbox,
+    `domain/mailbox.py`) and what it means. The edge's signal schema is derived from these."""
 
     name: str
     doc: str
     type: Any = str
     required: bool = False
     values: tuple[str, ...] = ()
+    mailbox: bool = False
 
 
 @dataclass(frozen=True)

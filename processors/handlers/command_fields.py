@@ -1,5 +1,5 @@
 """The types a message's fields take at the edge, with the bounds of `processors/limits.py`: an id, a time, text
-that is never blank, a watch. Commands (`processors/handlers/commands_types.py`) and signals are declared with them."""
+that is never blank, a watch, a mailbox. Commands (`processors/handlers/commands_types.py`) and signals are declared with them."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo
 
+from loopline.domain.mailbox import LINE_BREAKS, NotAMailbox, looks_like_address, mailbox
 from loopline.processors import limits
 from loopline.processors.limits import shown
 
@@ -52,6 +53,20 @@ def _not_blank(value: str) -> str:
     return value
 
 
+def _mailbox(value: str) -> str:
+    try:
+        return mailbox(value)
+    except NotAMailbox as error:
+        raise ValueError(str(error)) from None
+
+
+def _contact(value: str) -> str:
+    """An address is kept as its normalised mailbox (one contact, however it is spelled); a name as it is given."""
+    if looks_like_address(value) or any(c in LINE_BREAKS for c in value):
+        return _mailbox(value)
+    return value
+
+
 def _watch(value: Any) -> dict[str, Any]:
     """A watch names each field's expected value as a string; `match_fields` maps payload fields to strings."""
     if not isinstance(value, dict) or not value:
@@ -74,6 +89,10 @@ Timestamp = Annotated[datetime, BeforeValidator(parse_timestamp)]
 Text = Annotated[str, AfterValidator(_not_blank)]
 ShortText = Annotated[str, Field(max_length=limits.MAX_SHORT_TEXT_CHARS), AfterValidator(_not_blank)]
 Watch = Annotated[dict[str, Any], BeforeValidator(_watch)]
+Mailbox = Annotated[str, AfterValidator(_not_blank), AfterValidator(_mailbox)]
+"""An email address, normalised (`domain/mailbox.py`): what ledgers, limits, matching and dedup key on."""
+Contact = Annotated[ShortText, AfterValidator(_contact)]
+"""Who a task is with: an address (normalised as a `Mailbox`) or a name."""
 MatchFields = dict[Text, Text]
 
 

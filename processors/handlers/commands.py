@@ -14,7 +14,7 @@ from loopline.domain.gate import initial_status, is_email
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.status import TaskStatus
 from loopline.domain.task import Task
-from loopline.domain.task_types import TaskType, resolve_task_type
+from loopline.domain.task_types import TaskType, task_type
 from loopline.domain.tenant import TenantSettings
 from loopline.domain.timers import TimerKind
 from loopline.domain.timeutil import format_time
@@ -72,7 +72,7 @@ def create_task(uow: UnitOfWork, msg: Message, cmd: TaskCreate) -> str:
             return Unchanged(f"task {cmd.task_id} already exists with the title {existing.title!r}; this task.create "
                              f"(title {cmd.title!r}) changed nothing")
         return f"task {cmd.task_id} already exists; nothing changed"
-    kind, known = resolve_task_type(cmd.task_type)
+    kind = task_type(cmd.task_type)
     context = dict(cmd.context or {})
     # Loopline works a task itself only when asked for a type that sends, with an address to send to;
     # without a type the outside agent acts and Loopline follows through, as before issue 11.
@@ -92,8 +92,7 @@ def create_task(uow: UnitOfWork, msg: Message, cmd: TaskCreate) -> str:
         context.update({"draft": {"subject": cmd.draft.subject, "body": cmd.draft.body}} if cmd.draft else {})
         context.update({"to_name": cmd.to_name} if cmd.to_name else {})
     settings = tenant_settings(uow, tenant) if acting else TenantSettings()
-    status, reason = initial_status(settings, kind, cmd.confidence, context, known, acting=acting,
-                                    requested=cmd.task_type)
+    status, reason = initial_status(settings, kind, cmd.confidence, context, acting=acting)
     expires_in_days = cmd.expires_in_days if cmd.expires_in_days is not None else kind.expires_in_days
     expires_at = msg.at + timedelta(days=expires_in_days) if expires_in_days else None
     task = uow.add(

@@ -11,13 +11,27 @@ from collections.abc import Callable
 from dataclasses import is_dataclass
 from typing import Annotated, Any, Literal, get_origin, get_type_hints
 
-from pydantic import AfterValidator, ConfigDict, Field, create_model, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, ValidationInfo, create_model, field_validator, model_validator
 
 from loopline.processors import limits
 from loopline.domain.expectations import EXPECTATIONS, DeadlineAction, Expectation
+from loopline.domain.gate import is_email
 from loopline.domain.status import TaskStatus
+from loopline.domain.task_types import TASK_TYPES, UnknownTaskType, check_task_type
 from loopline.domain.tenant import InvalidSettings, TenantProfile, TenantSettings, setting_names
-from loopline.processors.handlers.command_fields import Id, MatchFields, ShortText, Strict, Text, Timestamp, Watch, unknown_keys
+from loopline.processors.handlers.command_fields import (
+    STORED,
+    Contact,
+    Id,
+    Mailbox,
+    MatchFields,
+    ShortText,
+    Strict,
+    Text,
+    Timestamp,
+    Watch,
+    unknown_keys,
+)
 
 
 class TaskDraft(Strict):
@@ -32,17 +46,19 @@ class TaskCreate(Strict):
     task_type: str | None = Field(
         default=None,
         description="a type of the task type table: sets budgets, cadence, expiry and review; absent: `ad_hoc`, "
-        "worked by the agent (Loopline follows through); an unknown type is handled as `ad_hoc` and waits for review",
+        "worked by the agent (Loopline follows through); an unknown type is refused, naming the closest known one",
     )
     expires_in_days: int | None = Field(
         default=None, ge=1, le=limits.MAX_EXPIRES_IN_DAYS,
         description="days until the task expires; absent: its type's (14, none for `inbox_management`)",
     )
     priority: Literal["low", "med", "medium", "high", "critical"] | None = Field(default=None, description="kept on the task")
-    contact: ShortText | None = Field(
+    contact: Contact | None = Field(
         default=None,
-        description="who the task is with (an address or a name), shown with the task; an email address with a "
-        "`task_type` that sends makes Loopline work the task itself, one open task per contact and type",
+        description="who the task is with (an address or a name), shown with the task; an address is kept as its "
+        "mailbox (display name, comments, quotes, a trailing dot and case dropped; `<>` or a line break refused); "
+        "with a `task_type` that sends, it must be an email address, and Loopline works the task itself, one open "
+        "task per contact and type",
     )
     confidence: float | None = Field(
         default=None, ge=0, le=1,
@@ -57,6 +73,27 @@ class TaskCreate(Strict):
         "otherwise kept in `context.json`",
     )
     to_name: ShortText | None = Field(default=None, description="the contact's name, used in greetings")
+
+    # Data read back from the log passed these checks when it was appended (`STORED`): the handler decides then.
+    @field_validator("task_type")
+    @classmethod
+    def _known_type(cls, name: str | None, info: ValidationInfo) -> str | None:
+        if name is not None and info.context != STORED:
+            try:
+                check_task_type(name)
+            except UnknownTaskType as error:
+                raise ValueError(str(error)) from None
+        return name
+
+    @field_validator("contact")
+    @classmethod
+    def _an_address_to_send_to(cls, contact: str | None, info: ValidationInfo) -> str | None:
+        kind = TASK_TYPES.get(info.data.get("task_type") or "")
+        if contact is not None and kind is not None and kind.can_send and not is_email(contact) and info.context != STORED:
+            raise ValueError(f"{limits.shown(contact)!r} is not an email address, and task_type {kind.name} sends email to its contact: "
+                             "give the contact's address (name@example.com), or leave task_type out to follow the task "
+                             "through")
+        return contact
 
 
 class ActionRecordCommon(Strict):
@@ -98,7 +135,7 @@ _FIELD_TYPES: dict[Any, Any] = {str: Text, list[str]: list[Text], dict[str, Any]
 def _action_schema(row: Expectation) -> type[ActionRecordCommon]:
     fields: dict[str, Any] = {}
     for spec in row.fields:
-        kind = _FIELD_TYPES.get(spec.type, spec.type)
+        kind = Mailbox if spec.mailbox else _FIELD_TYPES.get(spec.type, spec.type)
         if spec.required:
             fields[spec.name] = (kind, Field(description=spec.doc))
         else:

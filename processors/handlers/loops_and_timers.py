@@ -100,6 +100,7 @@ def register_loop(
     if kept is None:
         index.watch(loop_ref, now=now)
         set_timer(uow, kind=TimerKind.LOOP_DEADLINE, target_id=loop_id, due=deadline, now=now)
+        task.start_waiting(reason=f"waiting for {loop.awaited()} (loop {loop_ref})", now=now)
         return loop
     # Everything is stamped with the signal's time, so the events are those of the other order.
     signal_ref, signal_type, at = kept["ref"], kept["type"], kept["at"]

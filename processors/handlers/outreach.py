@@ -3,10 +3,12 @@ a recorded decision), so each step's sends, loops, timers and status changes com
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
 from loopline.domain import ids
+from loopline.domain.auto_reply import recognise, resume_at
 from loopline.domain.contact_index import ContactIndex
 from loopline.domain.errors import DomainError
 from loopline.domain.expectations import NEXT_TOUCH
@@ -24,6 +26,7 @@ from loopline.domain.outreach import (
     next_step,
 )
 from loopline.domain.reply_routing import guided_request_ref, unanswered_reply
+from loopline.domain.send_ledger import local_day
 from loopline.domain.task import Task
 from loopline.domain.task_types import PRIORITY_ORDER, task_type
 from loopline.domain.timers import TimerKind
@@ -69,6 +72,7 @@ def progress_of(task: Task) -> Progress:
         next_touch_at=task.next_touch_at, dormant_until=task.dormant_until,
         awaiting_decision=bool(task.pending_decisions),
         deferred_until=task.deferred["until"] if task.deferred else None,
+        away_until=task.outreach.get("away_until") if task.outreach else None,
     )
 
 
@@ -261,11 +265,14 @@ def retry_due_decisions(uow: UnitOfWork, task: Task, now: datetime) -> str | Non
     return f"'{task.title}': asked the model again ({len(due)})" if due else None
 
 
-def on_reply(uow: UnitOfWork, task: Task, *, signal_ref: str, now: datetime, quote: str | None = None) -> None:
-    """A reply from the contact (its words: `quote`) stops the cadence and is evaluated by the model, unless the
-    turn budget is spent (a hard rule: the owner decides, no model call)."""
+def on_reply(uow: UnitOfWork, task: Task, *, signal_ref: str, data: Mapping[str, Any], now: datetime) -> None:
+    """A reply from the contact stops the cadence and is evaluated by the model, unless it is an automatic one (the
+    task pauses) or the turn budget is spent (a hard rule: the owner decides, no model call)."""
+    if pause_for_auto_reply(uow, task, data, now):
+        return
     plan = plan_of(task)
     if task.turns_used >= plan.budget_turns:
+        quote = str(data.get("body") or data.get("subject") or "").strip()
         escalate(uow, task, Escalate(f"{task.contact} replied but all {plan.budget_turns} turns are used", "turn_budget"),
                  now, quote=quote)
         return
@@ -292,3 +299,18 @@ def answer_with_guidance(uow: UnitOfWork, task: Task, *, now: datetime) -> bool:
 def _retries_due(task: Task, now: datetime) -> list[tuple[str, dict[str, Any]]]:
     return [(ref, p) for ref, p in task.pending_decisions.items()
             if p["failed"] == p["attempt"] and p.get("retry_at") is not None and p["retry_at"] <= now]
+
+
+def pause_for_auto_reply(uow: UnitOfWork, task: Task, data: Mapping[str, Any], now: datetime) -> bool:
+    """An out-of-office reply pauses the cadence until the return it states (else a week), with no model call, no
+    turn counted and no escalation; a loop on the contact's replies stays open, so a real answer meanwhile is read."""
+    zone = tenant_settings(uow, task.tenant).timezone
+    away = recognise(subject=data.get("subject"), body=data.get("body"), auto_submitted=data.get("auto_submitted"),
+                     written=local_day(now, zone))
+    if away is None:
+        return False
+    until = max(resume_at(away, received_at=now, timezone=zone), now)
+    next_touch_at = task.pause_out_of_office(until=until, returns_on=away.returns_on, sign=away.sign, now=now)
+    ends_at = plan_of(task).ends_at
+    open_reply_loop(uow, task, deadline=min(next_touch_at, ends_at) if ends_at else next_touch_at, now=now + AFTER_REPLY)
+    return True

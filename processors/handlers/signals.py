@@ -20,7 +20,7 @@ from loopline.domain.wording import when
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.loops_and_timers import load_task, proactive_run, resolve_by_signal, watch_index
 from loopline.processors.messages import Message
-from loopline.processors.handlers.outreach import on_reply
+from loopline.processors.handlers.outreach import on_reply, pause_for_auto_reply
 
 WORKED = frozenset({TaskStatus.READY, TaskStatus.EXECUTING, TaskStatus.WAITING, TaskStatus.DORMANT})
 """The statuses in which Loopline itself answers an acting task's reply (not one with the owner)."""
@@ -71,7 +71,7 @@ def answer(uow: UnitOfWork, task: Task, msg: Message, resolved_loops: list[str],
                         now=msg.at)
     contact = msg.data["sender"]
     if status in WORKED and not agents:
-        on_reply(uow, task, signal_ref=msg.ref, now=msg.at, quote=reply_words(msg))
+        on_reply(uow, task, signal_ref=msg.ref, data=msg.data, now=msg.at)
     elif status is TaskStatus.ESCALATED:
         task.escalate(reason=f"{task.escalation_reason}\n\n{contact} wrote again {when(msg.at)}: {words(msg)}",
                       cause=task.escalation_cause or "contact_replied", now=msg.at)
@@ -128,6 +128,8 @@ def handle_signal(uow: UnitOfWork, msg: Message) -> str:
         for other in acting:
             if other is not answering:
                 other.note_reply(signal_ref=msg.ref, data=dict(msg.data), answered_by=answering.ref, now=msg.at)
+                if other.status in WORKED:  # a contact away is away for every task: none writes to her meanwhile
+                    pause_for_auto_reply(uow, other, msg.data, msg.at)
     if not reached:
         if rule.channel == "email" and notify_late_reply(uow, msg):
             return "no open loop matched; the owner was told of a reply to a closed task"

@@ -66,7 +66,7 @@ def _task_expiry(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str | 
     if task is None or not task.is_due_to_expire(now):
         return None
     if task.is_acting and task.status not in (TaskStatus.PENDING_REVIEW, TaskStatus.ESCALATED):
-        # Its budget's end, while Loopline works it: the outreach rules close it (unresponsive).
+        # Its budget's end, while Loopline works it: the outreach rules end it as its cadence says (dormant, …).
         return step_task(uow, task, now)
     age = (now - task.created_on).days
     if task.expiry_outcome() is TaskStatus.ESCALATED:

@@ -50,6 +50,7 @@ def schedule_wakeup(uow: UnitOfWork, msg: Message, cmd: TaskWake) -> str:
     else:
         assert at is not None, "the message schema requires `at`, `when` or both"
         set_timer(uow, kind=TimerKind.TASK_WAKEUP, target_id=task.id, due=at, now=msg.at)
+        task.start_waiting(reason=f"waiting for its wake-up at {format_time(at)} ({reason})", now=msg.at)
     parts = ([f"at {format_time(at)}"] if at else []) + ([f"when {when.channel} {loop_ref} matches"] if when else [])
     return f"{task.ref} will wake {' or '.join(parts)} ({wake_ref})"
 

@@ -29,7 +29,7 @@ from loopline.domain.conversation import Turn, conversation_of
 from loopline.domain.outreach import Plan
 from loopline.domain.reply_routing import answered_signal
 from loopline.domain.task import Task
-from loopline.domain.task_types import TaskType, resolve_task_type
+from loopline.domain.task_types import TaskType, task_type
 from loopline.domain.tenant import TenantProfile, TenantSettings
 from loopline.domain.wording import when
 from loopline.processors.application import Loopline, UnitOfWork
@@ -256,7 +256,7 @@ def other_tasks(app: Loopline, task: Task) -> tuple[str, ...]:
     for kind, ref in sorted(index.tasks.items()):
         other = _get(app, ids.task_id(task.tenant, ref)) if ref != task.ref else None
         if isinstance(other, Task):
-            priority = resolve_task_type(other.task_type)[0].priority
+            priority = task_type(other.task_type).priority
             lines.append((other.is_closed, f"[{kind}, {priority}] {other.title} ({other.status})"))
     return tuple(line for _, line in sorted(lines))
 
@@ -280,7 +280,7 @@ def build_request(
     """Everything one decision needs, read from the event store (the task's events, its tenant, the
     contact's other tasks); `contact`/`contact_name` default to the task's, `settings` to the tenant's as stored."""
     app = _app(source)
-    kind = resolve_task_type(task.task_type)[0]
+    kind = task_type(task.task_type)
     settings = settings if settings is not None else tenant_settings_of(app, task.tenant)
     plan = task.outreach or {}
     contact = contact or task.contact

@@ -18,7 +18,8 @@ LOG_COMPACT_SHARE = 0.8
 
 KEY_MOMENTS = {
     "Task.Created", "Task.Reviewed", "Task.GuidanceGiven", "Task.Escalated", "Task.Completed", "Task.Cancelled",
-    "Task.Expired", "Task.ProgressNoted", "Task.StallFlagged", "Task.WokenUp", "Task.WaitEnded",
+    "Task.Expired", "Task.ProgressNoted", "Task.StallFlagged", "Task.WokenUp", "Task.WaitStarted",
+    "Task.WaitEnded",
 }
 
 

@@ -218,6 +218,7 @@ handlers = {
     Task.Completed: _handle(_status("summary", "completed", archive=True)),
     Task.Cancelled: _handle(_status("reason", "cancelled", archive=True)),
     Task.Expired: _handle(_status("reason", "expired", archive=True)),
+    Task.WaitStarted: _handle(_status()),
     Task.WaitEnded: _handle(_status()),
     Task.WorkflowOutputRecorded: _handle(store_output),
     Task.WakeupScheduled: _handle(_wakeup_scheduled),
@@ -233,4 +234,5 @@ handlers = {
     Task.DecisionFailed: _handle(_only_logged),
     Task.SendDeferred: _handle(_only_logged),
     Task.NextTouchScheduled: _handle(_only_logged),
+    Task.OutOfOfficeReceived: _handle(_only_logged),
 }

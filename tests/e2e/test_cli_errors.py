@@ -186,6 +186,26 @@ def test_a_repeated_id_with_other_content_and_a_retitled_task_create_are_warned_
     assert [w["line"] for w in report["warnings"]] == [3]  # m2 is now a plain repeat: nothing new to say
 
 
+def test_publish_says_how_many_lines_took_effect_and_why_the_others_were_refused(cli_embedded: Cli, tmp_path: Path) -> None:
+    messages = [
+        command("m1", "task.create", "2026-03-13T10:00:00Z", task_id="t1", title="Book the venue"),
+        command("m2", "task.create", "2026-03-13T10:00:00Z", task_id="t2", title="Win Ann back", task_type="winback",
+                contact="ann@example.com"),
+        command("m3", "task.create", "2026-03-13T10:00:00Z", task_id="t3", title="Card failed",
+                task_type="payment_recovery", contact="not-an-email"),
+        command("m4", "task.complete", "2026-03-13T10:00:00Z", task_id="nope", summary="done"),
+    ]
+    first = cli_embedded.publish(tmp_path, messages, "mixed")
+    assert first.returncode == 1
+    assert first.stdout.strip() == "read 4 lines: 1 took effect, 3 refused"
+    assert "line 2: data.task_type: unknown task type 'winback'; did you mean 'win_back'?" in first.stderr
+    assert "line 3: data.contact: 'not-an-email' is not an email address" in first.stderr
+    assert [t["task_id"] for t in cli_embedded.json("tasks", "list")] == ["t1"]  # nothing else half-applied
+
+    again = cli_embedded("publish", str(tmp_path / "mixed.jsonl"))
+    assert again.stdout.strip() == "read 4 lines: 0 took effect, 2 refused, 2 already received before (ignored)"
+
+
 def test_task_status_filter_is_validated_and_case_insensitive(cli_embedded: Cli, tmp_path: Path) -> None:
     cli_embedded.publish(tmp_path, [command("m1", "task.create", "2026-03-13T10:00:00Z", task_id="t", title="T")], "one")
     bogus = cli_embedded("tasks", "list", "--status", "bogus")
@@ -215,4 +235,6 @@ def test_version_and_flags_shown_as_flags(tmp_path: Path) -> None:
     for args in (("tasks", "list"), ("publish",), ("status",), ("loops", "list")):
         shown = cli(*args, "--help").stdout
         [json_line] = [line for line in shown.splitlines() if "--json" in line]
-        assert "<bool>" not in json_line and "Print JSON" in json_line
+        assert "<bool>" not in shown and "Print JSON" in json_line
+    top = cli("--help").stdout
+    assert "<bool>" not in top and "--help" in top and "Play seed" not in top

@@ -51,7 +51,7 @@ def test_flow_1_follow_up_reply_and_completion_through_the_cli(cli: Cli, tmp_pat
     # The follow-up's draft decision and the follow-up; the agent's email and Rahul's reply carried no text.
     assert [t["author"] for t in task["conversation"]] == ["system", "agent"]
     reply = json.loads(cli.json("tasks", "files", "task_abc", "inbox/0001_g1.json")["content"])
-    assert reply["data"]["sender"] == "RAHUL@company.com"
+    assert reply["data"]["sender"] == "rahul@company.com"  # the edge keeps a sender as its mailbox
     assert "Sent follow-up to rahul@company.com" in cli.json("tasks", "files", "task_abc", "progress.md")["content"]
     context = cli.json("tasks", "context", "user_xyz", "--task", "task_abc", "--now", "2026-03-17T09:01:00Z")
     [active] = context["active_tasks"]

@@ -68,8 +68,25 @@ def test_tasks_show_follows_budgets_cadence_next_action_and_outcome(cli: Cli, tm
     assert closed["conversation"][2]["text"] == REPLY["data"]["body"]
     text = cli("tasks", "show", "churn-maya").stdout
     assert "outcome: verbal_commitment — Verbal Commitment (positive, provisional)" in text
+    assert "status: completed (outcome verbal_commitment)" in text
     assert "your next step: Look out for them at the class or day they named" in text
     assert "I'll come to the Thursday evening class" in text
+
+
+def test_tasks_list_shows_the_outcome_beside_the_status_and_filters_by_outcome_and_contact(cli: Cli, tmp_path: Path) -> None:
+    assert cli.publish(tmp_path, [CONFIGURE, CREATE], "start").returncode == 0
+    assert cli("tick", "--now", "2026-04-06T09:05:00Z").returncode == 0
+    assert cli.publish(tmp_path, [REPLY], "reply").returncode == 0
+
+    [row] = cli.json("tasks", "list", "--outcome", "verbal_commitment", "--contact", "Maya@Example.com")
+    assert (row["task_id"], row["status"], row["outcome"]) == ("churn-maya", "completed", "verbal_commitment")
+    assert cli.json("tasks", "list", "--outcome", "unresponsive") == []
+    assert cli.json("tasks", "list", "--contact", "leo@example.com") == []
+    table = cli("tasks", "list").stdout
+    assert " outcome " in table and " contact " in table and "verbal_commitment" in table
+    unknown = cli("tasks", "list", "--outcome", "came_back")
+    assert unknown.returncode == 2
+    assert "--outcome: no task type has the outcome 'came_back'; the outcomes are" in unknown.stderr
 
 
 def test_tenants_show_what_was_configured_and_the_defaults_for_the_rest(cli: Cli, tmp_path: Path) -> None:
@@ -84,3 +101,14 @@ def test_tenants_show_what_was_configured_and_the_defaults_for_the_rest(cli: Cli
 
     never = cli("tenants", "show", "nobody")
     assert never.returncode == 0 and "was never configured" in never.stdout and "execution_mode: manual  (default)" in never.stdout
+
+
+def test_a_task_with_a_pending_wake_up_reads_waiting_until_it_wakes(cli: Cli, tmp_path: Path) -> None:
+    create = command("m1", "task.create", "2026-03-13T10:00:00Z", task_id="t", title="Check the invoice")
+    wake = {**command("m2", "task.wake", "2026-03-13T10:00:00Z"),
+            "data": {"task_id": "t", "at": "2026-03-14T09:00:00Z", "reason": "the invoice is due"}}
+    assert cli.publish(tmp_path, [create, wake], "wake").returncode == 0
+    assert [row["task_id"] for row in cli.json("tasks", "list", "--status", "waiting")] == ["t"]
+
+    assert cli("tick", "--now", "2026-03-14T09:00:01Z").returncode == 0
+    assert cli.json("tasks", "show", "t")["status"] == "executing"

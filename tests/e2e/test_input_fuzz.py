@@ -40,7 +40,7 @@ def test_a_fuzzed_corpus_applies_each_valid_line_once_and_rejects_each_bad_line_
     assert sorted(reject["line"] for reject in summary["rejected"]) == sorted(bad)
     assert all(f" line {number}: " in result.stderr for number in bad)
     assert summary["counts"] == {"accepted": summary["appended"], "duplicates": summary["duplicates_ignored"],
-                                 "rejected": len(bad)}
+                                 "rejected": len(bad), "took_effect": 0 if cli.scale else len(valid)}
     if cli.scale:  # the workers, not publish, recognise a repeated id
         assert summary["appended"] == len(valid) + len(repeats)
     else:
@@ -58,7 +58,7 @@ def test_a_file_of_only_bad_lines_exits_4_and_a_clean_one_0(cli: Cli, tmp_path: 
     bad.write_bytes(b"\n".join(make("acme", f"r{i}") for i, make in enumerate(BAD.values())) + b"\n")
     result = cli("publish", str(bad))
     assert result.returncode == 4, result.stderr[-3000:]
-    assert f"rejected {len(BAD)}" in result.stdout
+    assert f"read {len(BAD)} lines: 0 " in result.stdout and f", {len(BAD)} refused" in result.stdout
     assert cli.json("tasks", "list") == []
 
     good = tmp_path / "good.jsonl"

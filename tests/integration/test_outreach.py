@@ -141,8 +141,8 @@ def test_an_unsure_evaluation_escalates_and_sends_nothing(system: System) -> Non
 
 def test_a_reply_wakes_a_dormant_task(system: System) -> None:
     configure(system)
-    create(system, "back", task_type="win_back", expires_in_days=120)  # long enough for slow_burn to run out
-    for day in (0, 3, 13, 34):
+    create(system, "back", task_type="win_back")
+    for day in (0, 3, 13, 30):  # slow_burn's touches, then its budget's last day
         tick(system, at(day, 60))
     dormant = task(system, "back")
     assert (dormant.status, dormant.messages_used) == ("dormant", 3)

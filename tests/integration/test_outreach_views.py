@@ -318,3 +318,26 @@ def test_rebuilding_after_the_pipeline_worked_a_task_gives_the_same_rows(system:
     system.projections.catch_up()
 
     assert dump(system.projections.engine) == before
+
+
+def test_an_out_of_office_pause_shows_until_when_and_what_gave_it_away_while_it_lasts(system: System) -> None:
+    first_touch(system)
+    record(system, (Task.OutOfOfficeReceived, "2026-03-03T18:10:00Z", dict(
+        until=parse_time("2026-03-12T09:00:00Z"), returns_on="2026-03-12", sign="subject “Automatic reply”",
+        next_touch_at=parse_time("2026-03-12T09:00:00Z"), status="waiting",
+    )))
+    shown = view(system, "2026-03-04T00:00:00Z")
+    assert shown["away"] == {"until": "2026-03-12T09:00:00Z", "returns_on": "2026-03-12",
+                             "recognised_by": "subject “Automatic reply”"}
+    assert shown["next_action"] == {"what": "touch 2 of 3", "at": "2026-03-12T09:00:00Z",
+                                    "reason": "the contact is out of office, back on 2026-03-12"}
+    paused = next(row for row in trail(system, "churn-maya", GYM) if row["event"] == "Task.OutOfOfficeReceived")
+    assert paused["summary"].startswith("automatic reply: the contact is away until 2026-03-12T09:00:00Z")
+
+    assert view(system, "2026-03-12T09:00:00Z")["away"] is None  # the pause is over
+
+    record(system, (Task.SignalReceived, "2026-03-05T07:00:00Z", dict(
+        signal_ref="mail-2", signal_type="email.received", data={"sender": MAYA, "body": "Back early!"},
+        resolved_loops=[], status="waiting",
+    )))
+    assert view(system, "2026-03-06T00:00:00Z")["away"] is None  # she wrote: she is back

@@ -3,11 +3,13 @@ record their outreach plan, and a second task for the same contact and type merg
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from loopline.adapters.messages import InvalidMessage, parse_message
 from loopline.domain import ids
 from loopline.domain.contact_index import ContactIndex
 from loopline.domain.task import Task
@@ -51,7 +53,8 @@ def test_a_tenant_never_configured_is_manual_and_reviews_every_acting_task(gym: 
 
 def test_limited_auto_lets_a_confident_task_through_and_plans_its_outreach(gym: System, monkeypatch: pytest.MonkeyPatch) -> None:
     readied: list[str] = []
-    monkeypatch.setattr("loopline.processors.handlers.commands.on_ready", lambda uow, t, now: readied.append(t.ref))
+    for handlers in ("commands", "owner"):  # creation, and the owner's approval
+        monkeypatch.setattr(f"loopline.processors.handlers.{handlers}.on_ready", lambda uow, t, now: readied.append(t.ref))
     configure(gym, execution_mode="limited_auto")
     draft = {"subject": "Hey Sam", "body": "How are things?"}
     assert publish(gym, churn("c1", "t1", confidence=0.8, draft=draft, to_name="Sam"),
@@ -61,7 +64,7 @@ def test_limited_auto_lets_a_confident_task_through_and_plans_its_outreach(gym: 
     assert ready.outreach is not None
     assert {k: ready.outreach[k] for k in ("budget_messages", "budget_turns", "intervals", "tones", "on_exhaustion",
                                            "draft", "contact_name")} == {
-        "budget_messages": 3, "budget_turns": 6, "intervals": [3, 5, 7],
+        "budget_messages": 3, "budget_turns": 6, "intervals": [3, 5, 6],
         "tones": ["friendly_checkin", "direct_offer_help", "final_open_door"], "on_exhaustion": "cancel",
         "draft": draft, "contact_name": "Sam",
     }
@@ -97,13 +100,22 @@ def test_another_type_or_a_closed_task_gets_its_own_task(gym: System) -> None:
     assert index.tasks == {"churn_risk": "t2", "win_back": "w1"}
 
 
-def test_an_unknown_type_is_handled_as_ad_hoc_and_waits_for_review(gym: System) -> None:
-    configure(gym, execution_mode="auto")
-    assert publish(gym, churn("c1", "t1", task_type="sales_blitz", confidence=1.0),
-                   command("c2", "task.create", T0, GYM, task_id="f1", title="Chase", task_type="sales_blitz")).rejected == []
-    for ref in ("t1", "f1"):
-        assert (task(gym, ref).task_type, task(gym, ref).status) == ("ad_hoc", "pending_review")
-    assert task(gym, "t1").outreach is not None and task(gym, "f1").outreach is None
+@pytest.mark.parametrize(("data", "refusal"), [
+    ({"task_type": "winback"}, "data.task_type: unknown task type 'winback'; did you mean 'win_back'? the task types are"),
+    ({"task_type": "payment_recovery", "contact": "not-an-email"},
+     "data.contact: 'not-an-email' is not an email address, and task_type payment_recovery sends email to its contact"),
+])
+def test_an_unknown_type_or_a_sending_type_without_an_address_is_refused_at_the_edge(data: dict[str, Any],
+                                                                                      refusal: str) -> None:
+    with pytest.raises(InvalidMessage) as refused:
+        parse_message(json.dumps(churn("c1", "t1", **data)))
+    assert str(refused.value).startswith(refusal)
+
+
+def test_a_type_that_sends_nothing_takes_any_contact() -> None:
+    created = parse_message(json.dumps(command("c1", "task.create", T0, GYM, task_id="f1", title="Meet Ana",
+                                               task_type="meeting_scheduling", contact="Ana (Slack U42)")))
+    assert created.data["contact"] == "Ana (Slack U42)"
 
 
 def test_follow_through_tasks_keep_todays_behaviour(gym: System) -> None:

@@ -42,7 +42,8 @@ operations = st.lists(
         st.tuples(st.just("loop.register"), task, st.sampled_from(CONTACTS), st.sampled_from(IF_UNRESOLVED), hours),
         st.tuples(st.just("loop.resolve"), st.integers(0, 20)),
         st.tuples(st.just("task.update"), task, st.sampled_from(STATUSES)),
-        st.tuples(st.sampled_from(["task.complete", "task.cancel", "task.approve", "task.reject", "task.guidance"]), task),
+        st.tuples(st.sampled_from(["task.complete", "task.cancel", "task.approve", "task.reject", "task.guidance",
+                                      "task.reply", "task.takeover"]), task),
         st.tuples(st.just("run.schedule"), hours),
         st.tuples(st.just("task.wake"), task, hours, st.sampled_from([None, *CONTACTS])),
         st.tuples(st.just("workflow.output"), task),
@@ -52,7 +53,7 @@ operations = st.lists(
     min_size=5, max_size=30,
 )
 COVERED = {"task.create", "action.record", "loop.register", "loop.resolve", "task.update", "task.complete", "task.cancel",
-           "task.approve", "task.reject", "task.guidance", "run.schedule", "task.wake", "workflow.output", "tenant.configure"}
+           "task.approve", "task.reject", "task.guidance", "task.reply", "task.takeover", "run.schedule", "task.wake", "workflow.output", "tenant.configure"}
 
 
 def test_the_operations_cover_every_command_type() -> None:
@@ -85,8 +86,10 @@ def message(n: int, op: tuple, at: datetime) -> dict:
         return cmd(task_id=args[0], summary="done")
     if kind == "task.cancel":
         return cmd(task_id=args[0], reason="no longer needed")
-    if kind in ("task.approve", "task.reject"):
+    if kind in ("task.approve", "task.reject", "task.takeover"):
         return cmd(task_id=args[0])
+    if kind == "task.reply":
+        return cmd(task_id=args[0], body="Thanks, see you Saturday")
     if kind == "task.guidance":
         return cmd(task_id=args[0], text="go ahead")
     if kind == "run.schedule":

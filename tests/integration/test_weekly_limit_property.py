@@ -139,14 +139,17 @@ def test_no_contact_gets_more_than_the_weekly_limit_whatever_interleaves(ops, li
 
 
 def test_tasks_of_one_contact_share_the_weekly_limit_and_wait_for_the_week_to_roll_over(home: Path) -> None:
-    """Four tasks of four types for one contact, limit 1 a week: one email a week, each exactly when the
-    previous leaves the window, and the property above would see every one (it cannot pass for lack of sends)."""
+    """Four tasks of four types for one contact, its address spelled four ways, limit 1 a week: one email a
+    week, each exactly when the previous leaves the window, and the property above would see every one (it
+    cannot pass for lack of sends)."""
+    spellings = ("ana@example.com", "Ana <ANA@example.com>", "(gym)ana@example.com.", '"ana"@Example.com')
     system = build_system(home)
     try:
         publish(system, configure("cfg", "gym_a", T0, {"member_weekly_limit": 1, "daily_send_limit": 15}))
         publish(system, *(
-            message(n, ("create", "gym_a", n, task_type, "ana@example.com", True), T0)
-            for n, task_type in enumerate(("churn_risk", "win_back", "lead_followup", "onboarding"))
+            message(n, ("create", "gym_a", n, task_type, spelling, True), T0)
+            for n, (task_type, spelling) in enumerate(zip(("churn_risk", "win_back", "lead_followup", "onboarding"),
+                                                          spellings, strict=True))
         ))
         now = T0
         for _ in range(4 * 24):
@@ -155,6 +158,7 @@ def test_tasks_of_one_contact_share_the_weekly_limit_and_wait_for_the_week_to_ro
 
         sent = sorted(parse_time(line["at"]) for line in emails(home))
         assert len(sent) >= 3
+        assert {line["to"] for line in emails(home)} == {"ana@example.com"}
         assert all(later - earlier >= WEEK for earlier, later in zip(sent, sent[1:], strict=False))
         assert weekly_overruns(emails(home), {"gym_a": 1}) == []
     finally:

@@ -15,23 +15,23 @@ CHURN, WIN_BACK, LEAD = TASK_TYPES["churn_risk"], TASK_TYPES["win_back"], TASK_T
 
 
 def test_manual_mode_reviews_every_acting_task() -> None:
-    status, reason = initial_status(MANUAL, LEAD, 0.99, {}, True)
+    status, reason = initial_status(MANUAL, LEAD, 0.99, {})
     assert status is REVIEW and "manual" in reason
 
 
 def test_default_settings_are_manual() -> None:
-    assert initial_status(TenantSettings(), LEAD, 0.99, {}, True)[0] is REVIEW
+    assert initial_status(TenantSettings(), LEAD, 0.99, {})[0] is REVIEW
 
 
 @pytest.mark.parametrize(("mode", "confidence", "expected"), [
     (LIMITED, 0.75, READY), (LIMITED, 0.74, REVIEW), (LIMITED, None, REVIEW), (AUTO, 0.1, READY), (AUTO, None, READY),
 ])
 def test_threshold_counts_in_limited_auto_only(mode: TenantSettings, confidence: float | None, expected: TaskStatus) -> None:
-    assert initial_status(mode, CHURN, confidence, {}, True)[0] is expected
+    assert initial_status(mode, CHURN, confidence, {})[0] is expected
 
 
 def test_missing_confidence_counts_as_zero() -> None:
-    status, reason = initial_status(LIMITED, CHURN, None, {}, True)
+    status, reason = initial_status(LIMITED, CHURN, None, {})
     assert status is REVIEW and "confidence 0.0 below churn_risk auto threshold 0.75" in reason
 
 
@@ -45,7 +45,7 @@ def test_missing_confidence_counts_as_zero() -> None:
 ])
 @pytest.mark.parametrize("mode", [LIMITED, AUTO])
 def test_each_trigger_sends_to_review_naming_it(kind, context, trigger, mode) -> None:  # noqa: ANN001
-    status, reason = initial_status(mode, kind, 1.0, context, True)
+    status, reason = initial_status(mode, kind, 1.0, context)
     assert status is REVIEW and trigger in reason
 
 
@@ -55,22 +55,15 @@ def test_each_trigger_sends_to_review_naming_it(kind, context, trigger, mode) ->
     (WIN_BACK, {"member_tenure_days": 730, "cancellation_reason": "moved away"}),
 ])
 def test_triggers_at_or_below_their_limits_let_the_task_through(kind, context) -> None:  # noqa: ANN001
-    assert initial_status(AUTO, kind, 1.0, context, True)[0] is READY
+    assert initial_status(AUTO, kind, 1.0, context)[0] is READY
 
 
 def test_every_trigger_the_registry_names_is_known_to_the_gate() -> None:
     assert {t for kind in TASK_TYPES.values() for t in kind.escalation_triggers} <= set(TRIGGERS)
 
 
-@pytest.mark.parametrize("acting", [True, False])
-def test_unknown_type_always_goes_to_review(acting: bool) -> None:
-    status, reason = initial_status(AUTO, AD_HOC, 1.0, {}, False, acting=acting, requested="sales_blitz")
-    assert status is REVIEW
-    assert reason == "unknown task type sales_blitz: handled as ad_hoc, which always needs review"
-
-
 def test_acting_ad_hoc_always_needs_review() -> None:
-    status, reason = initial_status(AUTO, AD_HOC, 1.0, {}, True)
+    status, reason = initial_status(AUTO, AD_HOC, 1.0, {})
     assert status is REVIEW and "always" in reason
 
 
@@ -78,5 +71,5 @@ def test_acting_ad_hoc_always_needs_review() -> None:
 def test_follow_through_tasks_keep_seed_000s_gate(confidence: float | None, expected: TaskStatus) -> None:
     # Whatever the mode: the gate's modes and triggers are for tasks Loopline sends for.
     for mode in (MANUAL, AUTO):
-        assert initial_status(mode, AD_HOC, confidence, {}, True, acting=False)[0] is expected
-        assert initial_status(mode, TASK_TYPES["meeting_scheduling"], confidence, {}, True, acting=False)[0] is expected
+        assert initial_status(mode, AD_HOC, confidence, {}, acting=False)[0] is expected
+        assert initial_status(mode, TASK_TYPES["meeting_scheduling"], confidence, {}, acting=False)[0] is expected

@@ -72,6 +72,18 @@ def test_reply_resolves_the_loop_and_wakes_the_task() -> None:
     assert task.open_loops == [] and task.inbox_count == 1 and task.status == "executing"
 
 
+def test_a_reply_from_another_spelling_of_the_mailbox_resolves_the_loop() -> None:
+    app = _app()
+    _publish(
+        app,
+        command("c1", "task.create", "2026-03-13T10:00:00Z", task_id="t1", title="Meet Rahul"),
+        command("c2", "action.record", "2026-03-13T10:00:00Z", task_id="t1", action="send_email", to="rahul@company.com"),
+        signal("s1", "email.received", "2026-03-14T09:00:00Z", sender='"Rahul K." <RAHUL@Company.com.> (work)'),
+    )
+    task = _task(app, "t1")
+    assert task.open_loops == [] and task.inbox_count == 1
+
+
 def test_command_for_unknown_task_is_refused_and_the_batch_goes_on() -> None:
     app = _app()
     outcomes = _publish(
@@ -82,3 +94,21 @@ def test_command_for_unknown_task_is_refused_and_the_batch_goes_on() -> None:
     assert [outcome.accepted for outcome in outcomes] == [False, True]
     assert "has no task 'nope'" in outcomes[0].detail
     assert _task(app, "t1").title == "Meet Rahul"
+
+
+def test_a_task_given_a_wake_up_or_a_loop_waits_and_is_executing_again_when_it_fires() -> None:
+    app = _app()
+    _publish(
+        app,
+        command("c1", "task.create", "2026-03-13T10:00:00Z", task_id="t1", title="Check the invoice"),
+        command("c2", "task.create", "2026-03-13T10:00:00Z", task_id="t2", title="Get the contract signed"),
+        {**command("c3", "task.wake", "2026-03-13T10:00:00Z"), "data": {"task_id": "t1", "at": "2026-03-14T09:00:00Z"}},
+        command("c4", "loop.register", "2026-03-13T10:00:00Z", task_id="t2", loop_id="signed", channel="webhook",
+                watch={"source": "docusign", "trigger_name": "signed", "match_fields": {"doc": "d1"}},
+                deadline="2026-03-20T10:00:00Z", if_unresolved="notify_user"),
+    )
+    assert (_task(app, "t1").status, _task(app, "t2").status) == ("waiting", "waiting")
+
+    _publish(app, command("c5", "loop.resolve", "2026-03-13T11:00:00Z", loop_id="signed", reason="signed on paper"))
+    Scheduler(build_bus(app, RecordingDrafter())).tick(datetime(2026, 3, 14, 9, 0, 1, tzinfo=timezone.utc))
+    assert (_task(app, "t1").status, _task(app, "t2").status) == ("executing", "executing")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from loopline.adapters.offline_policy import OfflinePolicy
@@ -102,3 +105,56 @@ def test_the_same_request_always_gets_the_same_decision() -> None:
     for point, reply in (("draft_message", None), ("evaluate_reply", "maybe next week")):
         first, second = policy.decide(request(point, reply=reply)), OfflinePolicy().decide(request(point, reply=reply))
         assert first == second
+
+
+LABELLED = [json.loads(line) for line in (Path(__file__).parents[1] / "data" / "labelled_replies.jsonl").read_text("utf-8").splitlines()]
+ACTING_TYPES = ("churn_risk", "win_back", "lead_followup")
+
+
+def test_the_labelled_set_is_large_and_spans_five_languages_and_every_kind_of_reply() -> None:
+    assert len(LABELLED) >= 200
+    assert {row["language"] for row in LABELLED} >= {"en", "de", "fr", "es", "nl"}
+    assert {row["label"] for row in LABELLED} == {
+        "opt_out", "out_of_office", "question", "complaint", "positive", "negative", "ambiguous_yes"}
+
+
+@pytest.mark.parametrize("task_type", ACTING_TYPES)
+def test_every_opt_out_of_the_labelled_set_closes_as_an_opt_out(task_type: str) -> None:
+    missed = []
+    for row in (row for row in LABELLED if row["label"] == "opt_out"):
+        output = policy.decide(request("evaluate_reply", tone=None, reply=row["text"], task_type=task_type)).output
+        wanted = "opted_out" if "opted_out" in TASK_TYPES[task_type].outcome_codes else output.get("outcome")
+        kind = TASK_TYPES[task_type].outcome(output.get("outcome") or "")
+        if output["decision"] != "close" or output["outcome"] != wanted or kind is None or kind.kind != "negative":
+            missed.append((row["text"], output["decision"]))
+    assert missed == []
+
+
+@pytest.mark.parametrize("task_type", ACTING_TYPES)
+def test_only_a_clear_positive_of_the_labelled_set_closes_as_a_win_and_nothing_unclear_closes(task_type: str) -> None:
+    wrong = []
+    for row in LABELLED:
+        output = policy.decide(request("evaluate_reply", tone=None, reply=row["text"], task_type=task_type)).output
+        if output["decision"] != "close":
+            continue
+        kind = TASK_TYPES[task_type].outcome(output["outcome"])
+        assert kind is not None
+        if (kind.kind == "positive") != (row["label"] == "positive") or row["label"] not in ("positive", "negative", "opt_out"):
+            wrong.append((row["label"], row["text"], output["outcome"]))
+    assert wrong == []
+
+
+@pytest.mark.parametrize("reply", ["yes", "Yes?", "YES", "Yes I got your email.", "Ja", "Oui", "Sí", "ok yes"])
+def test_a_bare_yes_closes_nothing(reply: str) -> None:
+    assert policy.decide(request("evaluate_reply", tone=None, reply=reply)).output["decision"] != "close"
+
+
+def test_an_opt_out_is_read_before_any_other_rule() -> None:
+    answer = policy.decide(request("evaluate_reply", tone=None, reply="STOP. This is ridiculous."))
+    assert (answer.output["decision"], answer.output["outcome"]) == ("close", "opted_out")
+    assert '"stop"' in answer.reasoning
+
+
+def test_an_out_of_office_answer_waits_instead_of_thanking_an_auto_responder() -> None:
+    answer = policy.decide(request("evaluate_reply", tone=None, reply="Thank you for your email. I am out of the office until Monday."))
+    assert answer.output["decision"] == "wait"

@@ -106,6 +106,27 @@ def test_exhaustion_follows_the_cadence(on_exhaustion, kind):
         assert action.until == day(15 + 90)
 
 
+@pytest.mark.parametrize("on_exhaustion, kind", [("cancel", Close), ("escalate", Escalate), ("dormant", GoDormant)])
+def test_the_budgets_last_day_ends_a_task_waiting_on_the_contact_as_its_cadence_says(on_exhaustion, kind):
+    plan = replace(STANDARD, on_exhaustion=on_exhaustion, dormant_max_days=90)
+    state = progress(S.WAITING, touch=2, messages=2, next_touch_at=day(20))
+    action = next_step(plan, state, plan.ends_at)
+    assert isinstance(action, kind) and "time budget" in action.reason
+
+
+@pytest.mark.parametrize("state", [progress(S.READY), progress(S.WAITING, touch=2, messages=2, awaiting=True)])
+def test_the_budgets_last_day_closes_a_task_not_waiting_on_the_contact_alone_unresponsive(state):
+    # Never sent: nothing to stay dormant on; a draft still being written would go out while dormant.
+    plan = replace(STANDARD, on_exhaustion="dormant", dormant_max_days=90)
+    action = next_step(plan, state, plan.ends_at)
+    assert isinstance(action, Close) and action.outcome == "unresponsive"
+
+
+def test_a_reply_that_woke_a_dormant_task_past_its_budgets_end_is_still_evaluated():
+    woken = progress(S.EXECUTING, touch=3, messages=3, turns=1, awaiting=True, dormant_until=day(120))
+    assert next_step(STANDARD, woken, day(45)) == Wait(None, "the model is reading the contact's reply")
+
+
 def test_dormant_task_sends_nothing_and_closes_unresponsive_at_its_last_day():
     state = progress(S.DORMANT, touch=3, messages=3, dormant_until=day(75))
     assert isinstance(next_step(STANDARD, state, day(40)), Wait)
@@ -187,3 +208,12 @@ def test_a_deferred_send_waits_for_its_limit_then_goes_out():
     state = replace(progress(S.WAITING, touch=1, messages=1, next_touch_at=day(3)), deferred_until=day(4))
     assert next_step(STANDARD, state, day(3.5)) == Wait(day(4), "a send limit deferred the message")
     assert isinstance(next_step(STANDARD, state, day(4)), SendTouch)
+
+
+def test_no_touch_goes_out_while_the_contact_is_away_not_even_the_first() -> None:
+    away = replace(progress(), away_until=day(9))
+    assert next_step(STANDARD, away, day(1)) == Wait(day(9), "the contact is away, as their automatic reply said")
+    assert next_step(STANDARD, away, day(9)) == SendTouch(1, "friendly_checkin", use_draft=False)
+    waiting = replace(progress(S.WAITING, touch=1, messages=1, next_touch_at=day(3)), away_until=day(9))
+    assert isinstance(next_step(STANDARD, waiting, day(3)), Wait)
+    assert next_step(STANDARD, waiting, day(9)) == SendTouch(2, "direct_offer_help", use_draft=False)

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from loopline.domain.status import UnknownStatus
-from loopline.domain.task_types import AD_HOC, CADENCES, PRIORITY_ORDER, TASK_TYPES, resolve_task_type, task_type
+from loopline.domain.task_types import AD_HOC, CADENCES, PRIORITY_ORDER, TASK_TYPES, UnknownTaskType, task_type
 from tests.unit.test_task_lifecycle import NOW, make_task
 
 SKILLS = Path(__file__).resolve().parents[2] / "skills"
@@ -55,18 +55,35 @@ def test_gym_types_carry_the_seeds_numbers(name: str) -> None:
     assert kind.skill == f"{name}.md"
 
 
-def test_cadences_are_the_seeds() -> None:
+def test_cadences_are_the_seeds_with_the_last_wait_ending_on_the_budgets_last_day() -> None:
+    # Seed 002 §5 ends standard, patient and slow_burn with waits of 7, 14 and 21 days, past the budgets
+    # of 14, 21 and 30 days they serve; §19.1 and §19.4 walk them ending on the budget's last day instead.
     assert {n: (c.intervals, c.on_exhaustion, c.dormant_check_days, c.dormant_max_days) for n, c in CADENCES.items()} == {
-        "standard": ((3, 5, 7), "cancel", None, None),
+        "standard": ((3, 5, 6), "cancel", None, None),
         "urgent": ((1, 2, 3), "escalate", None, None),
-        "patient": ((5, 10, 14), "dormant", 7, 60),
-        "slow_burn": ((3, 10, 21), "dormant", 14, 90),
+        "patient": ((5, 10, 6), "dormant", 7, 60),
+        "slow_burn": ((3, 10, 17), "dormant", 14, 90),
         "single_shot": ((), "cancel", None, None),
     }
     assert CADENCES["standard"].tones == ("friendly_checkin", "direct_offer_help", "final_open_door")
     assert CADENCES["slow_burn"].tones == ("personal_note", "different_angle", "final_door_open")
     staff = TASK_TYPES["staff_call_member"].cadence
     assert (staff.intervals, staff.tones, staff.on_exhaustion) == ((1, 2), ("reminder", "urgent_reminder"), "escalate")
+
+
+@pytest.mark.parametrize("name", sorted(n for n, t in TASK_TYPES.items() if t.budget.days is not None))
+def test_every_cadence_ends_by_its_budgets_last_day(name: str) -> None:
+    """Else the budget's end cuts the last wait short and the cadence's own end (dormant, escalate) never comes."""
+    kind = TASK_TYPES[name]
+    assert kind.budget.days is not None
+    assert kind.cadence_days <= kind.budget.days, (
+        f"{name}: cadence {kind.cadence.name} waits until day {kind.cadence_days}, past its budget of {kind.budget.days} days")
+
+
+def test_cadence_days_count_only_the_touches_the_message_budget_allows() -> None:
+    assert TASK_TYPES["win_back"].cadence_days == 30  # touches on days 0, 3 and 13, then 17 days for a reply
+    assert TASK_TYPES["payment_recovery"].cadence_days == 3  # 2 messages: touches on days 0 and 1, then 2 days
+    assert TASK_TYPES["monthly_churn_analysis"].cadence_days == 0
 
 
 def test_revenue_multipliers_and_the_provisional_outcome() -> None:
@@ -113,11 +130,16 @@ def test_priority_order_puts_critical_first() -> None:
     assert sorted(TASK_TYPES, key=lambda n: PRIORITY_ORDER[TASK_TYPES[n].priority])[0] == "payment_recovery"
 
 
-def test_unknown_type_falls_back_to_ad_hoc() -> None:
-    assert resolve_task_type("sales_blitz") == (AD_HOC, False)
-    assert resolve_task_type(None) == (AD_HOC, True)
-    assert resolve_task_type("churn_risk") == (TASK_TYPES["churn_risk"], True)
-    assert task_type("sales_blitz") is AD_HOC
+def test_an_unknown_type_is_refused_with_the_closest_and_every_known_type_named() -> None:
+    with pytest.raises(UnknownTaskType) as refused:
+        task_type("winback")
+    assert str(refused.value) == (
+        "unknown task type 'winback'; did you mean 'win_back'? the task types are ad_hoc, churn_risk, "
+        "inbox_management, lead_followup, meeting_scheduling, monthly_churn_analysis, onboarding, payment_recovery, "
+        "staff_call_member, win_back")
+    with pytest.raises(UnknownTaskType, match=r"'sales_blitz'; the task types are ad_hoc"):
+        task_type("sales_blitz")
+    assert (task_type(None), task_type("churn_risk")) == (AD_HOC, TASK_TYPES["churn_risk"])
 
 
 @pytest.mark.parametrize("name", sorted(TASK_TYPES))
