@@ -9,9 +9,9 @@ from eventsourcing.domain import Aggregate
 
 from loopline.domain.base import LooplineAggregate, TaskEvent, TaskMoved
 from loopline.domain.errors import DomainError
-from loopline.domain.notices import actions_for
 from loopline.domain.status import TERMINAL, TaskStatus, check_transition, parse_status
 from loopline.domain.task_decisions import TaskDecisions
+from loopline.domain.task_notices import TaskNotices
 from loopline.domain.task_outreach import TaskOutreach
 from loopline.domain.task_review import TaskReview
 from loopline.domain.task_timers import TaskTimers
@@ -35,13 +35,13 @@ OWNER_DECISIONS: dict[tuple[TaskStatus, TaskStatus], str] = {
 """Transitions `task.update` may not make, with the command that makes each."""
 
 
-class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregate):
+class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, TaskNotices, LooplineAggregate):
     """Events carry the business time as their timestamp and every field their `apply` needs.
 
     The state stays small (counters, not lists of everything that happened; the read models
     keep the history), so snapshots of long-running tasks stay cheap to write and to load.
     Every event names its tenant and task, and every event that moves the task names the
-    status it leads to. The owner's review, model decisions, outreach and clocks are written
+    status it leads to. The owner's review, model decisions, outreach, clocks and notices are written
     in the modules beside this one, as the bases above; eventsourcing redefines each event of a
     direct base as `Task.<Name>` in this module, the topic stored events carry.
     """
@@ -135,25 +135,6 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
     class ProgressNoted(TaskMoved):
         notes: str
         status: str
-
-    class UserNotified(TaskEvent):
-        """A notice to the owner: what happened, what the contact wrote, the agent's draft and the commands
-        the owner can answer with (`domain/notices.py`)."""
-
-        class_version = 2
-        kind: str
-        message: str
-        quote: str | None
-        draft: dict[str, Any] | None
-        actions: list[dict[str, Any]]
-
-        @staticmethod
-        def upcast_v1_v2(state: dict[str, Any]) -> None:
-            """A version-1 notice was its words only."""
-            state.update(quote=None, draft=None, actions=[])
-
-        def apply(self, task: Task) -> None:
-            task.notifications += 1
 
     class Completed(TaskMoved):
         summary: str
@@ -384,13 +365,6 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
         if owner_decision:
             raise OwnerDecision(f"task.update cannot move task {self.ref} from {self.status} to {target}; {owner_decision}")
         self.trigger_event(self.ProgressNoted, timestamp=now, notes=notes, status=target)
-
-    def notify_user(self, *, kind: str, message: str, now: datetime, quote: str | None = None,
-                    draft: dict[str, Any] | None = None) -> None:
-        """Tells the owner, quoting the contact (`quote`) and the agent's `draft` when there is one; the commands
-        offered follow from the kind."""
-        self.trigger_event(self.UserNotified, timestamp=now, kind=kind, message=message, quote=quote or None,
-                           draft=dict(draft) if draft else None, actions=actions_for(kind, self.ref, held_draft=bool(draft)))
 
     def complete(self, *, summary: str, now: datetime) -> None:
         self.trigger_event(self.Completed, timestamp=now, summary=summary, status=self._target(TaskStatus.COMPLETED))
