@@ -68,6 +68,8 @@ class Delivery:
         self.backoff = backoff
         self._moot: dict[str, str | None] = {}
         """Why a notice is withdrawn (None: it stands), by key, for one pass: its channels ask once."""
+        self._owner_emails: dict[str, str | None] = {}
+        """Each tenant's `owner_email`, read once a pass."""
 
     def _now(self) -> float:
         """Retry times are wall-clock seconds: how long a channel has been down, not business time."""
@@ -81,7 +83,7 @@ class Delivery:
 
         The batch's sends are claimed in one transaction and marked in one after they went out,
         so a crash in between sends that batch's messages again, with the same keys."""
-        self._moot = {}
+        self._moot, self._owner_emails = {}, {}
         retried = self.ledger.due(now=self._now(), limit=self.batch_size)
         sent = [attempt for attempt in retried if self._send(attempt)]
         notifications = self.app.process_recorder.select_notifications(
@@ -121,8 +123,10 @@ class Delivery:
 
     def _owner(self, notice: Any) -> dict[str, Any]:
         """Where the owner reads a notice by email, and the task's title for its subject: nothing without `owner_email`."""
-        tenant = self._get(ids.tenant_id(notice.tenant))
-        owner_email = tenant.current.owner_email if tenant is not None else None
+        if notice.tenant not in self._owner_emails:
+            tenant = self._get(ids.tenant_id(notice.tenant))
+            self._owner_emails[notice.tenant] = tenant.current.owner_email if tenant is not None else None
+        owner_email = self._owner_emails[notice.tenant]
         if not owner_email:
             return {}
         task = self._get(notice.originator_id)

@@ -119,3 +119,17 @@ def test_a_notice_reads_as_what_happened_the_contact_s_words_the_draft_and_the_c
         'What you can do (publish one of these commands):\n  task.guidance {"task_id": "ann"}: tell the agent\n\n'
         "(Task: Win Ann back)\n"
     )
+
+
+def test_a_stall_notice_is_emitted_by_the_check_and_never_delivered_after_the_owner_acted() -> None:
+    app = _app()
+    _publish(app, command("c1", "task.create", "2026-04-06T09:00:00Z", task_id="t1", title="Sign the lease"))
+    Scheduler(build_bus(app, RecordingDrafter())).tick(datetime(2026, 4, 9, 9, 0, tzinfo=timezone.utc))
+    [stalled] = _notices(app, "t1")
+    assert stalled.kind == "stalled" and stalled.timestamp == datetime(2026, 4, 9, 9, 0, tzinfo=timezone.utc)
+
+    _publish(app, command("c2", "task.complete", "2026-04-09T10:00:00Z", task_id="t1", summary="signed at the desk"))
+    jsonl = FakeChannel("jsonl")
+    Delivery(app, FakeLedger(), [jsonl], clock=FakeClock()).run_once()
+
+    assert [m["kind"] for _, m in jsonl.sent if m["to"] == "user"] == ["task_completed"]
