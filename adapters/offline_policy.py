@@ -36,7 +36,7 @@ from typing import Any
 from loopline.domain.opt_out import opt_out_phrase, own_words
 from loopline.domain.task_types import task_type
 from loopline.domain.wording import greeting
-from loopline.processors.model.tools import validate
+from loopline.processors.model.tools import InvalidToolInput, validate
 from loopline.processors.ports import Decision, DecisionRequest, ModelUnavailable
 
 MODEL = "offline-policy-v1"
@@ -190,7 +190,10 @@ class OfflinePolicy:
             output = self._evaluate(request)
         else:
             raise ModelUnavailable(f"the offline policy has no answer for decision point {request.point!r}")
-        output = validate(request.point, output)
+        try:
+            output = validate(request.point, output)
+        except InvalidToolInput as error:
+            raise ModelUnavailable(f"the offline policy answered off the {request.point} schema: {error}") from None
         return Decision(
             point=request.point, adapter=self.name, model=self.model, output=output,
             confidence=output["confidence"], reasoning=output["reasoning"], prompt_digest=request.prompt.digest,

@@ -1,9 +1,10 @@
 """The creation gate: the status a new task starts in, and why.
 
 An acting task (it can send and has a contact) starts `ready` only when the tenant's execution
-mode, the type's escalation triggers and (in `limited_auto`) its threshold all let it; every
-other outcome is `pending_review` with the reason the owner sees. A follow-through task keeps
-the confidence gate: a confidence given and below the type's threshold goes to review.
+mode (`limited_auto`), the type's escalation triggers and its threshold all let it; every other
+outcome is `pending_review` with the reason the owner sees. A task of a type that sends nothing
+passes its type's triggers too; every follow-through task keeps the confidence gate: a confidence
+given and below the type's threshold goes to review.
 """
 
 from __future__ import annotations
@@ -69,18 +70,21 @@ def initial_status(
 ) -> tuple[TaskStatus, str]:
     """The status a new task starts in and the reason."""
     review = TaskStatus.PENDING_REVIEW
+    if acting and settings.execution_mode == "manual":
+        return review, "execution mode manual: every task the agent would send for waits for owner review"
+    # A type that sends nothing (a staff call, a report) is its own kind of work: its triggers hold as for one that
+    # sends. A sending type without an address is the outside agent's to act on, under seed 000's gate below.
+    trigger = tripped_trigger(kind, context) if acting or not kind.can_send else None
+    if trigger is not None:
+        return review, f"{trigger}: owner review"
     if not acting:
         if confidence is not None and confidence < kind.review_threshold:
             return review, f"confidence {confidence} below {kind.name} auto threshold {kind.review_threshold}: owner review"
         return TaskStatus.EXECUTING, "auto-approved: no confidence gate tripped"
-    if settings.execution_mode == "manual":
-        return review, "execution mode manual: every task the agent would send for waits for owner review"
-    trigger = tripped_trigger(kind, context)
-    if trigger is not None:
-        return review, f"{trigger}: owner review"
     score = confidence if confidence is not None else 0.0  # a missing confidence counts as none: an acting task needs one to start
-    if settings.execution_mode == "limited_auto" and score < kind.auto_threshold:
+    if score < kind.auto_threshold:
         return review, f"confidence {score} below {kind.name} auto threshold {kind.auto_threshold}: owner review"
-    return TaskStatus.READY, f"auto-approved in {settings.execution_mode} mode: no escalation trigger tripped" + (
-        f", confidence {score} at or above {kind.auto_threshold}" if settings.execution_mode == "limited_auto" else ""
+    return TaskStatus.READY, (
+        f"auto-approved in {settings.execution_mode} mode: no escalation trigger tripped, "
+        f"confidence {score} at or above {kind.auto_threshold}"
     )

@@ -15,7 +15,9 @@ from typing import Any
 from loopline.domain.status import TaskStatus
 
 MIN_SEND_CONFIDENCE = 0.5
-"""Below this a drafted message is not sent: the task escalates with the draft saved (seed 002 §6.5, §18.1)."""
+"""Below this a drafted message is not sent: the task escalates with the draft saved (seed 002 §6.5, §7.4, §18.1)."""
+MIN_CLOSE_CONFIDENCE = 0.6
+"""Below this an evaluation does not close the task: the owner decides (seed 002 §5.4)."""
 DEFAULT_WAIT_DAYS = 3
 DEFAULT_DORMANT_CHECK_DAYS = 7
 DEFAULT_DORMANT_MAX_DAYS = 60
@@ -202,8 +204,11 @@ def exhausted(plan: Plan, now: datetime, reason: str) -> StepAction:
     return unresponsive(reason)
 
 
-def apply_draft(output: dict[str, Any], confidence: float, *, plan: Plan, progress: Progress) -> SendTouch | Escalate:
-    """A drafted touch is sent only with budget left and enough confidence; else the owner gets the draft."""
+def apply_draft(
+    output: dict[str, Any], confidence: float, *, plan: Plan, progress: Progress, owner_approves: bool = False,
+) -> SendTouch | Escalate:
+    """A drafted touch is sent only with budget left, enough confidence and, when `owner_approves` (execution mode
+    manual, seed 002 §7.6), not at all; else the owner gets the draft."""
     draft = {"subject": output.get("subject", ""), "body": output.get("body", "")}
     if progress.messages_used >= plan.budget_messages:
         return Escalate(f"a touch was drafted but the message budget ({plan.budget_messages}) is spent", "message_budget",
@@ -212,7 +217,16 @@ def apply_draft(output: dict[str, Any], confidence: float, *, plan: Plan, progre
         return Escalate(f"the drafted message has confidence {confidence:.2f}, below {MIN_SEND_CONFIDENCE}: "
                         "the draft is saved for you to review", "low_confidence", draft)
     touch = progress.touch + 1
+    if owner_approves:
+        return held_for_owner(touch, draft)
     return SendTouch(touch, plan.tone(touch), use_draft=False)
+
+
+def held_for_owner(touch: int, draft: dict[str, Any]) -> Escalate:
+    """A touch the agent would send unasked while the tenant runs in `manual` mode: the owner approves it first."""
+    return Escalate(f"touch {touch} is due, and the execution mode is manual: nothing goes out unasked, so the "
+                    "draft waits for your approval", "manual_mode",
+                    {"subject": draft.get("subject", ""), "body": draft.get("body", "")})
 
 
 def apply_evaluation(
@@ -237,6 +251,9 @@ def apply_evaluation(
         if outcome not in outcomes:
             return Escalate(f"the evaluation closed with outcome {outcome!r}, which is not one of this type's "
                             f"({', '.join(outcomes)}): {reasoning}", "unknown_outcome")
+        if confidence < MIN_CLOSE_CONFIDENCE:
+            return Escalate(f"the evaluation would close as {outcome} with confidence {confidence:.2f}, below "
+                            f"{MIN_CLOSE_CONFIDENCE}: you decide whether it is settled ({reasoning})", "low_confidence")
         return Close(str(outcome), TaskStatus.COMPLETED, reasoning or f"closed as {outcome}")
     if decision == "wait":
         days = output.get("wait_days") or DEFAULT_WAIT_DAYS

@@ -18,7 +18,7 @@ from eventsourcing.domain import Aggregate
 from loopline.domain.base import LooplineAggregate, TenantEvent
 from loopline.domain.errors import DomainError
 
-ExecutionMode = Literal["manual", "limited_auto", "auto"]
+ExecutionMode = Literal["manual", "limited_auto"]
 EXECUTION_MODES: tuple[str, ...] = get_args(ExecutionMode)
 MAX_SEND_LIMIT = 100_000
 """The most a send limit may be set to."""
@@ -87,8 +87,8 @@ class TenantSettings:
     )
     owner_email: str | None = setting("where the owner is told about reviews and escalations")
     execution_mode: ExecutionMode = setting(
-        "`manual`: every task Loopline works waits for review; `limited_auto`: escalation triggers, then the type's "
-        "threshold; `auto`: escalation triggers only; absent: `manual`", "manual",
+        "`manual`: every task Loopline works waits for review, and so does each touch it would send unasked; "
+        "`limited_auto`: escalation triggers, then the type's threshold; absent: `manual`", "manual",
     )
     member_weekly_limit: int = setting("messages one contact may get in any 7 days; absent: 3", 3, most=MAX_SEND_LIMIT)
     daily_send_limit: int = setting("messages the tenant may send in one local day; absent: 15", 15, most=MAX_SEND_LIMIT)
@@ -177,8 +177,18 @@ class Tenant(LooplineAggregate):
         tenant: str
 
     class Configured(TenantEvent):
+        """Version 2 drops execution mode `auto`: a confidence below the type's threshold always goes to review, so
+        an `auto` stored before acts as `limited_auto` and reads so."""
+
+        class_version = 2
+
         settings: dict[str, Any]
         """Only the fields the command gave."""
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            if state["settings"].get("execution_mode") == "auto":
+                state["settings"] = {**state["settings"], "execution_mode": "limited_auto"}
 
         def apply(self, tenant: Tenant) -> None:
             tenant.settings = merge_settings(tenant.settings, self.settings)

@@ -12,6 +12,7 @@ from loopline.domain import ids
 from loopline.domain.errors import DomainError
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.outreach import (
+    MIN_SEND_CONFIDENCE,
     Escalate,
     SendReply,
     SendTouch,
@@ -28,7 +29,18 @@ from loopline.processors.bus import Fault, Handler
 from loopline.processors.handlers.deadline_actions import send_followup
 from loopline.processors.handlers.loops_and_timers import set_timer
 from loopline.processors.messages import DecisionReturned, Pending
-from loopline.processors.handlers.outreach import RETRY_DELAYS, act, escalate, plan_of, progress_of, send_message
+from loopline.processors.model.prompts import missing_skill
+from loopline.processors.model.tools import is_confidence
+from loopline.processors.handlers.outreach import (
+    RETRY_DELAYS,
+    act,
+    escalate,
+    hold_for_owner,
+    owner_approves,
+    plan_of,
+    progress_of,
+    send_message,
+)
 from loopline.processors.ports import Decision, Draft
 
 
@@ -39,9 +51,13 @@ def apply(uow: UnitOfWork, returned: DecisionReturned) -> str | None:
     if task is None or task.pending_decision(item.request_ref, item.attempt) is None:
         return None
     now = max(item.requested_at, task.modified_on)
-    if isinstance(returned.answer, str):
-        return _failed(uow, item, task, returned.answer, now)
-    return _decided(uow, item, task, returned.answer, now)
+    answer = returned.answer
+    if not isinstance(answer, str) and not is_confidence(answer.confidence):
+        # Whichever adapter answered: a confidence that is no number from 0 to 1 gates nothing, so it is off-schema.
+        answer = f"the model answered off its schema: confidence {answer.confidence!r} is not a number from 0 to 1"
+    if isinstance(answer, str):
+        return _failed(uow, item, task, answer, now)
+    return _decided(uow, item, task, answer, now)
 
 
 def _failed(uow: UnitOfWork, item: Pending, task: Task, error: str, now: datetime) -> str:
@@ -64,7 +80,10 @@ def _decided(uow: UnitOfWork, item: Pending, task: Task, decision: Decision, now
         output_tokens=decision.output_tokens, output=output, now=now,
     )
     decided_by = f"{decision.adapter} {decision.model}"
+    held = _held_back(task, item, decision)
     if item.purpose == "followup":
+        if held is not None:
+            return escalate(uow, task, held, now)
         loop = uow.get(ids.loop_id(task.tenant, str(item.loop_ref)), OpenLoop)
         assert loop is not None, f"follow-up decision {item.request_ref} names loop {item.loop_ref}, which does not exist"
         sent = send_followup(uow, loop, task, Draft(output["subject"], output["body"], decided_by), now)
@@ -74,14 +93,15 @@ def _decided(uow: UnitOfWork, item: Pending, task: Task, decision: Decision, now
     plan, progress = plan_of(task), progress_of(task)
     draft = {"decided_by": decided_by, "decision": item.request_ref, "confidence": decision.confidence}
     if item.point == "draft_message":
-        action = apply_draft(output, decision.confidence, plan=plan, progress=progress)
         touch = item.touch or progress.touch + 1
         written = {**draft, "subject": output["subject"], "body": output["body"]}
+        action = held or apply_draft(output, decision.confidence, plan=plan, progress=progress,
+                                     owner_approves=owner_approves(uow, task, touch))
         if isinstance(action, SendTouch):
             return send_message(uow, task, draft=written, touch=touch, now=now)
         return _act_holding(uow, task, action, {**written, "touch": touch}, now)
-    action = apply_evaluation(output, decision.confidence, plan=plan, progress=progress,
-                              outcomes=task_type(task.task_type).outcome_codes, now=now)
+    action = held or apply_evaluation(output, decision.confidence, plan=plan, progress=progress,
+                                      outcomes=task_type(task.task_type).outcome_codes, now=now)
     if isinstance(action, SendReply):
         return send_message(uow, task, draft={**draft, "subject": item.reply_subject or "", "body": action.body},
                             touch=task.touch, now=now, reply=True)
@@ -93,10 +113,26 @@ def _act_holding(uow: UnitOfWork, task: Task, action: StepAction | WaitForContac
                  now: datetime, quote: str | None = None) -> str | None:
     """Applies the action (`quote`: the reply it answers); an escalation with the agent's draft keeps that draft
     for the owner's `task.approve`."""
-    said = act(uow, task, action, now, quote=quote)
-    if isinstance(action, Escalate) and action.draft and not task.is_closed:
-        task.hold_draft({**written, **action.draft}, now=now)
-    return said
+    if isinstance(action, Escalate) and action.draft:
+        return hold_for_owner(uow, task, action, written, now, quote=quote)
+    return act(uow, task, action, now, quote=quote)
+
+
+def _held_back(task: Task, item: Pending, decision: Decision) -> Escalate | None:
+    """What goes to the owner instead of being acted on, before any rule of the task's cadence: every answer given
+    without the type's skill file (seed 002 §36.5), and a follow-up drafted below the send confidence (§7.4)."""
+    output = decision.output
+    draft = {"subject": output["subject"], "body": output["body"]} if decision.point == "draft_message" else (
+        {"body": output["reply_body"]} if output.get("reply_body") else None)
+    missing = missing_skill(task_type(task.task_type))
+    if missing is not None:
+        return Escalate(f"the skill file {missing} is missing, so the model worked from the type's inline description "
+                        f"(it answered {output.get('decision', 'with a draft')}): nothing is sent or closed without you",
+                        "missing_skill", draft)
+    if item.purpose == "followup" and decision.confidence < MIN_SEND_CONFIDENCE:
+        return Escalate(f"the follow-up drafted has confidence {decision.confidence:.2f}, below {MIN_SEND_CONFIDENCE}: "
+                        "the draft is saved for you to review", "low_confidence", draft)
+    return None
 
 
 def refuse(uow: UnitOfWork, returned: DecisionReturned, error: DomainError) -> None:

@@ -77,8 +77,11 @@ def create_task(uow: UnitOfWork, msg: Message, cmd: TaskCreate) -> str:
     # Loopline works a task itself only when asked for a type that sends, with an address to send to;
     # without a type the outside agent acts and Loopline follows through, as before issue 11.
     acting = cmd.task_type is not None and kind.can_send and is_email(cmd.contact)
+    # A gym type that sends nothing (a call to make) is deduplicated like one that sends: one open per member and
+    # type (seed 002 §7.7). The assistant's follow-through types are not: two meetings with one person are two tasks.
+    indexed = cmd.contact is not None and (acting or (kind.pack == "gym" and not kind.can_send))
     index = None
-    if acting:
+    if indexed:
         assert cmd.contact is not None and cmd.task_type is not None
         index = uow.get(ids.contact_index_id(tenant, cmd.contact), ContactIndex)
         active = _open_task(uow, tenant, index.tasks.get(cmd.task_type) if index else None)
@@ -87,7 +90,7 @@ def create_task(uow: UnitOfWork, msg: Message, cmd: TaskCreate) -> str:
             # A notice, not a plain reply: the sender's task id names no task, so its next command for it is refused.
             return Notice(f"merged into active task {active.ref}: {cmd.contact} already has an open {cmd.task_type} "
                           f"task, so task {cmd.task_id} was not created and its context was added to {active.ref}")
-    elif cmd.draft is not None or cmd.to_name is not None:
+    if not acting and (cmd.draft is not None or cmd.to_name is not None):
         # Nothing sends for a follow-through task: the agent finds what it gave in context.json.
         context.update({"draft": {"subject": cmd.draft.subject, "body": cmd.draft.body}} if cmd.draft else {})
         context.update({"to_name": cmd.to_name} if cmd.to_name else {})
@@ -106,6 +109,7 @@ def create_task(uow: UnitOfWork, msg: Message, cmd: TaskCreate) -> str:
     )
     if acting:
         _plan_outreach(task, kind, cmd, ends_at=expires_at, now=msg.at)
+    if indexed:
         if index is None:
             index = uow.add(ContactIndex.create(id=ids.contact_index_id(tenant, cmd.contact), tenant=tenant,
                                                 contact=cmd.contact, now=msg.at))

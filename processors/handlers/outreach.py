@@ -23,6 +23,7 @@ from loopline.domain.outreach import (
     StepAction,
     Wait,
     WaitForContact,
+    held_for_owner,
     next_step,
 )
 from loopline.domain.reply_routing import guided_request_ref, unanswered_reply
@@ -112,20 +113,57 @@ def act(uow: UnitOfWork, task: Task, action: StepAction | WaitForContact, now: d
     return f"'{task.title}': waiting for {task.contact} until {when(action.next_touch_at)}"
 
 
+def _owners(draft: dict[str, Any]) -> bool:
+    """A kept draft the owner wrote or approved (`task.approve`, `task.reply`): it waited only for a send limit."""
+    return draft.get("by") == OWNER or bool(draft.get("approved"))
+
+
+def hold_for_owner(uow: UnitOfWork, task: Task, action: Escalate, written: dict[str, Any], now: datetime,
+                   quote: str | None = None) -> str:
+    """Escalates with the agent's draft kept for the owner's `task.approve`, which sends it as written or edited;
+    `quote` is the contact's reply the draft answers."""
+    said = escalate(uow, task, action, now, quote=quote)
+    if action.draft and not task.is_closed:
+        task.hold_draft({**written, **action.draft}, now=now)
+    return said
+
+
+def owner_approves(uow: UnitOfWork, task: Task, touch: int) -> bool:
+    """Whether a touch the agent would send unasked waits for the owner instead: in `manual` mode (seed 002 §7.6, the
+    kill switch, read when the send is decided) every touch does but the first of a task the owner approved."""
+    if tenant_settings(uow, task.tenant).execution_mode != "manual":
+        return False
+    return touch != 1 or not _approved_by_owner(uow, task)
+
+
+def _approved_by_owner(uow: UnitOfWork, task: Task) -> bool:
+    """Whether the owner approved the task (`task.approve`), from its events: asked only before a first touch, while
+    the history is short."""
+    return any(isinstance(event, Task.Reviewed) and event.decision == "approved"
+               for event in uow.app.events.get(task.id, lte=task.version))
+
+
 def send_touch(uow: UnitOfWork, task: Task, action: SendTouch, now: datetime) -> str:
-    """A kept (deferred) draft or the creation draft goes out as is; otherwise the model is asked for one."""
+    """A kept (deferred) draft or the creation draft goes out as is, a touch of the agent's only if the mode lets it
+    go unasked (else it is held for the owner's `task.approve`); otherwise the model is asked for one."""
     if task.deferred is not None:
         draft = dict(task.deferred["draft"])
-        return send_message(uow, task, draft=draft, touch=draft.get("touch", action.touch), now=now,
-                            reply=bool(draft.get("reply")))
+        touch, reply = draft.get("touch", action.touch), bool(draft.get("reply"))
+        if not reply and not _owners(draft) and owner_approves(uow, task, touch):
+            return hold_for_owner(uow, task, held_for_owner(touch, draft), {**draft, "touch": touch}, now)
+        return send_message(uow, task, draft=draft, touch=touch, now=now, reply=reply)
     if action.use_draft:
         draft = task.outreach["draft"]
         by_owner = draft.get("decided_by") == OWNER  # the owner's own first message, given at `task.approve`
-        return send_message(uow, task, draft={
+        written = {
             "subject": draft["subject"], "body": draft["body"], "decided_by": draft.get("decided_by", "creation draft"),
             "confidence": None if by_owner else task.confidence if task.confidence is not None else 0.0,
             **({"by": OWNER} if by_owner else {}),
-        }, touch=action.touch, now=now)
+        }
+        if not by_owner and owner_approves(uow, task, action.touch):
+            return hold_for_owner(uow, task, held_for_owner(action.touch, draft), {**written, "touch": action.touch},
+                                  now)
+        return send_message(uow, task, draft=written, touch=action.touch, now=now)
     task.request_decision(
         request_ref=f"{task.ref}/touch/{action.touch}", point="draft_message", purpose="touch", touch=action.touch,
         tone=action.tone, reason=f"touch {action.touch} is due", now=now,

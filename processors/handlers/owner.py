@@ -40,7 +40,9 @@ def _send_held_draft(uow: UnitOfWork, msg: Message, task: Task, cmd: TaskApprove
             f"task {task.ref} is escalated with no draft held back to approve: write to the contact with task.reply, "
             "let the agent go on with task.guidance, or close it with task.takeover")
     if cmd.draft is None:
-        draft = {**held, "decided_by": f"{held.get('decided_by') or 'the agent'}, approved by the owner"}
+        # Marked approved: should a send limit defer it, it still goes out when the limit frees up, in any mode.
+        draft = {**held, "decided_by": f"{held.get('decided_by') or 'the agent'}, approved by the owner",
+                 "approved": True}
     else:
         draft = {**held, "subject": cmd.draft.subject, "body": cmd.draft.body, "decided_by": OWNER, "by": OWNER}
     task.answer_for_owner(how="approved" if cmd.draft is None else "edited",

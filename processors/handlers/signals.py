@@ -40,11 +40,13 @@ def words(msg: Message) -> str:
 
 
 def _contact_tasks(uow: UnitOfWork, msg: Message) -> list[Task]:
-    """The sender's acting tasks (the contact index lists the latest of each type), open or closed."""
+    """The sender's acting tasks (the contact index lists the latest of each type, also of the types that send
+    nothing, such as a staff call, which no reply is for), open or closed."""
     index = uow.get(ids.contact_index_id(msg.tenant, str(msg.data["sender"])), ContactIndex)
     if index is None:
         return []
-    return [task for ref in index.tasks.values() if (task := uow.get(ids.task_id(msg.tenant, ref), Task)) is not None]
+    tasks = (uow.get(ids.task_id(msg.tenant, ref), Task) for ref in index.tasks.values())
+    return [task for task in tasks if task is not None and task.is_acting]
 
 
 def notify_late_reply(uow: UnitOfWork, msg: Message) -> bool:

@@ -1,8 +1,9 @@
 """What a model is told for one decision, composed in layers (seed 002 §23.2, §36.3), and the
 `DecisionRequest` built from the task's events.
 
-System layers: skills/_base.md, the tenant's profile, the type's skill file (ad_hoc's when the
-type has none), the goal and its outcome spectrum (§5.4). The user message: the task in the
+System layers: skills/_base.md, the tenant's profile, the type's skill file (an inline prompt from
+the type's contract when the file is missing, §36.5: the answer then goes to the owner), the goal
+and its outcome spectrum (§5.4). The user message: the task in the
 owner's words, the contact's other tasks (§21.4), the conversation so far (§8), the budget left
 (§8's wording), and what is asked now. Everything is read from the event store, never from a
 read model, and rendered deterministically: the same events give the same prompt and digest.
@@ -26,7 +27,7 @@ from loopline.domain import ids
 from loopline.domain.contact_index import ContactIndex
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.conversation import Turn, conversation_of
-from loopline.domain.outreach import Plan
+from loopline.domain.outreach import MIN_CLOSE_CONFIDENCE, Plan
 from loopline.domain.reply_routing import answered_signal
 from loopline.domain.task import Task
 from loopline.domain.task_types import TaskType, task_type
@@ -37,7 +38,6 @@ from loopline.processors.ports import DecisionRequest, Prompt
 
 LAYER_BREAK = "\n\n---\n\n"
 BASE_SKILL = "_base.md"
-FALLBACK_SKILL = "ad_hoc.md"
 
 
 @cache
@@ -45,6 +45,21 @@ def skill_text(name: str) -> str | None:
     """A skill file shipped with Loopline (skills/), or None when there is none by that name."""
     resource = files("loopline.skills") / name
     return resource.read_text(encoding="utf-8") if resource.is_file() else None
+
+
+def missing_skill(kind: TaskType) -> str | None:
+    """The path of the type's skill file when it is missing (seed 002 §36.5: the task then escalates), else None."""
+    return None if skill_text(kind.skill) is not None else f"skills/{kind.skill}"
+
+
+def inline_skill(kind: TaskType) -> str:
+    """What the model is told in place of a missing skill file: the type's own contract, and that the owner decides."""
+    return (
+        f"# {kind.label} ({kind.name}): inline instructions\n\n"
+        f"The skill file for this task type is missing, so you work from its contract alone: {kind.description}. "
+        f"Goal: {kind.goal.summary}.\n\nWhatever you decide goes to the owner before anything is sent or closed: "
+        "give your best answer and say in your reasoning what you were unsure of."
+    )
 
 
 @dataclass(frozen=True)
@@ -78,7 +93,7 @@ def compose_prompt(situation: Situation) -> Prompt:
     system = LAYER_BREAK.join(layer for layer in (
         skill_text(BASE_SKILL) or "",
         profile_layer(s.settings),
-        _with_profile(skill_text(s.kind.skill) or skill_text(FALLBACK_SKILL) or "", s.settings.profile),
+        _with_profile(skill_text(s.kind.skill) or inline_skill(s.kind), s.settings.profile),
         goal_layer(s.kind),
     ) if layer.strip())
     user = "\n\n".join(part for part in (
@@ -142,8 +157,8 @@ def goal_layer(kind: TaskType) -> str:
     return (
         f"GOAL: {goal.summary}\n\nPOSSIBLE OUTCOMES (choose the most accurate one):\n{outcomes}\n\n"
         f"EVALUATION RULES:\n{rules}\n\n"
-        "Rate your confidence (0 to 1) in the decision you make. If you're below 0.6, choose 'wait' or "
-        "'escalate' instead of closing the task."
+        f"Rate your confidence (0 to 1) in the decision you make. If you're below {MIN_CLOSE_CONFIDENCE}, choose "
+        "'wait' or 'escalate' instead of closing the task."
     )
 
 

@@ -7,6 +7,7 @@ here is asked for and checked at once.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 _CONFIDENCE = {"type": "number", "minimum": 0, "maximum": 1,
@@ -74,6 +75,8 @@ def _check(name: str, value: Any, schema: dict[str, Any]) -> None:
     if isinstance(value, bool) or not isinstance(value, _TYPES[expected]):
         article = "an" if expected[0] in "aeiou" else "a"
         raise InvalidToolInput(f"{name} must be {article} {expected}, not {type(value).__name__} {value!r:.80}")
+    if isinstance(value, float) and not math.isfinite(value):  # NaN passes every bound: refuse it before they are read
+        raise InvalidToolInput(f"{name} {value!r} is not a finite number")
     if "enum" in schema and value not in schema["enum"]:
         raise InvalidToolInput(f"{name} {value!r:.80} is not one of {', '.join(schema['enum'])}")
     if "minLength" in schema and len(value.strip()) < schema["minLength"]:
@@ -101,3 +104,8 @@ def validate(point: str, tool_input: Any) -> dict[str, Any]:
     if needed and needed not in tool_input:
         raise InvalidToolInput(f"{point}: {needed} is missing (decision {tool_input['decision']} needs it)")
     return dict(tool_input)
+
+
+def is_confidence(value: Any) -> bool:
+    """A confidence the pipeline may act on: a number from 0 to 1, as the tools' schema says (NaN is in no range)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 1

@@ -54,7 +54,7 @@ def test_two_tasks_for_one_member_send_one_email_a_day_in_one_thread_each(
     embedded_cli: Cli, smtp: SmtpSink, tmp_path: Path
 ) -> None:
     configure = command("cfg", "tenant.configure", format_time(T0 - timedelta(hours=1)), tenant=GYM,
-                        execution_mode="auto", timezone=ZONE)
+                        execution_mode="limited_auto", timezone=ZONE)
     assert embedded_cli.publish(tmp_path, [configure, task("lead", "lead_followup", "Your free class"),
                                            task("churn", "churn_risk", "We miss you")], "setup").returncode == 0
 

@@ -32,7 +32,7 @@ def test_bad_settings_are_rejected_naming_what_was_wrong(tmp_path: Path) -> None
     assert "Traceback" not in result.stderr
     lines = result.stderr.splitlines()
     assert any("data.timezone: timezone 'America/Gotham' is not an IANA time zone" in line for line in lines), lines
-    assert any("data.execution_mode: Input should be 'manual', 'limited_auto' or 'auto'" in line for line in lines), lines
+    assert any("data.execution_mode: Input should be 'manual' or 'limited_auto'" in line for line in lines), lines
     assert any("data.member_weekly_limit: Input should be greater than or equal to 0" in line for line in lines), lines
     assert any("data.profile: unknown profile field(s) favourite_colour" in line for line in lines), lines
     assert len([line for line in lines if line.startswith("rejected")]) == 4

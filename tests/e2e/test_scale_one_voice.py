@@ -50,7 +50,7 @@ def test_racing_ticks_send_each_member_at_most_one_email_a_day(deploy: Deploy) -
     loopline.start_worker(), loopline.start_worker()
     wait_for(lambda: group_members(loopline) == 2, "both workers to join the consumer group")
     messages = [command("cfg", "tenant.configure", format_time(T0 - timedelta(hours=1)), tenant=GYM,
-                        execution_mode="auto", timezone=ZONE)]
+                        execution_mode="limited_auto", timezone=ZONE)]
     messages += [message for n, member in enumerate(MEMBERS) for message in tasks_for(member, n)]
     loopline.publish(messages)
     loopline.settle(inbound=len(messages))

@@ -102,6 +102,10 @@ def test_a_model_that_does_not_answer_in_time_is_unavailable(api: MessagesApi, m
 
 @pytest.mark.parametrize(("tool_input", "field"), [
     ({**DRAFT, "confidence": 1.7}, "draft_message.confidence"),
+    ({**DRAFT, "confidence": float("nan")}, "draft_message.confidence nan is not a finite number"),
+    ({**DRAFT, "confidence": float("inf")}, "draft_message.confidence inf is not a finite number"),
+    ({**DRAFT, "confidence": -0.1}, "draft_message.confidence -0.1 is outside"),
+    ({**DRAFT, "confidence": "0.9"}, "draft_message.confidence must be a number"),
     ({key: value for key, value in DRAFT.items() if key != "body"}, "body is missing"),
     ({**DRAFT, "subject": 42}, "draft_message.subject must be a string"),
 ])

@@ -38,5 +38,5 @@ def test_a_snapshotted_task_loads_with_the_same_state_as_its_replayed_events(sys
 
     assert from_snapshot is not None and replayed is not None
     assert vars(from_snapshot) == {k: v for k, v in vars(replayed).items() if k != "_trigger_order"}
-    assert from_snapshot.status is TaskStatus.EXECUTING
+    assert from_snapshot.status is TaskStatus.WAITING  # a pending wake-up is something to wait on
     assert from_snapshot.wakeups_due(parse_time("2026-03-20T10:00:00Z")) != []

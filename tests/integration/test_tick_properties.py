@@ -37,7 +37,7 @@ hours = st.integers(1, 60)
 operations = st.lists(
     st.one_of(
         st.tuples(st.just("task.create"), task, st.booleans(), st.integers(1, 4), st.sampled_from([None, *CONTACTS])),
-        st.tuples(st.just("tenant.configure"), st.sampled_from(["manual", "limited_auto", "auto"])),
+        st.tuples(st.just("tenant.configure"), st.sampled_from(["manual", "limited_auto"])),
         st.tuples(st.just("action.record"), task, st.sampled_from(CONTACTS), st.sampled_from(IF_UNRESOLVED), hours),
         st.tuples(st.just("loop.register"), task, st.sampled_from(CONTACTS), st.sampled_from(IF_UNRESOLVED), hours),
         st.tuples(st.just("loop.resolve"), st.integers(0, 20)),

@@ -58,7 +58,7 @@ limits = st.fixed_dictionaries({
 
 
 def configure(ref: str, tenant_name: str, at: datetime, tenant_limits: dict[str, Any]) -> dict[str, Any]:
-    return command(ref, "tenant.configure", format_time(at), tenant=tenant_name, execution_mode="auto", **tenant_limits)
+    return command(ref, "tenant.configure", format_time(at), tenant=tenant_name, execution_mode="limited_auto", **tenant_limits)
 
 
 def message(n: int, op: tuple, at: datetime) -> dict[str, Any]:

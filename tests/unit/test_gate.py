@@ -1,4 +1,5 @@
-"""The creation gate (DESIGN11 §3, seed 002 §6.2): every trigger, every mode, missing confidence, unknown type."""
+"""The creation gate (DESIGN11 §3, seed 002 §6.2): every trigger, every mode, missing confidence,
+types that send nothing."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from loopline.domain.task_types import AD_HOC, TASK_TYPES
 from loopline.domain.tenant import TenantSettings
 
 REVIEW, READY, EXECUTING = TaskStatus.PENDING_REVIEW, TaskStatus.READY, TaskStatus.EXECUTING
-LIMITED, AUTO, MANUAL = (TenantSettings(execution_mode=m) for m in ("limited_auto", "auto", "manual"))
+LIMITED, MANUAL = (TenantSettings(execution_mode=m) for m in ("limited_auto", "manual"))
 CHURN, WIN_BACK, LEAD = TASK_TYPES["churn_risk"], TASK_TYPES["win_back"], TASK_TYPES["lead_followup"]
 
 
@@ -23,11 +24,15 @@ def test_default_settings_are_manual() -> None:
     assert initial_status(TenantSettings(), LEAD, 0.99, {})[0] is REVIEW
 
 
-@pytest.mark.parametrize(("mode", "confidence", "expected"), [
-    (LIMITED, 0.75, READY), (LIMITED, 0.74, REVIEW), (LIMITED, None, REVIEW), (AUTO, 0.1, READY), (AUTO, None, READY),
-])
-def test_threshold_counts_in_limited_auto_only(mode: TenantSettings, confidence: float | None, expected: TaskStatus) -> None:
-    assert initial_status(mode, CHURN, confidence, {})[0] is expected
+@pytest.mark.parametrize(("confidence", "expected"), [(0.75, READY), (0.74, REVIEW), (None, REVIEW), (0.05, REVIEW)])
+def test_limited_auto_starts_only_what_reaches_the_threshold(confidence: float | None, expected: TaskStatus) -> None:
+    assert initial_status(LIMITED, CHURN, confidence, {})[0] is expected
+
+
+@pytest.mark.parametrize("mode", [LIMITED, MANUAL])
+def test_a_confidence_below_the_threshold_goes_to_review_in_every_mode(mode: TenantSettings) -> None:
+    for kind in (CHURN, WIN_BACK, LEAD):
+        assert initial_status(mode, kind, 0.05, {})[0] is REVIEW
 
 
 def test_missing_confidence_counts_as_zero() -> None:
@@ -43,9 +48,8 @@ def test_missing_confidence_counts_as_zero() -> None:
     (WIN_BACK, {"cancellation_reason": "billing error"}, "cancellation_reason_billing"),
     (TASK_TYPES["payment_recovery"], {}, "always"),
 ])
-@pytest.mark.parametrize("mode", [LIMITED, AUTO])
-def test_each_trigger_sends_to_review_naming_it(kind, context, trigger, mode) -> None:  # noqa: ANN001
-    status, reason = initial_status(mode, kind, 1.0, context)
+def test_each_trigger_sends_to_review_naming_it(kind, context, trigger) -> None:  # noqa: ANN001
+    status, reason = initial_status(LIMITED, kind, 1.0, context)
     assert status is REVIEW and trigger in reason
 
 
@@ -55,7 +59,7 @@ def test_each_trigger_sends_to_review_naming_it(kind, context, trigger, mode) ->
     (WIN_BACK, {"member_tenure_days": 730, "cancellation_reason": "moved away"}),
 ])
 def test_triggers_at_or_below_their_limits_let_the_task_through(kind, context) -> None:  # noqa: ANN001
-    assert initial_status(AUTO, kind, 1.0, context)[0] is READY
+    assert initial_status(LIMITED, kind, 1.0, context)[0] is READY
 
 
 def test_every_trigger_the_registry_names_is_known_to_the_gate() -> None:
@@ -63,13 +67,25 @@ def test_every_trigger_the_registry_names_is_known_to_the_gate() -> None:
 
 
 def test_acting_ad_hoc_always_needs_review() -> None:
-    status, reason = initial_status(AUTO, AD_HOC, 1.0, {})
+    status, reason = initial_status(LIMITED, AD_HOC, 1.0, {})
     assert status is REVIEW and "always" in reason
 
 
 @pytest.mark.parametrize(("confidence", "expected"), [(None, EXECUTING), (0.5, EXECUTING), (0.49, REVIEW)])
 def test_follow_through_tasks_keep_seed_000s_gate(confidence: float | None, expected: TaskStatus) -> None:
-    # Whatever the mode: the gate's modes and triggers are for tasks Loopline sends for.
-    for mode in (MANUAL, AUTO):
+    # Whatever the mode: the execution mode is about what Loopline sends by itself.
+    for mode in (MANUAL, LIMITED):
         assert initial_status(mode, AD_HOC, confidence, {}, acting=False)[0] is expected
         assert initial_status(mode, TASK_TYPES["meeting_scheduling"], confidence, {}, acting=False)[0] is expected
+
+
+@pytest.mark.parametrize("mode", [MANUAL, LIMITED])
+def test_a_type_that_sends_nothing_passes_its_triggers(mode: TenantSettings) -> None:
+    status, reason = initial_status(mode, TASK_TYPES["staff_call_member"], 1.0, {}, acting=False)
+    assert status is REVIEW and "escalation trigger always" in reason
+
+
+def test_a_type_that_sends_nothing_is_held_to_its_threshold() -> None:
+    report = TASK_TYPES["monthly_churn_analysis"]
+    assert initial_status(LIMITED, report, 0.9, {}, acting=False)[0] is REVIEW
+    assert initial_status(LIMITED, report, 0.95, {}, acting=False)[0] is EXECUTING

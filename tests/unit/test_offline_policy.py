@@ -11,7 +11,7 @@ from loopline.adapters.offline_policy import OfflinePolicy
 from loopline.domain.task_types import CADENCES, TASK_TYPES
 from loopline.domain.tenant import TenantSettings
 from loopline.processors.model.tools import validate
-from loopline.processors.ports import DecisionRequest, Prompt
+from loopline.processors.ports import DecisionRequest, ModelUnavailable, Prompt
 
 GYM = TenantSettings.from_dict({"profile": {"display_name": "CrossFit Renegade", "typical_greeting": "Hey!",
                                             "sign_off": "Coach Mike"}})
@@ -158,3 +158,13 @@ def test_an_opt_out_is_read_before_any_other_rule() -> None:
 def test_an_out_of_office_answer_waits_instead_of_thanking_an_auto_responder() -> None:
     answer = policy.decide(request("evaluate_reply", tone=None, reply="Thank you for your email. I am out of the office until Monday."))
     assert answer.output["decision"] == "wait"
+
+
+@pytest.mark.parametrize("confidence", [float("nan"), float("inf"), 1.5, -0.1, "0.8"])
+def test_an_answer_whose_confidence_is_no_number_from_0_to_1_is_refused_as_off_schema(
+    confidence: object, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    drafted = OfflinePolicy._draft
+    monkeypatch.setattr(OfflinePolicy, "_draft", lambda self, req: {**drafted(self, req), "confidence": confidence})
+    with pytest.raises(ModelUnavailable, match="off the draft_message schema: draft_message.confidence"):
+        policy.decide(request())

@@ -23,7 +23,7 @@ SENDER = "coach@gym.example"
 @pytest.fixture
 def loopline() -> Iterator[InMemoryLoopline]:
     running = InMemoryLoopline()
-    running.publish(command("cfg", "tenant.configure", format_time(T0), GYM, execution_mode="auto"))
+    running.publish(command("cfg", "tenant.configure", format_time(T0), GYM, execution_mode="limited_auto"))
     yield running
     running.close()
 

@@ -25,7 +25,7 @@ ZONE = "America/New_York"
 @pytest.fixture
 def loopline() -> Iterator[InMemoryLoopline]:
     running = InMemoryLoopline()
-    running.publish(command("cfg", "tenant.configure", format_time(T0), GYM, execution_mode="auto", timezone=ZONE))
+    running.publish(command("cfg", "tenant.configure", format_time(T0), GYM, execution_mode="limited_auto", timezone=ZONE))
     yield running
     running.close()
 

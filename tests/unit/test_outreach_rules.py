@@ -183,6 +183,13 @@ def test_close_needs_an_outcome_of_the_types_spectrum():
     assert isinstance(action, Escalate) and "delighted" in action.reason
 
 
+@pytest.mark.parametrize(("confidence", "closes"), [(0.6, True), (0.59, False), (0.05, False)])
+def test_a_close_needs_a_confidence_of_0_6(confidence: float, closes: bool):
+    action = evaluate({"decision": "close", "outcome": "retained", "reasoning": "booked"}, confidence)
+    assert isinstance(action, Close) is closes
+    assert closes or (isinstance(action, Escalate) and action.cause == "low_confidence")
+
+
 def test_wait_resumes_the_cadence_after_wait_days():
     assert evaluate({"decision": "wait", "wait_days": 5}).next_touch_at == day(7)
     assert evaluate({"decision": "wait"}).next_touch_at == day(5)
@@ -202,6 +209,13 @@ def test_drafted_touch_is_sent_only_when_confident_and_within_budget():
     assert isinstance(low, Escalate) and low.draft == {"subject": "s", "body": "b"}
     spent = apply_draft({"subject": "s", "body": "b"}, 0.9, plan=STANDARD, progress=replace(state, messages_used=3))
     assert isinstance(spent, Escalate) and spent.cause == "message_budget"
+
+
+def test_a_touch_the_owner_approves_first_is_held_with_its_draft_whatever_its_confidence():
+    state = progress(S.WAITING, touch=1, messages=1, next_touch_at=day(3))
+    held = apply_draft({"subject": "s", "body": "b"}, 0.95, plan=STANDARD, progress=state, owner_approves=True)
+    assert isinstance(held, Escalate) and (held.cause, held.draft) == ("manual_mode", {"subject": "s", "body": "b"})
+    assert "touch 2 is due" in held.reason
 
 
 def test_a_deferred_send_waits_for_its_limit_then_goes_out():

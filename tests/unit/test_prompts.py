@@ -66,10 +66,12 @@ def test_the_digest_is_the_sha256_of_what_the_model_reads_and_stable() -> None:
     assert compose_prompt(replace(TOUCH_2, budget_left={"messages": 1, "turns": 6, "days": 11})).digest != prompt.digest
 
 
-def test_a_type_without_its_own_skill_file_uses_ad_hocs_and_a_new_task_says_nothing_was_sent() -> None:
+def test_a_type_without_its_own_skill_file_gets_an_inline_prompt_and_a_new_task_says_nothing_was_sent() -> None:
     kind = replace(TASK_TYPES["churn_risk"], skill="no_such_skill.md")
     prompt = compose_prompt(replace(TOUCH_2, kind=kind, conversation=(), other_tasks=()))
-    assert "# Custom Task (ad_hoc)" in prompt.system
+    assert "# At-Risk Member (churn_risk): inline instructions" in prompt.system
+    assert "Reach out to members showing signs of disengagement" in prompt.system
+    assert "# Custom Task (ad_hoc)" not in prompt.system  # never another type's instructions
     assert "nothing has been sent or received yet" in prompt.messages[0]["content"]
     assert "CONTACT CONTEXT" not in prompt.messages[0]["content"]
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
 from datetime import datetime, timezone
 
 import pytest
 
 from loopline.domain import ids
 from loopline.domain.tenant import ContactInfo, InvalidSettings, Tenant, TenantSettings
+from loopline.processors.application import Loopline
 
 NOW = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
 
@@ -25,13 +28,13 @@ def test_a_tenant_never_configured_has_the_defaults() -> None:
 
 def test_later_values_win_and_the_profile_merges_key_by_key() -> None:
     tenant = make_tenant()
-    tenant.configure({"timezone": "America/New_York", "execution_mode": "limited_auto",
+    tenant.configure({"timezone": "America/New_York", "execution_mode": "manual",
                       "profile": {"display_name": "Renegade", "class_types": ["WOD"], "contact_info": {"phone": "555"}}},
                      now=NOW)
-    tenant.configure({"execution_mode": "auto", "profile": {"sign_off": "Coach Mike",
+    tenant.configure({"execution_mode": "limited_auto", "profile": {"sign_off": "Coach Mike",
                                                              "contact_info": {"website": "r.example"}}}, now=NOW)
     settings = tenant.current
-    assert (settings.timezone, settings.execution_mode) == ("America/New_York", "auto")
+    assert (settings.timezone, settings.execution_mode) == ("America/New_York", "limited_auto")
     assert settings.profile.display_name == "Renegade" and settings.profile.sign_off == "Coach Mike"
     assert settings.profile.class_types == ("WOD",)
     assert settings.profile.contact_info == ContactInfo(phone="555", website="r.example")
@@ -54,7 +57,8 @@ def test_a_configure_that_changes_nothing_records_nothing() -> None:
 @pytest.mark.parametrize(("settings", "message"), [
     ({"timezone": "Mars/Olympus"}, "timezone 'Mars/Olympus' is not an IANA time zone"),
     ({"timezone": "../etc/passwd"}, "is not an IANA time zone"),
-    ({"execution_mode": "yolo"}, "execution_mode 'yolo' is not one of manual, limited_auto, auto"),
+    ({"execution_mode": "yolo"}, "execution_mode 'yolo' is not one of manual, limited_auto"),
+    ({"execution_mode": "auto"}, "execution_mode 'auto' is not one of manual, limited_auto"),
     ({"member_weekly_limit": -1}, "member_weekly_limit must be a whole number of 0 or more"),
     ({"daily_send_limit": True}, "daily_send_limit must be a whole number"),
     ({"profile": {"favourite_colour": "red"}}, "unknown profile field(s) favourite_colour"),
@@ -66,3 +70,15 @@ def test_bad_settings_are_refused_naming_the_field(settings: dict, message: str)
     with pytest.raises(InvalidSettings, match=message.replace("(", r"\(").replace(")", r"\)")):
         tenant.configure(settings, now=NOW)
     assert tenant.current == TenantSettings()
+
+
+def test_a_tenant_stored_in_the_dropped_auto_mode_reads_as_limited_auto() -> None:
+    app = Loopline(env={"PERSISTENCE_MODULE": "eventsourcing.popo"})
+    tenant = make_tenant()
+    tenant.configure({"execution_mode": "limited_auto", "daily_send_limit": 4}, now=NOW)
+    stored = app.mapper.to_stored_event(tenant.collect_events()[-1])
+    state = json.loads(stored.state)
+    state.pop("class_version")
+    state["settings"]["execution_mode"] = "auto"  # as a tenant configured before version 2 stored it
+    old = app.mapper.to_domain_event(replace(stored, state=json.dumps(state).encode()))
+    assert old.settings == {"execution_mode": "limited_auto", "daily_send_limit": 4}
