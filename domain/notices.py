@@ -41,13 +41,14 @@ OWNER_EVENTS = frozenset({"Reviewed", "GuidanceGiven", "OwnerAnswered", "Complet
 closed (a takeover closes it too)."""
 
 
-def actions_for(kind: str, task_ref: str, *, held_draft: bool = False) -> list[dict[str, Any]]:
+def actions_for(kind: str, task_ref: str, *, acting: bool = True, held_draft: bool = False) -> list[dict[str, Any]]:
     """The commands a notice of `kind` offers, ready to publish for the task; an escalation with the agent's draft
-    held back offers to send it first."""
+    held back offers to send it first, and `task.reply` is offered only where Loopline writes to the contact."""
     offered = OWNER_ACTIONS.get(kind, ())
     if held_draft and offered is ESCALATED:
         offered = (SEND_HELD_DRAFT, *offered)
-    return [{"command": command, "data": {"task_id": task_ref}, "does": does} for command, does in offered]
+    return [{"command": command, "data": {"task_id": task_ref}, "does": does} for command, does in offered
+            if acting or command != "task.reply"]
 
 
 def moot_by(notice_actions: list[dict[str, Any]], later_events: Iterable[Any]) -> str | None:

@@ -41,5 +41,5 @@ class TaskNotices:
         offered follow from the kind."""
         self.trigger_event(
             self.UserNotified, timestamp=now, kind=kind, message=message, quote=quote or None,
-            draft=dict(draft) if draft else None, actions=actions_for(kind, self.ref, held_draft=bool(draft)),
+            draft=dict(draft) if draft else None, actions=actions_for(kind, self.ref, acting=self.is_acting, held_draft=bool(draft)),
         )

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from loopline.adapters.embedded_log import EmbeddedLog
 from loopline.adapters.messages import parse_message
 from loopline.domain import ids
-from loopline.domain.notices import render
+from loopline.domain.notices import actions_for, render
 from loopline.domain.task import Task
 from loopline.processors.application import Loopline, UnitOfWork
 from loopline.processors.followers.agent import Agent
@@ -133,3 +133,11 @@ def test_a_stall_notice_is_emitted_by_the_check_and_never_delivered_after_the_ow
     Delivery(app, FakeLedger(), [jsonl], clock=FakeClock()).run_once()
 
     assert [m["kind"] for _, m in jsonl.sent if m["to"] == "user"] == ["task_completed"]
+
+
+def test_an_escalation_offers_task_reply_only_where_loopline_writes_to_the_contact() -> None:
+    acting = [action["command"] for action in actions_for("escalation", "ann", acting=True)]
+    following = [action["command"] for action in actions_for("escalation", "nda", acting=False)]
+
+    assert acting == ["task.guidance", "task.reply", "task.takeover", "task.cancel"]
+    assert following == ["task.guidance", "task.takeover", "task.cancel"]
