@@ -24,7 +24,8 @@ A bare "yes" commits to nothing ("Yes?", "yes I read it"): only a commitment clo
 measures the table on the labelled replies of `tests/data/labelled_replies.jsonl`.
 
 A close only ever names a code from the request's `outcomes`; with none of the wanted kind, the
-reply escalates instead.
+reply escalates instead. An answer the owner's guidance asks for goes back to the owner: templates
+cannot follow guidance, and `task.reply` sends the owner's own words.
 """
 
 from __future__ import annotations
@@ -215,6 +216,10 @@ class OfflinePolicy:
         }
 
     def _evaluate(self, request: DecisionRequest) -> dict[str, Any]:
+        if request.purpose == "guidance":  # templates cannot follow the owner's words; the owner can send them
+            return {"decision": "escalate", "confidence": 0.9,
+                    "reasoning": "The offline policy writes from templates and cannot answer with your guidance: "
+                    "send your answer in your own words with task.reply, or configure a model."}
         rule, keyword = classify(request.reply_text or "")
         if rule is None:
             return {"decision": "escalate", "confidence": 0.3,

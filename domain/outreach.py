@@ -178,7 +178,7 @@ def next_step(plan: Plan, progress: Progress, now: datetime) -> StepAction:
         return Wait(progress.away_until, "the contact is away, as their automatic reply said")
     if progress.turns_used >= plan.budget_turns:
         return Escalate(f"the conversation used all {plan.budget_turns} turns without an outcome", "turn_budget")
-    if progress.touch == 0:
+    if progress.touch == 0 and progress.turns_used == 0:  # a contact who wrote first is answered, not touched
         if progress.messages_used >= plan.budget_messages:
             return exhausted(plan, now, f"no message budget left ({plan.budget_messages})")
         return SendTouch(1, plan.tone(1), use_draft=plan.has_draft)

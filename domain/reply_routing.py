@@ -45,16 +45,22 @@ def answering_task(tasks: Sequence[ActingTask], data: Mapping[str, Any]) -> Acti
     return max(tasks, key=lambda task: (task.last_activity_at, task.ref), default=None)
 
 
-def unanswered_reply(events: Iterable[Any]) -> str | None:
-    """The signal ref of the contact's latest email in a task's `events` that nothing has answered yet, or None."""
-    waiting = None
+def unanswered_replies(events: Iterable[Any]) -> list[Any]:
+    """The contact's emails (`Task.SignalReceived`) in a task's `events` that nothing has answered yet, oldest first."""
+    waiting: list[Any] = []
     for event in events:
         kind = type(event).__qualname__
         if kind == "Task.SignalReceived" and event.signal_type == "email.received":
-            waiting = event.signal_ref
+            waiting.append(event)
         elif kind in ANSWERED_BY:
-            waiting = None
+            waiting = []
     return waiting
+
+
+def unanswered_reply(events: Iterable[Any]) -> str | None:
+    """The signal ref of the contact's latest email in a task's `events` that nothing has answered yet, or None."""
+    waiting = unanswered_replies(events)
+    return waiting[-1].signal_ref if waiting else None
 
 
 def guided_request_ref(signal_ref: str, version: int) -> str:

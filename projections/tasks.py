@@ -123,6 +123,15 @@ def _signal(conn: Connection, event: Task.SignalReceived, position: int) -> None
     })
 
 
+def _reply_noted(conn: Connection, event: Task.ReplyNoted, position: int) -> None:
+    """A reply another task of the contact answers is in this task's inbox too, saying which task answers it."""
+    _update(conn, event, add={"inbox": 1}, away=None)  # she wrote: not away any more
+    writes.insert(conn, task_inbox, {
+        "aggregate_id": str(event.originator_id), "signal_id": event.signal_ref, "type": "email.received",
+        "received_at": format_time(event.timestamp), "data": {**event.data, "answered_by": event.answered_by},
+    })
+
+
 def _status(reason_field: str | None, *, stops: bool = False):
     """`stops`: the task leaves Loopline's hands (closed, or with the owner), so nothing is next."""
 
@@ -229,6 +238,7 @@ handlers = {
     Task.LoopLinked: _loop_linked,
     Task.LoopClosed: _loop_closed,
     Task.SignalReceived: _signal,
+    Task.ReplyNoted: _reply_noted,
     Task.ProgressNoted: _noted,
     Task.UserNotified: _notified,
     Task.Reviewed: _status("reason"),
@@ -254,7 +264,6 @@ handlers = {
     Task.WentDormant: _dormant,
     Task.NextTouchScheduled: _next_touch,
     Task.OutOfOfficeReceived: _out_of_office,
-    Task.ReplyNoted: lambda conn, event, position: _update(conn, event, away=None),  # she wrote: not away any more
 }
 
 

@@ -45,6 +45,7 @@ DESCRIPTIONS: dict[type, Describe] = {
         f"{e.signal_type} {e.signal_ref} stored in inbox; task is {e.status}",
         f"matched loop(s) {', '.join(e.resolved_loops)}" if e.resolved_loops else None,
     ),
+    Task.ReplyNoted: lambda e: (f"email.received {e.signal_ref} stored in inbox; task {e.answered_by} answers it", None),
     Task.ProgressNoted: lambda e: (f"progress: {e.notes} ({e.status})", None),
     Task.UserNotified: lambda e: (f"notified user: {e.message}", e.kind),
     Task.Reviewed: lambda e: (f"owner {e.decision} the task", e.reason),

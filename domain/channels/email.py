@@ -20,6 +20,7 @@ RULE = ChannelRule(
         SignalField("thread_id", "its thread; matched when the watch names one"),
         SignalField("subject", "kept with the signal"),
         SignalField("body", "kept with the signal"),
+        SignalField("in_reply_to", "the Message-ID it answers; one Loopline sent picks the contact's task that answers it"),
         SignalField("auto_submitted", "its RFC 3834 `Auto-Submitted` header: any value but `no` marks an automatic "
                     "reply (out of office): a task Loopline works pauses until the return it states, unanswered"),
     ),

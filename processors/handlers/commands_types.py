@@ -215,7 +215,8 @@ class TaskTakeover(Strict):
 
 class TaskGuidance(Strict):
     task_id: Id = Field(description="an `escalated` task; it resumes `executing`")
-    text: Text = Field(description="the owner's guidance, in the trail")
+    text: Text = Field(description="the owner's guidance, in the trail; on a contact's reply nothing has answered yet, "
+                       "the model writes the answer with it (`loopline prompt` shows it), sent as any reply is")
 
 
 class RunSchedule(Strict):

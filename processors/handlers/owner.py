@@ -4,14 +4,15 @@ or edited, write to the contact in their own words, or take the task over."""
 from __future__ import annotations
 
 from loopline.domain.errors import DomainError
+from loopline.domain.reply_routing import unanswered_replies
 from loopline.domain.status import TaskStatus
 from loopline.domain.task import Task
 from loopline.domain.task_review import NothingToAnswer
 from loopline.domain.task_types import OWNER_HANDLED, task_type
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.commands_types import TaskApprove, TaskReply, TaskTakeover
-from loopline.processors.handlers.loops_and_timers import close_task_loops, load_task
-from loopline.processors.handlers.outreach import OWNER, send_message
+from loopline.processors.handlers.loops_and_timers import close_task_loops, load_task, task_history
+from loopline.processors.handlers.outreach import OWNER, on_reply, send_message
 from loopline.processors.handlers.readiness import on_ready
 from loopline.processors.messages import Message
 
@@ -29,6 +30,9 @@ def approve_task(uow: UnitOfWork, msg: Message, cmd: TaskApprove) -> str:
     task.approve(reason=cmd.reason or "approved by owner", now=msg.at)
     if cmd.draft is not None:
         task.edit_first_draft(subject=cmd.draft.subject, body=cmd.draft.body, now=msg.at)
+    elif task.is_acting and (waiting := unanswered_replies(task_history(uow, task))):
+        # The contact wrote during the review: answer them first.
+        on_reply(uow, task, signal_ref=waiting[-1].signal_ref, data=waiting[-1].data, now=msg.at)
     on_ready(uow, task, msg.at)
     return f"approved {task.ref}" + ("; your draft is its first message, sent at the next tick" if cmd.draft else "")
 

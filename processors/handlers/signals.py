@@ -99,20 +99,27 @@ def handle_signal(uow: UnitOfWork, msg: Message) -> str:
     if key is None:
         return "no loop can watch this signal"
     index = watch_index(uow, msg.tenant, rule.channel, key, msg.at)
-    acting = [task for task in _contact_tasks(uow, msg) if not task.is_closed] if rule.channel == "email" else []
-    answering = answering_task(acting, msg.data)
-    matched: dict[str, list[str]] = defaultdict(list)
-    agents: set[str] = set()  # tasks with a loop of the outside agent's (not Loopline's reply loop) resolved
+    loops = []
     for loop_ref in index.loop_refs:
         loop = uow.get(ids.loop_id(msg.tenant, loop_ref), OpenLoop)
         assert loop is not None and not loop.resolved, f"match index lists {loop_ref}, which is not open"
         # Event time: a reply cannot answer what had not been sent when it was written.
-        if loop.created_on > msg.at or not rule.matches(loop.watch, msg.data):
-            continue
+        if loop.created_on <= msg.at and rule.matches(loop.watch, msg.data):
+            loops.append(loop)
+    # The contact's acting tasks, and any whose reply loop matched; event time again: an email written before a
+    # task existed is not about it.
+    acting = [task for task in _contact_tasks(uow, msg) if not task.is_closed and task.created_on <= msg.at
+              ] if rule.channel == "email" else []
+    acting += [task for ref in dict.fromkeys(loop.task_ref for loop in loops if loop.origin == "outreach")
+               if (task := load_task(uow, msg.tenant, ref)) not in acting]
+    answering = answering_task(acting, msg.data)
+    matched: dict[str, list[str]] = defaultdict(list)
+    agents: set[str] = set()  # tasks with a loop of the outside agent's (not Loopline's reply loop) resolved
+    for loop in loops:
         if loop.origin == "outreach" and (answering is None or loop.task_ref != answering.ref):
             continue  # another task of the contact answers this reply; this one goes on waiting for its own
         resolve_by_signal(loop, signal_ref=msg.ref, signal_type=msg.type, at=msg.at)
-        matched[loop.task_ref].append(loop_ref)
+        matched[loop.task_ref].append(loop.ref)
         if loop.origin != "outreach":
             agents.add(loop.task_ref)
     reached = [*matched, *([answering.ref] if answering is not None and answering.ref not in matched else [])]

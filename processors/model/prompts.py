@@ -28,7 +28,7 @@ from loopline.domain.contact_index import ContactIndex
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.conversation import Turn, conversation_of
 from loopline.domain.outreach import MIN_CLOSE_CONFIDENCE, Plan
-from loopline.domain.reply_routing import answered_signal
+from loopline.domain.reply_routing import answered_signal, unanswered_replies
 from loopline.domain.task import Task
 from loopline.domain.task_types import TaskType, task_type
 from loopline.domain.tenant import TenantProfile, TenantSettings
@@ -351,7 +351,8 @@ def request_for(
         signal = next((e for e in events if type(e).__qualname__ == "Task.SignalReceived"
                        and e.signal_ref == replied), None)
         reply_text = str(signal.data.get("body") or signal.data.get("subject") or "") if signal else ""
-    if requested.purpose == "guidance":
+    if requested.purpose == "guidance":  # every message of the contact the answer is for, and the owner's last word
+        reply_text = "\n\n".join(str(e.data.get("body") or e.data.get("subject") or "") for e in unanswered_replies(events))
         guidance = next((e.text for e in reversed(events) if type(e).__qualname__ == "Task.GuidanceGiven"), None)
     if requested.purpose == "followup" and requested.loop_ref:
         loop = _get(app, ids.loop_id(task.tenant, requested.loop_ref))

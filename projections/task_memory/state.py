@@ -207,6 +207,7 @@ handlers = {
     OpenLoop.Registered: _handle(_loop_registered),
     Task.LoopClosed: _handle(_loop_closed),
     Task.SignalReceived: _handle(_signal),
+    Task.ReplyNoted: _handle(_only_logged),  # its turn in the conversation; the inbox file is the answering task's
     Task.ProgressNoted: _handle(_noted),
     Task.UserNotified: _handle(_only_logged),
     Task.Reviewed: _handle(_reviewed),

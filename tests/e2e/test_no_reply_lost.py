@@ -2,11 +2,12 @@
 real SMTP server and the Anthropic adapter on a local Messages API server: Ann's second reply, while her task
 is with the owner, reaches the owner in her words, and the owner's guidance makes the model write her answer,
 sent in her thread; a reply while a seed-000 follow-up is held back by a limit is kept, and the follow-up is
-never sent."""
+never sent (on both deployments: at scale the reply races the leader's drafting)."""
 
 from __future__ import annotations
 
 import json
+import time
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ import pytest
 
 from loopline.domain.timeutil import format_time, parse_time
 from tests.conftest import command, signal
-from tests.e2e.agent import body
+from tests.e2e.agent import body, eventually
 from tests.e2e.cli import Cli
 from tests.messages_api import MessagesApi, Reply
 from tests.servers import SmtpSink
@@ -94,8 +95,9 @@ def test_anns_reply_during_an_escalation_reaches_the_owner_and_guidance_answers_
                                                text="Yes, 20% off until the 31st; her sister is welcome too"))
 
     [guided] = [request["json"] for request in messages_api.requests[asked:]]
-    prompt = json.dumps(guided["messages"])
-    assert "20% off until the 31st" in prompt and "is the discount still on?" in prompt
+    [ask] = [block["content"] for block in guided["messages"]]
+    asked_now = ask[ask.index("WHAT TO DO NOW"):]  # both her messages are quoted in what the model is asked to answer
+    assert all(words in asked_now for words in ("20% off until the 31st", "is the discount still on?", "my sister"))
     _, answer = smtp.wait_for(2)
     assert answer["To"] == ANN and body(answer) == ANSWER.strip()
     assert answer["Subject"] == "Re: We miss you at spin"
@@ -103,9 +105,9 @@ def test_anns_reply_during_an_escalation_reaches_the_owner_and_guidance_answers_
 
 
 def test_a_reply_while_the_followup_is_held_back_is_kept_and_the_followup_never_goes_out(
-    embedded_cli: Cli, smtp: SmtpSink, messages_api: MessagesApi, tmp_path: Path
+    cli: Cli, smtp: SmtpSink, messages_api: MessagesApi, tmp_path: Path
 ) -> None:
-    cli = embedded_cli
+    """Both deployments: at scale the worker applies the reply while the leader's agent drafts and defers."""
     publish(cli, tmp_path, "setup",
             command("cfg", "tenant.configure", at(-1), GYM, daily_send_limit=0),
             command("m1", "task.create", at(0), GYM, task_id="rahul", title="Schedule a meeting with Rahul",
@@ -113,15 +115,18 @@ def test_a_reply_while_the_followup_is_held_back_is_kept_and_the_followup_never_
             command("m2", "action.record", at(0), GYM, task_id="rahul", action="send_email", to=RAHUL,
                     subject="Meeting next week?"))
     tick(cli, 3.1)
-    assert len(messages_api.requests) == 1  # the follow-up was drafted, and the daily limit holds it back
-    assert any("follow-up to rahul@company.com waits" in notice for notice in owner_notices(cli))
+    held = "a follow-up to rahul@company.com waits"
+    assert eventually(lambda: any(held in notice for notice in owner_notices(cli)))  # drafted, and the limit holds it
 
     publish(cli, tmp_path, "reply",
             signal("rahul-1", "email.received", at(3.5), GYM, sender=RAHUL, subject="Re: Meeting next week?",
                    body="Thursday 3pm works for me."),
             command("cfg2", "tenant.configure", at(3.6), GYM, daily_send_limit=50))
-    for day in (4.2, 5.2, 10.2):
+    for day in (4.2, 10.2):  # the limit freed up, and the time a send held back a day would go
         tick(cli, day)
 
+    assert eventually(lambda: "Thursday 3pm works for me." in json.dumps(shown(cli, "rahul")["inbox_items"]))
+    if cli.scale:  # a send would reach the SMTP server within the leader's next polls
+        time.sleep(2)
     assert smtp.messages == []
-    assert "Thursday 3pm works for me." in json.dumps(shown(cli, "rahul")["inbox_items"])
+    assert len(messages_api.requests) == 1  # the follow-up was drafted once, and never again

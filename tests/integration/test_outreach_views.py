@@ -320,6 +320,23 @@ def test_rebuilding_after_the_pipeline_worked_a_task_gives_the_same_rows(system:
     assert dump(system.projections.engine) == before
 
 
+def test_a_reply_another_task_answers_is_in_the_inbox_conversation_and_audit_with_the_task_answering_it(
+    system: System,
+) -> None:
+    create(system)
+    record(system, send(1, "2026-03-02T10:00:00Z", "Hey Maya", "How have you been?"),
+           (Task.ReplyNoted, "2026-03-03T08:00:00Z", dict(signal_ref="maya-1", data={"sender": MAYA, "body": "See you!"},
+                                                         answered_by="winback-maya")))
+
+    with system.projections.engine.connect() as conn:
+        ((aggregate_id, row),) = tasks.find_tasks(conn, "churn-maya", GYM)
+        [item] = tasks.inbox(conn, aggregate_id)
+        conversation = task_memory.conversation(conn, aggregate_id)
+    assert row["inbox"] == 1 and item["data"] == {"sender": MAYA, "body": "See you!", "answered_by": "winback-maya"}
+    assert conversation[-1]["author"] == "system" and "do not answer it here" in conversation[-1]["text"]
+    assert "task winback-maya answers it" in trail(system, "churn-maya", GYM)[-1]["summary"]
+
+
 def test_an_out_of_office_pause_shows_until_when_and_what_gave_it_away_while_it_lasts(system: System) -> None:
     first_touch(system)
     record(system, (Task.OutOfOfficeReceived, "2026-03-03T18:10:00Z", dict(

@@ -8,6 +8,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from loopline.adapters.embedded_log import EmbeddedLog
+from loopline.adapters.offline_policy import OfflinePolicy
 from loopline.adapters.messages import parse_message
 from loopline.domain import ids
 from loopline.domain.open_loop import OpenLoop
@@ -19,6 +20,7 @@ from loopline.processors.followers.agent import Agent
 from loopline.processors.followers.router import Router
 from loopline.processors.followers.scheduler import Scheduler
 from loopline.processors.handlers.table import build_bus
+from loopline.processors.model.prompts import next_request
 from tests.conftest import command, signal
 from tests.unit.fakes import RecordingDrafter, ScriptedModel
 
@@ -232,3 +234,72 @@ def test_a_reply_while_the_followup_is_drafted_drops_the_draft() -> None:
     assert gym.emails("t1") == []
     loop = UnitOfWork(gym.app).get(ids.loop_id(GYM, "t1/send_email/1"), OpenLoop)
     assert loop is not None and loop.resolved_by == "signal_match"
+
+
+def test_loopline_prompt_shows_the_guided_answer_while_the_model_has_not_written_it() -> None:
+    gym = escalated_ann()
+    gym.model.down = True
+    gym.publish(command("g1", "task.guidance", at(2), GYM, task_id="ann", text="Tell her yes: 20% off until the 31st"))
+
+    request = next_request(gym.app, gym.task("ann"), DAY0 + timedelta(days=2))
+    prompt = request.prompt.messages[0]["content"]
+    assert (request.point, request.purpose) == ("evaluate_reply", "guidance")
+    assert "The owner's guidance for your answer:\n\n> Tell her yes: 20% off until the 31st" in prompt
+    assert "> I'd love to come back... is the discount still on?" in prompt
+
+
+def test_a_reply_while_the_next_touch_is_drafted_is_evaluated_and_the_touch_is_dropped() -> None:
+    gym = Gym()
+    gym.create("ann")
+    gym.tick(0.01)
+    gym.model.down = True
+    gym.tick(3.1)  # touch 2 is due: its draft fails and waits for a retry
+    assert [p["purpose"] for p in gym.task("ann").pending_decisions.values()] == ["touch"]
+    gym.model.down = False
+    gym.reply("ann-1", 3.11, "Sorry, been away! See you Monday")
+    gym.tick(3.5)
+
+    assert gym.heard("ann") == ["Sorry, been away! See you Monday"]
+    assert [e.get("touch") for e in gym.emails("ann")] == [1, 1]  # touch 1 and the answer to her, no touch 2
+
+
+def test_a_contact_who_writes_before_touch_1_is_answered_and_touch_1_never_follows() -> None:
+    gym = Gym()
+    gym.create("ann")
+    assert gym.task("ann").status == "ready"
+    gym.reply("ann-1", 0.001, "Hi! Are you open on Sundays?")
+    for day in (0.01, 1, 4):
+        gym.tick(day)
+
+    assert gym.heard("ann") == ["Hi! Are you open on Sundays?"]
+    assert [e["body"] for e in gym.emails("ann")] == ["Great, see you then!"]  # her answer, and no cadence touch
+
+
+def test_approving_a_task_whose_contact_wrote_during_review_answers_her_instead_of_touch_1() -> None:
+    gym = Gym()
+    gym.create("ann", confidence=0.3)
+    gym.reply("ann-1", 0.5, "Hi, is the gym open on Sundays?")
+    gym.publish(command("ok", "task.approve", at(1), GYM, task_id="ann"))
+    for day in (1.01, 4):
+        gym.tick(day)
+
+    assert [d.request_ref for d in gym.events("ann", Task.DecisionRecorded)] == ["ann-1"]
+    assert [e["body"] for e in gym.emails("ann")] == ["Great, see you then!"]
+
+
+def test_an_email_written_before_the_task_existed_does_not_reach_it() -> None:
+    gym = Gym()
+    gym.create("ann")
+    gym.reply("old", -2, "Please cancel my membership")
+
+    assert gym.heard("ann") == [] and gym.events("ann", Task.DecisionRequested) == []
+
+
+def test_the_offline_policy_hands_a_guided_answer_back_to_the_owner_naming_task_reply() -> None:
+    gym = escalated_ann()
+    gym.agent = Agent(gym.bus, OfflinePolicy())
+    gym.publish(command("g1", "task.guidance", at(2), GYM, task_id="ann", text="Tell her yes: 20% off until the 31st"))
+
+    task = gym.task("ann")
+    assert task.status == "escalated" and "task.reply" in str(task.escalation_reason)
+    assert len(gym.emails("ann")) == 1  # only touch 1: nothing made up from a template
