@@ -48,8 +48,9 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, TaskNotices, Loo
 
     OWNER = {"tenant": "tenant", "task_ref": "ref"}
 
-    class_version = 2
-    """Version 2 adds the outreach plan and its counters (`upcast_v1_v2` gives old snapshots their defaults)."""
+    class_version = 3
+    """Version 2 adds the outreach plan and its counters, version 3 when the task last stopped waiting (the
+    upcasters give old snapshots their defaults)."""
 
     class Created(Aggregate.Created):
         tenant: str
@@ -236,7 +237,12 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, TaskNotices, Loo
     def upcast_v1_v2(state: dict[str, Any]) -> None:
         """A version-1 snapshot is of a task that never planned outreach."""
         state.update(outreach=None, messages_used=0, turns_used=0, touch=0, next_touch_at=None, dormant_until=None,
-                     pending_decisions={}, deferred=None, outcome=None, last_wait_ended_at=None)
+                     pending_decisions={}, deferred=None, outcome=None)
+
+    @staticmethod
+    def upcast_v2_v3(state: dict[str, Any]) -> None:
+        """A version-2 snapshot has not seen a wait end since: the stall check reads its last activity."""
+        state.update(last_wait_ended_at=None)
 
     @classmethod
     def create(cls, *, id: Any, now: datetime, **fields: Any) -> Task:  # noqa: A002
