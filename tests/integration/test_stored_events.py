@@ -147,21 +147,3 @@ def test_a_stored_version_1_notice_loads_as_its_words_with_no_quote_draft_or_com
     finally:
         system.close()
 
-
-def test_a_version_2_task_snapshot_loads_with_no_wait_ended(home: Path) -> None:
-    """Version 3 added `last_wait_ended_at`; a snapshot stored before it loads with None, as its events would give."""
-    system = build_system(home)
-    try:
-        publish(system, command("c1", "task.create", "2026-03-13T10:00:00Z", task_id="t1", title="Check in"))
-        task = system.app.repository.get(ids.task_id("user_xyz", "t1"))
-        stored = system.app.mapper.to_stored_event(Task.Snapshot.take(task))
-        state = json.loads(stored.state)
-        state["state"].pop("last_wait_ended_at")
-        state["state"]["class_version"] = 2
-        old = StoredEvent(originator_id=stored.originator_id, originator_version=stored.originator_version,
-                          topic=stored.topic, state=json.dumps(state).encode())
-        loaded = system.app.mapper.to_domain_event(old).mutate(None)
-        assert isinstance(loaded, Task) and loaded.last_wait_ended_at is None
-        assert loaded.status == task.status and loaded.ref == "t1"
-    finally:
-        system.close()
