@@ -23,6 +23,8 @@ from sqlalchemy.engine import Engine
 from loopline.processors.ports import Attempt
 
 SENDING, RETRYING, DELIVERED, FAILED, DROPPED = "sending", "retrying", "delivered", "failed", "dropped"
+WITHDRAWN = "withdrawn"
+"""An owner notice the owner's action made moot before it went out on this channel: it never will."""
 LEASE_SECONDS = 300.0
 """How long a claim holds against other hosts: longer than a batch of sends takes. (On the claiming
 host a dead claimer is seen at once; another host only leads once this one lost the lead.)"""
@@ -164,6 +166,16 @@ class SqlDeliveryLedger:
                        deliveries.c.status != DELIVERED)
                 .values(status=RETRYING if retry_at is not None else FAILED, next_attempt_at=retry_at,
                         last_error=error[:2000], claimed_by=None, updated_at=now)
+            )
+
+    def withdraw(self, attempt: Attempt, *, reason: str, now: float) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(deliveries)
+                .where(deliveries.c.key == attempt.key, deliveries.c.channel == attempt.channel,
+                       deliveries.c.status != DELIVERED)
+                .values(status=WITHDRAWN, next_attempt_at=None, last_error=reason[:2000], claimed_by=None,
+                        updated_at=now)
             )
 
     def park(self, key: str, channel: str, message: dict[str, Any], *, error: str, now: float) -> None:

@@ -1,7 +1,9 @@
-"""Email to contacts over SMTP (LOOPLINE_SMTP_URL), with the standard library's smtplib and email.
+"""Email to contacts, and owner notices to the tenant's `owner_email`, over SMTP (LOOPLINE_SMTP_URL), with the
+standard library's smtplib and email.
 
 The Message-ID is derived from the idempotency key, so a message sent again after a crash
-carries the same Message-ID and the receiving side can drop the repeat.
+carries the same Message-ID and the receiving side can drop the repeat. The owner's notices about one
+task are one thread: each refers to the same root id, derived from the task.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from loopline.adapters.config import InvalidSetting
+from loopline.domain.notices import render
 from loopline.domain.timeutil import parse_time
-from loopline.processors.followers.delivery import is_contact_email
+from loopline.processors.followers.delivery import is_contact_email, is_owner_email
 from loopline.processors.ports import DeliveryFailed
 
 SEND_TIMEOUT = 10.0
@@ -54,6 +57,29 @@ def message_id(key: str, sender: str) -> str:
     return f"<loopline.{key.replace(':', '.')}@{domain}>"
 
 
+def owner_thread_id(key: str, sender: str) -> str:
+    """The root every notice about one task refers to (the task is the key's aggregate): one thread per task."""
+    domain = sender.rpartition("@")[2] or "localhost"
+    return f"<loopline.task.{key.partition(':')[0]}@{domain}>"
+
+
+def compose_notice(*, key: str, message: dict[str, Any], sender: str) -> EmailMessage:
+    """An owner notice as email: the task's title as subject and thread, the contact's words, the draft, the commands."""
+    email = EmailMessage()
+    email["From"] = sender
+    email["To"] = message["owner_email"]
+    email["Subject"] = f"Loopline: {message['title']}"
+    email["Message-ID"] = message_id(key, sender)
+    email["Date"] = format_datetime(parse_time(message["at"]))
+    email["In-Reply-To"] = owner_thread_id(key, sender)
+    email["References"] = owner_thread_id(key, sender)
+    email["X-Loopline-Delivery"] = key
+    email["X-Loopline-Notice"] = message["kind"]
+    email.set_content(render(title=message["title"], message=message["text"], quote=message.get("quote"),
+                             draft=message.get("draft"), actions=message.get("actions") or []))
+    return email
+
+
 def compose(*, key: str, message: dict[str, Any], sender: str) -> EmailMessage:
     """The email for one message to a contact: threaded under the message the loop waited on, or under the
     task's messages before it (their delivery keys), and with one-click unsubscribe headers (RFC 8058) like every message Loopline sends to a contact."""
@@ -87,10 +113,13 @@ class SmtpChannel:
         self.sender = sender
 
     def accepts(self, message: dict[str, Any]) -> bool:
-        return is_contact_email(message)
+        return is_contact_email(message) or is_owner_email(message)
 
     def send(self, *, key: str, message: dict[str, Any]) -> None:
-        email = compose(key=key, message=message, sender=self.sender)
+        if is_owner_email(message):
+            email = compose_notice(key=key, message=message, sender=self.sender)
+        else:
+            email = compose(key=key, message=message, sender=self.sender)
         where = f"{self.server.host}:{self.server.port}"
         try:
             with smtplib.SMTP(self.server.host, self.server.port, timeout=SEND_TIMEOUT) as smtp:

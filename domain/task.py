@@ -11,6 +11,7 @@ from loopline.domain.base import LooplineAggregate, TaskEvent, TaskMoved
 from loopline.domain.errors import DomainError
 from loopline.domain.status import TERMINAL, TaskStatus, check_transition, parse_status
 from loopline.domain.task_decisions import TaskDecisions
+from loopline.domain.task_notices import TaskNotices
 from loopline.domain.task_outreach import TaskOutreach
 from loopline.domain.task_review import TaskReview
 from loopline.domain.task_timers import TaskTimers
@@ -34,21 +35,22 @@ OWNER_DECISIONS: dict[tuple[TaskStatus, TaskStatus], str] = {
 """Transitions `task.update` may not make, with the command that makes each."""
 
 
-class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregate):
+class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, TaskNotices, LooplineAggregate):
     """Events carry the business time as their timestamp and every field their `apply` needs.
 
     The state stays small (counters, not lists of everything that happened; the read models
     keep the history), so snapshots of long-running tasks stay cheap to write and to load.
     Every event names its tenant and task, and every event that moves the task names the
-    status it leads to. The owner's review, model decisions, outreach and clocks are written
+    status it leads to. The owner's review, model decisions, outreach, clocks and notices are written
     in the modules beside this one, as the bases above; eventsourcing redefines each event of a
     direct base as `Task.<Name>` in this module, the topic stored events carry.
     """
 
     OWNER = {"tenant": "tenant", "task_ref": "ref"}
 
-    class_version = 2
-    """Version 2 adds the outreach plan and its counters (`upcast_v1_v2` gives old snapshots their defaults)."""
+    class_version = 3
+    """Version 2 adds the outreach plan and its counters, version 3 when the task last stopped waiting (the
+    upcasters give old snapshots their defaults)."""
 
     class Created(Aggregate.Created):
         tenant: str
@@ -97,6 +99,7 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
 
         def apply(self, task: Task) -> None:
             task.open_loops.remove(self.loop_ref)
+            task.last_wait_ended_at = self.timestamp
 
     class SignalReceived(TaskEvent):
         signal_ref: str
@@ -133,13 +136,6 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
     class ProgressNoted(TaskMoved):
         notes: str
         status: str
-
-    class UserNotified(TaskEvent):
-        kind: str
-        message: str
-
-        def apply(self, task: Task) -> None:
-            task.notifications += 1
 
     class Completed(TaskMoved):
         summary: str
@@ -220,6 +216,8 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
         self.workflows: dict[str, int] = {}
         self.wakeups: dict[str, dict[str, Any]] = {}
         self.stalled_since: datetime | None = None
+        self.last_wait_ended_at: datetime | None = None
+        """When a loop of the task last closed: until then it waited on something, so it was not idle."""
         self.next_stall_check: datetime | None = None
         self.outreach: dict[str, Any] | None = None
         """The plan of an acting task (`OutreachPlanned`); None for a follow-through task."""
@@ -240,6 +238,11 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
         """A version-1 snapshot is of a task that never planned outreach."""
         state.update(outreach=None, messages_used=0, turns_used=0, touch=0, next_touch_at=None, dormant_until=None,
                      pending_decisions={}, deferred=None, outcome=None)
+
+    @staticmethod
+    def upcast_v2_v3(state: dict[str, Any]) -> None:
+        """A version-2 snapshot has not seen a wait end since: the stall check reads its last activity."""
+        state.update(last_wait_ended_at=None)
 
     @classmethod
     def create(cls, *, id: Any, now: datetime, **fields: Any) -> Task:  # noqa: A002
@@ -368,9 +371,6 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, LooplineAggregat
         if owner_decision:
             raise OwnerDecision(f"task.update cannot move task {self.ref} from {self.status} to {target}; {owner_decision}")
         self.trigger_event(self.ProgressNoted, timestamp=now, notes=notes, status=target)
-
-    def notify_user(self, *, kind: str, message: str, now: datetime) -> None:
-        self.trigger_event(self.UserNotified, timestamp=now, kind=kind, message=message)
 
     def complete(self, *, summary: str, now: datetime) -> None:
         self.trigger_event(self.Completed, timestamp=now, summary=summary, status=self._target(TaskStatus.COMPLETED))

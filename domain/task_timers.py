@@ -94,11 +94,18 @@ class TaskTimers:
             return False  # waiting on a loop, a wake-up, the model or a send limit is not idle
         if self.status in (TaskStatus.ESCALATED, TaskStatus.PENDING_REVIEW):
             return False  # already waiting on the owner
-        idle = now - self.last_activity_at
+        idle = now - self.idle_since
         if idle.days < after_days:
             return False
         self.trigger_event(self.StallFlagged, timestamp=now, idle_days=idle.days, last_activity_at=self.last_activity_at)
         return True
+
+    @property
+    def idle_since(self) -> datetime:
+        """Its last activity, or when it last stopped waiting on a loop if that came later (a loop that just
+        expired has told the owner already: the task has not been idle all along)."""
+        ended = self.last_wait_ended_at
+        return max(self.last_activity_at, ended) if ended is not None else self.last_activity_at
 
     def expiry_outcome(self) -> TaskStatus:
         """The status reaching its expiry leads to from the task's current status (`AT_EXPIRY`)."""

@@ -148,6 +148,10 @@ class DeliveryLedger(Protocol):
         """Records a failed attempt: retried at `retry_at`, or parked for good when it is None."""
         ...
 
+    def withdraw(self, attempt: Attempt, *, reason: str, now: float) -> None:
+        """Marks a claimed owner notice as withdrawn (made moot), with why: it is never sent on that channel."""
+        ...
+
     def park(self, key: str, channel: str, message: dict[str, Any], *, error: str, now: float) -> None:
         """Records a delivery as parked without a send (its event could not become a message)."""
         ...

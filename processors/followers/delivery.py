@@ -9,6 +9,11 @@ marked after. A crash between sending and marking sends again with the same key,
 destination uses to drop the repeat. A failed send is retried with backoff from the ledger (it
 never holds up other messages) and after the last attempt parked as failed, visible in
 `loopline status`.
+
+An owner notice that asks the owner to act is looked at again just before each send: when the owner
+acted on its task after it (or the task closed), it is withdrawn (`domain/notices.py`), marked so in the
+ledger on every channel, and never delivered late. With the tenant's `owner_email` set, a notice also
+goes to the owner by email (`adapters/smtp.py`).
 """
 
 from __future__ import annotations
@@ -16,9 +21,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from uuid import UUID
+
+from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.persistence import IntegrityError, Tracking
 from eventsourcing.utils import get_topic
 
+from loopline.domain import ids
+from loopline.domain.notices import moot_by
 from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time
 from loopline.processors.application import Loopline
@@ -56,6 +66,10 @@ class Delivery:
         self.batch_size = batch_size
         self.max_attempts = max_attempts
         self.backoff = backoff
+        self._moot: dict[str, str | None] = {}
+        """Why a notice is withdrawn (None: it stands), by key, for one pass: its channels ask once."""
+        self._owner_emails: dict[str, str | None] = {}
+        """Each tenant's `owner_email`, read once a pass."""
 
     def _now(self) -> float:
         """Retry times are wall-clock seconds: how long a channel has been down, not business time."""
@@ -69,6 +83,7 @@ class Delivery:
 
         The batch's sends are claimed in one transaction and marked in one after they went out,
         so a crash in between sends that batch's messages again, with the same keys."""
+        self._moot, self._owner_emails = {}, {}
         retried = self.ledger.due(now=self._now(), limit=self.batch_size)
         sent = [attempt for attempt in retried if self._send(attempt)]
         notifications = self.app.process_recorder.select_notifications(
@@ -102,7 +117,37 @@ class Delivery:
         if message is None:
             return []
         message = {"tenant": event.tenant, "task_id": event.task_ref, **message}
+        if isinstance(event, Task.UserNotified):
+            message.update(self._owner(event))
         return self._routes(key, message)
+
+    def _owner(self, notice: Any) -> dict[str, Any]:
+        """Where the owner reads a notice by email, and the task's title for its subject: nothing without `owner_email`."""
+        if notice.tenant not in self._owner_emails:
+            tenant = self._get(ids.tenant_id(notice.tenant))
+            self._owner_emails[notice.tenant] = tenant.current.owner_email if tenant is not None else None
+        owner_email = self._owner_emails[notice.tenant]
+        if not owner_email:
+            return {}
+        task = self._get(notice.originator_id)
+        return {"owner_email": owner_email, "title": task.title if task is not None else notice.task_ref}
+
+    def _get(self, aggregate_id: UUID) -> Any:
+        try:
+            return self.app.repository.get(aggregate_id)
+        except AggregateNotFoundError:
+            return None
+
+    def _withdrawn(self, attempt: Attempt) -> str | None:
+        """Why an owner notice asking to act is moot now (the owner's or the task's later event), or None."""
+        if attempt.message.get("to") != "user" or not attempt.message.get("actions"):
+            return None
+        if attempt.key not in self._moot:
+            originator, _, version = attempt.key.partition(":")
+            later = self.app.events.get(UUID(originator), gt=int(version))
+            moot = moot_by(attempt.message["actions"], later)
+            self._moot[attempt.key] = f"withdrawn: the task had {moot} after this notice" if moot else None
+        return self._moot[attempt.key]
 
     def _reroute(self, attempt: Attempt) -> None:
         """Retries an event that could not become a message: routes it again and sends what it asks for."""
@@ -114,7 +159,7 @@ class Delivery:
 
     def _routes(self, key: str, message: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
         channels = [channel for channel in self.channels.values() if channel.accepts(message)]
-        if is_contact_email(message):
+        if is_contact_email(message) or is_owner_email(message):
             message["emailed"] = any(channel.name == "smtp" for channel in channels)
         return [(key, channel.name, message) for channel in channels]
 
@@ -122,6 +167,10 @@ class Delivery:
         """True when the channel took the message; a failure is recorded for a retry, or parked after the last."""
         channel = self.channels.get(attempt.channel)
         try:
+            withdrawn = self._withdrawn(attempt)
+            if withdrawn:
+                self.ledger.withdraw(attempt, reason=withdrawn, now=self._now())
+                return False
             if attempt.channel == ROUTING:
                 self._reroute(attempt)
                 return True
@@ -148,9 +197,16 @@ def is_contact_email(message: dict[str, Any]) -> bool:
     return message.get("kind") in ("send_email", "send_reminder") and "@" in str(message.get("to") or "")
 
 
+def is_owner_email(message: dict[str, Any]) -> bool:
+    """An owner notice for a tenant with an `owner_email`: it is emailed to the owner as well."""
+    return message.get("to") == "user" and bool(message.get("owner_email"))
+
+
 def outbound_message(event: object) -> dict | None:
     if isinstance(event, Task.UserNotified):
-        return {"to": "user", "kind": event.kind, "text": event.message, "at": format_time(event.timestamp)}
+        notice = {"quote": event.quote, "draft": event.draft, "actions": event.actions}
+        return {"to": "user", "kind": event.kind, "text": event.message, "at": format_time(event.timestamp),
+                **{field: value for field, value in notice.items() if value}}
     if isinstance(event, Task.WokenUp):  # the agent runtime resumes the task
         return {"to": "agent", "kind": "task_wakeup", "wake_id": event.wake_ref, "cause": event.cause,
                 "text": event.reason, "at": format_time(event.timestamp)}

@@ -106,15 +106,16 @@ def _decided(uow: UnitOfWork, item: Pending, task: Task, decision: Decision, now
         return send_message(uow, task, draft={**draft, "subject": item.reply_subject or "", "body": action.body},
                             touch=task.touch, now=now, reply=True)
     written = {**draft, "subject": item.reply_subject or "", "touch": task.touch, "reply": True}
-    return _act_holding(uow, task, action, written, now)
+    return _act_holding(uow, task, action, written, now, quote=item.request.reply_text)
 
 
 def _act_holding(uow: UnitOfWork, task: Task, action: StepAction | WaitForContact, written: dict[str, Any],
-                 now: datetime) -> str | None:
-    """Applies the action; an escalation with the agent's draft keeps that draft for the owner's `task.approve`."""
+                 now: datetime, quote: str | None = None) -> str | None:
+    """Applies the action (`quote`: the reply it answers); an escalation with the agent's draft keeps that draft
+    for the owner's `task.approve`."""
     if isinstance(action, Escalate) and action.draft:
-        return hold_for_owner(uow, task, action, written, now)
-    return act(uow, task, action, now)
+        return hold_for_owner(uow, task, action, written, now, quote=quote)
+    return act(uow, task, action, now, quote=quote)
 
 
 def _held_back(task: Task, item: Pending, decision: Decision) -> Escalate | None:

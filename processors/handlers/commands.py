@@ -120,6 +120,9 @@ def create_task(uow: UnitOfWork, msg: Message, cmd: TaskCreate) -> str:
     proactive_run(uow, tenant, msg.at)
     if task.status is TaskStatus.READY:
         on_ready(uow, task, msg.at)
+    elif task.status is TaskStatus.PENDING_REVIEW:
+        task.notify_user(kind="review", message=f"'{task.title}' waits for your review: {reason}.", now=msg.at,
+                         draft=task.outreach["draft"] if task.outreach else context.get("draft"))
     return f"created task {cmd.task_id} ({task.status})"
 
 

@@ -176,6 +176,7 @@ def _cancel_task(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, 
 
 def _escalate_to_loop(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, now: datetime) -> str:
     reason = f"no sign of {loop.awaited()} by {when(loop.deadline)}"
+    task.notify_user(kind="escalation", message=f"'{task.title}' needs your decision: {reason}", now=now)
     run = proactive_run(uow, task.tenant, now)
     run.queue_escalation(task_ref=task.ref, loop_ref=loop.ref, reason=reason, now=now)
     if run.next_run_at > now + ESCALATION_RUN_DELAY:

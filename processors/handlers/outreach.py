@@ -95,17 +95,18 @@ def step_task(uow: UnitOfWork, task: Task, now: datetime) -> str | None:
     return act(uow, task, next_step(plan_of(task), progress_of(task), now), now)
 
 
-def act(uow: UnitOfWork, task: Task, action: StepAction | WaitForContact, now: datetime) -> str | None:
+def act(uow: UnitOfWork, task: Task, action: StepAction | WaitForContact, now: datetime,
+        quote: str | None = None) -> str | None:
     """Applies one action of the rules (a reply is sent by the decision that wrote it, `processors/followers/agent.py`);
-    says what it did, for the tick's lines and the audit."""
+    says what it did, for the tick's lines and the audit. `quote` is the contact's reply the action answers."""
     if isinstance(action, Wait):
         return None
     if isinstance(action, SendTouch):
         return send_touch(uow, task, action, now)
     if isinstance(action, Close):
-        return close(uow, task, action, now)
+        return close(uow, task, action, now, quote=quote)
     if isinstance(action, Escalate):
-        return escalate(uow, task, action, now)
+        return escalate(uow, task, action, now, quote=quote)
     if isinstance(action, GoDormant):
         return go_dormant(uow, task, action, now)
     task.schedule_next_touch(action.next_touch_at, reason=action.reason, now=now)
@@ -118,9 +119,11 @@ def _owners(draft: dict[str, Any]) -> bool:
     return draft.get("by") == OWNER or bool(draft.get("approved"))
 
 
-def hold_for_owner(uow: UnitOfWork, task: Task, action: Escalate, written: dict[str, Any], now: datetime) -> str:
-    """Escalates with the agent's draft kept for the owner's `task.approve`, which sends it as written or edited."""
-    said = escalate(uow, task, action, now)
+def hold_for_owner(uow: UnitOfWork, task: Task, action: Escalate, written: dict[str, Any], now: datetime,
+                   quote: str | None = None) -> str:
+    """Escalates with the agent's draft kept for the owner's `task.approve`, which sends it as written or edited;
+    `quote` is the contact's reply the draft answers."""
+    said = escalate(uow, task, action, now, quote=quote)
     if action.draft and not task.is_closed:
         task.hold_draft({**written, **action.draft}, now=now)
     return said
@@ -249,9 +252,10 @@ def open_reply_loop(uow: UnitOfWork, task: Task, *, deadline: datetime, now: dat
     )
 
 
-def close(uow: UnitOfWork, task: Task, action: Close, now: datetime) -> str:
+def close(uow: UnitOfWork, task: Task, action: Close, now: datetime, quote: str | None = None) -> str:
     """Sets the outcome, then closes: completed for an outcome reached, cancelled otherwise (unresponsive); the
-    owner is told, with what to do next when the outcome asks for them (a conversion: book the class)."""
+    owner is told at once, with the contact's words when a reply closed it (an opt-out, a conversion) and what to
+    do next when the outcome asks for them (a conversion: book the class)."""
     outcome = task_type(task.task_type).outcome(action.outcome)
     if task.status is TaskStatus.READY:  # the contact answered before the first touch: the task is worked now
         task.note_progress(notes=f"closing: {action.reason}", status=str(TaskStatus.EXECUTING), now=now)
@@ -264,17 +268,21 @@ def close(uow: UnitOfWork, task: Task, action: Close, now: datetime) -> str:
         task.cancel(reason=f"{action.outcome}: {action.reason}", now=now)
     next_step = f" Next: {outcome.next_step}" if outcome and outcome.next_step else ""
     task.notify_user(kind=f"task_{action.status}",
-                     message=f"'{task.title}' closed as {action.outcome}: {action.reason}.{next_step}", now=now)
+                     message=f"'{task.title}' closed as {action.outcome}: {action.reason}.{next_step}", now=now,
+                     quote=quote)
     return f"'{task.title}': closed as {action.outcome} ({action.reason})"
 
 
-def escalate(uow: UnitOfWork, task: Task, action: Escalate, now: datetime) -> str:
-    """Hands the task to the owner with the reason and any draft that was held back (seed 002 §6.5)."""
+def escalate(uow: UnitOfWork, task: Task, action: Escalate, now: datetime, quote: str | None = None) -> str:
+    """Hands the task to the owner with the reason and any draft that was held back (seed 002 §6.5), and tells
+    them at once, quoting what the contact wrote; the proactive run then wakes the task with it."""
     reason = action.reason
     if action.draft:
         subject = f"Subject: {action.draft['subject']}\n" if action.draft.get("subject") else ""
         reason = f"{reason}\n\nDraft held back:\n{subject}{action.draft.get('body', '')}"
     task.escalate(reason=reason, cause=action.cause, now=now)
+    task.notify_user(kind="escalation", message=f"'{task.title}' needs your decision: {action.reason}", now=now,
+                     quote=quote, draft=action.draft)
     proactive_run(uow, task.tenant, now).queue_escalation(task_ref=task.ref, loop_ref=None, reason=action.reason, now=now)
     return f"'{task.title}': escalated to the owner ({action.reason})"
 
@@ -305,8 +313,9 @@ def on_reply(uow: UnitOfWork, task: Task, *, signal_ref: str, data: Mapping[str,
         return
     plan = plan_of(task)
     if task.turns_used >= plan.budget_turns:
+        quote = str(data.get("body") or data.get("subject") or "").strip()
         escalate(uow, task, Escalate(f"{task.contact} replied but all {plan.budget_turns} turns are used", "turn_budget"),
-                 now)
+                 now, quote=quote)
         return
     task.request_decision(
         request_ref=signal_ref, point="evaluate_reply", purpose="reply", touch=task.touch, tone=None,

@@ -27,9 +27,14 @@ WORKED = frozenset({TaskStatus.READY, TaskStatus.EXECUTING, TaskStatus.WAITING, 
 LATE_REPLY_PREVIEW = 200
 
 
+def reply_words(msg: Message) -> str:
+    """What the contact wrote, whole: the notice quotes it (`quote`)."""
+    return str(msg.data.get("body") or msg.data.get("subject") or "").strip()
+
+
 def words(msg: Message) -> str:
-    """What the contact wrote, quoted for the owner (cut at `LATE_REPLY_PREVIEW` characters)."""
-    text = str(msg.data.get("body") or msg.data.get("subject") or "").strip()
+    """What the contact wrote, quoted in a notice's sentence (cut at `LATE_REPLY_PREVIEW` characters)."""
+    text = reply_words(msg)
     preview = text[:LATE_REPLY_PREVIEW] + ("…" if len(text) > LATE_REPLY_PREVIEW else "")
     return f"“{preview}”" if preview else "(an empty message)"
 
@@ -54,7 +59,7 @@ def notify_late_reply(uow: UnitOfWork, msg: Message) -> bool:
         kind="late_reply",
         message=f"'{task.title}': {msg.data['sender']} replied after the task was {task.status}: {words(msg)}. "
         "Nothing was reopened; decide whether to answer.",
-        now=msg.at,
+        now=msg.at, quote=reply_words(msg),
     )
     return True
 
@@ -74,11 +79,13 @@ def answer(uow: UnitOfWork, task: Task, msg: Message, resolved_loops: list[str],
                       cause=task.escalation_cause or "contact_replied", now=msg.at)
         task.notify_user(kind="escalation_reply",
                          message=f"'{task.title}' still needs your decision, and {contact} wrote again: {words(msg)}. "
-                         "Give guidance (task.guidance) and the agent drafts the answer with it.", now=msg.at)
+                         "Give guidance (task.guidance) and the agent drafts the answer with it.", now=msg.at,
+                         quote=reply_words(msg))
     elif status is TaskStatus.PENDING_REVIEW:
         task.notify_user(kind="reply_in_review",
                          message=f"'{task.title}' awaits your review, and {contact} wrote: {words(msg)}. "
-                         "Approve it (task.approve) to let the agent answer, or reject it (task.reject).", now=msg.at)
+                         "Approve it (task.approve) to let the agent answer, or reject it (task.reject).", now=msg.at,
+                         quote=reply_words(msg))
 
 
 def handle_signal(uow: UnitOfWork, msg: Message) -> str:

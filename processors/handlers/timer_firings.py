@@ -77,6 +77,7 @@ def _task_expiry(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str | 
             waiting, label = f"while with the owner ({task.escalation_reason})", "reached its expiry while escalated"
         reason = f"reached its expiry after {count(age, 'day')} {waiting}; decide: extend, notify or cancel"
         task.escalate(reason=reason, cause="expiry", now=now)
+        task.notify_user(kind="escalation", message=f"'{task.title}' needs your decision: {reason}", now=now)
         proactive_run(uow, task.tenant, now).queue_escalation(task_ref=task.ref, loop_ref=None, reason=reason, now=now)
         return f"'{task.title}': escalated to the owner ({label})"
     reason = expiry_reason(
@@ -101,11 +102,11 @@ def _proactive_run(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str 
         return None
     escalations = list(run.pending_escalations)
     for escalation in escalations:
+        # The owner was told by the step that escalated; the run hands the escalation to the agent runtime.
         task = load_task(uow, run.tenant, escalation["task_ref"])
-        task.notify_user(kind="escalation", message=f"'{task.title}' needs your decision: {escalation['reason']}", now=now)
         if not task.is_closed:  # seed 000 lifecycle 6: the escalation is the context of the task's next wake-up
             task.wake("escalation", cause="escalation", reason=escalation["reason"], now=now)
-    summary = (f"surfaced {count(len(escalations), 'escalation')} to the owner" if escalations
+    summary = (f"woke {count(len(escalations), 'task')} with its escalation" if escalations
                else "no escalation was waiting for the owner")
     run.record_run(mode="maintenance", summary=summary, escalations_handled=len(escalations), now=now)
     set_timer(uow, kind=TimerKind.PROACTIVE_RUN, target_id=run.id, due=run.next_run_at, now=now)
@@ -126,7 +127,9 @@ def _stall_check(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str | 
     schedule_stall_check(uow, task, next_check, now)
     if not flagged:
         return None
-    idle = (now - task.last_activity_at).days
+    idle = (now - task.idle_since).days
+    task.notify_user(kind="stalled", message=f"'{task.title}': nothing has happened for {count(idle, 'day')} and it "
+                     "waits for nothing (no reply, wake-up or send is pending). Decide what should happen next.", now=now)
     proactive_run(uow, task.tenant, now).queue_escalation(
         task_ref=task.ref, loop_ref=None, reason=f"stalled: no activity for {idle} days", now=now
     )

@@ -48,8 +48,9 @@ def test_a_refused_timer_is_recorded_told_to_the_owner_and_never_fires_again(cli
     assert first.returncode == 0, first.stderr
     assert "refused" in first.stdout and "InvalidTransition" not in first.stderr
 
-    # (c): the follow-up was refused (an unreviewed task cannot act), undone, and told to the owner
-    assert notifications(cli, "rev") == ["timer_refused"]
+    # (c): the follow-up was refused (an unreviewed task cannot act), undone, and told to the owner (who was told
+    # the task waits for review when it was created)
+    assert notifications(cli, "rev") == ["review", "timer_refused"]
     [loop] = [row for row in cli.json("loops", "list", "--tenant", "rev")]
     assert not loop["resolved"]
     trail = cli.json("audit", "t", "--tenant", "rev")
@@ -71,4 +72,4 @@ def test_a_refused_timer_is_recorded_told_to_the_owner_and_never_fires_again(cli
 
     again = cli.json("tick", "--now", "2026-03-15T10:45:00Z")
     assert again["refused"] == [] and again["actions"] == []
-    assert notifications(cli, "rev") == ["timer_refused"]
+    assert notifications(cli, "rev") == ["review", "timer_refused"]

@@ -101,7 +101,7 @@ def test_unresolved_cancel_task_cancels_the_task_and_its_other_loops(system: Sys
     ]
 
 
-def test_unresolved_escalate_to_loop_brings_the_proactive_run_forward_to_ask_the_user(
+def test_unresolved_escalate_to_loop_tells_the_user_at_once_and_the_proactive_run_wakes_the_task(
     system: System, home: Path
 ) -> None:
     _task_with_loop(system, "escalate_to_loop")
@@ -113,13 +113,15 @@ def test_unresolved_escalate_to_loop_brings_the_proactive_run_forward_to_ask_the
     run = run_row(system)
     assert run["pending_escalations"] == 1
     assert run["next_run_at"] == "2026-03-15T14:00:00Z"
-    assert outbox(home) == []
+    told = [(line["to"], line["kind"], line["text"]) for line in outbox(home)]
+    assert told == [
+        ("user", "escalation", "'Get the NDA signed' needs your decision: no sign of Signed NDA by 15 Mar 2026 10:00 UTC"),
+    ]
 
     tick(system, "2026-03-15T14:00:00Z")
 
     assert run_row(system)["pending_escalations"] == 0
-    assert [(line["to"], line["kind"], line["text"]) for line in outbox(home)] == [
-        ("user", "escalation", "'Get the NDA signed' needs your decision: no sign of Signed NDA by 15 Mar 2026 10:00 UTC"),
+    assert [(line["to"], line["kind"], line["text"]) for line in outbox(home)][1:] == [
         ("agent", "task_wakeup", "no sign of Signed NDA by 15 Mar 2026 10:00 UTC"),  # the task's wake-up context
     ]
 

@@ -178,7 +178,8 @@ def test_reply_before_the_deadline_means_no_followup_is_ever_sent(system: System
 
     assert loop_row(system, FIRST_LOOP)["resolved_by"] == "signal_match"
     assert [row["loop_id"] for row in loop_rows(system)] == [FIRST_LOOP]
-    assert [line["kind"] for line in outbox(home)] == ["task_signal"]  # the agent is told of the reply; no follow-up
+    # The agent is told of the reply, no follow-up; then, idle for 3 days, the owner is told it stalled.
+    assert [line["kind"] for line in outbox(home)] == ["task_signal", "stalled"]
 
 
 def test_reply_in_another_thread_does_not_resolve_a_thread_loop(system: System) -> None:

@@ -275,7 +275,8 @@ def test_an_escalation_and_the_owner_s_guidance_are_part_of_the_conversation(sys
         system,
         (Task.Escalated, "2026-03-04T10:00:00Z", dict(reason="the reply asks for a refund", cause="decision",
                                                       status="escalated")),
-        (Task.UserNotified, "2026-03-04T10:00:00Z", dict(kind="escalation", message="Maya asks for a refund")),
+        (Task.UserNotified, "2026-03-04T10:00:00Z", dict(kind="escalation", message="Maya asks for a refund", quote=None, draft=None,
+                                                          actions=[])),
         (Task.GuidanceGiven, "2026-03-04T11:00:00Z", dict(text="Offer her a free week instead", status="executing")),
     )
     with system.projections.engine.connect() as conn:

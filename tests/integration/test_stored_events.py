@@ -132,3 +132,18 @@ def test_stored_version_2_outreach_events_replay_into_the_same_tasks_and_views(h
         assert (kim.messages_used, kim.touch, kim.dormant_until is not None) == (3, 3, True)
     finally:
         system.close()
+
+
+def test_a_stored_version_1_notice_loads_as_its_words_with_no_quote_draft_or_commands(home: Path) -> None:
+    system = _load_fixture(home)
+    try:
+        document = json.loads(FIXTURE.read_text(encoding="utf-8"))
+        stored = next(item for item in document["events"] if item["topic"].endswith("Task.UserNotified"))
+        [notice] = system.app.events.get(UUID(stored["originator_id"]), gt=stored["originator_version"] - 1,
+                                         lte=stored["originator_version"])
+        assert isinstance(notice, Task.UserNotified)
+        assert notice.message == json.loads(stored["state"])["message"]
+        assert (notice.quote, notice.draft, notice.actions) == (None, None, [])
+    finally:
+        system.close()
+

@@ -111,11 +111,12 @@ def test_a_task_idle_for_its_types_stall_period_is_flagged_once_for_the_proactiv
     assert task_row(system, "task_abc")["stalled_since"] == "2026-03-17T09:00:00Z"
     assert run_row(system)["pending_escalations"] == 1  # flagged for the tenant's proactive run
 
-    tick(system, "2026-03-25T09:00:00Z")  # the run surfaces it; later checks (03-20, 03-23) do not flag it again
+    tick(system, "2026-03-25T09:00:00Z")  # the run wakes the task with it; later checks (03-20, 03-23) do not flag it again
     flagged = [row for row in trail(system, "task_abc") if row["event"] == "Task.StallFlagged"]
     assert len(flagged) == 1 and flagged[0]["at"] == "2026-03-17T09:00:00Z"
-    [surfaced] = [row for row in trail(system, "task_abc") if row["event"] == "Task.UserNotified"]
-    assert surfaced["reason"] == "escalation" and "stalled: no activity for 3 days" in surfaced["summary"]
+    [told] = [row for row in trail(system, "task_abc") if row["event"] == "Task.UserNotified"]
+    assert (told["reason"], told["at"]) == ("stalled", "2026-03-17T09:00:00Z")  # told by the check that flagged it
+    assert "nothing has happened for 3 days" in told["summary"]
     woken = [row for row in trail(system, "task_abc") if row["event"] == "Task.WokenUp"]
     assert [(row["payload"]["cause"], row["reason"]) for row in woken] == [("escalation", "stalled: no activity for 3 days")]
     assert task_row(system, "task_abc")["stalled_since"] == "2026-03-17T09:00:00Z"  # the nudge is not activity

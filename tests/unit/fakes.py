@@ -61,6 +61,9 @@ class FakeLedger:
         row = self.rows[(attempt.key, attempt.channel)]
         row.update(status="retrying" if retry_at is not None else "failed", retry_at=retry_at, error=error)
 
+    def withdraw(self, attempt: Attempt, *, reason: str, now: float) -> None:
+        self.rows[(attempt.key, attempt.channel)].update(status="withdrawn", error=reason)
+
     def park(self, key: str, channel: str, message: dict[str, Any], *, error: str, now: float) -> None:
         self.rows.setdefault((key, channel), {"status": "failed", "attempts": 1, "message": message, "retry_at": None,
                                               "error": error})

@@ -55,4 +55,15 @@ def test_a_version_1_snapshot_loads_with_the_new_fields_defaulted() -> None:
                         timestamp=snapshot.timestamp, topic=snapshot.topic, state=state)
     loaded = old.mutate(None)
     assert (loaded.outreach, loaded.messages_used, loaded.turns_used, loaded.touch) == (None, 0, 0, 0)
-    assert snapshot.state["class_version"] == 2
+    assert loaded.last_wait_ended_at is None
+    assert snapshot.state["class_version"] == 3
+
+
+def test_a_version_2_snapshot_loads_with_no_wait_ended() -> None:
+    """Version 3 added `last_wait_ended_at` (the stall check reads it); a version-2 snapshot loads with None."""
+    snapshot = Task.Snapshot.take(make_task())
+    state = {k: v for k, v in snapshot.state.items() if k != "last_wait_ended_at"} | {"class_version": 2}
+    old = Task.Snapshot(originator_id=snapshot.originator_id, originator_version=snapshot.originator_version,
+                        timestamp=snapshot.timestamp, topic=snapshot.topic, state=state)
+    loaded = old.mutate(None)
+    assert loaded.last_wait_ended_at is None and loaded.ref == snapshot.state["ref"]

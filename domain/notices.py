@@ -1,0 +1,77 @@
+"""What the owner is told: the commands each kind of notice offers, and when a notice has been made moot.
+
+A notice is emitted by the step that causes it (`Task.notify_user`) and carries what the contact wrote,
+the agent's draft and the commands the owner can answer with. A notice that asks the owner to act is
+withdrawn at delivery when the owner acted on its task after it, or the task closed after it: it is
+never delivered late.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+DECIDE = (("task.complete", "close it as done, with a `summary`"), ("task.cancel", "stop it, with a `reason`"))
+"""What the owner can always do with a task that is open."""
+
+REVIEW = (("task.approve", "let Loopline work it; with a `draft` {subject, body}, your first message instead of the agent's"),
+          ("task.reject", "drop it, with a `reason`"))
+ESCALATED = (("task.guidance", "tell the agent what to do, in `text`: it drafts the answer with it"),
+             ("task.reply", "write to the contact yourself, in `body`, in the task's thread"),
+             ("task.takeover", "handle it yourself: the agent stops (outcome owner_handled)"),
+             ("task.cancel", "stop it, with a `reason`"))
+SEND_HELD_DRAFT = ("task.approve", "send the agent's draft above, as it is or edited in `draft` {subject, body}")
+
+OWNER_ACTIONS: dict[str, tuple[tuple[str, str], ...]] = {
+    "review": REVIEW,
+    "reply_in_review": REVIEW,
+    "escalation": ESCALATED,
+    "escalation_reply": ESCALATED,
+    "stalled": DECIDE,
+    "loop_expired": DECIDE,
+    "reminder_needed": DECIDE,
+    "timer_refused": DECIDE,
+    "decision_refused": DECIDE,
+}
+"""The commands a notice of each kind offers the owner, each with what it does; a kind not named informs only."""
+
+OWNER_EVENTS = frozenset({"Reviewed", "GuidanceGiven", "OwnerAnswered", "Completed", "Cancelled", "Expired"})
+"""Task events after which a notice asking the owner to act is moot: the owner decided or answered, or the task
+closed (a takeover closes it too)."""
+
+
+def actions_for(kind: str, task_ref: str, *, acting: bool = True, held_draft: bool = False) -> list[dict[str, Any]]:
+    """The commands a notice of `kind` offers, ready to publish for the task; an escalation with the agent's draft
+    held back offers to send it first, and `task.reply` is offered only where Loopline writes to the contact."""
+    offered = OWNER_ACTIONS.get(kind, ())
+    if held_draft and offered is ESCALATED:
+        offered = (SEND_HELD_DRAFT, *offered)
+    return [{"command": command, "data": {"task_id": task_ref}, "does": does} for command, does in offered
+            if acting or command != "task.reply"]
+
+
+def moot_by(notice_actions: list[dict[str, Any]], later_events: Iterable[Any]) -> str | None:
+    """The event (its class name) that made a notice asking the owner to act moot, or None while it still stands."""
+    if not notice_actions:
+        return None
+    for event in later_events:
+        name = type(event).__qualname__.rpartition(".")[2]
+        if name in OWNER_EVENTS:
+            return name
+    return None
+
+
+def render(*, title: str, message: str, quote: str | None, draft: dict[str, Any] | None,
+           actions: list[dict[str, Any]]) -> str:
+    """The notice as the owner reads it in an email: what happened, the contact's words, the draft, the commands."""
+    parts = [message]
+    if quote:
+        parts.append("They wrote:\n" + "\n".join(f"> {line}" for line in quote.splitlines() or [""]))
+    if draft:
+        subject = f"Subject: {draft['subject']}\n" if draft.get("subject") else ""
+        parts.append(f"The agent's draft:\n{subject}{draft.get('body', '')}")
+    if actions:
+        lines = [f"  {a['command']} {json.dumps(a['data'])}: {a['does']}" for a in actions]
+        parts.append("What you can do (publish one of these commands):\n" + "\n".join(lines))
+    return "\n\n".join(parts) + f"\n\n(Task: {title})\n"
