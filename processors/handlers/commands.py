@@ -56,6 +56,7 @@ from loopline.processors.messages import Message
 from loopline.processors.handlers.outreach import answer_with_guidance
 from loopline.processors.handlers.owner import approve_task, reply_to_contact, take_over
 from loopline.processors.handlers.readiness import on_ready
+from loopline.processors.handlers.signals import replies_before_creation
 from loopline.processors.handlers.tenants import configure_tenant, tenant_settings
 from loopline.processors.handlers.wakeups import record_workflow_output, schedule_wakeup, wake_on_condition
 
@@ -123,6 +124,8 @@ def create_task(uow: UnitOfWork, msg: Message, cmd: TaskCreate) -> str:
     elif task.status is TaskStatus.PENDING_REVIEW:
         task.notify_user(kind="review", message=f"'{task.title}' waits for your review: {reason}.", now=msg.at,
                          draft=task.outreach["draft"] if task.outreach else context.get("draft"))
+    if acting:
+        replies_before_creation(uow, task)
     return f"created task {cmd.task_id} ({task.status})"
 
 

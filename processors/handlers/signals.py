@@ -12,6 +12,7 @@ from collections import defaultdict
 from loopline.domain import ids
 from loopline.domain.contact_index import ContactIndex
 from loopline.domain.reply_routing import answering_task
+from loopline.domain.watch_index import WatchIndex
 from loopline.domain.status import TaskStatus
 from loopline.domain.task import Task
 from loopline.domain.channels import CHANNEL_BY_SIGNAL
@@ -86,6 +87,24 @@ def answer(uow: UnitOfWork, task: Task, msg: Message, resolved_loops: list[str],
                          message=f"'{task.title}' awaits your review, and {contact} wrote: {words(msg)}. "
                          "Approve it (task.approve) to let the agent answer, or reject it (task.reject).", now=msg.at,
                          quote=reply_words(msg))
+
+
+def replies_before_creation(uow: UnitOfWork, task: Task) -> None:
+    """At scale commands and signals travel on different topics, so a contact's email written after their task was
+    created may be applied before the creation. Such an email that reached no task reaches the new task now, as it
+    would have in order: evaluated, or shown to the owner while the task awaits review."""
+    assert task.contact is not None
+    rule = CHANNEL_BY_SIGNAL["email.received"]
+    key = rule.signal_key({"sender": task.contact})
+    index = uow.get(ids.watch_index_id(task.tenant, rule.channel, key), WatchIndex) if key else None
+    if index is None:
+        return
+    for kept in list(index.kept):
+        if kept["type"] == rule.signal_type and not kept["tasks"] and kept["at"] >= task.created_on:
+            index.mark_delivered(kept["ref"], task.ref, now=kept["at"])
+            early = Message(kind="signal", ref=kept["ref"], type=kept["type"], tenant=task.tenant, at=kept["at"],
+                            data=dict(kept["data"]))
+            answer(uow, task, early, [], agents=False)
 
 
 def handle_signal(uow: UnitOfWork, msg: Message) -> str:

@@ -8,7 +8,6 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from itertools import count
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 
 from tests.e2e.scale import ScaleDeployment
@@ -47,12 +46,6 @@ class Ticking:
         self.loopline.settle(inbound=self.inbound)
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "not yet at scale: commands and signals travel on separate Kafka topics, so a reply published in the same "
-    "batch as (and minutes after) its task's task.create can be applied first; it is kept in the watch index for "
-    "loops registered later, but an acting task created afterwards never picks it up, and the owner is not told "
-    "(found as: create lead_followup for ben in review, ben writes, approve -> 'reached no task and not the owner'; "
-    "the same operations pass in memory, where they are applied in order)"))
 def test_no_reply_is_lost_at_scale(deploy: Deploy) -> None:  # noqa: F811 - the fixture
     loopline = deploy()
     loopline.start_worker()

@@ -148,6 +148,33 @@ def test_a_reply_while_awaiting_review_reaches_the_inbox_and_the_owner() -> None
     assert gym.task("ann").status == "pending_review"
 
 
+def test_a_reply_applied_before_its_tasks_creation_reaches_the_task_in_review_and_the_owner() -> None:
+    """At scale a signal may overtake the command that created its task (they travel on different topics)."""
+    gym = Gym()
+    gym.reply("ann-1", 0.5, "Hi, is the gym open on Sundays?")  # written after the task below was created
+    gym.create("ann", confidence=0.3)
+
+    assert gym.heard("ann") == ["Hi, is the gym open on Sundays?"]
+    assert any("open on Sundays" in notice for notice in gym.notices("ann"))
+
+
+def test_a_reply_applied_before_its_ready_tasks_creation_is_evaluated_and_touch_1_never_goes() -> None:
+    gym = Gym()
+    gym.reply("ann-1", 0.5, "Are you still doing the summer discount?")
+    gym.create("ann")
+    gym.tick(0.6)
+
+    assert gym.heard("ann") == ["Are you still doing the summer discount?"]
+    assert [email["body"] for email in gym.emails("ann")] == [gym.model.evaluation["reply_body"]]  # her answer only
+
+
+def test_a_reply_written_before_a_task_existed_is_not_about_it() -> None:
+    gym = Gym()
+    gym.reply("ann-1", -0.5, "Thanks for the towel!")
+    gym.create("ann")
+    assert gym.heard("ann") == []
+
+
 def test_a_second_reply_before_the_first_is_evaluated_is_evaluated_once_with_both() -> None:
     gym = Gym()
     gym.create("ann")
