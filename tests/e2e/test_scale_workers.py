@@ -75,7 +75,7 @@ def group_members(deployment: ScaleDeployment) -> int:
 
 def email_follow_up(tenant: str) -> list[dict[str, Any]]:
     """An agent emails a contact (which opens a loop) and the contact replies on the same thread."""
-    contact = f"contact@{tenant}.example"
+    contact = f"contact@{tenant.replace('_', '-')}.example"  # a domain name has no underscore: the edge refuses one
     return [
         command(f"{tenant}-c1", "task.create", AT, tenant, task_id="task_a", title=f"Meet {tenant}", contact=contact),
         command(f"{tenant}-c2", "action.record", AT, tenant, task_id="task_a", action="send_email", to=contact,
