@@ -8,6 +8,7 @@ from dataclasses import replace
 from uuid import UUID
 
 from loopline.domain import ids
+from loopline.domain.contact_index import ContactIndex
 from loopline.domain.errors import DomainError
 from loopline.domain.inbound import InboundMessage
 from loopline.domain.channels import CHANNEL_BY_SIGNAL
@@ -21,6 +22,8 @@ from loopline.processors.handlers.commands import command_from_data, handle_comm
 from loopline.processors.messages import Inbound, Message, Retry
 from loopline.processors.handlers.signals import handle_signal
 
+EMAIL = CHANNEL_BY_SIGNAL["email.received"]
+"""The channel a contact's replies come in on; an acting task's creation reads the emails kept under its contact."""
 EMBEDDED_LOG = "embedded log"
 MessageOutcome = Outcome[Inbound]
 
@@ -100,8 +103,13 @@ def prefetch(uow: UnitOfWork, inbound: list[Inbound]) -> None:
     messages = [item.message for item in inbound]
     uow.prefetch(ids.message_id(m.tenant, m.ref) for m in messages)
     uow.prefetch(ids.task_id(m.tenant, str(m.data["task_id"])) for m in messages if m.data.get("task_id"))
-    index_ids = []
+    index_ids, contact_ids = [], []
     for message in messages:
+        if message.kind == "command" and message.type == "task.create" and message.data.get("contact"):
+            # An acting task's creation reads its contact's index and the emails kept under the contact.
+            contact = str(message.data["contact"])
+            contact_ids.append(ids.contact_index_id(message.tenant, contact))
+            index_ids.append(ids.watch_index_id(message.tenant, "email", EMAIL.signal_key({"sender": contact}) or ()))
         rule = CHANNEL_BY_SIGNAL.get(message.type) if message.kind == "signal" else None
         try:
             key = rule.signal_key(message.data) if rule else None
@@ -110,9 +118,12 @@ def prefetch(uow: UnitOfWork, inbound: list[Inbound]) -> None:
         if rule and key is not None:
             index_ids.append(ids.watch_index_id(message.tenant, rule.channel, key))
     uow.prefetch(index_ids)
-    # An email that answers no open loop may answer a closed acting task: its contact's index is read then.
-    uow.prefetch(ids.contact_index_id(m.tenant, str(m.data["sender"])) for m in messages
-                 if m.kind == "signal" and m.type == "email.received" and m.data.get("sender"))
+    # An email reaches one of its contact's acting tasks: the contact's index and those tasks are read.
+    contact_ids += [ids.contact_index_id(m.tenant, str(m.data["sender"])) for m in messages
+                    if m.kind == "signal" and m.type == "email.received" and m.data.get("sender")]
+    uow.prefetch(contact_ids)
+    contacts = [index for index in map(uow.peek, contact_ids) if isinstance(index, ContactIndex)]
+    uow.prefetch(ids.task_id(index.tenant, ref) for index in contacts for ref in index.tasks.values())
     indexes = [index for index in map(uow.peek, index_ids) if isinstance(index, WatchIndex)]
     loop_ids = [ids.loop_id(index.tenant, ref) for index in indexes for ref in index.loop_refs]
     uow.prefetch(loop_ids)
