@@ -129,12 +129,13 @@ def _send_reminder(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter
         contact_name=loop.contact_name, about=about, ask=ask, original_subject=loop.subject,
         days_waiting=(now - loop.created_on).days,
     )
-    task.record_action(
-        action="send_reminder",
-        details={"to": loop.contact, "subject": draft.subject, "body": draft.body, "decided_by": draft.decided_by,
-                 "reminder_for": loop.ref},
-        summary=f"Sent a reminder to {loop.contact}: still waiting for {loop.awaited()}", performed_by="loopline", now=now,
-    )
+    details = {"to": loop.contact, "subject": draft.subject, "body": draft.body, "decided_by": draft.decided_by,
+               "reminder_for": loop.ref}
+    sent = send_to_contact(uow, task, details=details, now=now, settings=tenant_settings(uow, task.tenant),
+                           summary=f"Sent a reminder to {loop.contact}: still waiting for {loop.awaited()}",
+                           action="send_reminder")
+    if isinstance(sent, Deferred):
+        return _reminder_held(uow, loop, task, sent, now)
     deadline = now + (loop.deadline - loop.created_on)
     _wait_again(uow, loop, task, "reminder", now, deadline=deadline, if_unresolved=DeadlineAction.NOTIFY_USER.value,
                 description=loop.awaited())
@@ -145,6 +146,24 @@ def _send_reminder(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter
         now=now,
     )
     return f"sent a reminder to {loop.contact}"
+
+
+def _reminder_held(uow: UnitOfWork, loop: OpenLoop, task: Task, held: Deferred, now: datetime) -> str:
+    """A send check holds the reminder back: it is tried again when the limit frees up (the loop waits until then);
+    a limit that never frees up leaves the reminding to the owner."""
+    assert loop.contact is not None
+    if held.deferral.until is None:
+        task.notify_user(
+            kind="reminder_needed",
+            message=f"'{task.title}': I have been waiting for {loop.awaited()} since {when(loop.created_on)}, and a "
+            f"reminder to {_who(loop, loop.contact)} is held back: {held.deferral.reason}. Please nudge them, or tell "
+            "me what to do next.",
+            now=now,
+        )
+        return f"asked the owner to remind {loop.contact} ({held.deferral.rule})"
+    _wait_again(uow, loop, task, "reminder", now, deadline=held.deferral.until,
+                if_unresolved=DeadlineAction.SEND_REMINDER.value, description=loop.awaited())
+    return f"the reminder to {loop.contact} waits until {when(held.deferral.until)} ({held.deferral.reason})"
 
 
 def _wait_again(uow: UnitOfWork, loop: OpenLoop, task: Task, origin: str, now: datetime, **changed: Any) -> None:

@@ -36,9 +36,9 @@ class Deferred:
 def send_to_contact(
     uow: UnitOfWork, task: Task, *, details: dict[str, Any], now: datetime, settings: TenantSettings,
     summary: str | None = None, answers_contact: bool = False, yields_to: tuple[str, ...] = (),
-    performed_by: str = "loopline",
+    performed_by: str = "loopline", action: str = "send_email",
 ) -> Sent | Deferred:
-    """Emails `details["to"]` for the task (a `send_email` action by Loopline, or by the owner through it, which
+    """Emails `details["to"]` for the task (a `send_email` or `send_reminder` action by Loopline, or by the owner, which
     delivery sends) unless a check in `SEND_CHECKS` defers it; the contact's and the tenant's ledgers count the
     send in the same save. `answers_contact` and `yields_to` are what the one-message-a-day check reads."""
     contact = details["to"]
@@ -56,7 +56,7 @@ def send_to_contact(
     if deferral is not None:
         return Deferred(deferral)
     task.record_action(
-        action="send_email", details=details, summary=summary or f"Emailed {contact}: {details.get('subject', '')}",
+        action=action, details=details, summary=summary or f"Emailed {contact}: {details.get('subject', '')}",
         performed_by=performed_by, now=now,
     )
     uow.add(contact_sends).record(task_ref=task.ref, now=now)
