@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from loopline.domain import ids
-from loopline.domain.auto_reply import recognise, resume_at
+from loopline.domain.auto_reply import AutoReply, recognise, resume_at
 from loopline.domain.contact_index import ContactIndex
 from loopline.domain.errors import DomainError
 from loopline.domain.expectations import NEXT_TOUCH
@@ -342,15 +342,20 @@ def _retries_due(task: Task, now: datetime) -> list[tuple[str, dict[str, Any]]]:
             if p["failed"] == p["attempt"] and p.get("retry_at") is not None and p["retry_at"] <= now]
 
 
+def automatic_reply(uow: UnitOfWork, task: Task, data: Mapping[str, Any], now: datetime) -> AutoReply | None:
+    """What an auto-responder's reply says (`domain/auto_reply.py`), or None for a person's; read before any model call."""
+    zone = tenant_settings(uow, task.tenant).timezone
+    return recognise(subject=data.get("subject"), body=data.get("body"), auto_submitted=data.get("auto_submitted"),
+                     written=local_day(now, zone))
+
+
 def pause_for_auto_reply(uow: UnitOfWork, task: Task, data: Mapping[str, Any], now: datetime) -> bool:
     """An out-of-office reply pauses the cadence until the return it states (else a week), with no model call, no
     turn counted and no escalation; a loop on the contact's replies stays open, so a real answer meanwhile is read."""
-    zone = tenant_settings(uow, task.tenant).timezone
-    away = recognise(subject=data.get("subject"), body=data.get("body"), auto_submitted=data.get("auto_submitted"),
-                     written=local_day(now, zone))
+    away = automatic_reply(uow, task, data, now)
     if away is None:
         return False
-    until = max(resume_at(away, received_at=now, timezone=zone), now)
+    until = max(resume_at(away, received_at=now, timezone=tenant_settings(uow, task.tenant).timezone), now)
     next_touch_at = task.pause_out_of_office(until=until, returns_on=away.returns_on, sign=away.sign, now=now)
     ends_at = plan_of(task).ends_at
     open_reply_loop(uow, task, deadline=min(next_touch_at, ends_at) if ends_at else next_touch_at, now=now + AFTER_REPLY)

@@ -21,7 +21,7 @@ from loopline.domain.wording import when
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.loops_and_timers import load_task, proactive_run, resolve_by_signal, watch_index
 from loopline.processors.messages import Message
-from loopline.processors.handlers.outreach import on_reply, pause_for_auto_reply
+from loopline.processors.handlers.outreach import automatic_reply, on_reply, pause_for_auto_reply
 
 WORKED = frozenset({TaskStatus.READY, TaskStatus.EXECUTING, TaskStatus.WAITING, TaskStatus.DORMANT})
 """The statuses in which Loopline itself answers an acting task's reply (not one with the owner)."""
@@ -65,6 +65,10 @@ def notify_late_reply(uow: UnitOfWork, msg: Message) -> bool:
     return True
 
 
+OWNERS = frozenset({TaskStatus.ESCALATED, TaskStatus.PENDING_REVIEW})
+"""The statuses in which a reply is the owner's to read (the agent does not answer it)."""
+
+
 def answer(uow: UnitOfWork, task: Task, msg: Message, resolved_loops: list[str], *, agents: bool) -> None:
     """The reply joins the task's conversation; Loopline evaluates it while it works the task (unless it answers
     a loop the outside agent registered, `agents`: that agent reads it), and the owner reads it while the task is
@@ -75,6 +79,12 @@ def answer(uow: UnitOfWork, task: Task, msg: Message, resolved_loops: list[str],
     contact = msg.data["sender"]
     if status in WORKED and not agents:
         on_reply(uow, task, signal_ref=msg.ref, data=msg.data, now=msg.at)
+    elif status in OWNERS and (away := automatic_reply(uow, task, msg.data, msg.at)) is not None:
+        # An auto-responder's words are nobody's: the task keeps them, the owner is not called for them.
+        back = f", back on {away.returns_on.isoformat()}" if away.returns_on else ""
+        if status is TaskStatus.ESCALATED:
+            task.escalate(reason=f"{task.escalation_reason}\n\n{contact} is away ({away.sign}{back})",
+                          cause=task.escalation_cause or "contact_replied", now=msg.at)
     elif status is TaskStatus.ESCALATED:
         task.escalate(reason=f"{task.escalation_reason}\n\n{contact} wrote again {when(msg.at)}: {words(msg)}",
                       cause=task.escalation_cause or "contact_replied", now=msg.at)

@@ -66,8 +66,8 @@ class Gym:
         assert created.accepted, created.detail
 
     def reply(self, ref: str, days: float, body: str, sender: str = ANN, **data: Any) -> Outcome[Any]:
-        [outcome] = self.publish(signal(ref, "email.received", at(days), GYM, sender=sender, subject="Re: hello",
-                                        body=body, **data))
+        [outcome] = self.publish(signal(ref, "email.received", at(days), GYM, sender=sender, body=body,
+                                        **{"subject": "Re: hello", **data}))
         assert outcome.accepted, outcome.detail
         return outcome
 
@@ -109,6 +109,26 @@ def test_a_reply_to_an_escalated_task_joins_the_escalation_and_the_owner_reads_h
     assert gym.heard("ann") == ["I'd love to come back... is the discount still on?", "Also, can I bring my sister along?"]
     assert any("bring my sister" in notice for notice in gym.notices("ann"))
     assert len(gym.model.requests) == 2  # touch 1 and the first evaluation: the owner has it now, no model call
+
+
+def test_an_automatic_reply_to_an_escalated_task_joins_the_escalation_without_calling_the_owner() -> None:
+    gym = escalated_ann()
+    told = len(gym.notices("ann"))
+    gym.reply("ann-2", 2, "I am out of the office until June 10 with limited access to email.", subject="Automatic reply")
+
+    task = gym.task("ann")
+    assert task.status == "escalated" and "is away" in str(task.escalation_reason)
+    assert "out of the office" in gym.heard("ann")[-1]  # kept in her conversation
+    assert len(gym.notices("ann")) == told  # an auto-responder's words call nobody
+
+
+def test_an_automatic_reply_while_awaiting_review_reaches_the_inbox_only() -> None:
+    gym = Gym()
+    gym.create("ann", confidence=0.3)
+    told = len(gym.notices("ann"))
+    gym.reply("ann-1", 1, "Automatische Antwort: Ich bin bis zum 10. Juni nicht im Büro.", subject="Abwesenheitsnotiz")
+
+    assert len(gym.heard("ann")) == 1 and len(gym.notices("ann")) == told
 
 
 def test_guidance_after_a_reply_drafts_an_answer_with_it_in_her_thread_and_waits_for_her_again() -> None:
