@@ -23,6 +23,8 @@ from loopline.adapters.messages import InvalidMessage, parse_message
 from loopline.cli import main as cli_main
 from loopline.cli.main import split_lines
 from loopline.cli.output import err, out
+from loopline.processors.followers.agent import TOPICS as REQUESTED_TOPICS
+from loopline.processors.followers.delivery import TOPICS as DELIVERED_TOPICS
 from loopline.processors.followers.router import INBOUND_TOPIC
 from loopline.runtime.bootstrap import build
 from loopline.runtime.system import System
@@ -75,18 +77,23 @@ class Cli:
                 continue
             self.expected.add((message.tenant, message.ref))
 
-    def settle(self, timeout: float = 60.0) -> None:
-        """Embedded commands finish their work before exiting; at scale, wait for the workers."""
+    def settle(self, timeout: float = 60.0, *, delivered: bool = False) -> None:
+        """Embedded commands finish their work before exiting; at scale, wait for the workers (and, `delivered`,
+        for the leader's model decisions and deliveries too: then nothing more will be sent without a new input)."""
         if not self.scale:
             return
         if self._observer is None:
             self._observer = build(Settings.load(self.environ, config_file=self.home / "loopline.toml"))
+        app = self._observer.app
         deadline, quiet, lags = time.monotonic() + timeout, 0, None
         while time.monotonic() < deadline:
-            recorded = len(self._observer.app.recorder.select_notifications(start=1, limit=1_000_000, topics=[INBOUND_TOPIC]))
+            recorded = len(app.recorder.select_notifications(start=1, limit=1_000_000, topics=[INBOUND_TOPIC]))
             lags = [len(self.expected) - recorded]
             lags += [row["pending"] for row in self._observer.input_lag()]
             lags += [status.lag for status in self._observer.projections.status()]
+            if delivered:
+                lags += [len(app.process_recorder.select_notifications(start=app.position(name) + 1, limit=1, topics=topics))
+                         for name, topics in (("agent", REQUESTED_TOPICS), ("delivery", DELIVERED_TOPICS))]
             quiet = quiet + 1 if not any(lags) else 0
             if quiet == 3:
                 return

@@ -121,8 +121,7 @@ class Supervisor:
             return self.loopline.status()
         except Exception as error:  # noqa: BLE001 - a server still coming back: ask again
             self.loopline.reconnect()
-            time.sleep(0.3)  # with the poll's 0.2 s, half a second before asking again
-            return {"error": repr(error)}
+            return {"error": repr(error)}  # unsettled: the settling poll asks again
 
     def _worker_logs(self) -> str:
         return "\n".join(f"--- worker {i} ({'alive' if w in self.live else 'gone'}):\n{notable(w.log())}"
