@@ -16,6 +16,7 @@ from loopline.processors.limits import MAX_LINE_BYTES
 from loopline.adapters.messages import InvalidMessage, parse_message
 from loopline.cli import demo as demo_module
 from loopline.cli import loops, parked, projections, tasks
+from loopline.cli import plan as plan_module
 from loopline.cli import prompt as prompt_module
 from loopline.cli import tenants as tenants_module
 from loopline.cli.context import NOTHING_ACCEPTED, REJECTED, explain, fail, flag, opened, parse_now
@@ -40,6 +41,7 @@ app.add_typer(parked.app, name="parked")
 app.add_typer(tenants_module.app, name="tenants")
 app.command("demo")(demo_module.demo)
 app.command("prompt")(prompt_module.prompt)
+app.command("plan")(plan_module.plan)
 
 Json = Annotated[bool, flag("--json", "Print JSON instead of text.")]
 debugging = False

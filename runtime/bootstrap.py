@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from loopline.adapters.channels import JsonlOutbox
 from loopline.adapters.clock import SystemClock
 from loopline.adapters.config import InvalidSetting, Settings
@@ -19,11 +21,13 @@ from loopline.processors.handlers.table import build_bus
 from loopline.processors.ports import DecisionModel, OutboundChannel
 from loopline.processors.followers.router import Router
 from loopline.processors.followers.scheduler import Scheduler
-from loopline.runtime.stores import open_stores
+from loopline.projections.runner import Projection
+from loopline.runtime.stores import READ_MODELS, open_stores
 from loopline.runtime.system import System
 
 
-def build(settings: Settings | None = None) -> System:
+def build(settings: Settings | None = None, read_models: Sequence[Projection] = READ_MODELS) -> System:
+    """The system as `settings` configure it; `read_models` narrows the read models it keeps (a plan's copy keeps none)."""
     settings = settings or Settings.load()
     check_reachable(settings)
     try:
@@ -32,7 +36,7 @@ def build(settings: Settings | None = None) -> System:
         raise InvalidSetting(f"LOOPLINE_HOME={str(settings.home)!r} cannot be created: {error.strerror}") from None
     leader = leader_for(settings.event_store, settings.home)
     channels = channels_for(settings)
-    stores = open_stores(settings, leader)
+    stores = open_stores(settings, leader, read_models)
     app = stores.app
     bus = build_bus(app, TemplateDrafter())
     system = System(

@@ -1,0 +1,45 @@
+"""`loopline plan` through the `loopline` command (embedded): a week of a gym's sends, worked out on a copy, and the
+event store byte-identical after."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from loopline.domain.timeutil import format_time, parse_time
+from tests.conftest import command
+from tests.e2e.cli import Cli
+
+T0 = parse_time("2026-03-02T14:00:00Z")
+GYM = "iron_temple"
+
+
+def task(ref: str, contact: str) -> dict[str, Any]:
+    return command(
+        f"create-{ref}", "task.create", format_time(T0), tenant=GYM, task_id=ref, title=f"win back {contact}",
+        task_type="churn_risk", contact=contact, to_name="Member", confidence=0.95,
+        draft={"subject": "We miss you", "body": "Hi,\n\nWe would love to see you again.\n\nSam"},
+    )
+
+
+def digest(home: Path) -> dict[str, str]:
+    return {path.name: hashlib.sha256(path.read_bytes()).hexdigest() for path in sorted(home.iterdir()) if path.is_file()}
+
+
+def test_plan_shows_a_week_of_a_gyms_sends_and_changes_nothing(embedded_cli: Cli, tmp_path: Path) -> None:
+    configure = command("cfg", "tenant.configure", format_time(T0 - timedelta(hours=1)), tenant=GYM,
+                        execution_mode="limited_auto", timezone="America/New_York", daily_send_limit=2)
+    members = [task(f"churn-{n}", f"member{n}@example.com") for n in range(3)]
+    assert embedded_cli.publish(tmp_path, [configure, *members], "setup").returncode == 0
+    before = digest(embedded_cli.home)
+
+    plan = embedded_cli.json("plan", GYM, "--days", "7", "--now", format_time(T0 + timedelta(hours=1)))
+
+    assert digest(embedded_cli.home) == before
+    assert plan["tenant"] == GYM and plan["until"] == format_time(T0 + timedelta(days=7, hours=1))
+    later = [send for send in plan["sends"] if send["subject"] == "Re: We miss you"]
+    assert {send["task_id"] for send in later} == {"churn-0", "churn-1", "churn-2"}, plan["sends"]
+    assert all(T0 < parse_time(send["at"]) <= T0 + timedelta(days=7, hours=1) for send in plan["sends"])
+    assert any(held["rule"] == "tenant_daily_limit" for held in plan["held"]), plan["held"]
