@@ -25,6 +25,8 @@ from loopline.processors.ports import Attempt
 SENDING, RETRYING, DELIVERED, FAILED, DROPPED = "sending", "retrying", "delivered", "failed", "dropped"
 WITHDRAWN = "withdrawn"
 """An owner notice the owner's action made moot before it went out on this channel: it never will."""
+DRY_RUN = "dry_run"
+"""An email to a contact of a tenant in dry run: recorded as it would have gone, never sent on this channel."""
 LEASE_SECONDS = 300.0
 """How long a claim holds against other hosts: longer than a batch of sends takes. (On the claiming
 host a dead claimer is seen at once; another host only leads once this one lost the lead.)"""
@@ -169,12 +171,19 @@ class SqlDeliveryLedger:
             )
 
     def withdraw(self, attempt: Attempt, *, reason: str, now: float) -> None:
+        self._set_aside(attempt, WITHDRAWN, reason, now)
+
+    def dry_run(self, attempt: Attempt, *, now: float) -> None:
+        self._set_aside(attempt, DRY_RUN, "dry run: recorded as it would have gone, not sent", now)
+
+    def _set_aside(self, attempt: Attempt, status: str, reason: str, now: float) -> None:
+        """A claimed send that will never go out on this channel, with why."""
         with self.engine.begin() as conn:
             conn.execute(
                 update(deliveries)
                 .where(deliveries.c.key == attempt.key, deliveries.c.channel == attempt.channel,
                        deliveries.c.status != DELIVERED)
-                .values(status=WITHDRAWN, next_attempt_at=None, last_error=reason[:2000], claimed_by=None,
+                .values(status=status, next_attempt_at=None, last_error=reason[:2000], claimed_by=None,
                         updated_at=now)
             )
 

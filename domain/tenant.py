@@ -92,6 +92,10 @@ class TenantSettings:
     )
     member_weekly_limit: int = setting("messages one contact may get in any 7 days; absent: 3", 3, most=MAX_SEND_LIMIT)
     daily_send_limit: int = setting("messages the tenant may send in one local day; absent: 15", 15, most=MAX_SEND_LIMIT)
+    dry_run: bool = setting(
+        "`true`: every step runs and is recorded (limits, ledgers, the trail) but no email reaches a contact: delivery "
+        "marks each one `dry_run` and `audit` shows what would have gone; absent: `false`", False,
+    )
     profile: TenantProfile = setting("merged key by key with what was set before", factory=TenantProfile)
 
     @classmethod
@@ -131,6 +135,8 @@ def check_settings(settings: Mapping[str, Any]) -> None:
         raise InvalidSettings(
             f"execution_mode {settings['execution_mode']!r} is not one of {', '.join(EXECUTION_MODES)}"
         )
+    if not isinstance(settings.get("dry_run", False), bool):
+        raise InvalidSettings(f"dry_run must be true or false, not {settings['dry_run']!r}")
     for limit in SEND_LIMITS:
         value = settings.get(limit, 0)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:

@@ -152,6 +152,10 @@ class DeliveryLedger(Protocol):
         """Marks a claimed owner notice as withdrawn (made moot), with why: it is never sent on that channel."""
         ...
 
+    def dry_run(self, attempt: Attempt, *, now: float) -> None:
+        """Marks a claimed email of a tenant in dry run as one that would have gone: it is never sent on that channel."""
+        ...
+
     def park(self, key: str, channel: str, message: dict[str, Any], *, error: str, now: float) -> None:
         """Records a delivery as parked without a send (its event could not become a message)."""
         ...

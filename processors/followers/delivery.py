@@ -13,7 +13,8 @@ never holds up other messages) and after the last attempt parked as failed, visi
 An owner notice that asks the owner to act is looked at again just before each send: when the owner
 acted on its task after it (or the task closed), it is withdrawn (`domain/notices.py`), marked so in the
 ledger on every channel, and never delivered late. With the tenant's `owner_email` set, a notice also
-goes to the owner by email (`adapters/smtp.py`).
+goes to the owner by email (`adapters/smtp.py`). An email the send recorded in dry run (`tenant.configure`
+`dry_run`) is marked `dry_run` in the ledger on every channel and never sent.
 """
 
 from __future__ import annotations
@@ -170,6 +171,9 @@ class Delivery:
             withdrawn = self._withdrawn(attempt)
             if withdrawn:
                 self.ledger.withdraw(attempt, reason=withdrawn, now=self._now())
+                return False
+            if (attempt.message.get("details") or {}).get("dry_run"):
+                self.ledger.dry_run(attempt, now=self._now())
                 return False
             if attempt.channel == ROUTING:
                 self._reroute(attempt)

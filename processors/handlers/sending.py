@@ -55,10 +55,10 @@ def send_to_contact(
     ))
     if deferral is not None:
         return Deferred(deferral)
-    task.record_action(
-        action=action, details=details, summary=summary or f"Emailed {contact}: {details.get('subject', '')}",
-        performed_by=performed_by, now=now,
-    )
+    summary = summary or f"Emailed {contact}: {details.get('subject', '')}"
+    if settings.dry_run:  # recorded and counted like any send, so the trail and the limits are what they would be
+        details, summary = {**details, "dry_run": True}, f"[dry run, not delivered] {summary}"
+    task.record_action(action=action, details=details, summary=summary, performed_by=performed_by, now=now)
     uow.add(contact_sends).record(task_ref=task.ref, now=now)
     uow.add(tenant_sends).record(task_ref=task.ref, day=local_day(now, settings.timezone), now=now)
     return Sent(contact)

@@ -64,6 +64,9 @@ class FakeLedger:
     def withdraw(self, attempt: Attempt, *, reason: str, now: float) -> None:
         self.rows[(attempt.key, attempt.channel)].update(status="withdrawn", error=reason)
 
+    def dry_run(self, attempt: Attempt, *, now: float) -> None:
+        self.rows[(attempt.key, attempt.channel)].update(status="dry_run")
+
     def park(self, key: str, channel: str, message: dict[str, Any], *, error: str, now: float) -> None:
         self.rows.setdefault((key, channel), {"status": "failed", "attempts": 1, "message": message, "retry_at": None,
                                               "error": error})

@@ -1,5 +1,6 @@
-"""`loopline plan` through the `loopline` command (embedded): a week of a gym's sends, worked out on a copy, and the
-event store byte-identical after."""
+"""`loopline plan` and dry run through the `loopline` command (embedded, with a real SMTP server): a week of a gym's
+sends worked out on a copy, the event store byte-identical after and nothing emailed; a tenant in dry run emails
+nothing and its audit shows what would have gone."""
 
 from __future__ import annotations
 
@@ -8,12 +9,20 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from loopline.domain.timeutil import format_time, parse_time
 from tests.conftest import command
 from tests.e2e.cli import Cli
+from tests.servers import SmtpSink
 
 T0 = parse_time("2026-03-02T14:00:00Z")
 GYM = "iron_temple"
+
+
+@pytest.fixture
+def cli_environ(smtp: SmtpSink) -> dict[str, str]:
+    return {"LOOPLINE_SMTP_URL": smtp.url, "LOOPLINE_EMAIL_FROM": "sam@irontemple.example"}
 
 
 def task(ref: str, contact: str) -> dict[str, Any]:
@@ -28,18 +37,33 @@ def digest(home: Path) -> dict[str, str]:
     return {path.name: hashlib.sha256(path.read_bytes()).hexdigest() for path in sorted(home.iterdir()) if path.is_file()}
 
 
-def test_plan_shows_a_week_of_a_gyms_sends_and_changes_nothing(embedded_cli: Cli, tmp_path: Path) -> None:
+def test_plan_shows_a_week_of_a_gyms_sends_and_changes_nothing(embedded_cli: Cli, smtp: SmtpSink, tmp_path: Path) -> None:
     configure = command("cfg", "tenant.configure", format_time(T0 - timedelta(hours=1)), tenant=GYM,
                         execution_mode="limited_auto", timezone="America/New_York", daily_send_limit=2)
     members = [task(f"churn-{n}", f"member{n}@example.com") for n in range(3)]
     assert embedded_cli.publish(tmp_path, [configure, *members], "setup").returncode == 0
-    before = digest(embedded_cli.home)
+    before, emailed = digest(embedded_cli.home), len(smtp.messages)
 
     plan = embedded_cli.json("plan", GYM, "--days", "7", "--now", format_time(T0 + timedelta(hours=1)))
 
-    assert digest(embedded_cli.home) == before
+    assert digest(embedded_cli.home) == before and len(smtp.messages) == emailed
     assert plan["tenant"] == GYM and plan["until"] == format_time(T0 + timedelta(days=7, hours=1))
     later = [send for send in plan["sends"] if send["subject"] == "Re: We miss you"]
     assert {send["task_id"] for send in later} == {"churn-0", "churn-1", "churn-2"}, plan["sends"]
     assert all(T0 < parse_time(send["at"]) <= T0 + timedelta(days=7, hours=1) for send in plan["sends"])
     assert any(held["rule"] == "tenant_daily_limit" for held in plan["held"]), plan["held"]
+
+
+def test_a_dry_run_tenant_emails_nothing_and_its_audit_shows_what_would_have_gone(
+    embedded_cli: Cli, smtp: SmtpSink, tmp_path: Path
+) -> None:
+    configure = command("cfg", "tenant.configure", format_time(T0 - timedelta(hours=1)), tenant=GYM,
+                        execution_mode="limited_auto", dry_run=True)
+    assert embedded_cli.publish(tmp_path, [configure, task("churn-0", "member0@example.com")], "setup").returncode == 0
+
+    assert embedded_cli("tick", "--now", format_time(T0 + timedelta(hours=1))).returncode == 0
+
+    assert smtp.messages == []
+    trail = embedded_cli.json("audit", "churn-0")
+    assert any(row["summary"].startswith("loopline did send_email: [dry run, not delivered] Emailed member0@example.com")
+               for row in trail), trail
