@@ -44,6 +44,15 @@ deliveries = Table(
     Column("message", Text, nullable=False),
     Column("updated_at", Float, nullable=False),
 )
+owner_emails = Table(
+    "loopline_owner_emails", metadata,
+    Column("key", String(200), primary_key=True),
+    Column("tenant", String(200), nullable=False, index=True),
+    Column("day", String(10), nullable=False),
+    Column("category", String(40), nullable=False),
+    Column("at", Float, nullable=False),
+)
+"""The owner notices emailed singly, per tenant, local day and category: what a day's budget has used."""
 
 
 def create_tables(engine: Engine) -> None:
@@ -186,6 +195,30 @@ class SqlDeliveryLedger:
                 .values(status=status, next_attempt_at=None, last_error=reason[:2000], claimed_by=None,
                         updated_at=now)
             )
+
+    def hold(self, attempt: Attempt, *, until: float, reason: str, message: dict[str, Any], now: float) -> None:
+        """Puts a claimed send back until `until`, with the message to send then; the hold uses up no attempt."""
+        with self.engine.begin() as conn:
+            conn.execute(
+                update(deliveries)
+                .where(deliveries.c.key == attempt.key, deliveries.c.channel == attempt.channel,
+                       deliveries.c.status == SENDING)
+                .values(status=RETRYING, attempts=attempt.attempts - 1, next_attempt_at=until, last_error=reason[:2000],
+                        message=json.dumps(message, sort_keys=True), claimed_by=None, updated_at=now)
+            )
+
+    def owner_emails(self, tenant: str, day: str, category: str) -> list[str]:
+        with self.engine.connect() as conn:
+            return list(conn.execute(
+                select(owner_emails.c.key).where(owner_emails.c.tenant == tenant, owner_emails.c.day == day,
+                                                 owner_emails.c.category == category)
+            ).scalars())
+
+    def count_owner_email(self, key: str, *, tenant: str, day: str, category: str, now: float) -> None:
+        dialect = postgresql if self.engine.dialect.name == "postgresql" else sqlite
+        with self.engine.begin() as conn:
+            conn.execute(dialect.insert(owner_emails).on_conflict_do_nothing(),
+                         {"key": key, "tenant": tenant, "day": day, "category": category, "at": now})
 
     def park(self, key: str, channel: str, message: dict[str, Any], *, error: str, now: float) -> None:
         """Parks a delivery that never got as far as a send (its event could not become a message)."""

@@ -17,6 +17,7 @@ from eventsourcing.domain import Aggregate
 
 from loopline.domain.base import LooplineAggregate, TenantEvent
 from loopline.domain.errors import DomainError
+from loopline.domain.notice_budget import quiet_span
 
 ExecutionMode = Literal["manual", "limited_auto"]
 EXECUTION_MODES: tuple[str, ...] = get_args(ExecutionMode)
@@ -33,6 +34,11 @@ def check_timezone(name: Any) -> None:
         ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError, TypeError):
         raise InvalidSettings(f"timezone {name!r} is not an IANA time zone (e.g. Europe/Berlin, America/New_York)") from None
+
+
+def check_quiet_hours(value: Any) -> None:
+    if not isinstance(value, str) or quiet_span(value) is None:
+        raise InvalidSettings(f"owner_quiet_hours {value!r} is not HH:MM-HH:MM in the tenant's time zone (e.g. 21:00-07:00)")
 
 
 def setting(doc: str, default: Any = None, *, factory: Callable[[], Any] | None = None, most: int | None = None,
@@ -86,6 +92,10 @@ class TenantSettings:
         check=check_timezone,
     )
     owner_email: str | None = setting("where the owner is told about reviews and escalations")
+    owner_quiet_hours: str | None = setting(
+        "`HH:MM-HH:MM` in the tenant's time zone (`21:00-07:00`): the owner's emails wait until they end (system "
+        "alerts excepted); absent: none", check=check_quiet_hours,
+    )
     execution_mode: ExecutionMode = setting(
         "`manual`: every task Loopline works waits for review, and so does each touch it would send unasked; "
         "`limited_auto`: escalation triggers, then the type's threshold; absent: `manual`", "manual",
@@ -131,6 +141,8 @@ def check_settings(settings: Mapping[str, Any]) -> None:
         raise InvalidSettings(f"unknown tenant setting(s) {', '.join(unknown)}; known: {', '.join(SETTING_FIELDS)}")
     if "timezone" in settings:
         check_timezone(settings["timezone"])
+    if "owner_quiet_hours" in settings:
+        check_quiet_hours(settings["owner_quiet_hours"])
     if "execution_mode" in settings and settings["execution_mode"] not in EXECUTION_MODES:
         raise InvalidSettings(
             f"execution_mode {settings['execution_mode']!r} is not one of {', '.join(EXECUTION_MODES)}"

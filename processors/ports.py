@@ -156,6 +156,18 @@ class DeliveryLedger(Protocol):
         """Marks a claimed email of a tenant in dry run as one that would have gone: it is never sent on that channel."""
         ...
 
+    def hold(self, attempt: Attempt, *, until: float, reason: str, message: dict[str, Any], now: float) -> None:
+        """Puts a claimed send back until `until` (quiet hours, a digest), to send `message` then."""
+        ...
+
+    def owner_emails(self, tenant: str, day: str, category: str) -> list[str]:
+        """The keys of the owner notices of `category` emailed singly on the tenant's local `day`."""
+        ...
+
+    def count_owner_email(self, key: str, *, tenant: str, day: str, category: str, now: float) -> None:
+        """Counts an owner notice emailed singly against its day's budget (once per key)."""
+        ...
+
     def park(self, key: str, channel: str, message: dict[str, Any], *, error: str, now: float) -> None:
         """Records a delivery as parked without a send (its event could not become a message)."""
         ...

@@ -14,7 +14,8 @@ An owner notice that asks the owner to act is looked at again just before each s
 acted on its task after it (or the task closed), it is withdrawn (`domain/notices.py`), marked so in the
 ledger on every channel, and never delivered late. With the tenant's `owner_email` set, a notice also
 goes to the owner by email (`adapters/smtp.py`). An email the send recorded in dry run (`tenant.configure`
-`dry_run`) is marked `dry_run` in the ledger on every channel and never sent.
+`dry_run`) is marked `dry_run` in the ledger on every channel and never sent. The owner's emails are paced by
+their daily budgets and quiet hours (`processors/followers/owner_emails.py`).
 """
 
 from __future__ import annotations
@@ -31,9 +32,11 @@ from eventsourcing.utils import get_topic
 from loopline.domain import ids
 from loopline.domain.notices import moot_by
 from loopline.domain.task import Task
+from loopline.domain.tenant import TenantSettings
 from loopline.domain.timeutil import format_time
 from loopline.processors.application import Loopline
 from loopline.processors.bus import is_infrastructure
+from loopline.processors.followers.owner_emails import OwnerEmails, folded
 from loopline.processors.ports import Attempt, Clock, DeliveryFailed, DeliveryLedger, OutboundChannel
 
 TOPICS = [
@@ -69,8 +72,9 @@ class Delivery:
         self.backoff = backoff
         self._moot: dict[str, str | None] = {}
         """Why a notice is withdrawn (None: it stands), by key, for one pass: its channels ask once."""
-        self._owner_emails: dict[str, str | None] = {}
-        """Each tenant's `owner_email`, read once a pass."""
+        self._settings: dict[str, TenantSettings] = {}
+        """Each tenant's settings, read once a pass."""
+        self.owner_emails = OwnerEmails(ledger, self._tenant_settings)
 
     def _now(self) -> float:
         """Retry times are wall-clock seconds: how long a channel has been down, not business time."""
@@ -84,8 +88,8 @@ class Delivery:
 
         The batch's sends are claimed in one transaction and marked in one after they went out,
         so a crash in between sends that batch's messages again, with the same keys."""
-        self._moot, self._owner_emails = {}, {}
-        retried = self.ledger.due(now=self._now(), limit=self.batch_size)
+        self._moot, self._settings = {}, {}
+        retried = self.owner_emails.fold(self.ledger.due(now=self._now(), limit=self.batch_size))
         sent = [attempt for attempt in retried if self._send(attempt)]
         notifications = self.app.process_recorder.select_notifications(
             start=self.app.position(self.name) + 1, limit=self.batch_size, topics=TOPICS
@@ -124,14 +128,17 @@ class Delivery:
 
     def _owner(self, notice: Any) -> dict[str, Any]:
         """Where the owner reads a notice by email, and the task's title for its subject: nothing without `owner_email`."""
-        if notice.tenant not in self._owner_emails:
-            tenant = self._get(ids.tenant_id(notice.tenant))
-            self._owner_emails[notice.tenant] = tenant.current.owner_email if tenant is not None else None
-        owner_email = self._owner_emails[notice.tenant]
+        owner_email = self._tenant_settings(notice.tenant).owner_email
         if not owner_email:
             return {}
         task = self._get(notice.originator_id)
         return {"owner_email": owner_email, "title": task.title if task is not None else notice.task_ref}
+
+    def _tenant_settings(self, tenant: str) -> TenantSettings:
+        if tenant not in self._settings:
+            found = self._get(ids.tenant_id(tenant))
+            self._settings[tenant] = found.current if found is not None else TenantSettings()
+        return self._settings[tenant]
 
     def _get(self, aggregate_id: UUID) -> Any:
         try:
@@ -175,12 +182,17 @@ class Delivery:
             if (attempt.message.get("details") or {}).get("dry_run"):
                 self.ledger.dry_run(attempt, now=self._now())
                 return False
+            if attempt.channel == "smtp" and is_owner_email(attempt.message) and self.owner_emails.held(
+                attempt, self.clock.now()
+            ):
+                return False
             if attempt.channel == ROUTING:
                 self._reroute(attempt)
                 return True
             if channel is None:
                 raise DeliveryFailed(f"channel {attempt.channel} is not configured in this process")
             channel.send(key=attempt.key, message=attempt.message)
+            self.ledger.delivered(folded(attempt), now=self._now())
         except Exception as error:
             if isinstance(error, DeliveryFailed) or is_infrastructure(error):
                 last = attempt.attempts >= self.max_attempts

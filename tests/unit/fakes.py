@@ -36,6 +36,8 @@ class FakeLedger:
 
     def __init__(self) -> None:
         self.rows: dict[tuple[str, str], dict[str, Any]] = {}
+        self.counted: dict[str, tuple[str, str, str]] = {}
+        """The owner emails sent singly: key → (tenant, local day, category)."""
 
     def claim(self, wanted: list[tuple[str, str, dict[str, Any]]], *, now: float) -> list[Attempt]:
         attempts = []
@@ -66,6 +68,17 @@ class FakeLedger:
 
     def dry_run(self, attempt: Attempt, *, now: float) -> None:
         self.rows[(attempt.key, attempt.channel)].update(status="dry_run")
+
+    def hold(self, attempt: Attempt, *, until: float, reason: str, message: dict[str, Any], now: float) -> None:
+        self.rows[(attempt.key, attempt.channel)].update(
+            status="retrying", attempts=attempt.attempts - 1, retry_at=until, error=reason, message=message
+        )
+
+    def owner_emails(self, tenant: str, day: str, category: str) -> list[str]:
+        return [key for key, counted in self.counted.items() if counted == (tenant, day, category)]
+
+    def count_owner_email(self, key: str, *, tenant: str, day: str, category: str, now: float) -> None:
+        self.counted.setdefault(key, (tenant, day, category))
 
     def park(self, key: str, channel: str, message: dict[str, Any], *, error: str, now: float) -> None:
         self.rows.setdefault((key, channel), {"status": "failed", "attempts": 1, "message": message, "retry_at": None,
