@@ -89,7 +89,8 @@ class Delivery:
         The batch's sends are claimed in one transaction and marked in one after they went out,
         so a crash in between sends that batch's messages again, with the same keys."""
         self._moot, self._settings = {}, {}
-        retried = self.owner_emails.fold(self.ledger.due(now=self._now(), limit=self.batch_size))
+        retried = self.owner_emails.fold(self.ledger.due(now=self._now(), limit=self.batch_size),
+                                         stands=lambda attempt: self._withdrawn(attempt) is None)
         sent = [attempt for attempt in retried if self._send(attempt)]
         notifications = self.app.process_recorder.select_notifications(
             start=self.app.position(self.name) + 1, limit=self.batch_size, topics=TOPICS

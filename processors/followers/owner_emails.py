@@ -46,12 +46,13 @@ class OwnerEmails:
         self.ledger.hold(attempt, until=found.until.timestamp(), reason=found.reason, message=later, now=now.timestamp())
         return True
 
-    def fold(self, attempts: list[Attempt]) -> list[Attempt]:
-        """The attempts with each tenant's due digest notices replaced by one digest email (keyed by the first)."""
+    def fold(self, attempts: list[Attempt], stands: Callable[[Attempt], bool]) -> list[Attempt]:
+        """The attempts with each tenant's due digest notices that still `stand` replaced by one digest email (keyed
+        by the first); a notice made moot meanwhile stays as it is, to be withdrawn."""
         waiting: dict[str, list[Attempt]] = {}
         kept = []
         for attempt in attempts:
-            if attempt.message.get("for_digest"):
+            if attempt.message.get("for_digest") and stands(attempt):
                 waiting.setdefault(attempt.message["tenant"], []).append(attempt)
             else:
                 kept.append(attempt)

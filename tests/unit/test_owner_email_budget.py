@@ -4,7 +4,7 @@ one digest, most urgent first, for what is over the budget; the outbox still get
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import pytest
 
@@ -55,6 +55,18 @@ def test_approvals_over_the_days_budget_go_in_one_digest_and_none_is_lost(loopli
     digest = owner_emails(loopline)[5:]
     assert [m["kind"] for m in digest] == ["digest"]
     assert "win back m5" in digest[0]["text"] and "win back m6" in digest[0]["text"]
+
+
+def test_a_notice_the_owner_answered_before_the_digest_is_withdrawn_not_digested(loopline: InMemoryLoopline) -> None:
+    for n in range(7):
+        review(loopline, f"m{n}", T0)
+    loopline.publish(command("ok", "task.approve", format_time(T0 + timedelta(minutes=5)), GYM, task_id="m6"))
+
+    loopline.delivery.clock.moment = parse_time("2026-03-02T17:00:00Z")
+    loopline.drain()
+
+    [digest] = owner_emails(loopline)[5:]
+    assert "win back m5" in digest["text"] and "win back m6" not in digest["text"]
 
 
 def test_quiet_hours_hold_the_owners_email_until_they_end(loopline: InMemoryLoopline) -> None:
