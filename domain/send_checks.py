@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from loopline.domain.send_ledger import ContactSends, TenantSends, local_day, start_of_day
+from loopline.domain.send_window import in_window, jitter, next_opening
 from loopline.domain.tenant import TenantSettings
 from loopline.domain.timeutil import format_time
 
@@ -45,6 +46,8 @@ class SendAttempt:
     """It answers a message the contact wrote (they are waiting for it), rather than one Loopline starts."""
     yields_to: tuple[str, ...] = ()
     """The contact's other tasks of a higher priority that are due to send now (seed 002 §21.3 rule 1)."""
+    task: str = ""
+    """The sending task's id, which fixes its jitter after a send window opens."""
 
 
 def task_message_budget(attempt: SendAttempt) -> Deferral | None:
@@ -122,9 +125,27 @@ def tenant_daily_limit(attempt: SendAttempt) -> Deferral | None:
     )
 
 
+def send_window(attempt: SendAttempt) -> Deferral | None:
+    """Seed 002 §29.2: emails go in the tenant's local hours (and days); one due outside waits for the next opening,
+    a few minutes after it by the task's jitter."""
+    limits = attempt.limits
+    start, end, weekends, zone = limits.send_window_start, limits.send_window_end, limits.send_on_weekends, limits.timezone
+    if in_window(attempt.now, start=start, end=end, weekends=weekends, timezone=zone):
+        return None
+    until = next_opening(attempt.now, start=start, weekends=weekends, timezone=zone) + jitter(attempt.task)
+    days = "" if weekends else ", weekdays"
+    return Deferral(
+        "send_window",
+        f"outside the send window {start:02d}:00-{end:02d}:00 {zone}{days}; it may go at {format_time(until)}",
+        until,
+    )
+
+
 SendCheck = Callable[[SendAttempt], Deferral | None]
 
-SEND_CHECKS: tuple[SendCheck, ...] = (task_message_budget, member_weekly_limit, member_daily_limit, tenant_daily_limit)
+SEND_CHECKS: tuple[SendCheck, ...] = (
+    task_message_budget, member_weekly_limit, member_daily_limit, tenant_daily_limit, send_window,
+)
 """In order: the first that defers decides, so the reason names the tightest rule first met."""
 
 

@@ -22,6 +22,7 @@ ExecutionMode = Literal["manual", "limited_auto"]
 EXECUTION_MODES: tuple[str, ...] = get_args(ExecutionMode)
 MAX_SEND_LIMIT = 100_000
 """The most a send limit may be set to."""
+HOURS_A_DAY = 24
 
 
 class InvalidSettings(DomainError):
@@ -92,6 +93,14 @@ class TenantSettings:
     )
     member_weekly_limit: int = setting("messages one contact may get in any 7 days; absent: 3", 3, most=MAX_SEND_LIMIT)
     daily_send_limit: int = setting("messages the tenant may send in one local day; absent: 15", 15, most=MAX_SEND_LIMIT)
+    send_window_start: int = setting(
+        "the local hour (0 to 23) from which emails to contacts go; one due earlier waits for it; absent: 8", 8, most=23,
+    )
+    send_window_end: int = setting(
+        "the local hour (1 to 24, after the start) at which emails to contacts stop until the next day; absent: 20",
+        20, most=24,
+    )
+    send_on_weekends: bool = setting("whether emails to contacts go on Saturdays and Sundays; absent: true", True)
     profile: TenantProfile = setting("merged key by key with what was set before", factory=TenantProfile)
 
     @classmethod
@@ -135,8 +144,21 @@ def check_settings(settings: Mapping[str, Any]) -> None:
         value = settings.get(limit, 0)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise InvalidSettings(f"{limit} must be a whole number of 0 or more, not {value!r}")
+    if not isinstance(settings.get("send_on_weekends", True), bool):
+        raise InvalidSettings(f"send_on_weekends must be true or false, not {settings['send_on_weekends']!r}")
     if "profile" in settings:
         check_profile(settings["profile"])
+
+
+def check_send_window(settings: Mapping[str, Any]) -> None:
+    """The window the merged settings leave must hold at least one hour of a day."""
+    start = settings.get("send_window_start", TenantSettings.send_window_start)
+    end = settings.get("send_window_end", TenantSettings.send_window_end)
+    if not 0 <= start < end <= HOURS_A_DAY:
+        raise InvalidSettings(
+            f"send_window_start ({start}) must be before send_window_end ({end}), both hours from 0 to {HOURS_A_DAY}; "
+            "set both to change the window"
+        )
 
 
 def check_profile(profile: Any) -> None:
@@ -204,7 +226,9 @@ class Tenant(LooplineAggregate):
     def configure(self, settings: Mapping[str, Any], *, now: datetime) -> bool:
         """Records the given fields; False (and nothing recorded) when they change nothing."""
         check_settings(settings)
-        if merge_settings(self.settings, settings) == self.settings:
+        merged = merge_settings(self.settings, settings)
+        check_send_window(merged)
+        if merged == self.settings:
             return False
         self.trigger_event(self.Configured, timestamp=now, settings=dict(settings))
         return True
