@@ -17,6 +17,7 @@ from eventsourcing.domain import Aggregate
 
 from loopline.domain.base import LooplineAggregate, TenantEvent
 from loopline.domain.errors import DomainError
+from loopline.domain.onboarding import RAMP, RAMP_PHASES, RampPhase
 
 ExecutionMode = Literal["manual", "limited_auto"]
 EXECUTION_MODES: tuple[str, ...] = get_args(ExecutionMode)
@@ -101,7 +102,21 @@ class TenantSettings:
         20, most=24,
     )
     send_on_weekends: bool = setting("whether emails to contacts go on Saturdays and Sundays; absent: true", True)
+    ramp_phase: RampPhase = setting(
+        "onboarding (seed 002 §26), moved on by the owner: `shadow` sends nothing and every task waits for review; "
+        "`guided` sends 3 a day, every task reviewed; `limited` sends 10 a day under the execution mode; `full`: the "
+        "tenant's own limits; absent: `full`", "full",
+    )
+    warm_up: bool = setting(
+        "caps sends a day at 3, 5 and 10 in weeks 1, 2 and 3 from the tenant's first email (seed 002 §33.2), then "
+        "the daily limit holds; absent: false", False,
+    )
     profile: TenantProfile = setting("merged key by key with what was set before", factory=TenantProfile)
+
+    @property
+    def reviews_every_task(self) -> bool:
+        """Every task the agent would send for waits for the owner: the `manual` mode, or an onboarding phase."""
+        return self.execution_mode == "manual" or RAMP[self.ramp_phase].reviews_every_task
 
     @classmethod
     def from_dict(cls, settings: Mapping[str, Any]) -> TenantSettings:
@@ -144,8 +159,11 @@ def check_settings(settings: Mapping[str, Any]) -> None:
         value = settings.get(limit, 0)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise InvalidSettings(f"{limit} must be a whole number of 0 or more, not {value!r}")
-    if not isinstance(settings.get("send_on_weekends", True), bool):
-        raise InvalidSettings(f"send_on_weekends must be true or false, not {settings['send_on_weekends']!r}")
+    if "ramp_phase" in settings and settings["ramp_phase"] not in RAMP_PHASES:
+        raise InvalidSettings(f"ramp_phase {settings['ramp_phase']!r} is not one of {', '.join(RAMP_PHASES)}")
+    for flag in ("send_on_weekends", "warm_up"):
+        if not isinstance(settings.get(flag, True), bool):
+            raise InvalidSettings(f"{flag} must be true or false, not {settings[flag]!r}")
     if "profile" in settings:
         check_profile(settings["profile"])
 

@@ -44,9 +44,10 @@ def attempt(
     )
 
 
-def test_checks_run_budget_then_member_week_then_tenant_day_then_the_window() -> None:
+def test_checks_run_budget_then_member_week_then_tenant_day_then_warm_up_then_the_window() -> None:
     assert [check.__name__ for check in SEND_CHECKS] == [
-        "task_message_budget", "member_weekly_limit", "member_daily_limit", "tenant_daily_limit", "send_window"]
+        "task_message_budget", "member_weekly_limit", "member_daily_limit", "tenant_daily_limit", "warm_up",
+        "send_window"]
 
 
 def test_a_contact_emailed_today_gets_the_next_message_at_the_start_of_the_next_local_day() -> None:
