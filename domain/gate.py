@@ -70,8 +70,9 @@ def initial_status(
 ) -> tuple[TaskStatus, str]:
     """The status a new task starts in and the reason."""
     review = TaskStatus.PENDING_REVIEW
-    if acting and settings.execution_mode == "manual":
-        return review, "execution mode manual: every task the agent would send for waits for owner review"
+    if acting and settings.reviews_every_task:
+        why = "execution mode manual" if settings.execution_mode == "manual" else f"onboarding phase {settings.ramp_phase}"
+        return review, f"{why}: every task the agent would send for waits for owner review"
     # A type that sends nothing (a staff call, a report) is its own kind of work: its triggers hold as for one that
     # sends. A sending type without an address is the outside agent's to act on, under seed 000's gate below.
     trigger = tripped_trigger(kind, context) if acting or not kind.can_send else None

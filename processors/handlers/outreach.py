@@ -131,8 +131,9 @@ def hold_for_owner(uow: UnitOfWork, task: Task, action: Escalate, written: dict[
 
 def owner_approves(uow: UnitOfWork, task: Task, touch: int) -> bool:
     """Whether a touch the agent would send unasked waits for the owner instead: in `manual` mode (seed 002 §7.6, the
-    kill switch, read when the send is decided) every touch does but the first of a task the owner approved."""
-    if tenant_settings(uow, task.tenant).execution_mode != "manual":
+    kill switch, read when the send is decided) or an onboarding phase that reviews every task (§26), every touch
+    does but the first of a task the owner approved."""
+    if not tenant_settings(uow, task.tenant).reviews_every_task:
         return False
     return touch != 1 or not _approved_by_owner(uow, task)
 

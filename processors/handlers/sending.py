@@ -51,7 +51,7 @@ def send_to_contact(
     deferral = first_deferral(SendAttempt(
         contact=contact, messages_used=task.messages_used, messages_budget=plan["budget_messages"] if plan else None,
         contact_sends=contact_sends, tenant_sends=tenant_sends, limits=settings, now=now,
-        answers_contact=answers_contact, yields_to=yields_to,
+        answers_contact=answers_contact, yields_to=yields_to, task=str(task.id),
     ))
     if deferral is not None:
         return Deferred(deferral)
