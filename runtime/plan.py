@@ -8,6 +8,7 @@ reaches a contact, the owner or a model. What the copy recorded for the tenant i
 
 from __future__ import annotations
 
+import heapq
 import sqlite3
 import tempfile
 from contextlib import closing
@@ -20,11 +21,14 @@ from eventsourcing.utils import get_topic
 
 from loopline.adapters.config import InvalidSetting, Settings
 from loopline.domain.task import Task
+from loopline.domain.timers import TimerBucket
 from loopline.domain.timeutil import format_time
 from loopline.runtime.bootstrap import build
+from loopline.runtime.system import System
 
 TICK_EVERY = timedelta(minutes=15)
-"""How often the copy is ticked: a send is planned at most this long after it falls due."""
+"""How often the copy is ticked besides the due times of the timers it files: a timer filed before the plan
+fires at most this long after it falls due."""
 MOST_DAYS = 31
 PLANNED = (Task.ActionRecorded, Task.SendDeferred, Task.UserNotified)
 
@@ -62,13 +66,39 @@ def plan(settings: Settings, tenant: str, *, start: datetime, days: int) -> Plan
         system = build(_shadow(settings, home), read_models=())
         try:
             before = system.app.process_recorder.max_notification_id() or 0
-            now, until = start, start + timedelta(days=days)
-            while now <= until:
-                system.tick(now)
-                now += TICK_EVERY
+            until = start + timedelta(days=days)
+            _run_forward(system, start, until, after=before)
             return _collect(system.app, tenant, before, Plan(tenant, start, until))
         finally:
             system.close()
+
+
+def _run_forward(system: System, start: datetime, until: datetime, *, after: int) -> None:
+    """Ticks every `TICK_EVERY`, and also at the due time of each timer the run files (a touch, a held send that may
+    go at a window's jittered minute or when a limit frees up), so the plan shows it at that minute."""
+    due = [start + step * TICK_EVERY for step in range(int((until - start) / TICK_EVERY) + 1)]
+    heapq.heapify(due)
+    done: set[datetime] = set()
+    seen = after
+    while due:
+        now = heapq.heappop(due)
+        if now in done:
+            continue
+        done.add(now)
+        system.tick(now)
+        filed, seen = _new_events(system.app, seen, [get_topic(TimerBucket.TimerSet)])
+        for timer in filed:
+            if now < timer.due <= until:
+                heapq.heappush(due, timer.due)
+
+
+def _new_events(app: Any, after: int, topics: list[str]) -> tuple[list[Any], int]:
+    """The events of `topics` stored after position `after`, and the position to read from next time."""
+    found, start = [], after + 1
+    while notifications := app.process_recorder.select_notifications(start=start, limit=500, topics=topics):
+        found += [app.mapper.to_domain_event(notification) for notification in notifications]
+        start = notifications[-1].id + 1
+    return found, start - 1
 
 
 def _sqlite_path(settings: Settings) -> Path:
@@ -103,14 +133,10 @@ def _shadow(settings: Settings, home: Path) -> Settings:
 
 
 def _collect(app: Any, tenant: str, after: int, found: Plan) -> Plan:
-    topics = [get_topic(kind) for kind in PLANNED]
-    start = after + 1
-    while notifications := app.process_recorder.select_notifications(start=start, limit=500, topics=topics):
-        for notification in notifications:
-            event = app.mapper.to_domain_event(notification)
-            if event.tenant == tenant:
-                _add(found, event)
-        start = notifications[-1].id + 1
+    events, _ = _new_events(app, after, [get_topic(kind) for kind in PLANNED])
+    for event in events:
+        if event.tenant == tenant:
+            _add(found, event)
     return found
 
 

@@ -8,6 +8,7 @@ import hashlib
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -18,6 +19,7 @@ from tests.servers import SmtpSink
 
 T0 = parse_time("2026-03-02T14:00:00Z")
 GYM = "iron_temple"
+ZONE = "America/New_York"
 
 
 @pytest.fixture
@@ -37,9 +39,11 @@ def digest(home: Path) -> dict[str, str]:
     return {path.name: hashlib.sha256(path.read_bytes()).hexdigest() for path in sorted(home.iterdir()) if path.is_file()}
 
 
-def test_plan_shows_a_week_of_a_gyms_sends_and_changes_nothing(embedded_cli: Cli, smtp: SmtpSink, tmp_path: Path) -> None:
+def test_plan_shows_a_week_of_a_gyms_sends_inside_its_window_and_changes_nothing(
+    embedded_cli: Cli, smtp: SmtpSink, tmp_path: Path
+) -> None:
     configure = command("cfg", "tenant.configure", format_time(T0 - timedelta(hours=1)), tenant=GYM,
-                        execution_mode="limited_auto", timezone="America/New_York", daily_send_limit=2)
+                        execution_mode="limited_auto", timezone=ZONE, daily_send_limit=2)
     members = [task(f"churn-{n}", f"member{n}@example.com") for n in range(3)]
     assert embedded_cli.publish(tmp_path, [configure, *members], "setup").returncode == 0
     before, emailed = digest(embedded_cli.home), len(smtp.messages)
@@ -51,7 +55,8 @@ def test_plan_shows_a_week_of_a_gyms_sends_and_changes_nothing(embedded_cli: Cli
     later = [send for send in plan["sends"] if send["subject"] == "Re: We miss you"]
     assert {send["task_id"] for send in later} == {"churn-0", "churn-1", "churn-2"}, plan["sends"]
     assert all(T0 < parse_time(send["at"]) <= T0 + timedelta(days=7, hours=1) for send in plan["sends"])
-    assert any(held["rule"] == "tenant_daily_limit" for held in plan["held"]), plan["held"]
+    assert all(8 <= parse_time(send["at"]).astimezone(ZoneInfo(ZONE)).hour < 20 for send in plan["sends"]), plan["sends"]
+    assert {held["rule"] for held in plan["held"]} == {"tenant_daily_limit", "send_window"}, plan["held"]
 
 
 def test_a_dry_run_tenant_emails_nothing_and_its_audit_shows_what_would_have_gone(
