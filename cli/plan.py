@@ -34,4 +34,5 @@ def plan(
     print_table(f"{tenant} would send ({len(found.sends)})", found.sends, ["at", "task_id", "to", "subject"])
     print_table("held by a rail", found.held, ["at", "task_id", "rule", "until", "reason"])
     print_table("the owner would be told", found.owner_notices, ["at", "task_id", "kind", "message"])
-    out.print("nothing was sent or changed: the plan ran on a copy of the event store", style="dim")
+    out.print("nothing was sent or changed: the plan ran on a copy of the event store, with the offline policy "
+              "deciding (the model's drafts and evaluations may differ)", style="dim")
