@@ -67,7 +67,8 @@ def plan(settings: Settings, tenant: str, *, start: datetime, days: int) -> Plan
         try:
             before = system.app.process_recorder.max_notification_id() or 0
             until = start + timedelta(days=days)
-            _run_forward(system, start, until, after=before)
+            with system.leader.writing():  # the copy's home lock, held once rather than taken again each tick
+                _run_forward(system, start, until, after=before)
             return _collect(system.app, tenant, before, Plan(tenant, start, until))
         finally:
             system.close()
