@@ -47,8 +47,9 @@ class OwnerEmails:
         return True
 
     def fold(self, attempts: list[Attempt], stands: Callable[[Attempt], bool]) -> list[Attempt]:
-        """The attempts with each tenant's due digest notices that still `stand` replaced by one digest email (keyed
-        by the first); a notice made moot meanwhile stays as it is, to be withdrawn."""
+        """The due attempts in the order to send them: owner notices most urgent first (so when quiet hours end the
+        day's budget goes to them), each tenant's due digest notices that still `stand` replaced by one digest email
+        keyed by the first; a notice made moot meanwhile stays as it is, to be withdrawn."""
         waiting: dict[str, list[Attempt]] = {}
         kept = []
         for attempt in attempts:
@@ -56,7 +57,14 @@ class OwnerEmails:
                 waiting.setdefault(attempt.message["tenant"], []).append(attempt)
             else:
                 kept.append(attempt)
+        kept.sort(key=_urgency)
         return kept + [_digest(notices) for notices in waiting.values()]
+
+
+def _urgency(attempt: Attempt) -> int:
+    """An owner notice's rank in `PRIORITY`; any other message goes before them, in the order it came."""
+    kind = attempt.message.get("kind")
+    return PRIORITY.index(category_of(kind)) if attempt.message.get("to") == "user" and kind else -1
 
 
 def _digest(notices: list[Attempt]) -> Attempt:

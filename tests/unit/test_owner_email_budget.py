@@ -9,9 +9,13 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from loopline.domain.notice_budget import ALERT, APPROVAL, category_of, verdict
+from loopline.domain.tenant import TenantSettings
 from loopline.domain.timeutil import format_time, parse_time
 from loopline.processors.followers.delivery import is_contact_email, is_owner_email
+from loopline.processors.followers.owner_emails import OwnerEmails
+from loopline.processors.ports import Attempt
 from tests.conftest import command
+from tests.unit.fakes import FakeLedger
 from tests.unit.in_memory import InMemoryLoopline
 
 GYM = "gym"
@@ -100,3 +104,15 @@ def test_over_the_budget_waits_for_the_next_digest_after_quiet_hours() -> None:
     found = verdict("review", at=late, zone=ZONE, quiet_hours="21:00-07:00", emailed_today=5)
 
     assert found.digest and found.until == datetime(2026, 3, 3, 12, tzinfo=timezone.utc)
+
+
+def test_when_quiet_hours_end_the_most_urgent_waiting_notices_go_first() -> None:
+    def notice(key: str, kind: str) -> Attempt:
+        return Attempt(key=key, channel="smtp", attempts=1,
+                       message={"to": "user", "kind": kind, "tenant": GYM, "at": format_time(T0)})
+
+    due = [notice("a:1", "task_completed"), notice("b:1", "stalled"), notice("c:1", "escalation")]
+
+    ordered = OwnerEmails(FakeLedger(), lambda tenant: TenantSettings()).fold(due, stands=lambda attempt: True)
+
+    assert [attempt.key for attempt in ordered] == ["c:1", "b:1", "a:1"]
