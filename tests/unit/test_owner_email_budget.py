@@ -3,11 +3,13 @@ one digest, most urgent first, for what is over the budget; the outbox still get
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from loopline.adapters.messages import InvalidMessage, parse_message
 from loopline.domain.notice_budget import ALERT, APPROVAL, category_of, verdict
 from loopline.domain.tenant import TenantSettings
 from loopline.domain.timeutil import format_time, parse_time
@@ -116,3 +118,8 @@ def test_when_quiet_hours_end_the_most_urgent_waiting_notices_go_first() -> None
     ordered = OwnerEmails(FakeLedger(), lambda tenant: TenantSettings()).fold(due, stands=lambda attempt: True)
 
     assert [attempt.key for attempt in ordered] == ["c:1", "b:1", "a:1"]
+
+
+def test_quiet_hours_not_written_hh_mm_to_hh_mm_are_refused_naming_the_field() -> None:
+    with pytest.raises(InvalidMessage, match="data.owner_quiet_hours: owner_quiet_hours '9-5' is not HH:MM-HH:MM"):
+        parse_message(json.dumps(command("q", "tenant.configure", format_time(T0), GYM, owner_quiet_hours="9-5")))
