@@ -168,6 +168,15 @@ def merge_settings(current: Mapping[str, Any], given: Mapping[str, Any]) -> dict
     return merged
 
 
+@dataclass(frozen=True)
+class Pause:
+    """Why a tenant or the whole system is paused, who paused it and since when (ISO 8601)."""
+
+    reason: str
+    by: str
+    since: str
+
+
 class Tenant(LooplineAggregate):
     """Holds the merged settings as a plain dict, so a snapshot (JSON) restores it unchanged."""
 
@@ -193,9 +202,28 @@ class Tenant(LooplineAggregate):
         def apply(self, tenant: Tenant) -> None:
             tenant.settings = merge_settings(tenant.settings, self.settings)
 
+    class Paused(TenantEvent):
+        """Nothing is sent and no model is called for the tenant until it resumes; what falls due is held."""
+
+        reason: str
+        by: str
+        """Who paused it: the owner or operator who gave the command, or the rail that tripped (`bounce_rate`)."""
+
+        def apply(self, tenant: Tenant) -> None:
+            tenant.pause_record = {"reason": self.reason, "by": self.by, "since": self.timestamp.isoformat()}
+
+    class Resumed(TenantEvent):
+        reason: str
+        by: str
+
+        def apply(self, tenant: Tenant) -> None:
+            tenant.pause_record = None
+
     def __init__(self, tenant: str) -> None:
         self.tenant = tenant
         self.settings: dict[str, Any] = {}
+        # A plain dict like the settings, so a snapshot (JSON) would restore it unchanged.
+        self.pause_record: dict[str, str] | None = None
 
     @classmethod
     def create(cls, *, id: Any, tenant: str, now: datetime) -> Tenant:  # noqa: A002
@@ -208,6 +236,24 @@ class Tenant(LooplineAggregate):
             return False
         self.trigger_event(self.Configured, timestamp=now, settings=dict(settings))
         return True
+
+    def pause(self, reason: str, by: str, now: datetime) -> bool:
+        """Records the pause; False (and nothing recorded) when the tenant is paused already, so the first reason stays."""
+        if self.paused is not None:
+            return False
+        self.trigger_event(self.Paused, timestamp=now, reason=reason, by=by)
+        return True
+
+    def resume(self, reason: str, by: str, now: datetime) -> bool:
+        """Lifts the pause; False (and nothing recorded) when the tenant is not paused."""
+        if self.paused is None:
+            return False
+        self.trigger_event(self.Resumed, timestamp=now, reason=reason, by=by)
+        return True
+
+    @property
+    def paused(self) -> Pause | None:
+        return Pause(**self.pause_record) if self.pause_record is not None else None
 
     @property
     def current(self) -> TenantSettings:
