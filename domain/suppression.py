@@ -35,6 +35,7 @@ class ContactSuppression:
     """A direct base of `ContactSends`: its suppression; eventsourcing redefines the events as `ContactSends.<Name>`."""
 
     class Suppressed(TenantEvent):
+        contact: str
         reason: str
         source: str
         """Where it came from: `inbound_reply`, `unsubscribe`, `bounce`, `complaint`."""
@@ -47,6 +48,7 @@ class ContactSuppression:
     class Unsuppressed(TenantEvent):
         """The contact opted back in: Loopline may email them again."""
 
+        contact: str
         reason: str
 
         def apply(self, ledger: ContactSends) -> None:
@@ -66,13 +68,14 @@ class ContactSuppression:
         if self.suppression is not None:
             return False
         assert reason in REASONS, f"unknown suppression reason {reason!r}"
-        self.trigger_event(self.Suppressed, timestamp=now, reason=reason, source=source, words=words)
+        self.trigger_event(self.Suppressed, timestamp=now, contact=self.contact, reason=reason, source=source,
+                           words=words)
         return True
 
     def unsuppress(self, *, reason: str, now: datetime) -> None:
         if self.suppression is None:
             raise NotSuppressed(f"contact: {self.contact} is not suppressed for tenant {self.tenant}; nothing to lift")
-        self.trigger_event(self.Unsuppressed, timestamp=now, reason=reason)
+        self.trigger_event(self.Unsuppressed, timestamp=now, contact=self.contact, reason=reason)
 
     def soft_bounce(self, *, detail: str, now: datetime) -> bool:
         """Counts a soft bounce; True when it makes `SOFT_BOUNCES_AS_HARD`, to be treated as a hard bounce."""
