@@ -1,6 +1,6 @@
 """Suppression (seed 002 §22, §33.3): a STOP reply, an unsubscribe, a hard bounce or a complaint suppresses the
 contact for the tenant and, in the same step, closes every open task of theirs without asking the model; the owner
-is told once. `contact.resubscribe` lifts it. A tenant whose bounce rate passes `BOUNCE_RATE_LIMIT` is paused."""
+is told once. `contact.resubscribe` lifts it. A tenant whose bounce rate passes `BOUNCE_RATE_PERCENT` is paused."""
 
 from __future__ import annotations
 
@@ -8,11 +8,12 @@ from collections.abc import Callable
 from datetime import datetime
 from loopline.domain import ids
 from loopline.domain.auto_reply import recognise
-from loopline.domain.bounces import BOUNCE_RATE_LIMIT, TenantBounces, bounce_rate, too_many_bounces
+from loopline.domain.bounces import TenantBounces, bounce_rate, too_many_bounces
 from loopline.domain.contact_index import ContactIndex
 from loopline.domain.errors import DomainError
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.opt_out import opt_out_phrase
+from loopline.domain.safety_limits import BOUNCE_RATE_PERCENT
 from loopline.domain.send_ledger import ContactSends, TenantSends, local_day
 from loopline.domain.suppression import REASONS, suppressed_because
 from loopline.domain.task import Task
@@ -157,7 +158,7 @@ def _pause_on_bounce_rate(uow: UnitOfWork, tenant: str, contact: str, now: datet
     bounced, sent = bounce_rate(bounces, uow.get(ids.tenant_sends_id(tenant), TenantSends), today)
     if not too_many_bounces(bounced, sent):
         return ""
-    reason = (f"{bounced} of the {sent} emails of the last days bounced, over {BOUNCE_RATE_LIMIT:.0%}: "
+    reason = (f"{bounced} of the {sent} emails of the last 7 days bounced, over {BOUNCE_RATE_PERCENT} %: "
               "sending is paused to protect the domain's reputation")
     account = uow.get_or_create(ids.tenant_id(tenant), Tenant, lambda: Tenant.create(id=ids.tenant_id(tenant),
                                                                                        tenant=tenant, now=now))
