@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+
 from loopline.domain import ids
 from loopline.domain.auto_reply import recognise
 from loopline.domain.bounces import TenantBounces, bounce_rate, too_many_bounces
@@ -93,13 +94,14 @@ def suppress_contact(uow: UnitOfWork, tenant: str, contact: str, *, reason: str,
     contact's latest task. A contact already suppressed changes nothing."""
     ledger = contact_ledger(uow, tenant, contact, now)
     if not ledger.suppress(reason=reason, source=source, words=words, now=now):
-        return f"{contact} is already suppressed ({suppressed_because(ledger.suppression or {})}); nothing changed"
-    why = f"{contact} {suppressed_because(ledger.suppression or {})}"
+        return f"{contact} was suppressed already; nothing changed"
+    assert ledger.suppression is not None
+    why = f"{contact} {suppressed_because(ledger.suppression)}"
     tasks = _contact_tasks(uow, tenant, contact)
     closed = [task for task in tasks if not task.is_closed]
     for task in closed:
         _close(uow, task, reason, why, now)
-    told = told_on or max(tasks, key=lambda task: (task.last_activity_at, task.ref), default=None)
+    told = told_on or _latest(tasks)
     if told is not None:
         halted = f"closed {', '.join(repr(task.title) for task in closed)}" if closed else "no task of theirs was open"
         told.notify_user(kind="contact_suppressed",
@@ -112,6 +114,10 @@ def _contact_tasks(uow: UnitOfWork, tenant: str, contact: str) -> list[Task]:
     index = uow.get(ids.contact_index_id(tenant, contact), ContactIndex)
     refs = sorted(set(index.tasks.values())) if index is not None else []
     return [task for ref in refs if (task := uow.get(ids.task_id(tenant, ref), Task)) is not None]
+
+
+def _latest(tasks: list[Task]) -> Task | None:
+    return max(tasks, key=lambda task: (task.last_activity_at, task.ref), default=None)
 
 
 def _close(uow: UnitOfWork, task: Task, reason: str, why: str, now: datetime) -> None:
@@ -164,11 +170,10 @@ def _pause_on_bounce_rate(uow: UnitOfWork, tenant: str, contact: str, now: datet
                                                                                        tenant=tenant, now=now))
     if not account.pause(reason, "bounce_rate", now):
         return ""
-    told = _contact_tasks(uow, tenant, contact)
-    if told:
-        max(told, key=lambda task: (task.last_activity_at, task.ref)).notify_user(
-            kind="tenant_paused", message=f"Tenant {tenant} is paused: {reason}. Check the addresses, then resume "
-            "with tenant.resume.", now=now)
+    told = _latest(_contact_tasks(uow, tenant, contact))
+    if told is not None:
+        told.notify_user(kind="tenant_paused", message=f"Tenant {tenant} is paused: {reason}. Check the addresses, "
+                         "then resume with tenant.resume.", now=now)
     return f"; tenant {tenant} paused ({reason})"
 
 
