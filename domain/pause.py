@@ -1,6 +1,6 @@
 """Pause and stop (seed 002 §7.6, §7.14): a paused tenant, or the whole system paused, sends nothing and asks no
 model. What falls due meanwhile is held, not dropped: the pause keeps a list of the held work (a timer to fire
-again, a decision to ask again) and resuming hands it back, in the order it was held.
+again, a decision to ask again) and resuming hands it back.
 
 `SystemSwitch` is the one switch for every tenant (a singleton); a tenant's own pause lives on `Tenant`.
 """
@@ -14,7 +14,7 @@ from typing import Any
 from eventsourcing.domain import Aggregate
 
 from loopline.domain.base import LooplineAggregate
-from loopline.domain.timeutil import format_time
+from loopline.domain.wording import when
 
 
 @dataclass(frozen=True)
@@ -27,8 +27,7 @@ class Pause:
     since: str
 
     def says(self) -> str:
-        since = format_time(datetime.fromisoformat(self.since))
-        return f"{self.scope} is paused since {since} by {self.by} ({self.reason}): nothing is sent until it resumes"
+        return f"{self.scope} is paused since {when(datetime.fromisoformat(self.since))} by {self.by} ({self.reason}): nothing is sent until it resumes"
 
 
 def held_timer(kind: str, target_id: Any) -> dict[str, str]:
