@@ -18,6 +18,7 @@ from loopline.cli import demo as demo_module
 from loopline.cli import loops, parked, projections, tasks
 from loopline.cli import prompt as prompt_module
 from loopline.cli import tenants as tenants_module
+from loopline.cli.tenants import print_pauses
 from loopline.cli.context import NOTHING_ACCEPTED, REJECTED, explain, fail, flag, opened, parse_now
 from loopline.cli.help import App
 from loopline.cli.output import err, out, print_json, print_rows, print_table, styled
@@ -28,6 +29,7 @@ from loopline.domain.wording import count
 from loopline.processors.messages import Message
 from loopline.processors.followers.parked import short_id
 from loopline.processors.handlers.rejects import record_rejected_inputs
+from loopline.projections.pauses import current_pauses
 from loopline.projections.timeline import task_trail
 
 app = App(
@@ -293,18 +295,21 @@ def status(json_: Json = False) -> None:
         processed = system.messages_processed()
         parked = system.delivery.ledger.parked()
         quarantined = parked_counts(system)
+        with system.projections.engine.connect() as conn:
+            paused = current_pauses(conn)
     for worker in workers:
         worker.update(leads=worker["worker"] == leader, started_at=format_time(worker["started_at"]),
                       last_seen=format_time(worker["last_seen"]))
     result = {
         "deployment": "scale" if system.is_scale else "embedded", "leader": leader, "workers": workers,
         "inputs": inputs, "messages_processed": processed, "read_models": read_models,
-        "parked_deliveries": {"count": len(parked), "deliveries": parked}, "parked": quarantined,
+        "parked_deliveries": {"count": len(parked), "deliveries": parked}, "parked": quarantined, "pauses": paused,
     }
     if json_:
         print_json(result)
         return
     out.print(f"deployment: {result['deployment']}")
+    print_pauses(paused)
     if system.is_scale:
         out.print(f"leader: {leader or 'none (no worker holds the leader lock)'}", highlight=False)
     else:

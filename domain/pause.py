@@ -30,14 +30,14 @@ class Pause:
         return f"{self.scope} is paused since {when(datetime.fromisoformat(self.since))} by {self.by} ({self.reason}): nothing is sent until it resumes"
 
 
-def held_timer(kind: str, target_id: Any) -> dict[str, str]:
-    """Work held by a pause: a timer (`domain/timers.py` TimerKind) filed again at resume."""
-    return {"timer": str(kind), "target": str(target_id)}
+def held_timer(kind: str, target_id: Any, task_ref: str) -> dict[str, str]:
+    """Work held by a pause: a timer (`domain/timers.py` TimerKind) of the task's, filed again at resume."""
+    return {"timer": str(kind), "target": str(target_id), "task_ref": task_ref}
 
 
-def held_decision(task_id: Any, request_ref: str, attempt: int) -> dict[str, Any]:
+def held_decision(task_id: Any, task_ref: str, request_ref: str, attempt: int) -> dict[str, Any]:
     """Work held by a pause: a model decision the agent did not ask for, asked at resume."""
-    return {"decision": request_ref, "attempt": attempt, "target": str(task_id)}
+    return {"decision": request_ref, "attempt": attempt, "target": str(task_id), "task_ref": task_ref}
 
 
 class SystemSwitch(LooplineAggregate):

@@ -46,14 +46,14 @@ def hold(uow: UnitOfWork, tenant: str, work: dict[str, Any], now: datetime) -> P
 
 def hold_step(uow: UnitOfWork, task: Task, kind: TimerKind, target_id: UUID, now: datetime) -> str | None:
     """Holds the step a timer would take for the task while paused (it fires again at resume); None when not paused."""
-    pause = hold(uow, task.tenant, held_timer(kind, target_id), now)
+    pause = hold(uow, task.tenant, held_timer(kind, target_id, task.ref), now)
     return None if pause is None else f"'{task.title}': held, {pause.says()}"
 
 
 def hold_requested_decision(uow: UnitOfWork, task: Task, item: Pending, now: datetime) -> str:
     """A request the agent did not take to the model (a pause was in force): it waits for the resume. Resumed
     since, it is asked at once."""
-    pause = hold(uow, task.tenant, held_decision(task.id, item.request_ref, item.attempt), now)
+    pause = hold(uow, task.tenant, held_decision(task.id, task.ref, item.request_ref, item.attempt), now)
     if pause is None:
         task.hold_decision(request_ref=item.request_ref, attempt=item.attempt, reason="the pause ended meanwhile",
                            now=now)

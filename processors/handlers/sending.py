@@ -77,7 +77,7 @@ def keep_for_later(uow: UnitOfWork, task: Task, deferral: Deferral, draft: dict[
     (one that never frees up is looked at again the next day), or, held by a pause, at the resume. Says when."""
     if deferral.rule == "paused":
         task.defer_send(rule=deferral.rule, reason=deferral.reason, until=now, draft=draft, now=now)
-        hold(uow, task.tenant, held_timer(TimerKind.TASK_STEP, task.id), now)
+        hold(uow, task.tenant, held_timer(TimerKind.TASK_STEP, task.id, task.ref), now)
         return "the pause ends"
     until = deferral.until or now + DEFERRED_NEVER
     task.defer_send(rule=deferral.rule, reason=deferral.reason, until=until, draft=draft, now=now)

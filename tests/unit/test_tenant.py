@@ -92,9 +92,9 @@ def test_a_pause_records_why_and_by_whom_until_it_is_resumed() -> None:
     assert not tenant.pause("owner asked", "owner", NOW)
     assert tenant.paused == Pause(scope="tenant gym", reason="bounce rate 12 % over the 10 % limit", by="bounce_rate",
                                   since=NOW.isoformat())
-    assert tenant.hold(held_timer("task_step", "t1"), NOW)
-    assert not tenant.hold(held_timer("task_step", "t1"), NOW)
-    assert tenant.resume("list cleaned", "owner", NOW) == [{"timer": "task_step", "target": "t1"}]
+    assert tenant.hold(held_timer("task_step", "id-1", "t1"), NOW)
+    assert not tenant.hold(held_timer("task_step", "id-1", "t1"), NOW)
+    assert tenant.resume("list cleaned", "owner", NOW) == [{"timer": "task_step", "target": "id-1", "task_ref": "t1"}]
     assert tenant.resume("again", "owner", NOW) is None
     assert tenant.paused is None
     assert [type(event).__name__ for event in tenant.collect_events()] == ["Created", "Paused", "WorkHeld", "Resumed"]
