@@ -19,6 +19,7 @@ from loopline.cli import contacts, loops, parked, projections, tasks
 from loopline.cli import limits as limits_module
 from loopline.cli import prompt as prompt_module
 from loopline.cli import tenants as tenants_module
+from loopline.cli.tenants import print_pauses
 from loopline.cli.context import NOTHING_ACCEPTED, REJECTED, explain, fail, flag, opened, parse_now
 from loopline.cli.help import App
 from loopline.cli.output import err, out, print_json, print_rows, print_table, styled
@@ -30,6 +31,7 @@ from loopline.processors.messages import Message
 from loopline.processors.followers.parked import short_id
 from loopline.processors.handlers.rejects import record_rejected_inputs
 from loopline.projections.limits import held_counts
+from loopline.projections.pauses import current_pauses
 from loopline.projections.timeline import task_trail
 
 app = App(
@@ -299,19 +301,21 @@ def status(json_: Json = False) -> None:
         quarantined = parked_counts(system)
         with system.projections.engine.connect() as conn:
             held = held_counts(conn)
+            paused = current_pauses(conn)
     for worker in workers:
         worker.update(leads=worker["worker"] == leader, started_at=format_time(worker["started_at"]),
                       last_seen=format_time(worker["last_seen"]))
     result = {
         "deployment": "scale" if system.is_scale else "embedded", "leader": leader, "workers": workers,
         "inputs": inputs, "messages_processed": processed, "read_models": read_models,
-        "parked_deliveries": {"count": len(parked), "deliveries": parked}, "parked": quarantined,
+        "parked_deliveries": {"count": len(parked), "deliveries": parked}, "parked": quarantined, "pauses": paused,
         "limits_held": held,
     }
     if json_:
         print_json(result)
         return
     out.print(f"deployment: {result['deployment']}")
+    print_pauses(paused)
     if system.is_scale:
         out.print(f"leader: {leader or 'none (no worker holds the leader lock)'}", highlight=False)
     else:

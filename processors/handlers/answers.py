@@ -29,7 +29,8 @@ from loopline.processors.application import UnitOfWork
 from loopline.processors.bus import Fault, Handler
 from loopline.processors.handlers.deadline_actions import send_followup
 from loopline.processors.handlers.loops_and_timers import set_timer
-from loopline.processors.messages import DecisionReturned, Pending
+from loopline.processors.handlers.pausing import hold_requested_decision
+from loopline.processors.messages import DecisionReturned, Held, Pending
 from loopline.processors.model.prompts import missing_skill
 from loopline.processors.model.tools import is_confidence
 from loopline.processors.handlers.outreach import (
@@ -52,6 +53,8 @@ def apply(uow: UnitOfWork, returned: DecisionReturned) -> str | None:
         return None
     now = max(item.requested_at, task.modified_on)
     answer = returned.answer
+    if isinstance(answer, Held):
+        return hold_requested_decision(uow, task, item, now)
     if not isinstance(answer, str) and not is_confidence(answer.confidence):
         # Whichever adapter answered: a confidence that is no number from 0 to 1 gates nothing, so it is off-schema.
         answer = f"the model answered off its schema: confidence {answer.confidence!r} is not a number from 0 to 1"
