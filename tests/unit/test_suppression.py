@@ -83,6 +83,16 @@ def test_a_stop_reply_closes_every_task_of_the_contact_in_one_step_without_the_m
     assert "ann@example.com asked to hear no more" in told and "contact.resubscribe" in told
 
 
+def test_the_one_click_unsubscribe_mail_every_email_carries_suppresses_the_contact(loopline: InMemoryLoopline) -> None:
+    two_tasks_with_a_first_touch_sent(loopline)
+
+    # What a mail client sends to the `List-Unsubscribe` mailto (adapters/smtp.py): that subject, no body.
+    loopline.publish(signal("u1", "email.received", at(2), GYM, sender=ANN, subject=f"unsubscribe {GYM} {ANN}"))
+
+    assert suppression(loopline) is not None
+    assert loopline.task(GYM, "churn").outcome == "opted_out" and loopline.model.requests == []
+
+
 def test_nothing_more_is_sent_to_a_suppressed_contact_and_no_draft_is_asked(loopline: InMemoryLoopline) -> None:
     two_tasks_with_a_first_touch_sent(loopline)
     loopline.publish(signal("r1", "email.received", at(2), GYM, sender=ANN, body="STOP"))
