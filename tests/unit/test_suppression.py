@@ -79,8 +79,9 @@ def test_a_stop_reply_closes_every_task_of_the_contact_in_one_step_without_the_m
         assert (task.status, task.outcome) == ("cancelled", "opted_out")
     assert loopline.model.requests == []
     assert suppression(loopline) is not None and suppression(loopline)["reason"] == "member_request"
-    [told] = notices(loopline, "contact_suppressed")
-    assert "ann@example.com asked to hear no more" in told and "contact.resubscribe" in told
+    [told] = [e for e in loopline.events() if isinstance(e, Task.UserNotified) and e.kind == "contact_suppressed"]
+    assert "ann@example.com asked to hear no more" in told.message and "contact.resubscribe" in told.message
+    assert told.quote == words and told.task_ref == "churn"  # the task her reply answered, with her words
 
 
 def test_the_one_click_unsubscribe_mail_every_email_carries_suppresses_the_contact(loopline: InMemoryLoopline) -> None:
