@@ -89,3 +89,7 @@ def contact_index_id(tenant: str, contact: str) -> UUID:
 
 def system_switch_id() -> UUID:
     return _id("system-switch")
+
+
+def upstream_health_id(tenant: str, upstream: str) -> UUID:
+    return _id("upstream-health", tenant, upstream)
