@@ -14,6 +14,7 @@ from uuid import UUID
 
 from loopline.domain import ids
 from loopline.domain.pause import Pause, SystemSwitch, held_decision, held_timer
+from loopline.domain.send_ledger import TenantSends
 from loopline.domain.task import Task
 from loopline.domain.tenant import Tenant
 from loopline.domain.timers import TimerKind
@@ -78,25 +79,32 @@ def release(uow: UnitOfWork, held: list[dict[str, Any]], now: datetime) -> int:
     return len(held)
 
 
-def _tenant(uow: UnitOfWork, msg: Message) -> Tenant:
-    tenant_id = ids.tenant_id(msg.tenant)
-    return uow.get_or_create(tenant_id, Tenant, lambda: Tenant.create(id=tenant_id, tenant=msg.tenant, now=msg.at))
-
-
 def _switch(uow: UnitOfWork, msg: Message) -> SystemSwitch:
     switch_id = ids.system_switch_id()
     return uow.get_or_create(switch_id, SystemSwitch, lambda: SystemSwitch.install(id=switch_id, now=msg.at))
 
 
+def pause_tenant_now(uow: UnitOfWork, tenant: str, *, reason: str, by: str, now: datetime) -> bool:
+    """Pauses the tenant (False when it is paused already). The tenant's send ledger, which every send changes,
+    records the pause in the same save: a send racing it on another worker is redone and then held."""
+    tenant_id = ids.tenant_id(tenant)
+    found = uow.get_or_create(tenant_id, Tenant, lambda: Tenant.create(id=tenant_id, tenant=tenant, now=now))
+    if not found.pause(reason, by, now):
+        return False
+    sends_id = ids.tenant_sends_id(tenant)
+    uow.get_or_create(sends_id, TenantSends, lambda: TenantSends.open(id=sends_id, tenant=tenant, now=now)).fence_pause(now)
+    return True
+
+
 def pause_tenant(uow: UnitOfWork, msg: Message, cmd: TenantPause) -> str:
-    tenant = _tenant(uow, msg)
-    if not tenant.pause(cmd.reason, cmd.by or "owner", msg.at):
+    if not pause_tenant_now(uow, msg.tenant, reason=cmd.reason, by=cmd.by or "owner", now=msg.at):
         return f"tenant {msg.tenant} is already paused; nothing changed"
     return f"paused tenant {msg.tenant}: nothing is sent and no model is asked until tenant.resume"
 
 
 def resume_tenant(uow: UnitOfWork, msg: Message, cmd: TenantPause) -> str:
-    held = _tenant(uow, msg).resume(cmd.reason, cmd.by or "owner", msg.at)
+    tenant = uow.get(ids.tenant_id(msg.tenant), Tenant)
+    held = tenant.resume(cmd.reason, cmd.by or "owner", msg.at) if tenant is not None else None
     if held is None:
         return f"tenant {msg.tenant} is not paused; nothing changed"
     return f"resumed tenant {msg.tenant}: {release(uow, held, msg.at)} held step(s) go on, under the same limits"
