@@ -129,8 +129,8 @@ DESCRIPTIONS: dict[type, Describe] = {
     SystemSwitch.Paused: lambda e: (f"Loopline paused for every tenant by {e.by}", e.reason),
     SystemSwitch.WorkHeld: lambda e: (f"held while Loopline is paused: {_held_work(e.work)}", None),
     SystemSwitch.Resumed: lambda e: (f"Loopline resumed by {e.by}: {len(e.released)} held step(s) go on", e.reason),
-    Task.DecisionHeld: lambda e: (f"no model asked for {e.request_ref}: held while paused", e.reason),
-    Task.DecisionReleased: lambda e: (f"the pause ended: asking the model for {e.request_ref}", e.reason),
+    Task.DecisionPaused: lambda e: (f"no model asked for {e.request_ref}: held while paused", e.reason),
+    Task.DecisionResumed: lambda e: (f"the pause ended: asking the model for {e.request_ref}", e.reason),
     OpenLoop.Registered: lambda e: (
         f"waiting for {e.description or awaited_from_watch(e.channel, e.watch)} until {when(e.deadline)}; "
         f"then: {NEXT_STEP.get(e.if_unresolved, e.if_unresolved)}",
