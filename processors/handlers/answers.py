@@ -27,6 +27,7 @@ from loopline.domain.timers import TimerKind
 from loopline.processors.application import UnitOfWork
 from loopline.processors.bus import Fault, Handler
 from loopline.processors.handlers.deadline_actions import send_followup
+from loopline.processors.handlers.escalation import escalate
 from loopline.processors.handlers.loops_and_timers import set_timer
 from loopline.processors.messages import DecisionReturned, Pending
 from loopline.processors.model.prompts import missing_skill
@@ -34,7 +35,6 @@ from loopline.processors.model.tools import is_confidence
 from loopline.processors.handlers.outreach import (
     RETRY_DELAYS,
     act,
-    escalate,
     hold_for_owner,
     owner_approves,
     plan_of,
