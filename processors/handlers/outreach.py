@@ -27,6 +27,7 @@ from loopline.domain.outreach import (
     next_step,
 )
 from loopline.domain.reply_routing import guided_request_ref, unanswered_reply
+from loopline.domain.send_checks import Deferral
 from loopline.domain.send_ledger import local_day
 from loopline.domain.status import TaskStatus
 from loopline.domain.task import Task
@@ -43,7 +44,7 @@ from loopline.processors.handlers.loops_and_timers import (
     task_history,
 )
 from loopline.processors.handlers.model_calls import held_reason, request_decision
-from loopline.processors.handlers.sending import Deferred, send_to_contact
+from loopline.processors.handlers.sending import Deferred, send_deferral, send_to_contact
 from loopline.processors.handlers.tenants import tenant_settings
 
 RETRY_DELAYS = (timedelta(minutes=5), timedelta(minutes=20))
@@ -148,7 +149,7 @@ def _approved_by_owner(uow: UnitOfWork, task: Task) -> bool:
 def send_touch(uow: UnitOfWork, task: Task, action: SendTouch, now: datetime) -> str:
     """A kept (deferred) draft or the creation draft goes out as is, a touch of the agent's only if the mode lets it
     go unasked (else it is held for the owner's `task.approve`); otherwise the model is asked for one."""
-    if task.deferred is not None:
+    if task.deferred is not None and "body" in task.deferred["draft"]:
         draft = dict(task.deferred["draft"])
         touch, reply = draft.get("touch", action.touch), bool(draft.get("reply"))
         if not reply and not _owners(draft) and owner_approves(uow, task, touch):
@@ -166,6 +167,12 @@ def send_touch(uow: UnitOfWork, task: Task, action: SendTouch, now: datetime) ->
             return hold_for_owner(uow, task, held_for_owner(action.touch, draft), {**written, "touch": action.touch},
                                   now)
         return send_message(uow, task, draft=written, touch=action.touch, now=now)
+    assert task.contact is not None
+    deferral = send_deferral(uow, task, contact=task.contact, now=now, settings=tenant_settings(uow, task.tenant),
+                             yields_to=due_before(uow, task, now))
+    if deferral is not None:  # no draft is asked for that a limit would hold: asked for when the limit frees up
+        until = defer(uow, task, deferral, {"touch": action.touch}, now)
+        return f"'{task.title}': touch {action.touch} is due; not drafted until {when(until)} ({deferral.reason})"
     held = request_decision(
         uow, task, request_ref=f"{task.ref}/touch/{action.touch}", point="draft_message", purpose="touch",
         touch=action.touch, tone=action.tone, reason=f"touch {action.touch} is due", now=now,
@@ -199,10 +206,7 @@ def send_message(uow: UnitOfWork, task: Task, *, draft: dict[str, Any], touch: i
         if by == OWNER and sent.deferral.until is None:
             raise OwnerSendRefused(f"{sent.deferral.reason}, so nothing was sent to {task.contact}; write to them "
                                    "yourself, then close the task with task.takeover")
-        until = sent.deferral.until or now + DEFERRED_NEVER
-        task.defer_send(rule=sent.deferral.rule, reason=sent.deferral.reason, until=until,
-                        draft={**draft, "touch": touch, "reply": reply}, now=now)
-        set_timer(uow, kind=TimerKind.TASK_STEP, target_id=task.id, due=until, now=now)
+        until = defer(uow, task, sent.deferral, {**draft, "touch": touch, "reply": reply}, now)
         return f"'{task.title}': message to {task.contact} deferred until {when(until)} ({sent.deferral.reason})"
     plan = plan_of(task)
     next_touch_at = None if reply else plan.after_touch(touch, now)
@@ -212,6 +216,15 @@ def send_message(uow: UnitOfWork, task: Task, *, draft: dict[str, Any], touch: i
                     subject=details["subject"])
     what = "a reply" if reply else f"touch {touch} of {plan.touches}"
     return f"'{task.title}': sent {what} to {task.contact}"
+
+
+def defer(uow: UnitOfWork, task: Task, deferral: Deferral, draft: dict[str, Any], now: datetime) -> datetime:
+    """Keeps what a send limit held back (the draft, or only the touch when none was asked for yet) and steps the
+    task again when the limit frees up; says when."""
+    until = deferral.until or now + DEFERRED_NEVER
+    task.defer_send(rule=deferral.rule, reason=deferral.reason, until=until, draft=draft, now=now)
+    set_timer(uow, kind=TimerKind.TASK_STEP, target_id=task.id, due=until, now=now)
+    return until
 
 
 def due_before(uow: UnitOfWork, task: Task, now: datetime) -> tuple[str, ...]:

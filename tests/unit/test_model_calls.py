@@ -157,3 +157,20 @@ def test_the_owner_is_told_when_the_days_calls_reach_80_percent_of_the_limit(loo
                 if isinstance(event, Task.UserNotified) and event.kind == "model_calls_warning"]
     assert len(warnings) == 1
     assert "asked the model 4 times today for gym, of a daily limit of 5" in warnings[0].message
+
+
+def test_no_draft_is_asked_for_a_touch_a_send_limit_holds_and_it_is_drafted_once_the_limit_frees_up(
+        loopline: InMemoryLoopline, model: ScriptedModel) -> None:
+    configure(loopline, daily_send_limit=0)
+    create(loopline, "ann", "ann@example.com")
+
+    loopline.tick(T0 + timedelta(minutes=5))
+
+    [deferred] = [event for event in loopline.events() if isinstance(event, Task.SendDeferred)]
+    assert (deferred.rule, deferred.draft, model.requests) == ("tenant_daily_limit", {"touch": 1}, [])
+
+    loopline.publish(command("cfg2", "tenant.configure", format_time(T0 + timedelta(hours=1)), GYM, daily_send_limit=15))
+    loopline.tick(deferred.until)
+
+    assert [request.point for request in model.requests] == ["draft_message"]
+    assert [email["details"]["subject"] for _, email in loopline.emails()] == ["Touch 1"]
