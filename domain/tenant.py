@@ -93,6 +93,12 @@ class TenantSettings:
     )
     member_weekly_limit: int = setting("messages one contact may get in any 7 days; absent: 3", 3, most=MAX_SEND_LIMIT)
     daily_send_limit: int = setting("messages the tenant may send in one local day; absent: 15", 15, most=MAX_SEND_LIMIT)
+    daily_model_call_limit: int = setting(
+        "model calls the tenant's tasks may ask for in one local day (the owner is told at 80 %); absent: 200", 200,
+        most=MAX_SEND_LIMIT,
+    )
+    task_model_call_limit: int = setting("model calls one task may ask for in its life; absent: 20", 20,
+                                         most=MAX_SEND_LIMIT)
     profile: TenantProfile = setting("merged key by key with what was set before", factory=TenantProfile)
 
     @classmethod

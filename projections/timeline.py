@@ -103,6 +103,9 @@ DESCRIPTIONS: dict[type, Describe] = {
         + (f"asked again at {format_time(e.retry_at)}" if e.retry_at else "the task goes to the owner"),
         e.error,
     ),
+    Task.DecisionHeld: lambda e: (
+        f"model call held until {format_time(e.until)} ({e.rule}): {e.point} is asked for then", e.why,
+    ),
     Task.NextTouchScheduled: lambda e: (f"cadence resumes: next touch at {format_time(e.next_touch_at)}", e.reason),
     Task.OutOfOfficeReceived: lambda e: (
         f"automatic reply: the contact is away until {format_time(e.until)}; next touch at {format_time(e.next_touch_at)}",

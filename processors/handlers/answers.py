@@ -28,6 +28,7 @@ from loopline.domain.upstream_health import DEGRADED_AFTER, DEGRADED_RETRY, Upst
 from loopline.processors.application import UnitOfWork
 from loopline.processors.bus import Fault, Handler
 from loopline.processors.handlers.deadline_actions import send_followup
+from loopline.processors.handlers.escalation import escalate
 from loopline.processors.handlers.loops_and_timers import set_timer
 from loopline.processors.handlers.pausing import hold_requested_decision
 from loopline.processors.messages import DecisionReturned, Held, Pending
@@ -36,7 +37,6 @@ from loopline.processors.model.tools import is_confidence
 from loopline.processors.handlers.outreach import (
     RETRY_DELAYS,
     act,
-    escalate,
     hold_for_owner,
     owner_approves,
     plan_of,
