@@ -15,6 +15,7 @@ from loopline.adapters.leader import PostgresLeader
 from loopline.processors.limits import MAX_LINE_BYTES
 from loopline.adapters.messages import InvalidMessage, parse_message
 from loopline.cli import demo as demo_module
+from loopline.cli import limits as limits_module
 from loopline.cli import loops, parked, projections, tasks
 from loopline.cli import prompt as prompt_module
 from loopline.cli import tenants as tenants_module
@@ -31,6 +32,7 @@ from loopline.processors.followers.parked import short_id
 from loopline.processors.handlers.rejects import record_rejected_inputs
 from loopline.projections.health import failing
 from loopline.projections.pauses import current_pauses
+from loopline.projections.limits import held_counts
 from loopline.projections.timeline import task_trail
 
 app = App(
@@ -43,6 +45,7 @@ app.add_typer(parked.app, name="parked")
 app.add_typer(tenants_module.app, name="tenants")
 app.command("demo")(demo_module.demo)
 app.command("prompt")(prompt_module.prompt)
+app.command("limits")(limits_module.limits)
 
 Json = Annotated[bool, flag("--json", "Print JSON instead of text.")]
 debugging = False
@@ -299,7 +302,7 @@ def status(json_: Json = False) -> None:
         quarantined = parked_counts(system)
         channels = [row for row in system.delivery.ledger.failing_channels() if row["channel"] in system.delivery.channels]
         with system.projections.engine.connect() as conn:
-            paused, model = current_pauses(conn), failing(conn)
+            paused, model, held = current_pauses(conn), failing(conn), held_counts(conn)
     for worker in workers:
         worker.update(leads=worker["worker"] == leader, started_at=format_time(worker["started_at"]),
                       last_seen=format_time(worker["last_seen"]))
@@ -307,7 +310,7 @@ def status(json_: Json = False) -> None:
         "deployment": "scale" if system.is_scale else "embedded", "leader": leader, "workers": workers,
         "inputs": inputs, "messages_processed": processed, "read_models": read_models,
         "parked_deliveries": {"count": len(parked), "deliveries": parked}, "parked": quarantined, "pauses": paused,
-        "degraded": {"model": model, "channels": channels},
+        "degraded": {"model": model, "channels": channels}, "limits_held": held,
     }
     if json_:
         print_json(result)
@@ -334,6 +337,8 @@ def status(json_: Json = False) -> None:
     out.print(f"parked messages: {quarantined['messages']}, read-model events: {quarantined['read_model_events']}, "
               f"deliveries: {quarantined['deliveries']}" + (" (see `loopline parked list`)" if any(quarantined.values()) else ""))
     out.print(f"parked deliveries (failed after every retry): {len(parked)}")
+    out.print(f"held back by a limit: {sum(held.values())}"
+              + (f" ({', '.join(f'{rule} {n}' for rule, n in sorted(held.items()))}; see `loopline limits`)" if held else ""))
     if parked:
         print_table("parked deliveries", parked, ["parked_at", "channel", "key", "tenant", "task_id", "kind", "attempts", "last_error"])
 

@@ -22,9 +22,11 @@ from loopline.domain.outreach import (
     apply_evaluation,
 )
 from loopline.domain.task import Task
+from loopline.domain.safety_limits import DECISION_RETRY_DELAYS
 from loopline.domain.task_types import task_type
 from loopline.domain.timers import TimerKind
-from loopline.domain.upstream_health import DEGRADED_AFTER, DEGRADED_RETRY, UpstreamHealth
+from loopline.domain.safety_limits import DEGRADED_RETRY, UPSTREAM_FAILURES
+from loopline.domain.upstream_health import UpstreamHealth
 from loopline.processors.application import UnitOfWork
 from loopline.processors.bus import Fault, Handler
 from loopline.processors.handlers.deadline_actions import send_followup
@@ -35,7 +37,6 @@ from loopline.processors.messages import DecisionReturned, Held, Pending
 from loopline.processors.model.prompts import missing_skill
 from loopline.processors.model.tools import is_confidence
 from loopline.processors.handlers.outreach import (
-    RETRY_DELAYS,
     act,
     hold_for_owner,
     owner_approves,
@@ -79,13 +80,13 @@ def _failed(uow: UnitOfWork, item: Pending, task: Task, error: str, now: datetim
     attempt, health = item.attempt, model_health(uow, task.tenant, now)
     if health.failed(error, now):
         task.notify_user(kind="model_degraded", now=now, message=(
-            f"The model failed {DEGRADED_AFTER} times in a row (last: {error}): Loopline works in degraded mode. "
+            f"The model failed {UPSTREAM_FAILURES} times in a row (last: {error}): Loopline works in degraded mode. "
             f"Nothing is sent without a decision; each waiting decision is asked again every "
             f"{DEGRADED_RETRY.seconds // 3600} hour, and you are told when the model answers again."))
     if health.degraded:
         retry_at: datetime | None = now + DEGRADED_RETRY
     else:
-        retry_at = now + RETRY_DELAYS[attempt - 1] if attempt <= len(RETRY_DELAYS) else None
+        retry_at = now + DECISION_RETRY_DELAYS[attempt - 1] if attempt <= len(DECISION_RETRY_DELAYS) else None
     task.fail_decision(request_ref=item.request_ref, attempt=attempt, error=error, retry_at=retry_at, now=now)
     if retry_at is not None:
         set_timer(uow, kind=TimerKind.TASK_STEP, target_id=task.id, due=retry_at, now=now)
