@@ -20,20 +20,24 @@ class AlreadyDecided(DomainError):
     """A decision for a request that is no longer pending: a repeat, or one recorded by another process."""
 
 
+class DecisionAsked(TaskEvent):
+    """What a model decision is asked for: the fields of a request, a held one and a resumed one."""
+
+    request_ref: str
+    point: str
+    purpose: str
+    touch: int | None
+    tone: str | None
+    reason: str
+    attempt: int
+    loop_ref: str | None
+
+
 class TaskDecisions:
     """A direct base of `Task`, keeping its `pending_decisions`; eventsourcing redefines its events as `Task.<Name>`."""
 
-    class DecisionRequested(TaskEvent):
+    class DecisionRequested(DecisionAsked):
         """Asks the decision processor (`processors/followers/agent.py`) for a model decision; `attempt` > 1 is a retry."""
-
-        request_ref: str
-        point: str
-        purpose: str
-        touch: int | None
-        tone: str | None
-        reason: str
-        attempt: int
-        loop_ref: str | None
 
         def apply(self, task: Task) -> None:
             held = "held" in task.pending_decisions.get(self.request_ref, {})
@@ -45,17 +49,9 @@ class TaskDecisions:
             if self.point == "evaluate_reply" and self.attempt == 1 and not held:  # a held reply was counted then
                 _reply_answered(task, self.request_ref)
 
-    class DecisionHeld(TaskEvent):
+    class DecisionHeld(DecisionAsked):
         """A model call a rule of `domain/model_checks.py` held back: asked for at `until`, as a failed one is retried."""
 
-        request_ref: str
-        point: str
-        purpose: str
-        touch: int | None
-        tone: str | None
-        reason: str
-        attempt: int
-        loop_ref: str | None
         rule: str
         why: str
         until: datetime
@@ -116,17 +112,8 @@ class TaskDecisions:
         def apply(self, task: Task) -> None:
             task.pending_decisions[self.request_ref]["paused"] = True
 
-    class DecisionResumed(TaskEvent):
+    class DecisionResumed(DecisionAsked):
         """The pause is over: the paused request is asked as it was (the agent reads this as it reads a request)."""
-
-        request_ref: str
-        point: str
-        purpose: str
-        touch: int | None
-        tone: str | None
-        reason: str
-        attempt: int
-        loop_ref: str | None
 
         def apply(self, task: Task) -> None:
             task.pending_decisions[self.request_ref].pop("paused", None)

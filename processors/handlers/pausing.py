@@ -36,7 +36,7 @@ def hold(uow: UnitOfWork, tenant: str, work: dict[str, Any], now: datetime) -> P
     """Keeps `work` on the pause in force for the tenant, to be handed back when it resumes; None when not paused."""
     switch = uow.get(ids.system_switch_id(), SystemSwitch)
     if switch is not None and switch.paused is not None:
-        switch.hold(tenant, work, now)
+        switch.hold(work, now, tenant=tenant)
         return switch.paused
     found = uow.get(ids.tenant_id(tenant), Tenant)
     if found is None or found.paused is None:
