@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 from loopline.cli.context import flag, opened
 from loopline.cli.help import App
+from loopline.cli.health import print_pauses
 from loopline.cli.output import out, print_json, print_table, styled
 from loopline.projections.pauses import tenant_pause
 from loopline.projections.tenants import defaults, find_tenant, list_tenants
@@ -56,16 +57,3 @@ def show(tenant: str, json_: Json = False) -> None:
 def _plain(value: Any) -> str:
     return "—" if value is None else value if isinstance(value, str) else json.dumps(value)
 
-
-def print_pauses(paused: dict[str, Any]) -> None:
-    """The system's pause first (it holds every tenant), then each paused tenant's."""
-    system_pause = paused["system"]
-    if system_pause:
-        out.print(styled("PAUSED", "red", f": Loopline, every tenant, since {system_pause['since']} by "
-                         f"{system_pause['by']} ({system_pause['reason']}); {system_pause['held']} step(s) held; "
-                         "system.resume lifts it"), highlight=False)
-    for row in paused["tenants"]:
-        out.print(styled("paused", "yellow", f": tenant {row['tenant']} since {row['since']} by {row['by']} "
-                         f"({row['reason']}); {row['held']} step(s) held; tenant.resume lifts it"), highlight=False)
-    if not system_pause and not paused["tenants"]:
-        out.print("paused: nothing (system.pause and tenant.pause stop sending)")

@@ -65,6 +65,10 @@ def tenant_bounces_id(tenant: str) -> UUID:
     return _id("tenant-bounces", tenant)
 
 
+def tenant_model_calls_id(tenant: str) -> UUID:
+    return _id("tenant-model-calls", tenant)
+
+
 def tenant_tasks_id(tenant: str) -> UUID:
     return _id("tenant-tasks", tenant)
 
@@ -97,3 +101,7 @@ def contact_index_id(tenant: str, contact: str) -> UUID:
 
 def system_switch_id() -> UUID:
     return _id("system-switch")
+
+
+def upstream_health_id(tenant: str, upstream: str) -> UUID:
+    return _id("upstream-health", tenant, upstream)

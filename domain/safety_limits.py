@@ -34,6 +34,13 @@ DELIVERY_ATTEMPTS = 5
 
 DELIVERY_BACKOFF_SECONDS = 30.0
 
+UPSTREAM_FAILURES = 5
+"""Failures in a row of an upstream (the model for a tenant, a delivery channel) that make it degraded (seed 002
+§34.2 `consecutiveFailures >= 5`); it recovers by itself with its next success."""
+
+DEGRADED_RETRY = timedelta(hours=1)
+"""How often a decision is asked again while the model is degraded: the tick's pace, not a tight loop (§7.11)."""
+
 CONTACT_DAILY_MESSAGES = 1
 """Messages a contact gets in one local day across all of their tasks (seed 002 §21.3 rule 3)."""
 
@@ -145,6 +152,12 @@ SAFETY_LIMITS: tuple[SafetyLimit, ...] = (
     SafetyLimit(
         "delivery_attempts", "delivery", "tries of one outbound message (waits doubling from 30 s)", DELIVERY_ATTEMPTS,
         "§7.11", "the delivery is parked (`loopline status`, `loopline parked list`)",
+    ),
+    SafetyLimit(
+        "upstream_failures", "tenant", "failures in a row of the model for a tenant, or of a delivery channel",
+        UPSTREAM_FAILURES, "§34", "degraded mode, shown in `loopline status`: a failed decision is asked again every "
+        "hour instead of going to the owner, nothing is sent without one, the owner is told on entering and on "
+        "leaving; a channel's deliveries are retried, then parked; the next success ends it",
     ),
 )
 

@@ -14,6 +14,7 @@ from uuid import UUID
 
 from loopline.domain import ids
 from loopline.domain.pause import Pause, SystemSwitch, held_decision, held_timer
+from loopline.domain.send_ledger import TenantSends
 from loopline.domain.task import Task
 from loopline.domain.tenant import Tenant
 from loopline.domain.timers import TimerKind
@@ -35,7 +36,7 @@ def hold(uow: UnitOfWork, tenant: str, work: dict[str, Any], now: datetime) -> P
     """Keeps `work` on the pause in force for the tenant, to be handed back when it resumes; None when not paused."""
     switch = uow.get(ids.system_switch_id(), SystemSwitch)
     if switch is not None and switch.paused is not None:
-        switch.hold(tenant, work, now)
+        switch.hold(work, now, tenant=tenant)
         return switch.paused
     found = uow.get(ids.tenant_id(tenant), Tenant)
     if found is None or found.paused is None:
@@ -55,11 +56,11 @@ def hold_requested_decision(uow: UnitOfWork, task: Task, item: Pending, now: dat
     since, it is asked at once."""
     pause = hold(uow, task.tenant, held_decision(task.id, task.ref, item.request_ref, item.attempt), now)
     if pause is None:
-        task.hold_decision(request_ref=item.request_ref, attempt=item.attempt, reason="the pause ended meanwhile",
+        task.pause_decision(request_ref=item.request_ref, attempt=item.attempt, reason="the pause ended meanwhile",
                            now=now)
-        task.release_decision(request_ref=item.request_ref, attempt=item.attempt, reason="the pause ended", now=now)
+        task.resume_decision(request_ref=item.request_ref, attempt=item.attempt, reason="the pause ended", now=now)
         return f"'{task.title}': the pause ended before the model was asked; asking it now"
-    task.hold_decision(request_ref=item.request_ref, attempt=item.attempt, reason=pause.says(), now=now)
+    task.pause_decision(request_ref=item.request_ref, attempt=item.attempt, reason=pause.says(), now=now)
     return f"'{task.title}': no model asked, {pause.says()}"
 
 
@@ -73,14 +74,9 @@ def release(uow: UnitOfWork, held: list[dict[str, Any]], now: datetime) -> int:
             continue
         task = uow.get(target, Task)
         if task is not None:
-            task.release_decision(request_ref=work["decision"], attempt=work["attempt"], reason="the pause ended",
+            task.resume_decision(request_ref=work["decision"], attempt=work["attempt"], reason="the pause ended",
                                   now=now)
     return len(held)
-
-
-def _tenant(uow: UnitOfWork, msg: Message) -> Tenant:
-    tenant_id = ids.tenant_id(msg.tenant)
-    return uow.get_or_create(tenant_id, Tenant, lambda: Tenant.create(id=tenant_id, tenant=msg.tenant, now=msg.at))
 
 
 def _switch(uow: UnitOfWork, msg: Message) -> SystemSwitch:
@@ -88,15 +84,27 @@ def _switch(uow: UnitOfWork, msg: Message) -> SystemSwitch:
     return uow.get_or_create(switch_id, SystemSwitch, lambda: SystemSwitch.install(id=switch_id, now=msg.at))
 
 
+def pause_tenant_now(uow: UnitOfWork, tenant: str, *, reason: str, by: str, now: datetime) -> bool:
+    """Pauses the tenant (False when it is paused already). The tenant's send ledger, which every send changes,
+    records the pause in the same save: a send racing it on another worker is redone and then held."""
+    tenant_id = ids.tenant_id(tenant)
+    found = uow.get_or_create(tenant_id, Tenant, lambda: Tenant.create(id=tenant_id, tenant=tenant, now=now))
+    if not found.pause(reason, by, now):
+        return False
+    sends_id = ids.tenant_sends_id(tenant)
+    uow.get_or_create(sends_id, TenantSends, lambda: TenantSends.open(id=sends_id, tenant=tenant, now=now)).fence_pause(now)
+    return True
+
+
 def pause_tenant(uow: UnitOfWork, msg: Message, cmd: TenantPause) -> str:
-    tenant = _tenant(uow, msg)
-    if not tenant.pause(cmd.reason, cmd.by or "owner", msg.at):
+    if not pause_tenant_now(uow, msg.tenant, reason=cmd.reason, by=cmd.by or "owner", now=msg.at):
         return f"tenant {msg.tenant} is already paused; nothing changed"
     return f"paused tenant {msg.tenant}: nothing is sent and no model is asked until tenant.resume"
 
 
 def resume_tenant(uow: UnitOfWork, msg: Message, cmd: TenantPause) -> str:
-    held = _tenant(uow, msg).resume(cmd.reason, cmd.by or "owner", msg.at)
+    tenant = uow.get(ids.tenant_id(msg.tenant), Tenant)
+    held = tenant.resume(cmd.reason, cmd.by or "owner", msg.at) if tenant is not None else None
     if held is None:
         return f"tenant {msg.tenant} is not paused; nothing changed"
     return f"resumed tenant {msg.tenant}: {release(uow, held, msg.at)} held step(s) go on, under the same limits"

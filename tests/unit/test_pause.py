@@ -8,11 +8,15 @@ from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
+from eventsourcing.persistence import IntegrityError
 
 from loopline.domain.pause import SystemSwitch
 from loopline.domain.task import Task
 from loopline.domain.tenant import Tenant
 from loopline.domain.timeutil import format_time, parse_time
+from loopline.processors.application import UnitOfWork
+from loopline.processors.handlers.outreach import step_task
+from loopline.processors.handlers.pausing import pause_tenant_now
 from tests.conftest import command, signal
 from tests.unit.in_memory import InMemoryLoopline
 
@@ -95,7 +99,7 @@ def test_a_reply_while_paused_asks_no_model_until_the_resume(loopline: InMemoryL
                             subject="Re: We miss you, ann", body="Maybe, what time are classes?"))
 
     assert loopline.model.requests == []
-    [held] = [event for event in loopline.events() if isinstance(event, Task.DecisionHeld)]
+    [held] = [event for event in loopline.events() if isinstance(event, Task.DecisionPaused)]
     assert "tenant gym is paused since" in held.reason
 
     pause(loopline, "r", "tenant.resume", 5 * HOUR)
@@ -156,3 +160,17 @@ def test_pausing_twice_or_resuming_a_running_tenant_changes_nothing(loopline: In
     assert pause(loopline, "r0", "tenant.resume", timedelta(0)) == ["tenant gym is not paused; nothing changed"]
     pause(loopline, "p1", "tenant.pause", timedelta(0))
     assert pause(loopline, "p2", "tenant.pause", HOUR) == ["tenant gym is already paused; nothing changed"]
+
+
+def test_a_send_racing_a_pause_on_another_worker_is_redone_and_then_held(loopline: InMemoryLoopline) -> None:
+    create(loopline, "ann", "ann@example.com")
+    sender = UnitOfWork(loopline.app)
+    task = sender.get(loopline.task(GYM, "ann").id, Task)
+    assert task is not None and "sent touch 1" in str(step_task(sender, task, T0 + 2 * HOUR))
+
+    pauser = UnitOfWork(loopline.app)
+    assert pause_tenant_now(pauser, GYM, reason="stop", by="owner", now=T0 + 2 * HOUR)
+    pauser.commit()
+
+    with pytest.raises(IntegrityError):
+        sender.commit()
