@@ -169,6 +169,8 @@ def send_touch(uow: UnitOfWork, task: Task, action: SendTouch, now: datetime) ->
     assert task.contact is not None
     deferral = send_deferral(uow, task, contact=task.contact, now=now, settings=tenant_settings(uow, task.tenant),
                              yields_to=due_before(uow, task, now))
+    if deferral is not None and deferral.rule == "suppressed":
+        return close_for_suppressed(uow, task, now)
     if deferral is not None:  # no draft is asked for that a limit would hold: asked for when the limit frees up
         until = keep_for_later(uow, task, deferral, {"touch": action.touch}, now)
         return f"'{task.title}': touch {action.touch} is due; not drafted until {until} ({deferral.reason})"

@@ -105,6 +105,22 @@ def test_nothing_more_is_sent_to_a_suppressed_contact_and_no_draft_is_asked(loop
     assert loopline.model.requests == []
 
 
+def test_a_touch_due_for_a_contact_suppressed_behind_its_back_closes_the_task_undrafted(
+        loopline: InMemoryLoopline) -> None:
+    create(loopline, "churn", "churn_risk")
+    loopline.publish(command("c-lead", "task.create", at(0), GYM, task_id="lead", title="Lead Ann",
+                             task_type="lead_followup", contact=ANN, confidence=0.95))
+    uow = UnitOfWork(loopline.app)  # as a suppression racing the tasks would leave it: the ledger only
+    ledger = uow.add(ContactSends.open(id=ids.contact_sends_id(GYM, ANN), tenant=GYM, contact=ANN, now=T0))
+    ledger.suppress(reason="complaint", source="complaint", words="", now=T0)
+    uow.commit()
+
+    loopline.tick(T0 + timedelta(hours=1))
+
+    assert loopline.emails() == [] and loopline.model.requests == []
+    assert [loopline.task(GYM, ref).outcome for ref in ("churn", "lead")] == ["opted_out", "opted_out"]
+
+
 def test_the_owners_reply_to_a_suppressed_contact_is_refused_naming_the_suppression(loopline: InMemoryLoopline) -> None:
     two_tasks_with_a_first_touch_sent(loopline)
     loopline.publish(signal("r1", "email.received", at(2), GYM, sender=ANN, body="Please stop emailing me."))
