@@ -42,29 +42,24 @@ class OwnerEmails:
             self.ledger.count_owner_email(attempt.key, tenant=message["tenant"], day=day, category=category,
                                           now=now.timestamp())
             return False
-        later = {**message, "for_digest": True} if found.digest else message
+        later = {**message, "waited": True, **({"for_digest": True} if found.digest else {})}
         self.ledger.hold(attempt, until=found.until.timestamp(), reason=found.reason, message=later, now=now.timestamp())
         return True
 
     def fold(self, attempts: list[Attempt], stands: Callable[[Attempt], bool]) -> list[Attempt]:
-        """The due attempts in the order to send them: owner notices most urgent first (so when quiet hours end the
-        day's budget goes to them), each tenant's due digest notices that still `stand` replaced by one digest email
-        keyed by the first; a notice made moot meanwhile stays as it is, to be withdrawn."""
-        waiting: dict[str, list[Attempt]] = {}
-        kept = []
+        """The due attempts in the order to send them: the owner emails that waited (quiet hours) after the rest and
+        most urgent first, so the day's budget goes to them; each tenant's due digest notices that still `stand`
+        replaced by one digest email keyed by the first (a notice made moot meanwhile stays, to be withdrawn). Other
+        attempts keep their order, so a send taken over after a crash goes as it would have."""
+        digests: dict[str, list[Attempt]] = {}
+        kept, waited = [], []
         for attempt in attempts:
             if attempt.message.get("for_digest") and stands(attempt):
-                waiting.setdefault(attempt.message["tenant"], []).append(attempt)
+                digests.setdefault(attempt.message["tenant"], []).append(attempt)
             else:
-                kept.append(attempt)
-        kept.sort(key=_urgency)
-        return kept + [_digest(notices) for notices in waiting.values()]
-
-
-def _urgency(attempt: Attempt) -> int:
-    """An owner notice's rank in `PRIORITY`; any other message goes before them, in the order it came."""
-    kind = attempt.message.get("kind")
-    return PRIORITY.index(category_of(kind)) if attempt.message.get("to") == "user" and kind else -1
+                (waited if attempt.message.get("waited") else kept).append(attempt)
+        waited.sort(key=lambda attempt: PRIORITY.index(category_of(attempt.message["kind"])))
+        return kept + waited + [_digest(notices) for notices in digests.values()]
 
 
 def _digest(notices: list[Attempt]) -> Attempt:

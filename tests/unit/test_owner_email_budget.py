@@ -111,7 +111,7 @@ def test_over_the_budget_waits_for_the_next_digest_after_quiet_hours() -> None:
 def test_when_quiet_hours_end_the_most_urgent_waiting_notices_go_first() -> None:
     def notice(key: str, kind: str) -> Attempt:
         return Attempt(key=key, channel="smtp", attempts=1,
-                       message={"to": "user", "kind": kind, "tenant": GYM, "at": format_time(T0)})
+                       message={"to": "user", "kind": kind, "tenant": GYM, "at": format_time(T0), "waited": True})
 
     due = [notice("a:1", "task_completed"), notice("b:1", "stalled"), notice("c:1", "escalation")]
 
