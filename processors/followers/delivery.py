@@ -5,8 +5,8 @@ The outbox is the event store: each outbound message is derived from a stored ev
 (Task.UserNotified, Task.ActionRecorded by Loopline, Task.WokenUp, Task.SignalReceived), and that event was committed in the same transaction as its cause. Its
 idempotency key is `<originator_id>:<originator_version>`. Per key and channel the durable
 delivery ledger says whether it was delivered; a channel's send is claimed there first and
-marked after. A crash between sending and marking sends again with the same key, which each
-destination uses to drop the repeat. A failed send is retried with backoff from the ledger (it
+marked the moment the channel accepted it, one by one, so a crash resends at most the one message
+that was in flight, with the same key, which each destination uses to drop the repeat. A failed send is retried with backoff from the ledger (it
 never holds up other messages) and after the last attempt parked as failed, visible in
 `loopline status`.
 
@@ -81,11 +81,13 @@ class Delivery:
     def run_once(self) -> int:
         """Sends the retries that are due, then the messages of the next batch of events; returns how many of each.
 
-        The batch's sends are claimed in one transaction and marked in one after they went out,
-        so a crash in between sends that batch's messages again, with the same keys."""
+        The batch's sends are claimed in one transaction and each is marked as soon as its channel took
+        it, so a crash mid-batch sends again only the message in flight (with its key); the rest of the
+        batch is still claimed by the dead process and taken over at once."""
         self._moot, self._owner_emails = {}, {}
         retried = self.ledger.due(now=self._now(), limit=self.batch_size)
-        sent = [attempt for attempt in retried if self._send(attempt)]
+        for attempt in retried:
+            self._send(attempt)
         notifications = self.app.process_recorder.select_notifications(
             start=self.app.position(self.name) + 1, limit=self.batch_size, topics=TOPICS
         )
@@ -102,8 +104,8 @@ class Delivery:
                 unroutable = {"tenant": event.tenant, "task_id": getattr(event, "task_ref", None),
                               "kind": type(event).__qualname__, "position": notification.id}
                 self.ledger.park(key, ROUTING, unroutable, error=_describe(error), now=self._now())
-        sent += [attempt for attempt in self.ledger.claim(wanted, now=self._now()) if self._send(attempt)]
-        self.ledger.delivered(sent, now=self._now())
+        for attempt in self.ledger.claim(wanted, now=self._now()):
+            self._send(attempt)
         if notifications:
             try:
                 self.app.process_recorder.insert_tracking(Tracking(self.name, notifications[-1].id))
@@ -155,7 +157,8 @@ class Delivery:
             start=attempt.message["position"], limit=1, topics=TOPICS
         )
         wanted = self._wanted(self.app.mapper.to_domain_event(notification), attempt.key)
-        self.ledger.delivered([a for a in self.ledger.claim(wanted, now=self._now()) if self._send(a)], now=self._now())
+        for again in self.ledger.claim(wanted, now=self._now()):
+            self._send(again)
 
     def _routes(self, key: str, message: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
         channels = [channel for channel in self.channels.values() if channel.accepts(message)]
@@ -163,20 +166,21 @@ class Delivery:
             message["emailed"] = any(channel.name == "smtp" for channel in channels)
         return [(key, channel.name, message) for channel in channels]
 
-    def _send(self, attempt: Attempt) -> bool:
-        """True when the channel took the message; a failure is recorded for a retry, or parked after the last."""
+    def _send(self, attempt: Attempt) -> None:
+        """Marks the message delivered the moment its channel took it; a failure is recorded for a retry, or
+        parked after the last."""
         channel = self.channels.get(attempt.channel)
         try:
             withdrawn = self._withdrawn(attempt)
             if withdrawn:
                 self.ledger.withdraw(attempt, reason=withdrawn, now=self._now())
-                return False
+                return
             if attempt.channel == ROUTING:
                 self._reroute(attempt)
-                return True
-            if channel is None:
+            elif channel is None:
                 raise DeliveryFailed(f"channel {attempt.channel} is not configured in this process")
-            channel.send(key=attempt.key, message=attempt.message)
+            else:
+                channel.send(key=attempt.key, message=attempt.message)
         except Exception as error:
             if isinstance(error, DeliveryFailed) or is_infrastructure(error):
                 last = attempt.attempts >= self.max_attempts
@@ -184,8 +188,8 @@ class Delivery:
                 self.ledger.failed(attempt, error=str(error), retry_at=retry_at, now=self._now())
             else:  # a bug or a message the channel cannot take: retrying the same way would fail the same way
                 self.ledger.failed(attempt, error=_describe(error), retry_at=None, now=self._now())
-            return False
-        return True
+            return
+        self.ledger.delivered([attempt], now=self._now())
 
 
 def _describe(error: Exception) -> str:
