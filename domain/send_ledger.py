@@ -59,8 +59,21 @@ class ContactSends(LooplineAggregate):
     def open(cls, *, id: Any, tenant: str, contact: str, now: datetime) -> ContactSends:  # noqa: A002
         return cls._create(cls.Created, id=id, timestamp=now, tenant=tenant, contact=contact.lower())
 
+    class Returned(TenantEvent):
+        """The email sent at `sent_at` by the task never left (delivery could not send it): it no longer counts."""
+
+        task_ref: str
+        sent_at: datetime
+
+        def apply(self, ledger: ContactSends) -> None:
+            if self.sent_at in ledger.sent_at:
+                ledger.sent_at.remove(self.sent_at)
+
     def record(self, *, task_ref: str, now: datetime) -> None:
         self.trigger_event(self.Sent, timestamp=now, task_ref=task_ref)
+
+    def give_back(self, *, task_ref: str, sent_at: datetime, now: datetime) -> None:
+        self.trigger_event(self.Returned, timestamp=now, task_ref=task_ref, sent_at=sent_at)
 
     def sent_within_week_of(self, at: datetime) -> int:
         """Sends in the 7 days up to and including `at`: what the contact got "this week"."""
@@ -124,8 +137,21 @@ class TenantSends(LooplineAggregate):
     def open(cls, *, id: Any, tenant: str, now: datetime) -> TenantSends:  # noqa: A002
         return cls._create(cls.Created, id=id, timestamp=now, tenant=tenant)
 
+    class Returned(TenantEvent):
+        """An email counted on `day` never left (delivery could not send it): it no longer counts."""
+
+        task_ref: str
+        day: str
+
+        def apply(self, ledger: TenantSends) -> None:
+            if ledger.per_day.get(self.day):
+                ledger.per_day[self.day] -= 1
+
     def record(self, *, task_ref: str, day: date, now: datetime) -> None:
         self.trigger_event(self.Sent, timestamp=now, task_ref=task_ref, day=day.isoformat())
+
+    def give_back(self, *, task_ref: str, day: date, now: datetime) -> None:
+        self.trigger_event(self.Returned, timestamp=now, task_ref=task_ref, day=day.isoformat())
 
     def sent_on(self, day: date) -> int | None:
         """Sends on that local day; None for a day the ledger has forgotten."""

@@ -83,6 +83,7 @@ QUIET = (
     Task.UserNotified, Task.StallFlagged, Task.WakeupScheduled, Task.LoopLinked, Task.LoopClosed, Task.OutreachPlanned,
     Task.ContextMerged, Task.DecisionRequested, Task.DecisionRecorded, Task.DecisionFailed, Task.SendDeferred,
     Task.OutcomeSet, Task.TouchSent, Task.NextTouchScheduled, Task.OutOfOfficeReceived, Task.ReplyNoted,
+    Task.SendReturned,
 )
 """Events that are no activity of their own: a send is activity through its ActionRecorded, a close through Completed."""
 
@@ -174,6 +175,10 @@ def _touch_sent(conn: Connection, event: Task.TouchSent, position: int) -> None:
     )
 
 
+def _send_returned(conn: Connection, event: Task.SendReturned, position: int) -> None:
+    _update(conn, event, messages_used=event.messages_used)
+
+
 def _deferred(conn: Connection, event: Task.SendDeferred, position: int) -> None:
     _update(
         conn, event, add={"deferrals": 1}, next_action="deferred_send", next_action_at=format_time(event.until),
@@ -257,6 +262,7 @@ handlers = {
     Task.ContextMerged: lambda conn, event, position: _update(conn, event),
     Task.TouchSent: _touch_sent,
     Task.SendDeferred: _deferred,
+    Task.SendReturned: _send_returned,
     Task.DecisionRequested: _decision_requested,
     Task.DecisionRecorded: _decision_recorded,
     Task.DecisionFailed: _decision_failed,

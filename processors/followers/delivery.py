@@ -8,7 +8,8 @@ delivery ledger says whether it was delivered; a channel's send is claimed there
 marked the moment the channel accepted it, one by one, so a crash resends at most the one message
 that was in flight, with the same key, which each destination uses to drop the repeat. A failed send is retried with backoff from the ledger (it
 never holds up other messages) and after the last attempt parked as failed, visible in
-`loopline status`.
+`loopline status`. A contact email the SMTP channel cannot take at all is parked at once and given back:
+the task and the send ledgers stop counting it and the owner is told (`processors/handlers/undelivered.py`).
 
 An owner notice that asks the owner to act is looked at again just before each send: when the owner
 acted on its task after it (or the task closed), it is withdrawn (`domain/notices.py`), marked so in the
@@ -33,6 +34,7 @@ from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time
 from loopline.processors.application import Loopline
 from loopline.processors.bus import is_infrastructure
+from loopline.processors.handlers.undelivered import give_back_undelivered
 from loopline.processors.ports import Attempt, Clock, DeliveryFailed, DeliveryLedger, OutboundChannel
 
 TOPICS = [
@@ -40,6 +42,8 @@ TOPICS = [
 ]
 ROUTING = "routing"
 """The ledger's channel for an event that failed to become a message (parked; a retry routes it again)."""
+EMAIL = "smtp"
+"""The channel that emails: a contact email it cannot take is given back (`processors/handlers/undelivered.py`)."""
 MAX_ATTEMPTS = 5
 BACKOFF_SECONDS = 30.0
 """The first retry's delay; each later one waits twice as long (30 s, 1 min, 2 min, 4 min)."""
@@ -163,7 +167,7 @@ class Delivery:
     def _routes(self, key: str, message: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
         channels = [channel for channel in self.channels.values() if channel.accepts(message)]
         if is_contact_email(message) or is_owner_email(message):
-            message["emailed"] = any(channel.name == "smtp" for channel in channels)
+            message["emailed"] = any(channel.name == EMAIL for channel in channels)
         return [(key, channel.name, message) for channel in channels]
 
     def _send(self, attempt: Attempt) -> None:
@@ -187,6 +191,8 @@ class Delivery:
                 retry_at = None if last else self._now() + self.backoff * 2 ** (attempt.attempts - 1)
                 self.ledger.failed(attempt, error=str(error), retry_at=retry_at, now=self._now())
             else:  # a bug or a message the channel cannot take: retrying the same way would fail the same way
+                if attempt.channel == EMAIL and is_contact_email(attempt.message):
+                    give_back_undelivered(self.app, key=attempt.key, reason=_describe(error), now=self.clock.now())
                 self.ledger.failed(attempt, error=_describe(error), retry_at=None, now=self._now())
             return
         self.ledger.delivered([attempt], now=self._now())

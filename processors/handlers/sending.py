@@ -42,11 +42,7 @@ def send_to_contact(
     delivery sends) unless a check in `SEND_CHECKS` defers it; the contact's and the tenant's ledgers count the
     send in the same save. `answers_contact` and `yields_to` are what the one-message-a-day check reads."""
     contact = details["to"]
-    contact_id, tenant_id = ids.contact_sends_id(task.tenant, contact), ids.tenant_sends_id(task.tenant)
-    contact_sends = uow.get(contact_id, ContactSends) or ContactSends.open(
-        id=contact_id, tenant=task.tenant, contact=contact, now=now
-    )
-    tenant_sends = uow.get(tenant_id, TenantSends) or TenantSends.open(id=tenant_id, tenant=task.tenant, now=now)
+    contact_sends, tenant_sends = ledgers(uow, task.tenant, contact, now=now)
     plan = task.outreach
     deferral = first_deferral(SendAttempt(
         contact=contact, messages_used=task.messages_used, messages_budget=plan["budget_messages"] if plan else None,
@@ -62,3 +58,12 @@ def send_to_contact(
     uow.add(contact_sends).record(task_ref=task.ref, now=now)
     uow.add(tenant_sends).record(task_ref=task.ref, day=local_day(now, settings.timezone), now=now)
     return Sent(contact)
+
+
+def ledgers(uow: UnitOfWork, tenant: str, contact: str, *, now: datetime) -> tuple[ContactSends, TenantSends]:
+    """The contact's and the tenant's send ledgers, opened (not yet added to the unit of work) when new."""
+    contact_id, tenant_id = ids.contact_sends_id(tenant, contact), ids.tenant_sends_id(tenant)
+    contact_sends = uow.get(contact_id, ContactSends) or ContactSends.open(
+        id=contact_id, tenant=tenant, contact=contact, now=now
+    )
+    return contact_sends, uow.get(tenant_id, TenantSends) or TenantSends.open(id=tenant_id, tenant=tenant, now=now)

@@ -234,6 +234,7 @@ handlers = {
     Task.DecisionRecorded: _handle(_only_logged),
     Task.DecisionFailed: _handle(_only_logged),
     Task.SendDeferred: _handle(_only_logged),
+    Task.SendReturned: _handle(_only_logged),
     Task.NextTouchScheduled: _handle(_only_logged),
     Task.OutOfOfficeReceived: _handle(_only_logged),
 }
