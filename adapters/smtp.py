@@ -63,12 +63,17 @@ def owner_thread_id(key: str, sender: str) -> str:
     return f"<loopline.task.{key.partition(':')[0]}@{domain}>"
 
 
+def one_line(subject: str) -> str:
+    """A subject is one line: a line break in a draft's or a task's words would make the header unsendable."""
+    return " ".join(subject.split())
+
+
 def compose_notice(*, key: str, message: dict[str, Any], sender: str) -> EmailMessage:
     """An owner notice as email: the task's title as subject and thread, the contact's words, the draft, the commands."""
     email = EmailMessage()
     email["From"] = sender
     email["To"] = message["owner_email"]
-    email["Subject"] = f"Loopline: {message['title']}"
+    email["Subject"] = one_line(f"Loopline: {message['title']}")
     email["Message-ID"] = message_id(key, sender)
     email["Date"] = format_datetime(parse_time(message["at"]))
     email["In-Reply-To"] = owner_thread_id(key, sender)
@@ -87,7 +92,7 @@ def compose(*, key: str, message: dict[str, Any], sender: str) -> EmailMessage:
     email = EmailMessage()
     email["From"] = sender
     email["To"] = message["to"]
-    email["Subject"] = details.get("subject") or message.get("text") or "(no subject)"
+    email["Subject"] = one_line(details.get("subject") or message.get("text") or "") or "(no subject)"
     email["Message-ID"] = message_id(key, sender)
     email["Date"] = format_datetime(parse_time(message["at"]))
     references = [message_id(key, sender) for key in (details.get("thread") or {}).get("references", [])]
