@@ -47,6 +47,16 @@ class ContactSends(LooplineAggregate):
                 ledger.forgotten_until = max(filter(None, (ledger.forgotten_until, forgotten[-1])))
             ledger.sent_at = sent_at[len(forgotten):]
 
+    class Returned(TenantEvent):
+        """The email sent at `sent_at` by the task never left (delivery could not send it): it no longer counts."""
+
+        task_ref: str
+        sent_at: datetime
+
+        def apply(self, ledger: ContactSends) -> None:
+            if self.sent_at in ledger.sent_at:
+                ledger.sent_at.remove(self.sent_at)
+
     def __init__(self, tenant: str, contact: str) -> None:
         self.tenant = tenant
         self.contact = contact
@@ -58,16 +68,6 @@ class ContactSends(LooplineAggregate):
     @classmethod
     def open(cls, *, id: Any, tenant: str, contact: str, now: datetime) -> ContactSends:  # noqa: A002
         return cls._create(cls.Created, id=id, timestamp=now, tenant=tenant, contact=contact.lower())
-
-    class Returned(TenantEvent):
-        """The email sent at `sent_at` by the task never left (delivery could not send it): it no longer counts."""
-
-        task_ref: str
-        sent_at: datetime
-
-        def apply(self, ledger: ContactSends) -> None:
-            if self.sent_at in ledger.sent_at:
-                ledger.sent_at.remove(self.sent_at)
 
     def record(self, *, task_ref: str, now: datetime) -> None:
         self.trigger_event(self.Sent, timestamp=now, task_ref=task_ref)
@@ -126,6 +126,16 @@ class TenantSends(LooplineAggregate):
                 ledger.forgotten_through = max(filter(None, (ledger.forgotten_through, *forgotten)))
                 ledger.per_day = {day: count for day, count in ledger.per_day.items() if day >= horizon}
 
+    class Returned(TenantEvent):
+        """An email counted on `day` never left (delivery could not send it): it no longer counts."""
+
+        task_ref: str
+        day: str
+
+        def apply(self, ledger: TenantSends) -> None:
+            if ledger.per_day.get(self.day):
+                ledger.per_day[self.day] -= 1
+
     def __init__(self, tenant: str) -> None:
         self.tenant = tenant
         self.per_day: dict[str, int] = {}
@@ -136,16 +146,6 @@ class TenantSends(LooplineAggregate):
     @classmethod
     def open(cls, *, id: Any, tenant: str, now: datetime) -> TenantSends:  # noqa: A002
         return cls._create(cls.Created, id=id, timestamp=now, tenant=tenant)
-
-    class Returned(TenantEvent):
-        """An email counted on `day` never left (delivery could not send it): it no longer counts."""
-
-        task_ref: str
-        day: str
-
-        def apply(self, ledger: TenantSends) -> None:
-            if ledger.per_day.get(self.day):
-                ledger.per_day[self.day] -= 1
 
     def record(self, *, task_ref: str, day: date, now: datetime) -> None:
         self.trigger_event(self.Sent, timestamp=now, task_ref=task_ref, day=day.isoformat())

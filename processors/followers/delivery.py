@@ -6,10 +6,11 @@ The outbox is the event store: each outbound message is derived from a stored ev
 idempotency key is `<originator_id>:<originator_version>`. Per key and channel the durable
 delivery ledger says whether it was delivered; a channel's send is claimed there first and
 marked the moment the channel accepted it, one by one, so a crash resends at most the one message
-that was in flight, with the same key, which each destination uses to drop the repeat. A failed send is retried with backoff from the ledger (it
-never holds up other messages) and after the last attempt parked as failed, visible in
-`loopline status`. A contact email the SMTP channel cannot take at all is parked at once and given back:
-the task and the send ledgers stop counting it and the owner is told (`processors/handlers/undelivered.py`).
+that was in flight, with the same key, which each destination uses to drop the repeat. A failed
+send is retried with backoff from the ledger (it never holds up other messages) and after the last
+attempt parked as failed, visible in `loopline status`. A contact email the SMTP channel cannot take
+at all is parked at once and given back: the task and the send ledgers stop counting it and the owner
+is told (`processors/handlers/undelivered.py`).
 
 An owner notice that asks the owner to act is looked at again just before each send: when the owner
 acted on its task after it (or the task closed), it is withdrawn (`domain/notices.py`), marked so in the

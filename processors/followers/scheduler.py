@@ -138,7 +138,8 @@ class Scheduler:
         last = floor_hour(now)
         hours = [wheel.first_unswept + step * HOUR for step in range(max(int((last - wheel.first_unswept) / HOUR) + 1, 0))]
         opened_late, openings_read = self._opened_behind(wheel.first_unswept)
-        read, stepping = self._choose_steps(opened_late + [(hour, shard) for hour in hours for shard in range(SHARDS)], now)
+        in_turn = [(hour, shard) for hour in hours for shard in range(SHARDS)]
+        read, stepping = self._choose_steps(opened_late + in_turn, now)
         for hour, shard in opened_late:
             events = read.pop(ids.timer_bucket_id(hour, shard))
             self._sweep_bucket(BucketSweep(self.app, hour, shard, now, stepping, events), report)
