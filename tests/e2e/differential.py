@@ -16,8 +16,7 @@ GYMS = ("gym_a", "gym_b", "gym_c")
 MEMBERS = 6
 ANSWERS = ("Thanks, sounds good", "Maybe, I'm busy this month")
 """What some members write back after the first touch: the model answers one, waits on the other."""
-TICKS = [T0 + timedelta(hours=1), T0 + timedelta(days=1), T0 + timedelta(days=4), T0 + timedelta(days=9),
-         T0 + timedelta(days=16)]
+TICKS = [T0 + timedelta(hours=1), T0 + timedelta(days=4), T0 + timedelta(days=9), T0 + timedelta(days=16)]
 
 
 def contact(gym: str, n: int) -> str:
@@ -45,7 +44,7 @@ def answers(at: datetime) -> list[dict[str, Any]]:
             for gym in GYMS for n in range(0, MEMBERS, 2)]
 
 
-ANSWERED_AFTER_TICK = 1
+ANSWERED_AFTER_TICK = 0
 """The answers arrive after this tick (the first touch has gone out) and before the next one."""
 
 
