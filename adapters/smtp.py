@@ -112,6 +112,7 @@ def compose(*, key: str, message: dict[str, Any], sender: str) -> EmailMessage:
 
 class SmtpChannel:
     name = "smtp"
+    drops_repeats = False
 
     def __init__(self, server: SmtpServer, sender: str) -> None:
         self.server = server

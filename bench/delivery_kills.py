@@ -3,8 +3,8 @@
     python -m bench.delivery_kills [--tasks 700] [--kills 150] [--seed 1]
 
 Fills an embedded home with tasks whose reply is overdue (one contact each), then starts
-`loopline run` against a local SMTP server again and again, killing each worker a random moment
-(up to 0.3 s) after its first email went out, until `--kills` kills; a last worker sends the rest.
+`loopline run` against a local SMTP server again and again, killing each worker once SMTP took a
+random number of emails from it (1 to 5), until `--kills` kills; a last worker sends the rest.
 Prints the emails SMTP took, the distinct ones (by Message-ID), the repeats and the repeats per kill.
 """
 

@@ -87,12 +87,11 @@ class Delivery:
         """Sends the retries that are due, then the messages of the next batch of events; returns how many of each.
 
         The batch's sends are claimed in one transaction and each is marked as soon as its channel took
-        it, so a crash mid-batch sends again only the message in flight (with its key); the rest of the
-        batch is still claimed by the dead process and taken over at once."""
+        it (`_deliver`), so a crash mid-batch sends again only the message in flight (with its key); the
+        rest of the batch is still claimed by the dead process and taken over at once."""
         self._moot, self._owner_emails = {}, {}
         retried = self.ledger.due(now=self._now(), limit=self.batch_size)
-        for attempt in retried:
-            self._send(attempt)
+        self._deliver(retried)
         notifications = self.app.process_recorder.select_notifications(
             start=self.app.position(self.name) + 1, limit=self.batch_size, topics=TOPICS
         )
@@ -109,8 +108,7 @@ class Delivery:
                 unroutable = {"tenant": event.tenant, "task_id": getattr(event, "task_ref", None),
                               "kind": type(event).__qualname__, "position": notification.id}
                 self.ledger.park(key, ROUTING, unroutable, error=_describe(error), now=self._now())
-        for attempt in self.ledger.claim(wanted, now=self._now()):
-            self._send(attempt)
+        self._deliver(self.ledger.claim(wanted, now=self._now()))
         if notifications:
             try:
                 self.app.process_recorder.insert_tracking(Tracking(self.name, notifications[-1].id))
@@ -162,8 +160,7 @@ class Delivery:
             start=attempt.message["position"], limit=1, topics=TOPICS
         )
         wanted = self._wanted(self.app.mapper.to_domain_event(notification), attempt.key)
-        for again in self.ledger.claim(wanted, now=self._now()):
-            self._send(again)
+        self._deliver(self.ledger.claim(wanted, now=self._now()))
 
     def _routes(self, key: str, message: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
         channels = [channel for channel in self.channels.values() if channel.accepts(message)]
@@ -171,15 +168,29 @@ class Delivery:
             message["emailed"] = any(channel.name == EMAIL for channel in channels)
         return [(key, channel.name, message) for channel in channels]
 
-    def _send(self, attempt: Attempt) -> None:
-        """Marks the message delivered the moment its channel took it; a failure is recorded for a retry, or
-        parked after the last."""
+    def _deliver(self, attempts: list[Attempt]) -> None:
+        """Sends each claimed message and marks it delivered the moment its channel took it, so a crash resends
+        at most the one in flight; a channel that never delivers a key twice itself (the JSONL outbox) has its
+        sends marked together, in one transaction, after the others."""
+        together = []
+        for attempt in attempts:
+            if not self._send(attempt):
+                continue
+            channel = self.channels.get(attempt.channel)
+            if attempt.channel == ROUTING or (channel is not None and channel.drops_repeats):
+                together.append(attempt)
+            else:
+                self.ledger.delivered([attempt], now=self._now())
+        self.ledger.delivered(together, now=self._now())
+
+    def _send(self, attempt: Attempt) -> bool:
+        """True when the channel took the message; a failure is recorded for a retry, or parked after the last."""
         channel = self.channels.get(attempt.channel)
         try:
             withdrawn = self._withdrawn(attempt)
             if withdrawn:
                 self.ledger.withdraw(attempt, reason=withdrawn, now=self._now())
-                return
+                return False
             if attempt.channel == ROUTING:
                 self._reroute(attempt)
             elif channel is None:
@@ -195,8 +206,8 @@ class Delivery:
                 if attempt.channel == EMAIL and is_contact_email(attempt.message):
                     give_back_undelivered(self.app, key=attempt.key, reason=_describe(error), now=self.clock.now())
                 self.ledger.failed(attempt, error=_describe(error), retry_at=None, now=self._now())
-            return
-        self.ledger.delivered([attempt], now=self._now())
+            return False
+        return True
 
 
 def _describe(error: Exception) -> str:

@@ -2,8 +2,8 @@
 the test in tests/e2e/test_delivery_kills.py and of `python -m bench.delivery_kills`.
 
 Every task waits on an email whose reply is overdue at wall-clock time, so the worker's first ticks
-send one follow-up per task. Each worker is killed a random moment after its first email reached
-SMTP; the next one takes over what the dead one had claimed. A repeat is an email whose Message-ID
+send one follow-up per task. Each worker is killed once SMTP took a random number of emails from it,
+whatever the machine's speed; the next one takes over what the dead one had claimed. A repeat is an email whose Message-ID
 (derived from its delivery key) SMTP had already taken.
 """
 
@@ -80,17 +80,17 @@ class KilledRuns:
             cwd=ROOT, env=self.environ, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
 
-    def run(self, kills: int, *, seed: int, longest_wait: float = 0.3, timeout: float = 120.0) -> KillRun:
-        """Kills `kills` workers (fewer if every email went out first), then lets one finish and one more pass
-        (`run --once`) take over any send the last kill left in doubt."""
+    def run(self, kills: int, *, seed: int, most_per_worker: int = 5, timeout: float = 120.0) -> KillRun:
+        """Kills `kills` workers, each once SMTP took a random number of emails from it (1 to `most_per_worker`;
+        fewer kills if every email went out first), then lets one finish and one more pass (`run --once`)
+        take over any send the last kill left in doubt."""
         rng, killed = random.Random(seed), 0
         deadline = time.monotonic() + timeout
         while killed < kills and len(self.emails()) < self.tasks:
-            before = len(self.smtp.messages)
+            enough = len(self.smtp.messages) + rng.randint(1, most_per_worker)
             worker = self.worker("--interval", "0.05", "--tick-every", "0.2")
-            while len(self.smtp.messages) == before and time.monotonic() < deadline:
-                time.sleep(0.01)
-            time.sleep(rng.uniform(0, longest_wait))
+            while len(self.smtp.messages) < enough and len(self.emails()) < self.tasks and time.monotonic() < deadline:
+                time.sleep(0.002)
             worker.kill()
             worker.wait()
             killed += 1

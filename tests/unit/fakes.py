@@ -16,6 +16,7 @@ class FakeChannel:
 
     def __init__(self, name: str, accepts: Callable[[dict[str, Any]], bool] = lambda message: True, failures: int = 0) -> None:
         self.name = name
+        self.drops_repeats = False
         self._accepts = accepts
         self.failures = failures
         self.sent: list[tuple[str, dict[str, Any]]] = []
