@@ -22,6 +22,7 @@ from uuid import UUID
 from eventsourcing.utils import get_topic
 
 from loopline.domain import ids
+from loopline.domain.safety_limits import STEPS_PER_TICK
 from loopline.domain.task import Task
 from loopline.domain.timers import SHARDS, TimerBucket, TimerKind, TimerWheel
 from loopline.domain.timeutil import HOUR, floor_hour
@@ -36,8 +37,6 @@ SWEEPS = 5
 OPENINGS = "timer-openings"
 """The scheduler's position in the stored bucket openings (`TimerBucket.Opened`)."""
 OPENINGS_BATCH = 1_000
-STEPS_PER_TICK = 20
-"""At most this many acting tasks of one tenant take a step in one tick (seed 002 §6.3); the rest wait a minute."""
 
 
 @dataclass

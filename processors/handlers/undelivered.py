@@ -27,7 +27,7 @@ def give_back_undelivered(app: Loopline, *, key: str, reason: str, now: datetime
     task = uow.get(task_id, Task)
     assert task is not None and isinstance(sent, Task.ActionRecorded)
     contact = sent.details["to"]
-    contact_sends, tenant_sends = ledgers(uow, task.tenant, contact, now=now)
+    contact_sends, tenant_sends = ledgers(uow, task, contact, now)
     task.return_send(send_version=send_version, to=contact, reason=reason, touch="touch" in sent.details, now=now)
     task.notify_user(kind="send_undeliverable", now=now, message=(
         f"My email to {contact} could not be sent ({reason}). It never left and no longer counts against any "
