@@ -8,15 +8,30 @@ from __future__ import annotations
 from datetime import datetime
 from uuid import UUID
 
+from eventsourcing.persistence import IntegrityError
+
 from loopline.domain.send_ledger import local_day
 from loopline.domain.task import Task
 from loopline.processors.application import Loopline, UnitOfWork
 from loopline.processors.handlers.sending import ledgers
 from loopline.processors.handlers.tenants import tenant_settings
 
+CONFLICTS = 3
+"""Tries before a version conflict is left to the delivery pass (which takes the send up again)."""
+
 
 def give_back_undelivered(app: Loopline, *, key: str, reason: str, now: datetime) -> None:
-    """Gives back the send of the task event the delivery `key` names, once however often delivery meets it."""
+    """Gives back the send of the task event the delivery `key` names, once however often delivery meets it; a
+    worker changing the task or a ledger meanwhile has it read and done again."""
+    for _ in range(CONFLICTS - 1):
+        try:
+            return _give_back(app, key=key, reason=reason, now=now)
+        except IntegrityError:
+            continue
+    _give_back(app, key=key, reason=reason, now=now)
+
+
+def _give_back(app: Loopline, *, key: str, reason: str, now: datetime) -> None:
     originator, _, version = key.partition(":")
     task_id, send_version = UUID(originator), int(version)
     if any(isinstance(event, Task.SendReturned) and event.send_version == send_version
