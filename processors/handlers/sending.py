@@ -1,6 +1,8 @@
 """The one way Loopline emails a contact: the send checks, then the send and its ledger entries.
 
-Everything happens in the caller's unit of work, so the checks read the ledgers as the send's
+The recipient is keyed as its normalised mailbox (`domain/mailbox.py`), so every spelling of one address meets one
+ledger, also one that reached a task before the input edge normalised addresses (a hand-registered watch, an
+older event); an address that names no mailbox is never sent to nor counted. Everything happens in the caller's unit of work, so the checks read the ledgers as the send's
 own transaction will leave them, and the send commits with the entries that count it: a limit
 can never be read from a lagging view (a view trails the log, so two sends could both pass it). Two units of work sending to the same
 contact at once both change its ledger; the second to commit meets a version conflict and is
@@ -14,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from loopline.domain import ids
+from loopline.domain.mailbox import NotAMailbox, mailbox
 from loopline.domain.send_checks import Deferral, SendAttempt, first_deferral
 from loopline.domain.send_ledger import ContactSends, TenantSends, local_day
 from loopline.domain.task import Task
@@ -41,7 +44,11 @@ def send_to_contact(
     """Emails `details["to"]` for the task (a `send_email` or `send_reminder` action by Loopline, or by the owner, which
     delivery sends) unless a check in `SEND_CHECKS` defers it; the contact's and the tenant's ledgers count the
     send in the same save. `answers_contact` and `yields_to` are what the one-message-a-day check reads."""
-    contact = details["to"]
+    try:
+        contact = mailbox(details["to"])
+    except NotAMailbox as error:
+        return Deferred(Deferral("undeliverable", f"the recipient (to) names no mailbox: {error}", None))
+    details = {**details, "to": contact}
     contact_id, tenant_id = ids.contact_sends_id(task.tenant, contact), ids.tenant_sends_id(task.tenant)
     contact_sends = uow.get(contact_id, ContactSends) or ContactSends.open(
         id=contact_id, tenant=task.tenant, contact=contact, now=now
