@@ -30,7 +30,7 @@ from loopline.processors.handlers.deadline_actions import send_followup
 from loopline.processors.handlers.loops_and_timers import set_timer
 from loopline.processors.messages import DecisionReturned, Pending
 from loopline.processors.model.prompts import missing_skill
-from loopline.processors.model.tools import is_confidence
+from loopline.processors.model.tools import InvalidToolInput, check_bounds, is_confidence
 from loopline.processors.handlers.outreach import (
     RETRY_DELAYS,
     act,
@@ -55,6 +55,11 @@ def apply(uow: UnitOfWork, returned: DecisionReturned) -> str | None:
     if not isinstance(answer, str) and not is_confidence(answer.confidence):
         # Whichever adapter answered: a confidence that is no number from 0 to 1 gates nothing, so it is off-schema.
         answer = f"the model answered off its schema: confidence {answer.confidence!r} is not a number from 0 to 1"
+    if not isinstance(answer, str):
+        try:
+            check_bounds(answer.point, answer.output)
+        except InvalidToolInput as error:
+            answer = f"the model answered off its schema: {error}"
     if isinstance(answer, str):
         return _failed(uow, item, task, answer, now)
     return _decided(uow, item, task, answer, now)
@@ -100,8 +105,9 @@ def _decided(uow: UnitOfWork, item: Pending, task: Task, decision: Decision, now
         if isinstance(action, SendTouch):
             return send_message(uow, task, draft=written, touch=touch, now=now)
         return _act_holding(uow, task, action, {**written, "touch": touch}, now)
-    action = held or apply_evaluation(output, decision.confidence, plan=plan, progress=progress,
-                                      outcomes=task_type(task.task_type).outcome_codes, now=now)
+    kind = task_type(task.task_type)
+    action = held or apply_evaluation(output, decision.confidence, plan=plan, progress=progress, outcomes=kind.outcome_codes,
+                                      now=now, provisional=tuple(o.code for o in kind.goal.outcomes if o.provisional))
     if isinstance(action, SendReply):
         return send_message(uow, task, draft={**draft, "subject": item.reply_subject or "", "body": action.body},
                             touch=task.touch, now=now, reply=True)

@@ -108,6 +108,8 @@ def test_a_model_that_does_not_answer_in_time_is_unavailable(api: MessagesApi, m
     ({**DRAFT, "confidence": "0.9"}, "draft_message.confidence must be a number"),
     ({key: value for key, value in DRAFT.items() if key != "body"}, "body is missing"),
     ({**DRAFT, "subject": 42}, "draft_message.subject must be a string"),
+    ({**DRAFT, "body": "x" * 300_000}, "draft_message.body is 300000 characters, more than 5000"),
+    ({**DRAFT, "subject": "Hi\r\nBcc: everyone@example.com"}, "draft_message.subject holds a line break"),
 ])
 def test_a_tool_input_off_its_schema_makes_the_model_unavailable(api: MessagesApi, model: AnthropicModel, tool_input, field) -> None:
     api.script(Reply(tool_input=tool_input))
