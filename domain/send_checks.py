@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from loopline.domain.send_ledger import ContactSends, TenantSends, local_day, start_of_day
+from loopline.domain.suppression import suppressed_because
 from loopline.domain.tenant import TenantSettings
 from loopline.domain.timeutil import format_time
 
@@ -45,6 +46,19 @@ class SendAttempt:
     """It answers a message the contact wrote (they are waiting for it), rather than one Loopline starts."""
     yields_to: tuple[str, ...] = ()
     """The contact's other tasks of a higher priority that are due to send now (seed 002 §21.3 rule 1)."""
+
+
+def suppressed(attempt: SendAttempt) -> Deferral | None:
+    """A suppressed contact (seed 002 §22.4) gets nothing from any task, ever, until `contact.resubscribe`."""
+    suppression = attempt.contact_sends.suppression
+    if suppression is None:
+        return None
+    return Deferral(
+        "suppressed",
+        f"{attempt.contact} {suppressed_because(suppression)}, so they are suppressed: nothing is sent to them "
+        "(contact.resubscribe lifts it when they opt back in)",
+        None,
+    )
 
 
 def task_message_budget(attempt: SendAttempt) -> Deferral | None:
@@ -124,7 +138,9 @@ def tenant_daily_limit(attempt: SendAttempt) -> Deferral | None:
 
 SendCheck = Callable[[SendAttempt], Deferral | None]
 
-SEND_CHECKS: tuple[SendCheck, ...] = (task_message_budget, member_weekly_limit, member_daily_limit, tenant_daily_limit)
+SEND_CHECKS: tuple[SendCheck, ...] = (
+    suppressed, task_message_budget, member_weekly_limit, member_daily_limit, tenant_daily_limit,
+)
 """In order: the first that defers decides, so the reason names the tightest rule first met."""
 
 

@@ -17,6 +17,7 @@ from eventsourcing.domain import Aggregate
 
 from loopline.domain.base import LooplineAggregate, TenantEvent
 from loopline.domain.errors import DomainError
+from loopline.domain.safety_limits import default
 
 ExecutionMode = Literal["manual", "limited_auto"]
 EXECUTION_MODES: tuple[str, ...] = get_args(ExecutionMode)
@@ -90,8 +91,23 @@ class TenantSettings:
         "`manual`: every task Loopline works waits for review, and so does each touch it would send unasked; "
         "`limited_auto`: escalation triggers, then the type's threshold; absent: `manual`", "manual",
     )
-    member_weekly_limit: int = setting("messages one contact may get in any 7 days; absent: 3", 3, most=MAX_SEND_LIMIT)
-    daily_send_limit: int = setting("messages the tenant may send in one local day; absent: 15", 15, most=MAX_SEND_LIMIT)
+    member_weekly_limit: int = setting(
+        "messages one contact may get in any 7 days; absent: 3", default("member_weekly_limit"), most=MAX_SEND_LIMIT,
+    )
+    daily_send_limit: int = setting(
+        "messages the tenant may send in one local day; absent: 15", default("tenant_daily_limit"), most=MAX_SEND_LIMIT,
+    )
+    daily_task_limit: int = setting(
+        "tasks Loopline works that may be created in one local day; absent: 50", default("daily_task_limit"),
+        most=MAX_SEND_LIMIT,
+    )
+    active_task_limit: int = setting(
+        "tasks Loopline works that may be open at once; absent: 100", default("active_task_limit"), most=MAX_SEND_LIMIT,
+    )
+    daily_spawned_task_limit: int = setting(
+        "tasks the agent may create from another task's work (`origin` `task`) in one local day; absent: 10",
+        default("daily_spawned_task_limit"), most=MAX_SEND_LIMIT,
+    )
     profile: TenantProfile = setting("merged key by key with what was set before", factory=TenantProfile)
 
     @classmethod
@@ -168,6 +184,15 @@ def merge_settings(current: Mapping[str, Any], given: Mapping[str, Any]) -> dict
     return merged
 
 
+@dataclass(frozen=True)
+class Pause:
+    """Why a tenant or the whole system is paused, who paused it and since when (ISO 8601)."""
+
+    reason: str
+    by: str
+    since: str
+
+
 class Tenant(LooplineAggregate):
     """Holds the merged settings as a plain dict, so a snapshot (JSON) restores it unchanged."""
 
@@ -193,9 +218,28 @@ class Tenant(LooplineAggregate):
         def apply(self, tenant: Tenant) -> None:
             tenant.settings = merge_settings(tenant.settings, self.settings)
 
+    class Paused(TenantEvent):
+        """Nothing is sent and no model is called for the tenant until it resumes; what falls due is held."""
+
+        reason: str
+        by: str
+        """Who paused it: the owner or operator who gave the command, or the rail that tripped (`bounce_rate`)."""
+
+        def apply(self, tenant: Tenant) -> None:
+            tenant.pause_record = {"reason": self.reason, "by": self.by, "since": self.timestamp.isoformat()}
+
+    class Resumed(TenantEvent):
+        reason: str
+        by: str
+
+        def apply(self, tenant: Tenant) -> None:
+            tenant.pause_record = None
+
     def __init__(self, tenant: str) -> None:
         self.tenant = tenant
         self.settings: dict[str, Any] = {}
+        # A plain dict like the settings, so a snapshot (JSON) would restore it unchanged.
+        self.pause_record: dict[str, str] | None = None
 
     @classmethod
     def create(cls, *, id: Any, tenant: str, now: datetime) -> Tenant:  # noqa: A002
@@ -208,6 +252,24 @@ class Tenant(LooplineAggregate):
             return False
         self.trigger_event(self.Configured, timestamp=now, settings=dict(settings))
         return True
+
+    def pause(self, reason: str, by: str, now: datetime) -> bool:
+        """Records the pause; False (and nothing recorded) when the tenant is paused already, so the first reason stays."""
+        if self.paused is not None:
+            return False
+        self.trigger_event(self.Paused, timestamp=now, reason=reason, by=by)
+        return True
+
+    def resume(self, reason: str, by: str, now: datetime) -> bool:
+        """Lifts the pause; False (and nothing recorded) when the tenant is not paused."""
+        if self.paused is None:
+            return False
+        self.trigger_event(self.Resumed, timestamp=now, reason=reason, by=by)
+        return True
+
+    @property
+    def paused(self) -> Pause | None:
+        return Pause(**self.pause_record) if self.pause_record is not None else None
 
     @property
     def current(self) -> TenantSettings:

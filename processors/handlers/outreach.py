@@ -43,10 +43,9 @@ from loopline.processors.handlers.loops_and_timers import (
     task_history,
 )
 from loopline.processors.handlers.sending import Deferred, send_to_contact
+from loopline.processors.handlers.suppression import close_for_suppressed
 from loopline.processors.handlers.tenants import tenant_settings
 
-RETRY_DELAYS = (timedelta(minutes=5), timedelta(minutes=20))
-"""When a failed decision is asked again; after the last, the task goes to the owner (DESIGN11 §5)."""
 NO_END_WAIT = timedelta(days=30)
 """How long a reply loop waits when the task has neither a next touch nor a budget end."""
 DEFERRED_NEVER = timedelta(days=1)
@@ -193,6 +192,8 @@ def send_message(uow: UnitOfWork, task: Task, *, draft: dict[str, Any], touch: i
                            answers_contact=reply, performed_by=by,
                            yields_to=() if reply or by == OWNER else due_before(uow, task, now))
     if isinstance(sent, Deferred):
+        if sent.deferral.rule == "suppressed" and by != OWNER:
+            return close_for_suppressed(uow, task, now)
         if by == OWNER and sent.deferral.until is None:
             raise OwnerSendRefused(f"{sent.deferral.reason}, so nothing was sent to {task.contact}; write to them "
                                    "yourself, then close the task with task.takeover")

@@ -43,9 +43,9 @@ def attempt(
     )
 
 
-def test_checks_run_budget_then_member_week_then_tenant_day() -> None:
+def test_checks_run_suppression_then_budget_then_member_week_then_tenant_day() -> None:
     assert [check.__name__ for check in SEND_CHECKS] == [
-        "task_message_budget", "member_weekly_limit", "member_daily_limit", "tenant_daily_limit"]
+        "suppressed", "task_message_budget", "member_weekly_limit", "member_daily_limit", "tenant_daily_limit"]
 
 
 def test_a_contact_emailed_today_gets_the_next_message_at_the_start_of_the_next_local_day() -> None:

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 import pytest
 
 from loopline.domain import ids
-from loopline.domain.tenant import ContactInfo, InvalidSettings, Tenant, TenantSettings
+from loopline.domain.tenant import ContactInfo, InvalidSettings, Pause, Tenant, TenantSettings
 from loopline.processors.application import Loopline
 
 NOW = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
@@ -82,3 +82,23 @@ def test_a_tenant_stored_in_the_dropped_auto_mode_reads_as_limited_auto() -> Non
     state["settings"]["execution_mode"] = "auto"  # as a tenant configured before version 2 stored it
     old = app.mapper.to_domain_event(replace(stored, state=json.dumps(state).encode()))
     assert old.settings == {"execution_mode": "limited_auto", "daily_send_limit": 4}
+
+
+def test_a_pause_records_why_and_by_whom_until_it_is_resumed() -> None:
+    tenant = make_tenant()
+    assert tenant.paused is None
+    assert tenant.pause("bounce rate 12 % over the 10 % limit", "bounce_rate", NOW)
+    assert not tenant.pause("owner asked", "owner", NOW)
+    assert tenant.paused == Pause(reason="bounce rate 12 % over the 10 % limit", by="bounce_rate", since=NOW.isoformat())
+    assert tenant.resume("list cleaned", "owner", NOW)
+    assert not tenant.resume("again", "owner", NOW)
+    assert tenant.paused is None
+    assert [type(event).__name__ for event in tenant.collect_events()] == ["Created", "Paused", "Resumed"]
+
+
+def test_a_paused_tenant_stays_paused_when_loaded_from_the_store() -> None:
+    app = Loopline(env={"PERSISTENCE_MODULE": "eventsourcing.popo"})
+    tenant = make_tenant()
+    tenant.pause("owner on holiday", "owner", NOW)
+    app.save(tenant)
+    assert app.repository.get(tenant.id).paused == Pause(reason="owner on holiday", by="owner", since=NOW.isoformat())
