@@ -93,3 +93,11 @@ def tenant_id(tenant: str) -> UUID:
 def contact_index_id(tenant: str, contact: str) -> UUID:
     """Email addresses compare without case: Bob@x and bob@x are one contact."""
     return _id("contact-index", tenant, contact.lower())
+
+
+def system_switch_id() -> UUID:
+    return _id("system-switch")
+
+
+def upstream_health_id(tenant: str, upstream: str) -> UUID:
+    return _id("upstream-health", tenant, upstream)

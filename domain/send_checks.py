@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from loopline.domain.pause import Pause
 from loopline.domain.send_ledger import ContactSends, TenantSends, local_day, start_of_day
 from loopline.domain.suppression import suppressed_because
 from loopline.domain.tenant import TenantSettings
@@ -46,6 +47,14 @@ class SendAttempt:
     """It answers a message the contact wrote (they are waiting for it), rather than one Loopline starts."""
     yields_to: tuple[str, ...] = ()
     """The contact's other tasks of a higher priority that are due to send now (seed 002 §21.3 rule 1)."""
+    pause: Pause | None = None
+    """The pause in force for the tenant (the system's first, then its own), if any."""
+
+
+def paused(attempt: SendAttempt) -> Deferral | None:
+    """Nothing is sent while the tenant or the whole system is paused (seed 002 §7.6, §7.14); the send waits for the
+    resume, which wakes it (`processors/handlers/pausing.py`), so it has no time of its own."""
+    return None if attempt.pause is None else Deferral("paused", attempt.pause.says(), None)
 
 
 def suppressed(attempt: SendAttempt) -> Deferral | None:
@@ -139,7 +148,7 @@ def tenant_daily_limit(attempt: SendAttempt) -> Deferral | None:
 SendCheck = Callable[[SendAttempt], Deferral | None]
 
 SEND_CHECKS: tuple[SendCheck, ...] = (
-    suppressed, task_message_budget, member_weekly_limit, member_daily_limit, tenant_daily_limit,
+    paused, suppressed, task_message_budget, member_weekly_limit, member_daily_limit, tenant_daily_limit,
 )
 """In order: the first that defers decides, so the reason names the tightest rule first met."""
 

@@ -125,6 +125,13 @@ class TenantSends(LooplineAggregate):
                 ledger.forgotten_through = max(filter(None, (ledger.forgotten_through, *forgotten)))
                 ledger.per_day = {day: count for day, count in ledger.per_day.items() if day >= horizon}
 
+    class PauseFenced(TenantEvent):
+        """The tenant was paused in the same save (`Tenant.Paused`): a send on another worker that read this ledger
+        before meets a version conflict and is checked again, so no send slips past the pause. Changes no count."""
+
+        def apply(self, ledger: TenantSends) -> None:
+            pass
+
     def __init__(self, tenant: str) -> None:
         self.tenant = tenant
         self.per_day: dict[str, int] = {}
@@ -138,6 +145,9 @@ class TenantSends(LooplineAggregate):
 
     def record(self, *, task_ref: str, day: date, now: datetime) -> None:
         self.trigger_event(self.Sent, timestamp=now, task_ref=task_ref, day=day.isoformat())
+
+    def fence_pause(self, now: datetime) -> None:
+        self.trigger_event(self.PauseFenced, timestamp=now)
 
     def sent_on(self, day: date) -> int | None:
         """Sends on that local day; None for a day the ledger has forgotten."""

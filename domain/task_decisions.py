@@ -86,6 +86,32 @@ class TaskDecisions:
             if self.retry_at is None:
                 task.pending_decisions.pop(self.request_ref, None)
 
+    class DecisionHeld(TaskEvent):
+        """A pause (`domain/pause.py`) was in force when the agent read the request: no model was asked, and the
+        request waits, still pending, for the resume."""
+
+        request_ref: str
+        attempt: int
+        reason: str
+
+        def apply(self, task: Task) -> None:
+            task.pending_decisions[self.request_ref]["held"] = True
+
+    class DecisionReleased(TaskEvent):
+        """The pause is over: the held request is asked as it was (the agent reads this as it reads a request)."""
+
+        request_ref: str
+        point: str
+        purpose: str
+        touch: int | None
+        tone: str | None
+        reason: str
+        attempt: int
+        loop_ref: str | None
+
+        def apply(self, task: Task) -> None:
+            task.pending_decisions[self.request_ref].pop("held", None)
+
     def request_decision(
         self, *, request_ref: str, point: str, purpose: str, touch: int | None, tone: str | None, reason: str,
         now: datetime, attempt: int = 1, loop_ref: str | None = None,
@@ -99,6 +125,23 @@ class TaskDecisions:
             self.DecisionRequested, timestamp=now, request_ref=request_ref, point=point, purpose=purpose, touch=touch,
             tone=tone, reason=reason, attempt=attempt, loop_ref=loop_ref,
         )
+
+    def hold_decision(self, *, request_ref: str, attempt: int, reason: str, now: datetime) -> None:
+        if self.pending_decision(request_ref, attempt) is None:
+            raise AlreadyDecided(f"task {self.ref} has no pending decision {request_ref!r} (attempt {attempt})")
+        self.trigger_event(self.DecisionHeld, timestamp=now, request_ref=request_ref, attempt=attempt, reason=reason)
+
+    def release_decision(self, *, request_ref: str, attempt: int, reason: str, now: datetime) -> bool:
+        """Asks a held request again; False when it is held no more (decided, replaced by a newer reply's, closed)."""
+        pending = self.pending_decision(request_ref, attempt)
+        if pending is None or not pending.get("held"):
+            return False
+        self.trigger_event(
+            self.DecisionReleased, timestamp=now, request_ref=request_ref, point=pending["point"],
+            purpose=pending["purpose"], touch=pending["touch"], tone=pending["tone"], reason=reason, attempt=attempt,
+            loop_ref=pending["loop_ref"],
+        )
+        return True
 
     def pending_decision(self, request_ref: str, attempt: int) -> dict[str, Any] | None:
         """The request still waiting for this attempt's decision, or None (decided, failed, or asked again since)."""

@@ -17,6 +17,7 @@ from eventsourcing.domain import Aggregate
 
 from loopline.domain.base import LooplineAggregate, TenantEvent
 from loopline.domain.errors import DomainError
+from loopline.domain.pause import Pause
 from loopline.domain.safety_limits import default
 
 ExecutionMode = Literal["manual", "limited_auto"]
@@ -184,15 +185,6 @@ def merge_settings(current: Mapping[str, Any], given: Mapping[str, Any]) -> dict
     return merged
 
 
-@dataclass(frozen=True)
-class Pause:
-    """Why a tenant or the whole system is paused, who paused it and since when (ISO 8601)."""
-
-    reason: str
-    by: str
-    since: str
-
-
 class Tenant(LooplineAggregate):
     """Holds the merged settings as a plain dict, so a snapshot (JSON) restores it unchanged."""
 
@@ -231,15 +223,27 @@ class Tenant(LooplineAggregate):
     class Resumed(TenantEvent):
         reason: str
         by: str
+        released: list[dict[str, Any]]
+        """The held work handed back (`domain/pause.py`), in the order it was held."""
 
         def apply(self, tenant: Tenant) -> None:
             tenant.pause_record = None
+            tenant.held = []
+
+    class WorkHeld(TenantEvent):
+        """Work that fell due while the tenant was paused (`domain/pause.py` held_timer, held_decision)."""
+
+        work: dict[str, Any]
+
+        def apply(self, tenant: Tenant) -> None:
+            tenant.held.append(self.work)
 
     def __init__(self, tenant: str) -> None:
         self.tenant = tenant
         self.settings: dict[str, Any] = {}
-        # A plain dict like the settings, so a snapshot (JSON) would restore it unchanged.
+        # Plain dicts and lists like the settings, so a snapshot (JSON) would restore them unchanged.
         self.pause_record: dict[str, str] | None = None
+        self.held: list[dict[str, Any]] = []
 
     @classmethod
     def create(cls, *, id: Any, tenant: str, now: datetime) -> Tenant:  # noqa: A002
@@ -255,21 +259,29 @@ class Tenant(LooplineAggregate):
 
     def pause(self, reason: str, by: str, now: datetime) -> bool:
         """Records the pause; False (and nothing recorded) when the tenant is paused already, so the first reason stays."""
-        if self.paused is not None:
+        if self.pause_record is not None:
             return False
         self.trigger_event(self.Paused, timestamp=now, reason=reason, by=by)
         return True
 
-    def resume(self, reason: str, by: str, now: datetime) -> bool:
-        """Lifts the pause; False (and nothing recorded) when the tenant is not paused."""
-        if self.paused is None:
+    def resume(self, reason: str, by: str, now: datetime) -> list[dict[str, Any]] | None:
+        """Lifts the pause and returns the held work to hand back; None (and nothing recorded) when not paused."""
+        if self.pause_record is None:
+            return None
+        released = list(self.held)
+        self.trigger_event(self.Resumed, timestamp=now, reason=reason, by=by, released=released)
+        return released
+
+    def hold(self, work: dict[str, Any], now: datetime) -> bool:
+        """Keeps `work` for the resume; False when it is held already."""
+        if work in self.held:
             return False
-        self.trigger_event(self.Resumed, timestamp=now, reason=reason, by=by)
+        self.trigger_event(self.WorkHeld, timestamp=now, work=dict(work))
         return True
 
     @property
     def paused(self) -> Pause | None:
-        return Pause(**self.pause_record) if self.pause_record is not None else None
+        return Pause(scope=f"tenant {self.tenant}", **self.pause_record) if self.pause_record is not None else None
 
     @property
     def current(self) -> TenantSettings:

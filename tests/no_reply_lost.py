@@ -46,6 +46,7 @@ REPLIES = (
     "hmm",  # nothing the policy knows: the owner reads it
     "I am out of the office until 20 March",  # an automatic reply: the task pauses
 )
+AUTO_REPLY = 6
 ZONES = ("UTC", "America/New_York", "Asia/Tokyo")
 SUPPRESSIONS = ("unsubscribe", "complaint", "hard_bounce", "soft_bounce", "resubscribe")
 """What suppresses a member besides a STOP reply (issue 19 item 1), and the opt-in that lifts it."""
@@ -175,8 +176,9 @@ def broken_rules(replies: list[Reply], events: list[Any], timezone_name: str) ->
             broken.append(f"{reply.ref} ({reply.words!r}) reached no task and not the owner")
         for task_id in reached:
             history = by_task[task_id]
+            received = history[_received(history, reply)]
             after = history[_received(history, reply) + 1:]
-            if not _acted_on(after, reply):
+            if not _acted_on(after, reply) and not _kept_for_the_owner(received, reply):
                 broken.append(f"{reply.ref} ({reply.words!r}) reached {created[task_id].ref}, which never acted on it")
             early = _send_before_reading(after)
             if early:
@@ -225,6 +227,12 @@ def _acted_on(after: list[Any], reply: Reply) -> bool:
         or (isinstance(e, Task.UserNotified) and reply.words in e.message)
         for e in after
     )
+
+
+def _kept_for_the_owner(received: Any, reply: Reply) -> bool:
+    """An automatic reply to a task with the owner (in review, escalated) is kept in its conversation, without
+    calling the owner: an auto-responder's words are nobody's."""
+    return reply.words.startswith(REPLIES[AUTO_REPLY]) and received.status in ("pending_review", "escalated")
 
 
 def _send_before_reading(after: list[Any]) -> str | None:

@@ -17,12 +17,14 @@ from collections import Counter
 from typing import Any
 
 from loopline.domain.send_ledger import WEEK, ContactSends, local_day
+from loopline.domain.status import TaskStatus
 from loopline.domain.task import Task
 from loopline.domain.tenant import Tenant, TenantSettings, merge_settings
 from loopline.domain.timeutil import format_time
 
 PAUSES = {"Tenant.Paused": True, "Tenant.Resumed": False, "SystemSwitch.Paused": True, "SystemSwitch.Resumed": False}
 """The events that pause and resume sending, a tenant's or the whole system's (`domain/pause.py`), by name."""
+AGENT_WORKS = (TaskStatus.READY, TaskStatus.EXECUTING, TaskStatus.WAITING)
 
 
 def broken_rails(events: list[Any]) -> list[str]:
@@ -61,10 +63,11 @@ def broken_rails(events: list[Any]) -> list[str]:
 
 
 def _still_held(events: list[Any]) -> list[str]:
-    """Tasks still open at the end that hold a send back: after settling, none may (held is not dropped, nor kept)."""
+    """Tasks the agent still works at the end that hold a send back: after settling, none may. A held send ends
+    sent, or with its task (closed, handed to the owner, dormant when its budget ran out), each with its reason."""
     tasks: dict[Any, Any] = {}
     for event in events:
         if isinstance(event, Task.Created) or event.originator_id in tasks:
             tasks[event.originator_id] = event.mutate(tasks.get(event.originator_id))
     return [f"{task.ref} still holds a send back ({task.deferred['rule']}) after everything settled"
-            for task in tasks.values() if task.deferred is not None and not task.is_closed]
+            for task in tasks.values() if task.deferred is not None and task.status in AGENT_WORKS]

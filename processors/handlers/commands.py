@@ -40,6 +40,7 @@ from loopline.processors.handlers.commands_types import (
     LoopRegister,
     LoopResolve,
     RunSchedule,
+    SystemPause,
     TaskApprove,
     TaskCancel,
     TaskComplete,
@@ -51,12 +52,14 @@ from loopline.processors.handlers.commands_types import (
     TaskUpdate,
     TaskWake,
     TenantConfigure,
+    TenantPause,
     WorkflowOutput,
     action_schema,
 )
 from loopline.processors.messages import Message
 from loopline.processors.handlers.outreach import answer_with_guidance
 from loopline.processors.handlers.owner import approve_task, reply_to_contact, take_over
+from loopline.processors.handlers.pausing import pause_system, pause_tenant, resume_system, resume_tenant
 from loopline.processors.handlers.readiness import on_ready
 from loopline.processors.handlers.signals import replies_before_creation
 from loopline.processors.handlers.suppression import check_not_suppressed, resubscribe_contact
@@ -294,6 +297,10 @@ COMMANDS: dict[str, CommandRoute] = {
         CommandRoute("workflow.output", WorkflowOutput, record_workflow_output),
         CommandRoute("tenant.configure", TenantConfigure, configure_tenant),
         CommandRoute("contact.resubscribe", ContactResubscribe, resubscribe_contact),
+        CommandRoute("tenant.pause", TenantPause, pause_tenant),
+        CommandRoute("tenant.resume", TenantPause, resume_tenant),
+        CommandRoute("system.pause", SystemPause, pause_system),
+        CommandRoute("system.resume", SystemPause, resume_system),
     )
 }
 

@@ -357,3 +357,18 @@ class TenantConfigure(_settings_model(TenantSettings)):  # type: ignore[misc]
     def given(self) -> dict[str, Any]:
         """The settings this command sets: every field it was given (the rest stay as they are)."""
         return self.model_dump(mode="json", exclude_none=True)
+
+
+class TenantPause(Strict):
+    """`tenant.pause` and `tenant.resume`: the tenant's own kill switch (seed 002 §7.6)."""
+
+    reason: ShortText = Field(description="why, shown in `status`, `tenants show` and `audit`")
+    by: ShortText | None = Field(default=None, description="who did it, in the trail (absent: `owner`)")
+
+
+class SystemPause(Strict):
+    """`system.pause` and `system.resume`: the emergency stop for every tenant (§7.14); the envelope's tenant is only
+    who asked."""
+
+    reason: ShortText = Field(description="why, shown in `status` and `audit`")
+    by: ShortText | None = Field(default=None, description="who did it, in the trail (absent: `operator`)")

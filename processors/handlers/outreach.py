@@ -39,17 +39,15 @@ from loopline.processors.handlers.loops_and_timers import (
     close_task_loops,
     proactive_run,
     register_loop,
-    set_timer,
     task_history,
 )
-from loopline.processors.handlers.sending import Deferred, send_to_contact
+from loopline.processors.handlers.pausing import hold_step
+from loopline.processors.handlers.sending import Deferred, keep_for_later, send_to_contact
 from loopline.processors.handlers.suppression import close_for_suppressed
 from loopline.processors.handlers.tenants import tenant_settings
 
 NO_END_WAIT = timedelta(days=30)
 """How long a reply loop waits when the task has neither a next touch nor a budget end."""
-DEFERRED_NEVER = timedelta(days=1)
-"""A limit that never frees up (a deferral without `until`) is looked at again the next day."""
 OWNER = "owner"
 """Who a draft is `by` when the owner wrote it (`task.approve` with a draft, `task.reply`)."""
 AFTER_REPLY = timedelta(microseconds=1)
@@ -88,6 +86,9 @@ def step_task(uow: UnitOfWork, task: Task, now: datetime) -> str | None:
     """One step of an acting task at `now`: a retry of a failed decision that is due, else what the rules say."""
     if task.is_closed or not task.is_acting:
         return None
+    held = hold_step(uow, task, TimerKind.TASK_STEP, task.id, now)
+    if held:
+        return held
     retried = retry_due_decisions(uow, task, now)
     if retried:
         return retried
@@ -195,13 +196,11 @@ def send_message(uow: UnitOfWork, task: Task, *, draft: dict[str, Any], touch: i
         if sent.deferral.rule == "suppressed" and by != OWNER:
             return close_for_suppressed(uow, task, now)
         if by == OWNER and sent.deferral.until is None:
-            raise OwnerSendRefused(f"{sent.deferral.reason}, so nothing was sent to {task.contact}; write to them "
-                                   "yourself, then close the task with task.takeover")
-        until = sent.deferral.until or now + DEFERRED_NEVER
-        task.defer_send(rule=sent.deferral.rule, reason=sent.deferral.reason, until=until,
-                        draft={**draft, "touch": touch, "reply": reply}, now=now)
-        set_timer(uow, kind=TimerKind.TASK_STEP, target_id=task.id, due=until, now=now)
-        return f"'{task.title}': message to {task.contact} deferred until {when(until)} ({sent.deferral.reason})"
+            then = ("send it again once it resumes" if sent.deferral.rule == "paused"
+                    else "write to them yourself, then close the task with task.takeover")
+            raise OwnerSendRefused(f"{sent.deferral.reason}, so nothing was sent to {task.contact}; {then}")
+        until = keep_for_later(uow, task, sent.deferral, {**draft, "touch": touch, "reply": reply}, now)
+        return f"'{task.title}': message to {task.contact} deferred until {until} ({sent.deferral.reason})"
     plan = plan_of(task)
     next_touch_at = None if reply else plan.after_touch(touch, now)
     task.touch_sent(touch=touch, next_touch_at=next_touch_at, now=now)

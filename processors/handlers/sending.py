@@ -12,16 +12,24 @@ redone, when the checks see the first send.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from loopline.domain import ids
 from loopline.domain.mailbox import NotAMailbox, mailbox
 from loopline.domain.send_checks import Deferral, SendAttempt, first_deferral
+from loopline.domain.pause import held_timer
 from loopline.domain.send_ledger import ContactSends, TenantSends, local_day
 from loopline.domain.task import Task
 from loopline.domain.tenant import TenantSettings
+from loopline.domain.timers import TimerKind
+from loopline.domain.wording import when
 from loopline.processors.application import UnitOfWork
+from loopline.processors.handlers.loops_and_timers import set_timer
+from loopline.processors.handlers.pausing import current_pause, hold
+
+DEFERRED_NEVER = timedelta(days=1)
+"""A limit that never frees up (a deferral without `until`) is looked at again the next day."""
 
 
 @dataclass(frozen=True)
@@ -58,7 +66,7 @@ def send_to_contact(
     deferral = first_deferral(SendAttempt(
         contact=contact, messages_used=task.messages_used, messages_budget=plan["budget_messages"] if plan else None,
         contact_sends=contact_sends, tenant_sends=tenant_sends, limits=settings, now=now,
-        answers_contact=answers_contact, yields_to=yields_to,
+        answers_contact=answers_contact, yields_to=yields_to, pause=current_pause(uow, task.tenant),
     ))
     if deferral is not None:
         return Deferred(deferral)
@@ -69,3 +77,16 @@ def send_to_contact(
     uow.add(contact_sends).record(task_ref=task.ref, now=now)
     uow.add(tenant_sends).record(task_ref=task.ref, day=local_day(now, settings.timezone), now=now)
     return Sent(contact)
+
+
+def keep_for_later(uow: UnitOfWork, task: Task, deferral: Deferral, draft: dict[str, Any], now: datetime) -> str:
+    """Keeps the draft of a send a check deferred, and steps the task again when it may go: at the limit's `until`
+    (one that never frees up is looked at again the next day), or, held by a pause, at the resume. Says when."""
+    if deferral.rule == "paused":
+        task.defer_send(rule=deferral.rule, reason=deferral.reason, until=now, draft=draft, now=now)
+        hold(uow, task.tenant, held_timer(TimerKind.TASK_STEP, task.id, task.ref), now)
+        return "the pause ends"
+    until = deferral.until or now + DEFERRED_NEVER
+    task.defer_send(rule=deferral.rule, reason=deferral.reason, until=until, draft=draft, now=now)
+    set_timer(uow, kind=TimerKind.TASK_STEP, target_id=task.id, due=until, now=now)
+    return when(until)

@@ -22,7 +22,8 @@ from tests.unit.fakes import FakeChannel, FakeClock, FakeLedger, RecordingDrafte
 
 TENANT = "user_xyz"
 ANN = "ann@example.com"
-ANGRY = "Stop emailing me. I cancelled in March and you still charged me twice!"
+# Angry, with no opt-out in it: "Stop emailing me" would suppress her before any model is asked (issue 19).
+ANGRY = "I cancelled in March and you still charged me twice! This is ridiculous."
 
 
 def _app() -> Loopline:

@@ -9,7 +9,8 @@ from datetime import datetime, timezone
 import pytest
 
 from loopline.domain import ids
-from loopline.domain.tenant import ContactInfo, InvalidSettings, Pause, Tenant, TenantSettings
+from loopline.domain.pause import Pause, held_timer
+from loopline.domain.tenant import ContactInfo, InvalidSettings, Tenant, TenantSettings
 from loopline.processors.application import Loopline
 
 NOW = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
@@ -89,11 +90,14 @@ def test_a_pause_records_why_and_by_whom_until_it_is_resumed() -> None:
     assert tenant.paused is None
     assert tenant.pause("bounce rate 12 % over the 10 % limit", "bounce_rate", NOW)
     assert not tenant.pause("owner asked", "owner", NOW)
-    assert tenant.paused == Pause(reason="bounce rate 12 % over the 10 % limit", by="bounce_rate", since=NOW.isoformat())
-    assert tenant.resume("list cleaned", "owner", NOW)
-    assert not tenant.resume("again", "owner", NOW)
+    assert tenant.paused == Pause(scope="tenant gym", reason="bounce rate 12 % over the 10 % limit", by="bounce_rate",
+                                  since=NOW.isoformat())
+    assert tenant.hold(held_timer("task_step", "id-1", "t1"), NOW)
+    assert not tenant.hold(held_timer("task_step", "id-1", "t1"), NOW)
+    assert tenant.resume("list cleaned", "owner", NOW) == [{"timer": "task_step", "target": "id-1", "task_ref": "t1"}]
+    assert tenant.resume("again", "owner", NOW) is None
     assert tenant.paused is None
-    assert [type(event).__name__ for event in tenant.collect_events()] == ["Created", "Paused", "Resumed"]
+    assert [type(event).__name__ for event in tenant.collect_events()] == ["Created", "Paused", "WorkHeld", "Resumed"]
 
 
 def test_a_paused_tenant_stays_paused_when_loaded_from_the_store() -> None:
@@ -101,4 +105,5 @@ def test_a_paused_tenant_stays_paused_when_loaded_from_the_store() -> None:
     tenant = make_tenant()
     tenant.pause("owner on holiday", "owner", NOW)
     app.save(tenant)
-    assert app.repository.get(tenant.id).paused == Pause(reason="owner on holiday", by="owner", since=NOW.isoformat())
+    assert app.repository.get(tenant.id).paused == Pause(
+        scope="tenant gym", reason="owner on holiday", by="owner", since=NOW.isoformat())
