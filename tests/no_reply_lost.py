@@ -1,7 +1,7 @@
 """The no-lost-reply property (issue 18, item 1), shared by both deployments: random interleavings of
 tasks for a few members, their replies, ticks (touches, deadlines, deferrals, wake-ups), changing send
 limits, escalations and the owner's guidance, approvals, own words and take-overs, unsubscribes, bounces,
-complaints and opt-ins, and the rules every run must keep, read from the tasks' events (the send rails of
+complaints and opt-ins, pauses and resumes of the tenant and of the system, and the rules every run must keep, read from the tasks' events (the send rails of
 issue 19 are `tests/rails_held.py`'s):
 
 * every reply from a member with an acting task reaches a task's conversation, or the owner in words;
@@ -50,6 +50,7 @@ AUTO_REPLY = 6
 ZONES = ("UTC", "America/New_York", "Asia/Tokyo")
 SUPPRESSIONS = ("unsubscribe", "complaint", "hard_bounce", "soft_bounce", "resubscribe")
 """What suppresses a member besides a STOP reply (issue 19 item 1), and the opt-in that lifts it."""
+PAUSES = ("tenant.pause", "tenant.resume", "system.pause", "system.resume")
 
 member = st.integers(0, len(MEMBERS) - 1)
 task_ref = st.tuples(st.sampled_from(TYPES), member)
@@ -68,6 +69,7 @@ def interleavings(max_size: int) -> st.SearchStrategy[list[tuple]]:
             st.tuples(st.just("model_down"), st.booleans()),
             st.tuples(st.just("agent_email"), member),
             st.tuples(st.sampled_from(SUPPRESSIONS), member),
+            st.tuples(st.sampled_from(PAUSES)),
         ),
         min_size=4, max_size=max_size,
     )
@@ -108,6 +110,8 @@ def _message_of(n: int, op: tuple, at: datetime, timezone_name: str, tenant: str
         thread = {"thread_id": f"<loopline.{ids.task_id(tenant, ref_of((answers, who)))}.2@gym.example>"} if answers else {}
         return signal(f"reply-{n}", "email.received", stamp, tenant, sender=MEMBERS[who], subject="Re: hello",
                       body=f"{REPLIES[text]} ({n})", **thread)
+    if kind in PAUSES:
+        return command(ref, kind, stamp, tenant, reason="the owner's call")
     if kind in SUPPRESSIONS:
         return _suppression(ref, kind, MEMBERS[args[0]], stamp, tenant)
     if kind == "limits":
@@ -141,6 +145,12 @@ def _suppression(ref: str, kind: str, who: str, stamp: str, tenant: str) -> dict
                       detail="550 5.1.1 mailbox unavailable")
     return signal(ref, {"unsubscribe": "contact.unsubscribed", "complaint": "email.complained"}[kind], stamp, tenant,
                   contact=who)
+
+
+def resumed(at: datetime, tenant: str = GYM) -> list[dict[str, Any]]:
+    """Lifts any pause the operations left, before the settling ticks: what a pause held must then go out."""
+    stamp = format_time(at)
+    return [command(f"resume-{kind}-{stamp}", kind, stamp, tenant, reason="settling") for kind in PAUSES[1::2]]
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,18 @@ from hypothesis import HealthCheck, Phase, event, example, given, settings
 
 from loopline.adapters.offline_policy import OfflinePolicy
 from loopline.domain.send_ledger import ContactSends
-from tests.no_reply_lost import SETTLE_DAYS, T0, broken_rules, configure, interleavings, messages_of, replies_in, zone
+from loopline.domain.task import Task
+from tests.no_reply_lost import (
+    SETTLE_DAYS,
+    T0,
+    broken_rules,
+    configure,
+    interleavings,
+    messages_of,
+    replies_in,
+    resumed,
+    zone,
+)
 from tests.rails_held import broken_rails
 from tests.unit.fakes import SwitchableModel
 from tests.unit.in_memory import InMemoryLoopline
@@ -49,6 +60,7 @@ def test_no_reply_is_lost_whatever_interleaves(ops: list[tuple], timezone_name: 
                 published += messages
                 loopline.publish(*messages)
         model.down = False
+        loopline.publish(*resumed(now))
         for _ in range(SETTLE_DAYS // 2):
             now += timedelta(days=2)
             loopline.tick(now)
@@ -56,6 +68,8 @@ def test_no_reply_is_lost_whatever_interleaves(ops: list[tuple], timezone_name: 
         events = loopline.events()
         event(f"replies: {len(replies_in(published))}; emails: {min(len(loopline.emails()), 5)}")  # --hypothesis-show-statistics
         event(f"members suppressed: {len({e.contact for e in events if isinstance(e, ContactSends.Suppressed)})}")
+        held = any(isinstance(e, Task.SendDeferred) and e.rule == "paused" for e in events)
+        event(f"sends held by a pause: {'some' if held else 'none'}")
         assert broken_rules(replies_in(published), events, timezone_name) == []
         assert broken_rails(events) == []
     finally:
