@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Literal
 
-Scope = Literal["task", "contact", "tenant", "tick", "run", "signal", "message", "delivery"]
+Scope = Literal["task", "contact", "tenant", "tick", "run", "signal", "message", "delivery", "draft"]
 
 STEPS_PER_TICK = 20
 """At most this many acting tasks of one tenant take a step in one tick (seed 002 §6.3); the rest wait a minute."""
@@ -37,6 +37,11 @@ DELIVERY_BACKOFF_SECONDS = 30.0
 CONTACT_DAILY_MESSAGES = 1
 """Messages a contact gets in one local day across all of their tasks (seed 002 §21.3 rule 3)."""
 
+DRAFT_SUBJECT_CHARS = 200
+DRAFT_BODY_CHARS = 5_000
+"""A message the model writes is an email a person at the business would write (seed 002 §36: a few sentences); far
+longer is a model that lost its way or obeys a contact's "write me 300 KB", so it is refused, not sent."""
+
 
 @dataclass(frozen=True)
 class SafetyLimit:
@@ -54,6 +59,9 @@ class SafetyLimit:
     """The `TenantSettings` field (`tenant.configure`) that changes it per tenant; None: `changed` says where."""
     changed: str = "a constant in `domain/safety_limits.py`"
 
+
+_OFF_SCHEMA = ("the answer is refused as off its schema and nothing is sent: asked again, then the task goes to the "
+               "owner; `Task.DecisionFailed` in `audit`")
 
 SAFETY_LIMITS: tuple[SafetyLimit, ...] = (
     SafetyLimit(
@@ -123,6 +131,13 @@ SAFETY_LIMITS: tuple[SafetyLimit, ...] = (
     SafetyLimit(
         "delivery_attempts", "delivery", "tries of one outbound message (waits doubling from 30 s)", DELIVERY_ATTEMPTS,
         "§7.11", "the delivery is parked (`loopline status`, `loopline parked list`)",
+    ),
+    SafetyLimit(
+        "draft_subject_chars", "draft", "characters of the subject line the model writes (one line)",
+        DRAFT_SUBJECT_CHARS, "§7.15", _OFF_SCHEMA,
+    ),
+    SafetyLimit(
+        "draft_body_chars", "draft", "characters of a message the model writes", DRAFT_BODY_CHARS, "§7.15", _OFF_SCHEMA,
     ),
 )
 

@@ -11,18 +11,16 @@ import math
 import re
 from typing import Any
 
+from loopline.domain.safety_limits import DRAFT_BODY_CHARS, DRAFT_SUBJECT_CHARS
+
 _CONFIDENCE = {"type": "number", "minimum": 0, "maximum": 1,
                "description": "How sure you are of this decision, from 0 to 1; below 0.5 the owner reviews it."}
 _REASONING = {"type": "string", "minLength": 1,
               "description": "Two or three sentences on what you observed and why you decided this."}
 
-MAX_SUBJECT_CHARS = 200
-MAX_BODY_CHARS = 5_000
-"""A message the model writes is an email a person at the business would write (seed 002: a few sentences); far
-longer is a model that lost its way or obeys a contact's "write me 300 KB", so it is refused, not sent."""
-_SUBJECT = {"type": "string", "minLength": 1, "maxLength": MAX_SUBJECT_CHARS, "pattern": r"^[^\r\n]*$",
+_SUBJECT = {"type": "string", "minLength": 1, "maxLength": DRAFT_SUBJECT_CHARS, "pattern": r"^[^\r\n]*$",
             "description": "The email's subject line: one line."}
-_BODY = {"type": "string", "minLength": 1, "maxLength": MAX_BODY_CHARS}
+_BODY = {"type": "string", "minLength": 1, "maxLength": DRAFT_BODY_CHARS}
 BOUNDED = ("subject", "body", "reply_body")
 """The fields a message is made of: their bounds hold whichever adapter answered (`check_bounds`)."""
 

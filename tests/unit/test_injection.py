@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from loopline.domain.outreach import NEEDS_EVIDENCE
+from loopline.domain.safety_limits import DRAFT_BODY_CHARS
 from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time, parse_time
-from loopline.processors.model.tools import MAX_BODY_CHARS
 from loopline.processors.ports import Decision, DecisionRequest
 from tests.conftest import command, signal
 from tests.unit.in_memory import InMemoryLoopline
@@ -91,7 +91,7 @@ def test_a_model_that_obeys_the_contacts_injection_sends_nothing_past_the_rails_
         assert most_in_any_window([parse_time(m["at"]) for m in emails if m["to"] == who], timedelta(days=7)) <= WEEKLY
     per_day = Counter(parse_time(message["at"]).date() for message in emails)
     assert max(per_day.values()) <= DAILY
-    assert all(len(message["details"]["body"]) <= MAX_BODY_CHARS for message in emails)
+    assert all(len(message["details"]["body"]) <= DRAFT_BODY_CHARS for message in emails)
 
     events = loopline.events()
     assert not [e.code for e in events if isinstance(e, Task.OutcomeSet) and e.code in NEEDS_EVIDENCE]
