@@ -22,7 +22,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
 
-from loopline.domain.upstream_health import DEGRADED_AFTER
+from loopline.domain.safety_limits import UPSTREAM_FAILURES
 from loopline.processors.ports import Attempt
 
 SENDING, RETRYING, DELIVERED, FAILED, DROPPED = "sending", "retrying", "delivered", "failed", "dropped"
@@ -213,7 +213,7 @@ class SqlDeliveryLedger:
 
     def failing_channels(self) -> list[dict[str, Any]]:
         """Each channel with deliveries failing since its last delivery (seed 002 §34): degraded after
-        `DEGRADED_AFTER` failed attempts in a row, and healthy again, by itself, with its next delivery."""
+        `UPSTREAM_FAILURES` failed attempts in a row, and healthy again, by itself, with its next delivery."""
         with self.engine.connect() as conn:
             last = dict(conn.execute(
                 select(deliveries.c.channel, func.max(deliveries.c.updated_at))
@@ -239,7 +239,7 @@ class SqlDeliveryLedger:
 def _channel_health(channel: str, failed: list[Any], last_delivered: float | None) -> dict[str, Any]:
     attempts = sum(row.attempts for row in failed)
     return {
-        "channel": channel, "degraded": attempts >= DEGRADED_AFTER, "failed_attempts": attempts,
+        "channel": channel, "degraded": attempts >= UPSTREAM_FAILURES, "failed_attempts": attempts,
         "messages": len(failed), "last_error": failed[-1].last_error,
         "tenants": sorted({json.loads(row.message).get("tenant") or "" for row in failed}),
         "last_delivered_at": _iso(last_delivered) if last_delivered is not None else None,

@@ -31,8 +31,8 @@ from loopline.processors.messages import Message
 from loopline.processors.followers.parked import short_id
 from loopline.processors.handlers.rejects import record_rejected_inputs
 from loopline.projections.health import failing
-from loopline.projections.limits import held_counts
 from loopline.projections.pauses import current_pauses
+from loopline.projections.limits import held_counts
 from loopline.projections.timeline import task_trail
 
 app = App(
@@ -303,8 +303,7 @@ def status(json_: Json = False) -> None:
         quarantined = parked_counts(system)
         channels = [row for row in system.delivery.ledger.failing_channels() if row["channel"] in system.delivery.channels]
         with system.projections.engine.connect() as conn:
-            paused, model = current_pauses(conn), failing(conn)
-            held = held_counts(conn)
+            paused, model, held = current_pauses(conn), failing(conn), held_counts(conn)
     for worker in workers:
         worker.update(leads=worker["worker"] == leader, started_at=format_time(worker["started_at"]),
                       last_seen=format_time(worker["last_seen"]))

@@ -1,8 +1,8 @@
-"""The tenant's bounce rate (seed 002 §33.2–§33.3): above `BOUNCE_RATE_LIMIT` of its recent sends, it is paused.
+"""The tenant's bounce rate (seed 002 §33.2–§33.3): above `BOUNCE_RATE_PERCENT` of its recent sends, it is paused.
 
 `TenantBounces` counts the hard bounces (three soft ones of a contact count as one) per tenant-local day, for the
 same days `TenantSends` counts sends, so the rate is bounces over sends of the last `KEEP_DAYS` days. Below
-`MIN_SENDS` sends the rate says nothing yet (one bounce of a tenant's first three emails is no pattern).
+`BOUNCE_RATE_MIN_SENDS` sends the rate says nothing yet.
 """
 
 from __future__ import annotations
@@ -13,12 +13,9 @@ from typing import Any
 from eventsourcing.domain import Aggregate
 
 from loopline.domain.base import LooplineAggregate, TenantEvent
+from loopline.domain.safety_limits import BOUNCE_RATE_MIN_SENDS, BOUNCE_RATE_PERCENT
 from loopline.domain.send_ledger import KEEP_DAYS, TenantSends
 
-BOUNCE_RATE_LIMIT = 0.10
-"""Bounces over sends above which the tenant is paused (seed 002 §33.2: "exceeds 10 % at any point")."""
-MIN_SENDS = 20
-"""Sends in the window before the rate is judged."""
 
 
 class TenantBounces(LooplineAggregate):
@@ -60,4 +57,4 @@ def bounce_rate(bounces: TenantBounces, sends: TenantSends | None, today: date) 
 
 
 def too_many_bounces(bounced: int, sent: int) -> bool:
-    return sent >= MIN_SENDS and bounced > BOUNCE_RATE_LIMIT * sent
+    return sent >= BOUNCE_RATE_MIN_SENDS and 100 * bounced > BOUNCE_RATE_PERCENT * sent

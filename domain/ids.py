@@ -65,6 +65,10 @@ def tenant_bounces_id(tenant: str) -> UUID:
     return _id("tenant-bounces", tenant)
 
 
+def tenant_model_calls_id(tenant: str) -> UUID:
+    return _id("tenant-model-calls", tenant)
+
+
 def tenant_tasks_id(tenant: str) -> UUID:
     return _id("tenant-tasks", tenant)
 

@@ -40,9 +40,49 @@ def held_decision(task_id: Any, task_ref: str, request_ref: str, attempt: int) -
     return {"decision": request_ref, "attempt": attempt, "target": str(task_id), "task_ref": task_ref}
 
 
-class SystemSwitch(LooplineAggregate):
-    """The global emergency stop (§7.14): every tenant is paused while it is on. Kept as plain dicts and lists,
-    so a snapshot (JSON) would restore it unchanged."""
+class Pausable:
+    """What `Tenant` and `SystemSwitch` do with their `Paused`, `Resumed` and `WorkHeld` events: both keep the pause
+    as `pause_record` and the work it holds as `held`, plain values a snapshot (JSON) would restore unchanged."""
+
+    pause_record: dict[str, str] | None
+    held: list[dict[str, Any]]
+    pause_scope: str
+    """Who is paused, in the words of `Pause.says` (a property of each aggregate)."""
+    Paused: Any
+    Resumed: Any
+    WorkHeld: Any
+    trigger_event: Any
+
+    @property
+    def paused(self) -> Pause | None:
+        return Pause(scope=self.pause_scope, **self.pause_record) if self.pause_record is not None else None
+
+    def pause(self, reason: str, by: str, now: datetime) -> bool:
+        """Records the pause; False (nothing recorded) when it is paused already, so the first reason stays."""
+        if self.pause_record is not None:
+            return False
+        self.trigger_event(self.Paused, timestamp=now, reason=reason, by=by)
+        return True
+
+    def resume(self, reason: str, by: str, now: datetime) -> list[dict[str, Any]] | None:
+        """Lifts the pause and returns the held work to hand back; None (nothing recorded) when not paused."""
+        if self.pause_record is None:
+            return None
+        released = list(self.held)
+        self.trigger_event(self.Resumed, timestamp=now, reason=reason, by=by, released=released)
+        return released
+
+    def hold(self, work: dict[str, Any], now: datetime, **fields: Any) -> bool:
+        """Keeps `work` for the resume (`fields`: the event's own, such as whose work it is); False when it is held
+        already."""
+        if work in self.held:
+            return False
+        self.trigger_event(self.WorkHeld, timestamp=now, work=dict(work), **fields)
+        return True
+
+
+class SystemSwitch(Pausable, LooplineAggregate):
+    """The global emergency stop (§7.14): every tenant is paused while it is on."""
 
     class Created(Aggregate.Created):
         pass
@@ -80,27 +120,5 @@ class SystemSwitch(LooplineAggregate):
         return cls._create(cls.Created, id=id, timestamp=now)
 
     @property
-    def paused(self) -> Pause | None:
-        return Pause(scope="Loopline", **self.pause_record) if self.pause_record is not None else None
-
-    def pause(self, reason: str, by: str, now: datetime) -> bool:
-        """Records the pause; False (nothing recorded) when it is paused already, so the first reason stays."""
-        if self.pause_record is not None:
-            return False
-        self.trigger_event(self.Paused, timestamp=now, reason=reason, by=by)
-        return True
-
-    def resume(self, reason: str, by: str, now: datetime) -> list[dict[str, Any]] | None:
-        """Lifts the pause and returns the held work to hand back; None (nothing recorded) when not paused."""
-        if self.pause_record is None:
-            return None
-        released = list(self.held)
-        self.trigger_event(self.Resumed, timestamp=now, reason=reason, by=by, released=released)
-        return released
-
-    def hold(self, tenant: str, work: dict[str, Any], now: datetime) -> bool:
-        """Keeps `work` for the resume; False when it is held already."""
-        if work in self.held:
-            return False
-        self.trigger_event(self.WorkHeld, timestamp=now, tenant=tenant, work=dict(work))
-        return True
+    def pause_scope(self) -> str:
+        return "Loopline"

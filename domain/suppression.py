@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from loopline.domain.base import TenantEvent
 from loopline.domain.errors import DomainError
+from loopline.domain.safety_limits import SOFT_BOUNCES_AS_HARD
 
 if TYPE_CHECKING:
     from loopline.domain.send_ledger import ContactSends
@@ -23,8 +24,6 @@ REASONS = {
     "complaint": "marked our email as spam",
 }
 """Why a contact is suppressed (the seed's `reason`), with how the owner reads it."""
-SOFT_BOUNCES_AS_HARD = 3
-"""Soft bounces (a full mailbox, a server down) that together count as one hard bounce (seed 002 §33.3)."""
 
 
 class NotSuppressed(DomainError):

@@ -17,7 +17,7 @@ from eventsourcing.domain import Aggregate
 
 from loopline.domain.base import LooplineAggregate, TenantEvent
 from loopline.domain.errors import DomainError
-from loopline.domain.pause import Pause
+from loopline.domain.pause import Pausable
 from loopline.domain.safety_limits import default
 
 ExecutionMode = Literal["manual", "limited_auto"]
@@ -109,6 +109,12 @@ class TenantSettings:
         "tasks the agent may create from another task's work (`origin` `task`) in one local day; absent: 10",
         default("daily_spawned_task_limit"), most=MAX_SEND_LIMIT,
     )
+    daily_model_call_limit: int = setting(
+        "model calls the tenant's tasks may ask for in one local day (the owner is told at 80 %); absent: 200", 200,
+        most=MAX_SEND_LIMIT,
+    )
+    task_model_call_limit: int = setting("model calls one task may ask for in its life; absent: 20", 20,
+                                         most=MAX_SEND_LIMIT)
     profile: TenantProfile = setting("merged key by key with what was set before", factory=TenantProfile)
 
     @classmethod
@@ -185,7 +191,7 @@ def merge_settings(current: Mapping[str, Any], given: Mapping[str, Any]) -> dict
     return merged
 
 
-class Tenant(LooplineAggregate):
+class Tenant(Pausable, LooplineAggregate):
     """Holds the merged settings as a plain dict, so a snapshot (JSON) restores it unchanged."""
 
     OWNER = {"tenant": "tenant"}
@@ -257,31 +263,9 @@ class Tenant(LooplineAggregate):
         self.trigger_event(self.Configured, timestamp=now, settings=dict(settings))
         return True
 
-    def pause(self, reason: str, by: str, now: datetime) -> bool:
-        """Records the pause; False (and nothing recorded) when the tenant is paused already, so the first reason stays."""
-        if self.pause_record is not None:
-            return False
-        self.trigger_event(self.Paused, timestamp=now, reason=reason, by=by)
-        return True
-
-    def resume(self, reason: str, by: str, now: datetime) -> list[dict[str, Any]] | None:
-        """Lifts the pause and returns the held work to hand back; None (and nothing recorded) when not paused."""
-        if self.pause_record is None:
-            return None
-        released = list(self.held)
-        self.trigger_event(self.Resumed, timestamp=now, reason=reason, by=by, released=released)
-        return released
-
-    def hold(self, work: dict[str, Any], now: datetime) -> bool:
-        """Keeps `work` for the resume; False when it is held already."""
-        if work in self.held:
-            return False
-        self.trigger_event(self.WorkHeld, timestamp=now, work=dict(work))
-        return True
-
     @property
-    def paused(self) -> Pause | None:
-        return Pause(scope=f"tenant {self.tenant}", **self.pause_record) if self.pause_record is not None else None
+    def pause_scope(self) -> str:
+        return f"tenant {self.tenant}"
 
     @property
     def current(self) -> TenantSettings:

@@ -1,24 +1,20 @@
 """Graceful degradation (seed 002 §34): a tenant's view of an upstream it depends on (the model), from the
-decisions that reached it. Failing `DEGRADED_AFTER` times in a row puts the tenant in degraded mode for that
+decisions that reached it. Failing `UPSTREAM_FAILURES` times in a row puts the tenant in degraded mode for that
 upstream; the first success ends it by itself.
 
 Degraded, nothing is guessed and nothing dropped: a decision that fails is not escalated to the owner after its
-retries but asked again every `DEGRADED_RETRY` until the model answers, and nothing is sent without one.
+retries but asked again every `DEGRADED_RETRY` (`domain/safety_limits.py`) until the model answers, and nothing is sent without one.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from eventsourcing.domain import Aggregate
 
 from loopline.domain.base import LooplineAggregate, TenantEvent
-
-DEGRADED_AFTER = 5
-"""Failures in a row that make an upstream degraded (§34.2: `consecutiveFailures >= 5`)."""
-DEGRADED_RETRY = timedelta(hours=1)
-"""How often a decision is asked again while the model is degraded: the tick's pace, not a tight loop (§7.11)."""
+from loopline.domain.safety_limits import UPSTREAM_FAILURES
 
 
 class UpstreamHealth(LooplineAggregate):
@@ -74,7 +70,7 @@ class UpstreamHealth(LooplineAggregate):
         """Counts a failure; True when this one makes the upstream degraded."""
         was, failures = self.degraded, self.failures + 1
         self.trigger_event(self.Failed, timestamp=now, error=error, failures=failures,
-                           degraded=was or failures >= DEGRADED_AFTER)
+                           degraded=was or failures >= UPSTREAM_FAILURES)
         return self.degraded and not was
 
     def succeeded(self, now: datetime) -> bool:

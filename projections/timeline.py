@@ -104,6 +104,9 @@ DESCRIPTIONS: dict[type, Describe] = {
         + (f"asked again at {format_time(e.retry_at)}" if e.retry_at else "the task goes to the owner"),
         e.error,
     ),
+    Task.DecisionHeld: lambda e: (
+        f"model call held until {format_time(e.until)} ({e.rule}): {e.point} is asked for then", e.why,
+    ),
     Task.NextTouchScheduled: lambda e: (f"cadence resumes: next touch at {format_time(e.next_touch_at)}", e.reason),
     Task.OutOfOfficeReceived: lambda e: (
         f"automatic reply: the contact is away until {format_time(e.until)}; next touch at {format_time(e.next_touch_at)}",
@@ -130,8 +133,8 @@ DESCRIPTIONS: dict[type, Describe] = {
     SystemSwitch.Paused: lambda e: (f"Loopline paused for every tenant by {e.by}", e.reason),
     SystemSwitch.WorkHeld: lambda e: (f"held while Loopline is paused: {_held_work(e.work)}", None),
     SystemSwitch.Resumed: lambda e: (f"Loopline resumed by {e.by}: {len(e.released)} held step(s) go on", e.reason),
-    Task.DecisionHeld: lambda e: (f"no model asked for {e.request_ref}: held while paused", e.reason),
-    Task.DecisionReleased: lambda e: (f"the pause ended: asking the model for {e.request_ref}", e.reason),
+    Task.DecisionPaused: lambda e: (f"no model asked for {e.request_ref}: held while paused", e.reason),
+    Task.DecisionResumed: lambda e: (f"the pause ended: asking the model for {e.request_ref}", e.reason),
     OpenLoop.Registered: lambda e: (
         f"waiting for {e.description or awaited_from_watch(e.channel, e.watch)} until {when(e.deadline)}; "
         f"then: {NEXT_STEP.get(e.if_unresolved, e.if_unresolved)}",

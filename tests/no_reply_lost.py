@@ -228,13 +228,13 @@ def _received(history: list[Any], reply: Reply) -> int | None:
 
 def _acted_on(after: list[Any], reply: Reply) -> bool:
     """The model was asked about it (or about a later reply, which reads it too), the task went to the owner,
-    the owner was told in the member's words, the task paused for an automatic reply, or it closed because the
-    member is suppressed (a STOP reply closes every task of theirs, no model asked)."""
+    the owner was told in the member's words (an opt-out's notice quotes them), the task paused for an automatic
+    reply, or it closed because the member is suppressed (a STOP closes every task of theirs, no model asked)."""
     return any(
         (isinstance(e, Task.DecisionRequested) and e.point == "evaluate_reply")
         or isinstance(e, (Task.Escalated, Task.OutOfOfficeReceived))
         or (isinstance(e, Task.OutcomeSet) and e.code in ("opted_out", "undeliverable"))
-        or (isinstance(e, Task.UserNotified) and reply.words in e.message)
+        or (isinstance(e, Task.UserNotified) and (reply.words in e.message or reply.words == e.quote))
         for e in after
     )
 

@@ -35,7 +35,7 @@ from loopline.processors.messages import Answer, DecisionReturned, Held, Pending
 from loopline.processors.ports import DecisionModel, DecisionRequest, ModelUnavailable
 from loopline.processors.model.prompts import request_for, tenant_settings_of
 
-TOPICS = [get_topic(Task.DecisionRequested), get_topic(Task.DecisionReleased)]
+TOPICS = [get_topic(Task.DecisionRequested), get_topic(Task.DecisionResumed)]
 DEFAULT_CONCURRENCY = 16
 RECORD_EVERY = 20
 """Answers recorded in one transaction: enough to share a commit's cost, few enough to rarely meet another writer."""

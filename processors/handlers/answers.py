@@ -25,10 +25,12 @@ from loopline.domain.task import Task
 from loopline.domain.safety_limits import DECISION_RETRY_DELAYS
 from loopline.domain.task_types import task_type
 from loopline.domain.timers import TimerKind
-from loopline.domain.upstream_health import DEGRADED_AFTER, DEGRADED_RETRY, UpstreamHealth
+from loopline.domain.safety_limits import DEGRADED_RETRY, UPSTREAM_FAILURES
+from loopline.domain.upstream_health import UpstreamHealth
 from loopline.processors.application import UnitOfWork
 from loopline.processors.bus import Fault, Handler
 from loopline.processors.handlers.deadline_actions import send_followup
+from loopline.processors.handlers.escalation import escalate
 from loopline.processors.handlers.loops_and_timers import set_timer
 from loopline.processors.handlers.pausing import hold_requested_decision
 from loopline.processors.messages import DecisionReturned, Held, Pending
@@ -36,7 +38,6 @@ from loopline.processors.model.prompts import missing_skill
 from loopline.processors.model.tools import InvalidToolInput, check_bounds, is_confidence
 from loopline.processors.handlers.outreach import (
     act,
-    escalate,
     hold_for_owner,
     owner_approves,
     plan_of,
@@ -84,7 +85,7 @@ def _failed(uow: UnitOfWork, item: Pending, task: Task, error: str, now: datetim
     attempt, health = item.attempt, model_health(uow, task.tenant, now)
     if health.failed(error, now):
         task.notify_user(kind="model_degraded", now=now, message=(
-            f"The model failed {DEGRADED_AFTER} times in a row (last: {error}): Loopline works in degraded mode. "
+            f"The model failed {UPSTREAM_FAILURES} times in a row (last: {error}): Loopline works in degraded mode. "
             f"Nothing is sent without a decision; each waiting decision is asked again every "
             f"{DEGRADED_RETRY.seconds // 3600} hour, and you are told when the model answers again."))
     if health.degraded:

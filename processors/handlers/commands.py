@@ -296,11 +296,11 @@ COMMANDS: dict[str, CommandRoute] = {
         CommandRoute("task.wake", TaskWake, schedule_wakeup),
         CommandRoute("workflow.output", WorkflowOutput, record_workflow_output),
         CommandRoute("tenant.configure", TenantConfigure, configure_tenant),
-        CommandRoute("contact.resubscribe", ContactResubscribe, resubscribe_contact),
         CommandRoute("tenant.pause", TenantPause, pause_tenant),
         CommandRoute("tenant.resume", TenantPause, resume_tenant),
         CommandRoute("system.pause", SystemPause, pause_system),
         CommandRoute("system.resume", SystemPause, resume_system),
+        CommandRoute("contact.resubscribe", ContactResubscribe, resubscribe_contact),
     )
 }
 

@@ -25,6 +25,7 @@ from loopline.processors.handlers.loops_and_timers import (
     schedule_run,
 )
 from loopline.processors.handlers.outreach import NO_END_WAIT, open_reply_loop, plan_of, step_task
+from loopline.processors.handlers.model_calls import held_reason, request_decision
 from loopline.processors.ports import Draft, Drafter
 from loopline.processors.handlers.pausing import hold_step
 from loopline.processors.handlers.sending import Deferred, keep_for_later, send_to_contact
@@ -77,10 +78,12 @@ def _draft_followup_email(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: 
         return not_sent(uow, task, loop, why, "follow-up", now)
     if task.deferred is not None and task.deferred["draft"].get("follow_up_of") == loop.ref:
         return f"a follow-up to {contact} is already drafted and waits for a send limit"
-    task.request_decision(
-        request_ref=f"{loop.ref}/followup", point="draft_message", purpose="followup", touch=None, tone=None,
-        reason=f"no reply from {contact} by {when(loop.deadline)}", now=now, loop_ref=loop.ref,
+    held = request_decision(
+        uow, task, request_ref=f"{loop.ref}/followup", point="draft_message", purpose="followup", touch=None,
+        tone=None, reason=f"no reply from {contact} by {when(loop.deadline)}", now=now, loop_ref=loop.ref,
     )
+    if held is not None:
+        return f"a follow-up to {contact} is due; {held_reason(held)}"
     return f"drafting a follow-up to {contact}"
 
 

@@ -34,15 +34,16 @@ from loopline.domain.task_types import PRIORITY_ORDER, task_type
 from loopline.domain.timers import TimerKind
 from loopline.domain.wording import when
 from loopline.processors.application import UnitOfWork
+from loopline.processors.handlers.escalation import escalate
 from loopline.processors.handlers.loops_and_timers import (
     close_loop,
     close_task_loops,
-    proactive_run,
     register_loop,
     task_history,
 )
+from loopline.processors.handlers.model_calls import held_reason, request_decision
 from loopline.processors.handlers.pausing import hold_step
-from loopline.processors.handlers.sending import Deferred, keep_for_later, send_to_contact
+from loopline.processors.handlers.sending import Deferred, keep_for_later, send_deferral, send_to_contact
 from loopline.processors.handlers.suppression import close_for_suppressed
 from loopline.processors.handlers.tenants import tenant_settings
 
@@ -147,7 +148,7 @@ def _approved_by_owner(uow: UnitOfWork, task: Task) -> bool:
 def send_touch(uow: UnitOfWork, task: Task, action: SendTouch, now: datetime) -> str:
     """A kept (deferred) draft or the creation draft goes out as is, a touch of the agent's only if the mode lets it
     go unasked (else it is held for the owner's `task.approve`); otherwise the model is asked for one."""
-    if task.deferred is not None:
+    if task.deferred is not None and "body" in task.deferred["draft"]:
         draft = dict(task.deferred["draft"])
         touch, reply = draft.get("touch", action.touch), bool(draft.get("reply"))
         if not reply and not _owners(draft) and owner_approves(uow, task, touch):
@@ -165,10 +166,20 @@ def send_touch(uow: UnitOfWork, task: Task, action: SendTouch, now: datetime) ->
             return hold_for_owner(uow, task, held_for_owner(action.touch, draft), {**written, "touch": action.touch},
                                   now)
         return send_message(uow, task, draft=written, touch=action.touch, now=now)
-    task.request_decision(
-        request_ref=f"{task.ref}/touch/{action.touch}", point="draft_message", purpose="touch", touch=action.touch,
-        tone=action.tone, reason=f"touch {action.touch} is due", now=now,
+    assert task.contact is not None
+    deferral = send_deferral(uow, task, contact=task.contact, now=now, settings=tenant_settings(uow, task.tenant),
+                             yields_to=due_before(uow, task, now))
+    if deferral is not None and deferral.rule == "suppressed":
+        return close_for_suppressed(uow, task, now)
+    if deferral is not None:  # no draft is asked for that a limit would hold: asked for when the limit frees up
+        until = keep_for_later(uow, task, deferral, {"touch": action.touch}, now)
+        return f"'{task.title}': touch {action.touch} is due; not drafted until {until} ({deferral.reason})"
+    held = request_decision(
+        uow, task, request_ref=f"{task.ref}/touch/{action.touch}", point="draft_message", purpose="touch",
+        touch=action.touch, tone=action.tone, reason=f"touch {action.touch} is due", now=now,
     )
+    if held is not None:
+        return f"'{task.title}': touch {action.touch} is due; {held_reason(held)}"
     return f"'{task.title}': touch {action.touch} is due; asked for its draft"
 
 
@@ -273,20 +284,6 @@ def close(uow: UnitOfWork, task: Task, action: Close, now: datetime, quote: str 
     return f"'{task.title}': closed as {action.outcome} ({action.reason})"
 
 
-def escalate(uow: UnitOfWork, task: Task, action: Escalate, now: datetime, quote: str | None = None) -> str:
-    """Hands the task to the owner with the reason and any draft that was held back (seed 002 §6.5), and tells
-    them at once, quoting what the contact wrote; the proactive run then wakes the task with it."""
-    reason = action.reason
-    if action.draft:
-        subject = f"Subject: {action.draft['subject']}\n" if action.draft.get("subject") else ""
-        reason = f"{reason}\n\nDraft held back:\n{subject}{action.draft.get('body', '')}"
-    task.escalate(reason=reason, cause=action.cause, now=now)
-    task.notify_user(kind="escalation", message=f"'{task.title}' needs your decision: {action.reason}", now=now,
-                     quote=quote, draft=action.draft)
-    proactive_run(uow, task.tenant, now).queue_escalation(task_ref=task.ref, loop_ref=None, reason=action.reason, now=now)
-    return f"'{task.title}': escalated to the owner ({action.reason})"
-
-
 def go_dormant(uow: UnitOfWork, task: Task, action: GoDormant, now: datetime) -> str:
     """Sends nothing more; a loop on the contact's replies stays open so a reply wakes the task, until `until`."""
     task.go_dormant(until=action.until, reason=action.reason, now=now)
@@ -295,13 +292,14 @@ def go_dormant(uow: UnitOfWork, task: Task, action: GoDormant, now: datetime) ->
 
 
 def retry_due_decisions(uow: UnitOfWork, task: Task, now: datetime) -> str | None:
-    """Asks again for each failed decision whose retry time has come."""
+    """Asks again for each failed decision whose retry time has come, and for each one a model-call limit held back
+    until now."""
     due = _retries_due(task, now)
     for ref, pending in due:
-        task.request_decision(
-            request_ref=ref, point=pending["point"], purpose=pending["purpose"], touch=pending["touch"],
-            tone=pending["tone"], reason=f"retry {pending['attempt'] + 1} after the model failed", now=now,
-            attempt=pending["attempt"] + 1, loop_ref=pending["loop_ref"],
+        again = pending["reason"] if "held" in pending else f"retry {pending['attempt'] + 1} after the model failed"
+        request_decision(
+            uow, task, request_ref=ref, point=pending["point"], purpose=pending["purpose"], touch=pending["touch"],
+            tone=pending["tone"], reason=again, now=now, attempt=pending["attempt"] + 1, loop_ref=pending["loop_ref"],
         )
     return f"'{task.title}': asked the model again ({len(due)})" if due else None
 
@@ -317,8 +315,8 @@ def on_reply(uow: UnitOfWork, task: Task, *, signal_ref: str, data: Mapping[str,
         escalate(uow, task, Escalate(f"{task.contact} replied but all {plan.budget_turns} turns are used", "turn_budget"),
                  now, quote=quote)
         return
-    task.request_decision(
-        request_ref=signal_ref, point="evaluate_reply", purpose="reply", touch=task.touch, tone=None,
+    request_decision(
+        uow, task, request_ref=signal_ref, point="evaluate_reply", purpose="reply", touch=task.touch, tone=None,
         reason=f"{task.contact} replied", now=now,
     )
 
@@ -330,8 +328,8 @@ def answer_with_guidance(uow: UnitOfWork, task: Task, *, now: datetime) -> bool:
     replied = unanswered_reply(task_history(uow, task))
     if replied is None:
         return False
-    task.request_decision(
-        request_ref=guided_request_ref(replied, task.version), point="evaluate_reply", purpose="guidance",
+    request_decision(
+        uow, task, request_ref=guided_request_ref(replied, task.version), point="evaluate_reply", purpose="guidance",
         touch=task.touch, tone=None, reason=f"the owner gave guidance on {task.contact}'s reply", now=now,
     )
     return True

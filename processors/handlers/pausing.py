@@ -36,7 +36,7 @@ def hold(uow: UnitOfWork, tenant: str, work: dict[str, Any], now: datetime) -> P
     """Keeps `work` on the pause in force for the tenant, to be handed back when it resumes; None when not paused."""
     switch = uow.get(ids.system_switch_id(), SystemSwitch)
     if switch is not None and switch.paused is not None:
-        switch.hold(tenant, work, now)
+        switch.hold(work, now, tenant=tenant)
         return switch.paused
     found = uow.get(ids.tenant_id(tenant), Tenant)
     if found is None or found.paused is None:
@@ -56,11 +56,11 @@ def hold_requested_decision(uow: UnitOfWork, task: Task, item: Pending, now: dat
     since, it is asked at once."""
     pause = hold(uow, task.tenant, held_decision(task.id, task.ref, item.request_ref, item.attempt), now)
     if pause is None:
-        task.hold_decision(request_ref=item.request_ref, attempt=item.attempt, reason="the pause ended meanwhile",
+        task.pause_decision(request_ref=item.request_ref, attempt=item.attempt, reason="the pause ended meanwhile",
                            now=now)
-        task.release_decision(request_ref=item.request_ref, attempt=item.attempt, reason="the pause ended", now=now)
+        task.resume_decision(request_ref=item.request_ref, attempt=item.attempt, reason="the pause ended", now=now)
         return f"'{task.title}': the pause ended before the model was asked; asking it now"
-    task.hold_decision(request_ref=item.request_ref, attempt=item.attempt, reason=pause.says(), now=now)
+    task.pause_decision(request_ref=item.request_ref, attempt=item.attempt, reason=pause.says(), now=now)
     return f"'{task.title}': no model asked, {pause.says()}"
 
 
@@ -74,7 +74,7 @@ def release(uow: UnitOfWork, held: list[dict[str, Any]], now: datetime) -> int:
             continue
         task = uow.get(target, Task)
         if task is not None:
-            task.release_decision(request_ref=work["decision"], attempt=work["attempt"], reason="the pause ended",
+            task.resume_decision(request_ref=work["decision"], attempt=work["attempt"], reason="the pause ended",
                                   now=now)
     return len(held)
 

@@ -52,22 +52,13 @@ def send_to_contact(
     """Emails `details["to"]` for the task (a `send_email` or `send_reminder` action by Loopline, or by the owner, which
     delivery sends) unless a check in `SEND_CHECKS` defers it; the contact's and the tenant's ledgers count the
     send in the same save. `answers_contact` and `yields_to` are what the one-message-a-day check reads."""
-    try:
-        contact = mailbox(details["to"])
-    except NotAMailbox as error:
-        return Deferred(Deferral("undeliverable", f"the recipient (to) names no mailbox: {error}", None))
+    contact = _recipient(details["to"])
+    if isinstance(contact, Deferral):
+        return Deferred(contact)
     details = {**details, "to": contact}
-    contact_id, tenant_id = ids.contact_sends_id(task.tenant, contact), ids.tenant_sends_id(task.tenant)
-    contact_sends = uow.get(contact_id, ContactSends) or ContactSends.open(
-        id=contact_id, tenant=task.tenant, contact=contact, now=now
-    )
-    tenant_sends = uow.get(tenant_id, TenantSends) or TenantSends.open(id=tenant_id, tenant=task.tenant, now=now)
-    plan = task.outreach
-    deferral = first_deferral(SendAttempt(
-        contact=contact, messages_used=task.messages_used, messages_budget=plan["budget_messages"] if plan else None,
-        contact_sends=contact_sends, tenant_sends=tenant_sends, limits=settings, now=now,
-        answers_contact=answers_contact, yields_to=yields_to, pause=current_pause(uow, task.tenant),
-    ))
+    contact_sends, tenant_sends = _ledgers(uow, task, contact, now)
+    deferral = first_deferral(_attempt(uow, task, contact, contact_sends, tenant_sends, settings, now, answers_contact,
+                                       yields_to))
     if deferral is not None:
         return Deferred(deferral)
     task.record_action(
@@ -80,8 +71,9 @@ def send_to_contact(
 
 
 def keep_for_later(uow: UnitOfWork, task: Task, deferral: Deferral, draft: dict[str, Any], now: datetime) -> str:
-    """Keeps the draft of a send a check deferred, and steps the task again when it may go: at the limit's `until`
-    (one that never frees up is looked at again the next day), or, held by a pause, at the resume. Says when."""
+    """Keeps what a send check held back (the draft, or only the touch when none was asked for yet) and steps the
+    task again when it may go: at the limit's `until` (one that never frees up is looked at again the next day), or,
+    held by a pause, at the resume. Says when."""
     if deferral.rule == "paused":
         task.defer_send(rule=deferral.rule, reason=deferral.reason, until=now, draft=draft, now=now)
         hold(uow, task.tenant, held_timer(TimerKind.TASK_STEP, task.id, task.ref), now)
@@ -90,3 +82,42 @@ def keep_for_later(uow: UnitOfWork, task: Task, deferral: Deferral, draft: dict[
     task.defer_send(rule=deferral.rule, reason=deferral.reason, until=until, draft=draft, now=now)
     set_timer(uow, kind=TimerKind.TASK_STEP, target_id=task.id, due=until, now=now)
     return when(until)
+
+
+def send_deferral(uow: UnitOfWork, task: Task, *, contact: str, now: datetime, settings: TenantSettings,
+                  yields_to: tuple[str, ...] = ()) -> Deferral | None:
+    """What `SEND_CHECKS` would hold an email of the task's to `contact` back by now, sending nothing: a touch is
+    checked before the model is asked to write it, so no draft is paid for that a limit would hold."""
+    recipient = _recipient(contact)
+    if isinstance(recipient, Deferral):
+        return recipient
+    contact_sends, tenant_sends = _ledgers(uow, task, recipient, now)
+    return first_deferral(_attempt(uow, task, recipient, contact_sends, tenant_sends, settings, now, False, yields_to))
+
+
+def _recipient(to: str) -> str | Deferral:
+    """The mailbox `to` names, which every ledger keys on; or the deferral that holds for good a send to none."""
+    try:
+        return mailbox(to)
+    except NotAMailbox as error:
+        return Deferral("undeliverable", f"the recipient (to) names no mailbox: {error}", None)
+
+
+def _ledgers(uow: UnitOfWork, task: Task, contact: str, now: datetime) -> tuple[ContactSends, TenantSends]:
+    """The contact's and the tenant's send ledgers as this unit of work sees them (opened, unsaved, when new)."""
+    contact_id, tenant_id = ids.contact_sends_id(task.tenant, contact), ids.tenant_sends_id(task.tenant)
+    contact_sends = uow.get(contact_id, ContactSends) or ContactSends.open(
+        id=contact_id, tenant=task.tenant, contact=contact, now=now
+    )
+    tenant_sends = uow.get(tenant_id, TenantSends) or TenantSends.open(id=tenant_id, tenant=task.tenant, now=now)
+    return contact_sends, tenant_sends
+
+
+def _attempt(uow: UnitOfWork, task: Task, contact: str, contact_sends: ContactSends, tenant_sends: TenantSends,
+             settings: TenantSettings, now: datetime, answers_contact: bool, yields_to: tuple[str, ...]) -> SendAttempt:
+    plan = task.outreach
+    return SendAttempt(
+        contact=contact, messages_used=task.messages_used, messages_budget=plan["budget_messages"] if plan else None,
+        contact_sends=contact_sends, tenant_sends=tenant_sends, limits=settings, now=now,
+        answers_contact=answers_contact, yields_to=yields_to, pause=current_pause(uow, task.tenant),
+    )

@@ -1,18 +1,20 @@
 """Suppression (seed 002 §22, §33.3): a STOP reply, an unsubscribe, a hard bounce or a complaint suppresses the
 contact for the tenant and, in the same step, closes every open task of theirs without asking the model; the owner
-is told once. `contact.resubscribe` lifts it. A tenant whose bounce rate passes `BOUNCE_RATE_LIMIT` is paused."""
+is told once. `contact.resubscribe` lifts it. A tenant whose bounce rate passes `BOUNCE_RATE_PERCENT` is paused."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+
 from loopline.domain import ids
 from loopline.domain.auto_reply import recognise
-from loopline.domain.bounces import BOUNCE_RATE_LIMIT, TenantBounces, bounce_rate, too_many_bounces
+from loopline.domain.bounces import TenantBounces, bounce_rate, too_many_bounces
 from loopline.domain.contact_index import ContactIndex
 from loopline.domain.errors import DomainError
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.opt_out import opt_out_phrase
+from loopline.domain.safety_limits import BOUNCE_RATE_PERCENT
 from loopline.domain.send_ledger import ContactSends, TenantSends, local_day
 from loopline.domain.suppression import REASONS, suppressed_because
 from loopline.domain.task import Task
@@ -92,13 +94,14 @@ def suppress_contact(uow: UnitOfWork, tenant: str, contact: str, *, reason: str,
     contact's latest task. A contact already suppressed changes nothing."""
     ledger = contact_ledger(uow, tenant, contact, now)
     if not ledger.suppress(reason=reason, source=source, words=words, now=now):
-        return f"{contact} is already suppressed ({suppressed_because(ledger.suppression or {})}); nothing changed"
-    why = f"{contact} {suppressed_because(ledger.suppression or {})}"
+        return f"{contact} was suppressed already; nothing changed"
+    assert ledger.suppression is not None
+    why = f"{contact} {suppressed_because(ledger.suppression)}"
     tasks = _contact_tasks(uow, tenant, contact)
     closed = [task for task in tasks if not task.is_closed]
     for task in closed:
         _close(uow, task, reason, why, now)
-    told = told_on or max(tasks, key=lambda task: (task.last_activity_at, task.ref), default=None)
+    told = told_on or _latest(tasks)
     if told is not None:
         halted = f"closed {', '.join(repr(task.title) for task in closed)}" if closed else "no task of theirs was open"
         told.notify_user(kind="contact_suppressed",
@@ -111,6 +114,10 @@ def _contact_tasks(uow: UnitOfWork, tenant: str, contact: str) -> list[Task]:
     index = uow.get(ids.contact_index_id(tenant, contact), ContactIndex)
     refs = sorted(set(index.tasks.values())) if index is not None else []
     return [task for ref in refs if (task := uow.get(ids.task_id(tenant, ref), Task)) is not None]
+
+
+def _latest(tasks: list[Task]) -> Task | None:
+    return max(tasks, key=lambda task: (task.last_activity_at, task.ref), default=None)
 
 
 def _close(uow: UnitOfWork, task: Task, reason: str, why: str, now: datetime) -> None:
@@ -157,17 +164,16 @@ def _pause_on_bounce_rate(uow: UnitOfWork, tenant: str, contact: str, now: datet
     bounced, sent = bounce_rate(bounces, uow.get(ids.tenant_sends_id(tenant), TenantSends), today)
     if not too_many_bounces(bounced, sent):
         return ""
-    reason = (f"{bounced} of the {sent} emails of the last days bounced, over {BOUNCE_RATE_LIMIT:.0%}: "
+    reason = (f"{bounced} of the {sent} emails of the last 7 days bounced, over {BOUNCE_RATE_PERCENT} %: "
               "sending is paused to protect the domain's reputation")
     account = uow.get_or_create(ids.tenant_id(tenant), Tenant, lambda: Tenant.create(id=ids.tenant_id(tenant),
                                                                                        tenant=tenant, now=now))
     if not account.pause(reason, "bounce_rate", now):
         return ""
-    told = _contact_tasks(uow, tenant, contact)
-    if told:
-        max(told, key=lambda task: (task.last_activity_at, task.ref)).notify_user(
-            kind="tenant_paused", message=f"Tenant {tenant} is paused: {reason}. Check the addresses, then resume "
-            "with tenant.resume.", now=now)
+    told = _latest(_contact_tasks(uow, tenant, contact))
+    if told is not None:
+        told.notify_user(kind="tenant_paused", message=f"Tenant {tenant} is paused: {reason}. Check the addresses, "
+                         "then resume with tenant.resume.", now=now)
     return f"; tenant {tenant} paused ({reason})"
 
 

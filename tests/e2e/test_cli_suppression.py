@@ -1,6 +1,7 @@
 """A STOP reply in each language, through the `loopline` command with real email (a local SMTP server): every task of
 the contact closes as `opted_out` in that one step with no model call, `loopline contacts suppressed` lists them,
-the owner's `task.reply` is refused and a reminder to them is never sent (embedded; the same code at scale)."""
+the owner's `task.reply` is refused, a reminder to them is never sent, and `contact.resubscribe` lifts one
+(embedded; the same code at scale)."""
 
 from __future__ import annotations
 
@@ -88,3 +89,9 @@ def test_a_stop_in_each_language_closes_every_task_of_the_contact_and_nothing_re
     assert len(smtp.messages) == 5
     waiver = cli.json("tasks", "show", "nda", "--tenant", GYM)
     assert any("no reminder was sent" in notice["message"] for notice in waiver["notifications_sent"])
+
+    back = command("back", "contact.resubscribe", "2026-06-09T09:00:00Z", GYM, contact=contact("nl"), reason="rejoined")
+    assert cli.publish(tmp_path, [back], "back").returncode == 0
+    assert contact("nl") not in [row["contact"] for row in cli.json("contacts", "suppressed", "--tenant", GYM)]
+    [lifted] = [row for row in cli.json("contacts", "suppressed", "--lifted") if row["contact"] == contact("nl")]
+    assert (lifted["lifted_at"], lifted["lifted_because"]) == ("2026-06-09T09:00:00Z", "rejoined")

@@ -8,7 +8,8 @@ from datetime import timedelta
 
 from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time, parse_time
-from loopline.domain.upstream_health import DEGRADED_AFTER, UpstreamHealth
+from loopline.domain.safety_limits import UPSTREAM_FAILURES
+from loopline.domain.upstream_health import UpstreamHealth
 from tests.conftest import command
 from tests.unit.fakes import ScriptedModel
 from tests.unit.in_memory import InMemoryLoopline
@@ -34,11 +35,11 @@ def test_a_model_down_for_hours_degrades_the_tenant_and_its_return_sends_everyth
         loopline.tick(now)
 
     [degraded] = notices(loopline, "model_degraded")
-    assert f"failed {DEGRADED_AFTER} times in a row" in degraded
+    assert f"failed {UPSTREAM_FAILURES} times in a row" in degraded
     assert notices(loopline, "escalation") == [] and loopline.emails() == []
     assert all(loopline.task(GYM, name).pending_decisions for name in MEMBERS)
     degrading = [e.failures for e in loopline.events() if isinstance(e, UpstreamHealth.Failed) and e.degraded]
-    assert degrading[0] == DEGRADED_AFTER
+    assert degrading[0] == UPSTREAM_FAILURES
 
     loopline.model.down = False
     loopline.tick(now + timedelta(hours=1))

@@ -22,8 +22,7 @@ from tests.unit.fakes import FakeChannel, FakeClock, FakeLedger, RecordingDrafte
 
 TENANT = "user_xyz"
 ANN = "ann@example.com"
-# Angry, with no opt-out in it: "Stop emailing me" would suppress her before any model is asked (issue 19).
-ANGRY = "I cancelled in March and you still charged me twice! This is ridiculous."
+ANGRY = "I cancelled in March and you still charged me twice! Sort this out."
 
 
 def _app() -> Loopline:

@@ -99,7 +99,7 @@ def test_a_reply_while_paused_asks_no_model_until_the_resume(loopline: InMemoryL
                             subject="Re: We miss you, ann", body="Maybe, what time are classes?"))
 
     assert loopline.model.requests == []
-    [held] = [event for event in loopline.events() if isinstance(event, Task.DecisionHeld)]
+    [held] = [event for event in loopline.events() if isinstance(event, Task.DecisionPaused)]
     assert "tenant gym is paused since" in held.reason
 
     pause(loopline, "r", "tenant.resume", 5 * HOUR)
