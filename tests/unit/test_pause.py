@@ -160,6 +160,8 @@ def test_the_system_pause_holds_every_tenant_and_a_tenants_own_pause_outlasts_it
 
 def test_pausing_twice_or_resuming_a_running_tenant_changes_nothing(loopline: InMemoryLoopline) -> None:
     assert pause(loopline, "r0", "tenant.resume", timedelta(0)) == ["tenant gym is not paused; nothing changed"]
+    assert pause(loopline, "s0", "system.resume", timedelta(0)) == ["Loopline is not paused; nothing changed"]
+    assert not any(isinstance(event, SystemSwitch.Event) for event in loopline.events())
     pause(loopline, "p1", "tenant.pause", timedelta(0))
     assert pause(loopline, "p2", "tenant.pause", HOUR) == ["tenant gym is already paused; nothing changed"]
 
