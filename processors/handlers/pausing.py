@@ -90,7 +90,8 @@ def pause_tenant_now(uow: UnitOfWork, tenant: str, *, reason: str, by: str, now:
     if not found.pause(reason, by, now):
         return False
     sends_id = ids.tenant_sends_id(tenant)
-    uow.get_or_create(sends_id, TenantSends, lambda: TenantSends.open(id=sends_id, tenant=tenant, now=now)).fence_pause(now)
+    sends = uow.get_or_create(sends_id, TenantSends, lambda: TenantSends.open(id=sends_id, tenant=tenant, now=now))
+    sends.fence_pause(now)
     return True
 
 

@@ -134,7 +134,8 @@ def test_a_reminder_due_while_paused_goes_out_at_the_resume() -> None:
     loopline.publish(command("r", "tenant.resume", "2026-03-22T10:00:00Z", "acme", reason="audit done"))
     loopline.tick(parse_time("2026-03-22T10:00:00Z"))
 
-    assert [(message["kind"], message["to"]) for _, message in loopline.emails()] == [("send_reminder", "legal@acme.com")]
+    sent = [(message["kind"], message["to"]) for _, message in loopline.emails()]
+    assert sent == [("send_reminder", "legal@acme.com")]
     loopline.close()
 
 
