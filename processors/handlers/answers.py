@@ -87,7 +87,7 @@ def _failed(uow: UnitOfWork, item: Pending, task: Task, error: str, now: datetim
         task.notify_user(kind="model_degraded", now=now, message=(
             f"The model failed {UPSTREAM_FAILURES} times in a row (last: {error}): Loopline works in degraded mode. "
             f"Nothing is sent without a decision; each waiting decision is asked again every "
-            f"{DEGRADED_RETRY.seconds // 3600} hour, and you are told when the model answers again."))
+            f"{DEGRADED_RETRY.seconds // 60} minutes, and you are told when the model answers again."))
     if health.degraded:
         retry_at: datetime | None = now + DEGRADED_RETRY
     else:

@@ -84,8 +84,9 @@ def has_step(task: Task, now: datetime) -> bool:
 
 
 def step_task(uow: UnitOfWork, task: Task, now: datetime) -> str | None:
-    """One step of an acting task at `now`: a retry of a failed decision that is due, else what the rules say."""
-    if task.is_closed or not task.is_acting:
+    """One step of an acting task at `now`: a retry of a failed decision that is due, else what the rules say; while
+    paused, a step that would do something is held for the resume."""
+    if not has_step(task, now):
         return None
     held = hold_step(uow, task, TimerKind.TASK_STEP, task.id, now)
     if held:
