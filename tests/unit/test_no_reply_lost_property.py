@@ -42,6 +42,13 @@ PHASES = tuple(Phase)[:-2] if os.environ.get("CI") else tuple(Phase)  # no minut
 @example(  # the reply while a seed-000 follow-up is held back by the weekly limit: kept, and the follow-up never sent
     [("limits", 1, 4), ("create", ("lead_followup", 2), True, 0.95), ("tick", 1), ("agent_email", 2), ("tick", 73),
      ("reply", 2, 5, None), ("tick", 72), ("tick", 72)], "UTC")
+@example(  # a touch due while the tenant is paused is held, and goes out after the resume, within the limits
+    [("create", ("churn_risk", 0), True, 0.95), ("tenant.pause",), ("tick", 24), ("system.pause",), ("tick", 24),
+     ("tenant.resume",), ("tick", 1), ("system.resume",), ("tick", 1)], "Asia/Tokyo")
+@example(  # an unsubscribe closes the member's tasks; once they opt back in, a new task may write to them again
+    [("create", ("churn_risk", 1), True, 0.95), ("tick", 1), ("unsubscribe", 1), ("tick", 72),
+     ("create", ("lead_followup", 1), True, 0.95), ("resubscribe", 1), ("create", ("win_back", 1), True, 0.95),
+     ("tick", 1), ("soft_bounce", 1), ("soft_bounce", 1), ("soft_bounce", 1), ("tick", 72)], "UTC")
 def test_no_reply_is_lost_whatever_interleaves(ops: list[tuple], timezone_name: str) -> None:
     model = SwitchableModel(OfflinePolicy())
     loopline = InMemoryLoopline(model)  # type: ignore[arg-type]
