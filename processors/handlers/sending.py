@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from loopline.domain import ids
-from loopline.domain.mailbox import NotAMailbox, mailbox
+from loopline.domain.mailbox import LINE_BREAKS, NotAMailbox, mailbox
 from loopline.domain.send_checks import Deferral, SendAttempt, first_deferral
 from loopline.domain.pause import held_timer
 from loopline.domain.send_ledger import ContactSends, TenantSends, local_day
@@ -56,6 +56,8 @@ def send_to_contact(
     if isinstance(contact, Deferral):
         return Deferred(contact)
     details = {**details, "to": contact}
+    if "subject" in details:
+        details["subject"] = _one_line(str(details["subject"]))
     contact_sends, tenant_sends = _ledgers(uow, task, contact, now)
     deferral = first_deferral(_attempt(uow, task, contact, contact_sends, tenant_sends, settings, now, answers_contact,
                                        yields_to))
@@ -93,6 +95,12 @@ def send_deferral(uow: UnitOfWork, task: Task, *, contact: str, now: datetime, s
         return recipient
     contact_sends, tenant_sends = _ledgers(uow, task, recipient, now)
     return first_deferral(_attempt(uow, task, recipient, contact_sends, tenant_sends, settings, now, False, yields_to))
+
+
+def _one_line(subject: str) -> str:
+    """A subject as one header line: a line break (a contact's own subject, `Re:`-d, can hold one) would add headers
+    to the email or get it parked at delivery after it was counted as sent."""
+    return " ".join(subject.split()) if any(c in LINE_BREAKS for c in subject) else subject
 
 
 def _recipient(to: str) -> str | Deferral:

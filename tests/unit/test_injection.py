@@ -100,3 +100,16 @@ def test_a_model_that_obeys_the_contacts_injection_sends_nothing_past_the_rails_
     assert escalated[loopline.task(GYM, "t3").id] == "model_unavailable"  # the 300 KB reply, refused every time
     refused = [e.error for e in events if isinstance(e, Task.DecisionFailed)]
     assert any("reply_body is 360000 characters, more than 5000" in error for error in refused)
+
+
+def test_a_contacts_subject_with_a_line_break_reaches_no_header_of_the_answer() -> None:
+    """A contact who writes first is answered `Re:` their own subject: "Hi\\nBcc: everyone@…" stays one line of it."""
+    loopline = InMemoryLoopline(ObedientModel())  # type: ignore[arg-type]
+    loopline.publish(command("cfg", "tenant.configure", format_time(T0), GYM, execution_mode="limited_auto"),
+                     command("c", "task.create", format_time(T0), GYM, task_id="t0", title="churn_risk ann",
+                             task_type="churn_risk", contact="ann@example.com", confidence=0.99))
+    loopline.publish(signal("r", "email.received", format_time(T0 + timedelta(hours=1)), GYM, sender="ann@example.com",
+                            subject="Hi\nBcc: everyone@example.com", body="What are the class times?"))
+    loopline.tick(T0 + timedelta(hours=2))
+
+    assert [message["details"]["subject"] for _, message in loopline.emails()] == ["Re: Hi Bcc: everyone@example.com"]
