@@ -61,6 +61,10 @@ def tenant_sends_id(tenant: str) -> UUID:
     return _id("tenant-sends", tenant)
 
 
+def tenant_bounces_id(tenant: str) -> UUID:
+    return _id("tenant-bounces", tenant)
+
+
 def tenant_model_calls_id(tenant: str) -> UUID:
     return _id("tenant-model-calls", tenant)
 

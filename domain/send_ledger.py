@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo
 from eventsourcing.domain import Aggregate
 
 from loopline.domain.base import LooplineAggregate, TenantEvent
+from loopline.domain.suppression import ContactSuppression
 
 WEEK = timedelta(days=7)
 KEEP_SENDS_FOR = 2 * WEEK
@@ -25,10 +26,14 @@ KEEP_DAYS = 7
 """Days behind the latest send's day whose counts are kept."""
 
 
-class ContactSends(LooplineAggregate):
-    """Times Loopline emailed one contact of one tenant, across all of its tasks."""
+class ContactSends(ContactSuppression, LooplineAggregate):
+    """Times Loopline emailed one contact of one tenant, across all of its tasks, and whether the contact is
+    suppressed (`domain/suppression.py`)."""
 
     OWNER = {"tenant": "tenant"}
+
+    class_version = 2
+    """Version 2 adds the suppression and the soft bounces (an older snapshot is of a contact never suppressed)."""
 
     class Created(Aggregate.Created):
         tenant: str
@@ -54,6 +59,13 @@ class ContactSends(LooplineAggregate):
         """Send times of the last KEEP_SENDS_FOR before the latest one, oldest first."""
         self.forgotten_until: datetime | None = None
         """The latest send dropped from `sent_at`: a week after it, every week is known in full."""
+        self.suppression: dict[str, Any] | None = None
+        """reason, source, words (what made it, e.g. the reply's opt-out phrase) and since (ISO 8601)."""
+        self.soft_bounces = 0
+
+    @staticmethod
+    def upcast_v1_v2(state: dict[str, Any]) -> None:
+        state.update(suppression=None, soft_bounces=0)
 
     @classmethod
     def open(cls, *, id: Any, tenant: str, contact: str, now: datetime) -> ContactSends:  # noqa: A002

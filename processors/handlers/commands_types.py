@@ -225,6 +225,12 @@ class TaskTakeover(Strict):
                                "over`)")
 
 
+class ContactResubscribe(Strict):
+    contact: Mailbox = Field(description="a suppressed contact's address, kept as its mailbox; Loopline may email them "
+                             "again, from tasks created after this")
+    reason: Text = Field(description="how they opted back in, in the trail")
+
+
 class TaskGuidance(Strict):
     task_id: Id = Field(description="an `escalated` task; it resumes `executing`")
     text: Text = Field(description="the owner's guidance, in the trail; on a contact's reply nothing has answered yet, "

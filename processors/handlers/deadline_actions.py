@@ -29,6 +29,7 @@ from loopline.processors.handlers.model_calls import held_reason, request_decisi
 from loopline.processors.ports import Draft, Drafter
 from loopline.processors.handlers.pausing import hold_step
 from loopline.processors.handlers.sending import Deferred, keep_for_later, send_to_contact
+from loopline.processors.handlers.suppression import not_sent, suppressed_why
 from loopline.processors.handlers.tenants import tenant_settings
 from loopline.processors.handlers.wakeups import wake_on_condition
 
@@ -73,6 +74,8 @@ def _draft_followup_email(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: 
     """Asks the model for the follow-up (`processors/followers/agent.py` sends it with `send_followup`)."""
     contact = loop.watch["sender"]
     task.check_may_act()
+    if (why := suppressed_why(uow, task.tenant, contact)) is not None:
+        return not_sent(uow, task, loop, why, "follow-up", now)
     if task.deferred is not None and task.deferred["draft"].get("follow_up_of") == loop.ref:
         return f"a follow-up to {contact} is already drafted and waits for a send limit"
     held = request_decision(
@@ -101,6 +104,8 @@ def send_followup(uow: UnitOfWork, loop: OpenLoop, task: Task, draft: Draft, now
     sent = send_to_contact(uow, task, details=details, now=now, settings=tenant_settings(uow, task.tenant),
                            summary=f"Sent follow-up to {contact}")
     if isinstance(sent, Deferred):
+        if sent.deferral.rule == "suppressed":
+            return not_sent(uow, task, loop, sent.deferral.reason, "follow-up", now)
         until = keep_for_later(uow, task, sent.deferral, {"subject": subject, "body": draft.body,
                                                           "decided_by": draft.decided_by, "follow_up_of": loop.ref}, now)
         task.notify_user(kind="followup_deferred",
@@ -160,6 +165,8 @@ def _reminder_held(uow: UnitOfWork, loop: OpenLoop, task: Task, held: Deferred, 
     """A send check holds the reminder back: it is tried again when the limit frees up (the loop waits until then);
     a limit that never frees up leaves the reminding to the owner."""
     assert loop.contact is not None
+    if held.deferral.rule == "suppressed":
+        return not_sent(uow, task, loop, held.deferral.reason, "reminder", now)
     if held.deferral.until is None:
         task.notify_user(
             kind="reminder_needed",

@@ -44,6 +44,7 @@ from loopline.processors.handlers.loops_and_timers import (
 from loopline.processors.handlers.model_calls import held_reason, request_decision
 from loopline.processors.handlers.pausing import hold_step
 from loopline.processors.handlers.sending import Deferred, keep_for_later, send_deferral, send_to_contact
+from loopline.processors.handlers.suppression import close_for_suppressed
 from loopline.processors.handlers.tenants import tenant_settings
 
 NO_END_WAIT = timedelta(days=30)
@@ -169,6 +170,8 @@ def send_touch(uow: UnitOfWork, task: Task, action: SendTouch, now: datetime) ->
     assert task.contact is not None
     deferral = send_deferral(uow, task, contact=task.contact, now=now, settings=tenant_settings(uow, task.tenant),
                              yields_to=due_before(uow, task, now))
+    if deferral is not None and deferral.rule == "suppressed":
+        return close_for_suppressed(uow, task, now)
     if deferral is not None:  # no draft is asked for that a limit would hold: asked for when the limit frees up
         until = keep_for_later(uow, task, deferral, {"touch": action.touch}, now)
         return f"'{task.title}': touch {action.touch} is due; not drafted until {until} ({deferral.reason})"
@@ -202,6 +205,8 @@ def send_message(uow: UnitOfWork, task: Task, *, draft: dict[str, Any], touch: i
                            answers_contact=reply, performed_by=by,
                            yields_to=() if reply or by == OWNER else due_before(uow, task, now))
     if isinstance(sent, Deferred):
+        if sent.deferral.rule == "suppressed" and by != OWNER:
+            return close_for_suppressed(uow, task, now)
         if by == OWNER and sent.deferral.until is None:
             then = ("send it again once it resumes" if sent.deferral.rule == "paused"
                     else "write to them yourself, then close the task with task.takeover")

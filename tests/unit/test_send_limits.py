@@ -44,9 +44,10 @@ def attempt(
     )
 
 
-def test_checks_run_pause_then_budget_then_member_week_then_tenant_day() -> None:
+def test_checks_run_pause_then_suppression_then_budget_then_member_week_then_tenant_day() -> None:
     assert [check.__name__ for check in SEND_CHECKS] == [
-        "paused", "task_message_budget", "member_weekly_limit", "member_daily_limit", "tenant_daily_limit"]
+        "paused", "suppressed", "task_message_budget", "member_weekly_limit", "member_daily_limit",
+        "tenant_daily_limit"]
 
 
 def test_a_pause_holds_every_send_until_it_is_lifted_whatever_the_limits_left() -> None:
