@@ -86,6 +86,17 @@ class TaskDecisions:
             if self.retry_at is None:
                 task.pending_decisions.pop(self.request_ref, None)
 
+    class DecisionsWithdrawn(TaskEvent):
+        """Decisions asked for and not answered yet that nothing will act on (the task went to the owner by a hard
+        rule): an answer that comes for one later changes nothing."""
+
+        request_refs: list[str]
+        reason: str
+
+        def apply(self, task: Task) -> None:
+            for ref in self.request_refs:
+                task.pending_decisions.pop(ref, None)
+
     def request_decision(
         self, *, request_ref: str, point: str, purpose: str, touch: int | None, tone: str | None, reason: str,
         now: datetime, attempt: int = 1, loop_ref: str | None = None,
@@ -99,6 +110,11 @@ class TaskDecisions:
             self.DecisionRequested, timestamp=now, request_ref=request_ref, point=point, purpose=purpose, touch=touch,
             tone=tone, reason=reason, attempt=attempt, loop_ref=loop_ref,
         )
+
+    def withdraw_decisions(self, *, reason: str, now: datetime) -> None:
+        if self.pending_decisions:
+            self.trigger_event(self.DecisionsWithdrawn, timestamp=now, request_refs=sorted(self.pending_decisions),
+                               reason=reason)
 
     def pending_decision(self, request_ref: str, attempt: int) -> dict[str, Any] | None:
         """The request still waiting for this attempt's decision, or None (decided, failed, or asked again since)."""

@@ -43,7 +43,10 @@ limit_use = Table(
     Column("used", Integer, nullable=False),
 )
 
-ESCALATED_AT = {"turn_budget": "turn_budget", "model_unavailable": "decision_retries"}
+ESCALATED_AT = {
+    "turn_budget": "turn_budget", "model_unavailable": "decision_retries", "anomaly_turns": "anomaly_turns",
+    "anomaly_replies": "anomaly_replies",
+}
 """An escalation's cause -> the limit that caused it."""
 
 HELD_BY: dict[type, Callable[[Any], tuple[str, str] | None]] = {

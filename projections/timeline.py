@@ -103,6 +103,7 @@ DESCRIPTIONS: dict[type, Describe] = {
         + (f"asked again at {format_time(e.retry_at)}" if e.retry_at else "the task goes to the owner"),
         e.error,
     ),
+    Task.DecisionsWithdrawn: lambda e: (f"decision(s) no longer awaited: {', '.join(e.request_refs)}", e.reason),
     Task.NextTouchScheduled: lambda e: (f"cadence resumes: next touch at {format_time(e.next_touch_at)}", e.reason),
     Task.OutOfOfficeReceived: lambda e: (
         f"automatic reply: the contact is away until {format_time(e.until)}; next touch at {format_time(e.next_touch_at)}",
