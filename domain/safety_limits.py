@@ -34,6 +34,12 @@ DELIVERY_ATTEMPTS = 5
 
 DELIVERY_BACKOFF_SECONDS = 30.0
 
+ANOMALY_TURNS = 5
+"""Replies the model evaluated for a task without an outcome after which the next one goes to the owner (§7.5)."""
+
+ANOMALY_UNANSWERED_REPLIES = 3
+"""The contact's emails in a row that nothing answered, with the task still active, that send it to the owner (§7.5)."""
+
 UPSTREAM_FAILURES = 5
 """Failures in a row of an upstream (the model for a tenant, a delivery channel) that make it degraded (seed 002
 §34.2 `consecutiveFailures >= 5`); it recovers by itself with its next success."""
@@ -100,6 +106,16 @@ SAFETY_LIMITS: tuple[SafetyLimit, ...] = (
         "task_expiry", "task", "days a task lives", "its type's (14 for most)", "§7.1",
         "the task expires (`Task.Expired`, its outcome in `tasks show`)",
         changed="`expires_in_days` on `task.create`, else the task type's",
+    ),
+    SafetyLimit(
+        "anomaly_turns", "task", "replies the model evaluated for one task without an outcome, whatever its budget",
+        ANOMALY_TURNS, "§7.5", "the next reply goes to the owner before any model call (`escalated`, cause "
+        "`anomaly_turns`)",
+    ),
+    SafetyLimit(
+        "anomaly_replies", "task", "the contact's emails in a row that nothing answered, the task still active",
+        ANOMALY_UNANSWERED_REPLIES, "§7.5", "the task goes to the owner before any model call (`escalated`, cause "
+        "`anomaly_replies`)",
     ),
     SafetyLimit(
         "member_weekly_limit", "contact", "emails one contact gets in any 7 days", 3, "§7.2",

@@ -193,7 +193,7 @@ class UnitOfWork:
             if not (touched or aggregate.pending_events):
                 continue
             del self._aggregates[aggregate_id]
-            earlier = [event for event in self._collected if event.originator_id == aggregate_id]
+            earlier = self.collected(aggregate_id)
             if earlier and earlier[0].originator_version == 1:
                 rebuilt = None
             else:
@@ -205,6 +205,10 @@ class UnitOfWork:
                 rebuilt = event.mutate(rebuilt)
             if rebuilt is not None:
                 self._aggregates[aggregate_id] = rebuilt
+
+    def collected(self, aggregate_id: UUID) -> list[Any]:
+        """The aggregate's events that earlier steps of this unit of work triggered, not saved yet."""
+        return [event for event in self._collected if event.originator_id == aggregate_id]
 
     def commit(self, tracking: Tracking | None = None) -> int:
         """Saves every collected event (and the position, if given) atomically; returns the event count."""
