@@ -19,6 +19,7 @@ from loopline.adapters.config import InvalidSetting
 from loopline.domain.notices import render
 from loopline.domain.timeutil import parse_time
 from loopline.processors.followers.delivery import is_contact_email, is_owner_email
+from loopline.processors.handlers.sending import one_line
 from loopline.processors.ports import DeliveryFailed
 
 SEND_TIMEOUT = 10.0
@@ -61,11 +62,6 @@ def owner_thread_id(key: str, sender: str) -> str:
     """The root every notice about one task refers to (the task is the key's aggregate): one thread per task."""
     domain = sender.rpartition("@")[2] or "localhost"
     return f"<loopline.task.{key.partition(':')[0]}@{domain}>"
-
-
-def one_line(subject: str) -> str:
-    """A subject is one line: a line break in a draft's or a task's words would make the header unsendable."""
-    return " ".join(subject.split())
 
 
 def compose_notice(*, key: str, message: dict[str, Any], sender: str) -> EmailMessage:
