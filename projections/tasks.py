@@ -175,10 +175,6 @@ def _touch_sent(conn: Connection, event: Task.TouchSent, position: int) -> None:
     )
 
 
-def _send_returned(conn: Connection, event: Task.SendReturned, position: int) -> None:
-    _update(conn, event, messages_used=event.messages_used)
-
-
 def _deferred(conn: Connection, event: Task.SendDeferred, position: int) -> None:
     _update(
         conn, event, add={"deferrals": 1}, next_action="deferred_send", next_action_at=format_time(event.until),
@@ -269,7 +265,7 @@ handlers = {
     Task.ContextMerged: lambda conn, event, position: _update(conn, event),
     Task.TouchSent: _touch_sent,
     Task.SendDeferred: _deferred,
-    Task.SendReturned: _send_returned,
+    Task.SendReturned: lambda conn, event, position: _update(conn, event, messages_used=event.messages_used),
     Task.DecisionRequested: _decision_requested,
     Task.DecisionRecorded: _decision_recorded,
     Task.DecisionFailed: _decision_failed,
