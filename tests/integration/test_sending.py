@@ -22,6 +22,7 @@ from loopline.processors.handlers.sending import Deferred, Sent, send_to_contact
 from loopline.runtime.system import System
 from tests.conftest import command, publish
 from tests.integration.helpers import trail
+from tests.unit.fakes import UnsendableChannel
 
 TENANT = "gym"
 BOB = "bob@example.com"
@@ -152,21 +153,8 @@ def test_a_task_whose_message_budget_is_spent_sends_nothing(system: System) -> N
     assert acting.actions_count == 0
 
 
-class UnsendableSmtp:
-    """The SMTP channel meeting an email it cannot take at all, as a header holding a line break."""
-
-    name = "smtp"
-    drops_repeats = False
-
-    def accepts(self, message: dict[str, Any]) -> bool:
-        return is_contact_email(message)
-
-    def send(self, *, key: str, message: dict[str, Any]) -> None:
-        raise ValueError("Header values may not contain linefeed or carriage return characters")
-
-
 def test_an_email_smtp_cannot_take_is_parked_given_back_and_in_the_tasks_trail(system: System, home: Path) -> None:
-    system.delivery.add_channel(UnsendableSmtp())
+    system.delivery.add_channel(UnsendableChannel("smtp", accepts=is_contact_email))
     create_tasks(system, "t1")
     uow = UnitOfWork(system.app)
     send_to_contact(uow, task(uow, "t1"), details=email("We miss you"), now=NOW, settings=TenantSettings())

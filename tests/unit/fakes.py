@@ -32,6 +32,13 @@ class FakeChannel:
         self.sent.append((key, message))
 
 
+class UnsendableChannel(FakeChannel):
+    """A channel that cannot take any message at all, as SMTP meeting a header that holds a line break."""
+
+    def send(self, *, key: str, message: dict[str, Any]) -> None:
+        raise ValueError("Header values may not contain linefeed or carriage return characters")
+
+
 class FakeLedger:
     """The delivery ledger in a dict: one row per (key, channel)."""
 

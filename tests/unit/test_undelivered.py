@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import timedelta
-from typing import Any
 
 import pytest
 
@@ -17,7 +16,7 @@ from loopline.processors.application import UnitOfWork
 from loopline.processors.followers.delivery import is_contact_email
 from loopline.processors.handlers.undelivered import give_back_undelivered
 from tests.conftest import command
-from tests.unit.fakes import FakeChannel
+from tests.unit.fakes import UnsendableChannel
 from tests.unit.in_memory import InMemoryLoopline
 
 GYM = "gym"
@@ -25,17 +24,10 @@ ANN = "ann@example.com"
 T0 = parse_time("2026-03-02T09:00:00Z")
 
 
-class UnsendableSmtp(FakeChannel):
-    """An SMTP channel that cannot take any message at all, as when a header holds a line break."""
-
-    def send(self, *, key: str, message: dict[str, Any]) -> None:
-        raise ValueError("Header values may not contain linefeed or carriage return characters")
-
-
 @pytest.fixture
 def loopline() -> Iterator[InMemoryLoopline]:
     running = InMemoryLoopline()
-    running.delivery.add_channel(UnsendableSmtp("smtp", accepts=is_contact_email))
+    running.delivery.add_channel(UnsendableChannel("smtp", accepts=is_contact_email))
     running.publish(command("cfg", "tenant.configure", format_time(T0), GYM, execution_mode="limited_auto"))
     running.publish(command(
         "c1", "task.create", format_time(T0), GYM, task_id="churn", title="churn_risk Ann", task_type="churn_risk",
