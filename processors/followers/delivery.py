@@ -186,8 +186,8 @@ class Delivery:
             channel = self.channels.get(attempt.channel)
             if attempt.channel == ROUTING or (channel is not None and channel.drops_repeats):
                 together.append(attempt)
-            else:
-                self.ledger.delivered([attempt], now=self._now())
+            else:  # a digest of the owner's notices marks those it carried with it
+                self.ledger.delivered([attempt, *folded(attempt)], now=self._now())
         self.ledger.delivered(together, now=self._now())
 
     def _send(self, attempt: Attempt) -> bool:
@@ -211,7 +211,6 @@ class Delivery:
                 raise DeliveryFailed(f"channel {attempt.channel} is not configured in this process")
             else:
                 channel.send(key=attempt.key, message=attempt.message)
-                self.ledger.delivered(folded(attempt), now=self._now())
         except Exception as error:
             if isinstance(error, DeliveryFailed) or is_infrastructure(error):
                 last = attempt.attempts >= self.max_attempts
