@@ -28,6 +28,7 @@ from loopline.domain.outreach import (
 )
 from loopline.domain.reply_routing import guided_request_ref, unanswered_reply
 from loopline.domain.send_ledger import local_day
+from loopline.domain.send_window import first_send_time
 from loopline.domain.status import TaskStatus
 from loopline.domain.task import Task
 from loopline.domain.task_types import PRIORITY_ORDER, task_type
@@ -189,7 +190,8 @@ def send_message(uow: UnitOfWork, task: Task, *, draft: dict[str, Any], touch: i
     details = {key: value for key, value in details.items() if value is not None}
     by = draft.get("by", "loopline")
     written = ", the owner's words" if by == OWNER else ""
-    sent = send_to_contact(uow, task, details=details, now=now, settings=tenant_settings(uow, task.tenant),
+    settings = tenant_settings(uow, task.tenant)
+    sent = send_to_contact(uow, task, details=details, now=now, settings=settings,
                            summary=f"Emailed {task.contact} ({'reply' if reply else f'touch {touch}'}{written})",
                            answers_contact=reply, performed_by=by,
                            yields_to=() if reply or by == OWNER else due_before(uow, task, now))
@@ -204,6 +206,9 @@ def send_message(uow: UnitOfWork, task: Task, *, draft: dict[str, Any], touch: i
         return f"'{task.title}': message to {task.contact} deferred until {when(until)} ({sent.deferral.reason})"
     plan = plan_of(task)
     next_touch_at = None if reply else plan.after_touch(touch, now)
+    if next_touch_at is not None and touch < plan.touches:
+        # The next touch falls due inside the send window, so its draft is asked for when it can go.
+        next_touch_at = first_send_time(next_touch_at, settings, str(task.id))
     task.touch_sent(touch=touch, next_touch_at=next_touch_at, now=now)
     deadline = min(d for d in (next_touch_at, plan.ends_at) if d is not None) if (next_touch_at or plan.ends_at) else None
     open_reply_loop(uow, task, deadline=deadline or now + NO_END_WAIT, now=now + AFTER_REPLY if reply else now,

@@ -11,6 +11,7 @@ from loopline.domain import ids
 from loopline.domain.send_checks import SendAttempt, first_deferral
 from loopline.domain.send_ledger import ContactSends, TenantSends
 from loopline.domain.send_window import JITTER_FROM, JITTER_SPAN
+from loopline.domain.task import Task
 from loopline.domain.tenant import InvalidSettings, Tenant, TenantSettings
 from loopline.domain.timeutil import format_time, parse_time
 from tests.conftest import command
@@ -108,4 +109,24 @@ def test_a_touch_due_at_night_is_deferred_to_the_morning_and_sent_then() -> None
     loopline.tick(until)
     [(_, email)] = loopline.emails()
     assert parse_time(email["at"]) == until
+    loopline.close()
+
+
+def test_a_touch_that_would_fall_due_on_a_weekend_is_scheduled_for_monday_and_drafted_then() -> None:
+    loopline = InMemoryLoopline()
+    thursday = "2026-03-05T09:00:00Z"  # 10:00 in Berlin; the standard cadence's touch 2 is 3 days on, a Sunday
+    loopline.publish(command("cfg", "tenant.configure", thursday, "gym", execution_mode="limited_auto", timezone=BERLIN,
+                             send_on_weekends=False))
+    loopline.publish(command("c1", "task.create", thursday, "gym", task_id="t1", title="Win Bob back",
+                             task_type="churn_risk", contact=BOB, to_name="Bob", confidence=0.95,
+                             draft={"subject": "We miss you", "body": "Hi Bob, come back soon."}))
+    loopline.tick(parse_time(thursday))
+
+    next_touch_at = loopline.task("gym", "t1").next_touch_at
+    assert next_touch_at is not None and next_touch_at.isoformat().startswith("2026-03-09T07:")  # Monday 08:xx
+    loopline.tick(parse_time("2026-03-08T12:00:00Z"))
+    assert not [event for event in loopline.events() if isinstance(event, Task.DecisionRequested)]
+
+    loopline.tick(next_touch_at)
+    assert [parse_time(email["at"]) for _, email in loopline.emails()] == [parse_time(thursday), next_touch_at]
     loopline.close()
