@@ -130,13 +130,15 @@ def hold_for_owner(uow: UnitOfWork, task: Task, action: Escalate, written: dict[
     return said
 
 
-def owner_approves(uow: UnitOfWork, task: Task, touch: int) -> bool:
-    """Whether a touch the agent would send unasked waits for the owner instead: in `manual` mode (seed 002 §7.6, the
-    kill switch, read when the send is decided) or an onboarding phase that reviews every task (§26), every touch
-    does but the first of a task the owner approved."""
-    if not tenant_settings(uow, task.tenant).reviews_every_task:
-        return False
-    return touch != 1 or not _approved_by_owner(uow, task)
+def owner_approves(uow: UnitOfWork, task: Task, touch: int) -> str | None:
+    """Why a touch the agent would send unasked waits for the owner instead, None when it goes: in `manual` mode (seed
+    002 §7.6, the kill switch, read when the send is decided) or an onboarding phase that reviews every task (§26),
+    every touch does but the first of a task the owner approved."""
+    settings = tenant_settings(uow, task.tenant)
+    if not settings.reviews_every_task or (touch == 1 and _approved_by_owner(uow, task)):
+        return None
+    return ("the execution mode is manual" if settings.execution_mode == "manual"
+            else f"the onboarding phase is {settings.ramp_phase}")
 
 
 def _approved_by_owner(uow: UnitOfWork, task: Task) -> bool:
@@ -152,8 +154,9 @@ def send_touch(uow: UnitOfWork, task: Task, action: SendTouch, now: datetime) ->
     if task.deferred is not None:
         draft = dict(task.deferred["draft"])
         touch, reply = draft.get("touch", action.touch), bool(draft.get("reply"))
-        if not reply and not _owners(draft) and owner_approves(uow, task, touch):
-            return hold_for_owner(uow, task, held_for_owner(touch, draft), {**draft, "touch": touch}, now)
+        why = None if reply or _owners(draft) else owner_approves(uow, task, touch)
+        if why:
+            return hold_for_owner(uow, task, held_for_owner(touch, draft, why), {**draft, "touch": touch}, now)
         return send_message(uow, task, draft=draft, touch=touch, now=now, reply=reply)
     if action.use_draft:
         draft = task.outreach["draft"]
@@ -163,8 +166,9 @@ def send_touch(uow: UnitOfWork, task: Task, action: SendTouch, now: datetime) ->
             "confidence": None if by_owner else task.confidence if task.confidence is not None else 0.0,
             **({"by": OWNER} if by_owner else {}),
         }
-        if not by_owner and owner_approves(uow, task, action.touch):
-            return hold_for_owner(uow, task, held_for_owner(action.touch, draft), {**written, "touch": action.touch},
+        why = None if by_owner else owner_approves(uow, task, action.touch)
+        if why:
+            return hold_for_owner(uow, task, held_for_owner(action.touch, draft, why), {**written, "touch": action.touch},
                                   now)
         return send_message(uow, task, draft=written, touch=action.touch, now=now)
     task.request_decision(

@@ -109,3 +109,21 @@ def test_shadow_and_guided_send_every_task_to_review_even_in_limited_auto(phase:
     if status == "pending_review":
         assert created.reason == f"onboarding phase {phase}: every task the agent would send for waits for owner review"
     loopline.close()
+
+
+def test_a_tenant_moved_back_to_guided_hands_touch_2_to_the_owner_saying_why() -> None:
+    loopline = InMemoryLoopline()
+    loopline.publish(command("cfg", "tenant.configure", format_time(FIRST_SEND), "gym", execution_mode="limited_auto",
+                             **ANY_HOUR))
+    loopline.publish(command("c1", "task.create", format_time(FIRST_SEND), "gym", task_id="t1", title="Win Bob back",
+                             task_type="churn_risk", contact=BOB, to_name="Bob", confidence=0.95,
+                             draft={"subject": "We miss you", "body": "Hi Bob, come back soon."}))
+    loopline.tick(FIRST_SEND)
+    loopline.publish(command("cfg2", "tenant.configure", format_time(FIRST_SEND + DAY), "gym", ramp_phase="guided"))
+
+    loopline.tick(FIRST_SEND + 3 * DAY + timedelta(minutes=10))
+
+    task = loopline.task("gym", "t1")
+    assert len(loopline.emails()) == 1 and task.status.value == "escalated"
+    assert "touch 2 is due, and the onboarding phase is guided: nothing goes out unasked" in str(task.escalation_reason)
+    loopline.close()
