@@ -15,6 +15,7 @@ from loopline.adapters.leader import PostgresLeader
 from loopline.processors.limits import MAX_LINE_BYTES
 from loopline.adapters.messages import InvalidMessage, parse_message
 from loopline.cli import demo as demo_module
+from loopline.cli import limits as limits_module
 from loopline.cli import loops, parked, projections, tasks
 from loopline.cli import prompt as prompt_module
 from loopline.cli import tenants as tenants_module
@@ -28,6 +29,7 @@ from loopline.domain.wording import count
 from loopline.processors.messages import Message
 from loopline.processors.followers.parked import short_id
 from loopline.processors.handlers.rejects import record_rejected_inputs
+from loopline.projections.limits import held_counts
 from loopline.projections.timeline import task_trail
 
 app = App(
@@ -40,6 +42,7 @@ app.add_typer(parked.app, name="parked")
 app.add_typer(tenants_module.app, name="tenants")
 app.command("demo")(demo_module.demo)
 app.command("prompt")(prompt_module.prompt)
+app.command("limits")(limits_module.limits)
 
 Json = Annotated[bool, flag("--json", "Print JSON instead of text.")]
 debugging = False
@@ -293,6 +296,8 @@ def status(json_: Json = False) -> None:
         processed = system.messages_processed()
         parked = system.delivery.ledger.parked()
         quarantined = parked_counts(system)
+        with system.projections.engine.connect() as conn:
+            held = held_counts(conn)
     for worker in workers:
         worker.update(leads=worker["worker"] == leader, started_at=format_time(worker["started_at"]),
                       last_seen=format_time(worker["last_seen"]))
@@ -300,6 +305,7 @@ def status(json_: Json = False) -> None:
         "deployment": "scale" if system.is_scale else "embedded", "leader": leader, "workers": workers,
         "inputs": inputs, "messages_processed": processed, "read_models": read_models,
         "parked_deliveries": {"count": len(parked), "deliveries": parked}, "parked": quarantined,
+        "limits_held": held,
     }
     if json_:
         print_json(result)
@@ -324,6 +330,8 @@ def status(json_: Json = False) -> None:
     out.print(f"parked messages: {quarantined['messages']}, read-model events: {quarantined['read_model_events']}, "
               f"deliveries: {quarantined['deliveries']}" + (" (see `loopline parked list`)" if any(quarantined.values()) else ""))
     out.print(f"parked deliveries (failed after every retry): {len(parked)}")
+    out.print(f"held back by a limit: {sum(held.values())}"
+              + (f" ({', '.join(f'{rule} {n}' for rule, n in sorted(held.items()))}; see `loopline limits`)" if held else ""))
     if parked:
         print_table("parked deliveries", parked, ["parked_at", "channel", "key", "tenant", "task_id", "kind", "attempts", "last_error"])
 

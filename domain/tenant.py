@@ -18,6 +18,7 @@ from eventsourcing.domain import Aggregate
 from loopline.domain.base import LooplineAggregate, TenantEvent
 from loopline.domain.errors import DomainError
 from loopline.domain.onboarding import RAMP, RAMP_PHASES, RampPhase
+from loopline.domain.safety_limits import default
 
 ExecutionMode = Literal["manual", "limited_auto"]
 EXECUTION_MODES: tuple[str, ...] = get_args(ExecutionMode)
@@ -92,8 +93,23 @@ class TenantSettings:
         "`manual`: every task Loopline works waits for review, and so does each touch it would send unasked; "
         "`limited_auto`: escalation triggers, then the type's threshold; absent: `manual`", "manual",
     )
-    member_weekly_limit: int = setting("messages one contact may get in any 7 days; absent: 3", 3, most=MAX_SEND_LIMIT)
-    daily_send_limit: int = setting("messages the tenant may send in one local day; absent: 15", 15, most=MAX_SEND_LIMIT)
+    member_weekly_limit: int = setting(
+        "messages one contact may get in any 7 days; absent: 3", default("member_weekly_limit"), most=MAX_SEND_LIMIT,
+    )
+    daily_send_limit: int = setting(
+        "messages the tenant may send in one local day; absent: 15", default("tenant_daily_limit"), most=MAX_SEND_LIMIT,
+    )
+    daily_task_limit: int = setting(
+        "tasks Loopline works that may be created in one local day; absent: 50", default("daily_task_limit"),
+        most=MAX_SEND_LIMIT,
+    )
+    active_task_limit: int = setting(
+        "tasks Loopline works that may be open at once; absent: 100", default("active_task_limit"), most=MAX_SEND_LIMIT,
+    )
+    daily_spawned_task_limit: int = setting(
+        "tasks the agent may create from another task's work (`origin` `task`) in one local day; absent: 10",
+        default("daily_spawned_task_limit"), most=MAX_SEND_LIMIT,
+    )
     send_window_start: int = setting(
         "the local hour (0 to 23) from which emails to contacts go; one due earlier waits for it; absent: 8", 8, most=23,
     )

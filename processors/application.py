@@ -14,6 +14,7 @@ from eventsourcing.persistence import ProcessRecorder, Tracking
 from loopline.domain.base import LooplineAggregate
 from loopline.domain.send_ledger import ContactSends, TenantSends
 from loopline.domain.task import Task
+from loopline.domain.task_ledger import TenantTasks
 from loopline.domain.timers import TimerBucket
 from loopline.domain.watch_index import WatchIndex
 
@@ -68,7 +69,7 @@ class Loopline(Application[UUID]):
 
     name = "loopline"
     snapshotting_intervals: ClassVar[dict[type, int]] = {
-        TimerBucket: 100, WatchIndex: 100, Task: 50, ContactSends: 50, TenantSends: 100,
+        TimerBucket: 100, WatchIndex: 100, Task: 50, ContactSends: 50, TenantSends: 100, TenantTasks: 100,
     }
 
     def __init__(self, env: Any = None) -> None:

@@ -15,6 +15,7 @@ from loopline.domain.inbound import InboundMessage, RejectedInput
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.proactive_run import ProactiveRun
 from loopline.domain.task import Task
+from loopline.domain.task_ledger import TenantTasks
 from loopline.domain.tenant import Tenant
 from loopline.domain.timeutil import format_time, parse_time
 from loopline.domain.wording import CLOSED_BECAUSE, NEXT_STEP, awaited_from_watch, when
@@ -139,6 +140,7 @@ DESCRIPTIONS: dict[type, Describe] = {
     ProactiveRun.RunRecorded: lambda e: (
         f"{e.mode} run: {e.summary}; next at {format_time(e.next_run_at)}", e.next_run_reason
     ),
+    TenantTasks.CreationHeld: lambda e: (f"task not created: the {e.rule} held it", e.reason),
     InboundMessage.Received: lambda e: (f"received {e.kind} {e.type} {e.ref}", f"from {e.source}"),
     InboundMessage.Rejected: lambda e: ("message rejected", e.reason),
     RejectedInput.Recorded: lambda e: (f"input rejected at {e.source}:{e.position}", e.reason),

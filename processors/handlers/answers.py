@@ -22,6 +22,7 @@ from loopline.domain.outreach import (
     apply_evaluation,
 )
 from loopline.domain.task import Task
+from loopline.domain.safety_limits import DECISION_RETRY_DELAYS
 from loopline.domain.task_types import task_type
 from loopline.domain.timers import TimerKind
 from loopline.processors.application import UnitOfWork
@@ -32,7 +33,6 @@ from loopline.processors.messages import DecisionReturned, Pending
 from loopline.processors.model.prompts import missing_skill
 from loopline.processors.model.tools import is_confidence
 from loopline.processors.handlers.outreach import (
-    RETRY_DELAYS,
     act,
     escalate,
     hold_for_owner,
@@ -62,7 +62,7 @@ def apply(uow: UnitOfWork, returned: DecisionReturned) -> str | None:
 
 def _failed(uow: UnitOfWork, item: Pending, task: Task, error: str, now: datetime) -> str:
     attempt = item.attempt
-    retry_at = now + RETRY_DELAYS[attempt - 1] if attempt <= len(RETRY_DELAYS) else None
+    retry_at = now + DECISION_RETRY_DELAYS[attempt - 1] if attempt <= len(DECISION_RETRY_DELAYS) else None
     task.fail_decision(request_ref=item.request_ref, attempt=attempt, error=error, retry_at=retry_at, now=now)
     if retry_at is not None:
         set_timer(uow, kind=TimerKind.TASK_STEP, target_id=task.id, due=retry_at, now=now)

@@ -39,6 +39,14 @@ class TaskDraft(Strict):
     body: Text = Field(description="the email's text")
 
 
+class TaskOrigin(Strict):
+    kind: Literal["run", "signal", "task"] = Field(
+        description="`run`: one analysis run of the agent; `signal`: one signal it reacts to; `task`: another task's "
+        "work (an agent-spawned task)"
+    )
+    id: Id = Field(description="the run's, the signal's or the task's id")
+
+
 class TaskCreate(Strict):
     task_id: Id = Field(description="the task's id, chosen by the agent; a second `task.create` with it changes nothing")
     title: Text = Field(description="what the task is, as the owner reads it")
@@ -73,6 +81,10 @@ class TaskCreate(Strict):
         "otherwise kept in `context.json`",
     )
     to_name: ShortText | None = Field(default=None, description="the contact's name, used in greetings")
+    origin: TaskOrigin | None = Field(
+        default=None, description="what led the agent to create a task Loopline works, for the creation limits (see "
+        "[Safety](#safety)); a spawned one (`task`) always waits for review",
+    )
 
     # Data read back from the log passed these checks when it was appended (`STORED`): the handler decides then.
     @field_validator("task_type")

@@ -46,8 +46,6 @@ from loopline.processors.handlers.loops_and_timers import (
 from loopline.processors.handlers.sending import Deferred, send_to_contact
 from loopline.processors.handlers.tenants import tenant_settings
 
-RETRY_DELAYS = (timedelta(minutes=5), timedelta(minutes=20))
-"""When a failed decision is asked again; after the last, the task goes to the owner (DESIGN11 §5)."""
 NO_END_WAIT = timedelta(days=30)
 """How long a reply loop waits when the task has neither a next touch nor a budget end."""
 DEFERRED_NEVER = timedelta(days=1)
