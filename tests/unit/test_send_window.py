@@ -8,12 +8,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from loopline.domain import ids
+from loopline.domain.safety_limits import LIMITS, tenant_value
 from loopline.domain.send_checks import SendAttempt, first_deferral
 from loopline.domain.send_ledger import ContactSends, TenantSends
 from loopline.domain.send_window import JITTER_FROM, JITTER_SPAN
 from loopline.domain.task import Task
 from loopline.domain.tenant import InvalidSettings, Tenant, TenantSettings
 from loopline.domain.timeutil import format_time, parse_time
+from loopline.projections.tenants import defaults
 from tests.conftest import command
 from tests.unit.in_memory import InMemoryLoopline
 
@@ -130,3 +132,12 @@ def test_a_touch_that_would_fall_due_on_a_weekend_is_scheduled_for_monday_and_dr
     loopline.tick(next_touch_at)
     assert [parse_time(email["at"]) for _, email in loopline.emails()] == [parse_time(thursday), next_touch_at]
     loopline.close()
+
+
+def test_loopline_limits_shows_the_tenants_own_window_and_onboarding() -> None:
+    settings = {**defaults(), "send_window_start": 9, "send_window_end": 17, "send_on_weekends": False,
+                "ramp_phase": "guided", "warm_up": True}
+
+    assert tenant_value(LIMITS["send_window"], defaults()) == "08:00-20:00, every day"
+    assert tenant_value(LIMITS["send_window"], settings) == "09:00-17:00, weekdays"
+    assert tenant_value(LIMITS["warm_up"], settings) == "`guided`, warm-up"
