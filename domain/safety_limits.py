@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Literal
 
+from loopline.domain.onboarding import RAMP
+
 Scope = Literal["task", "contact", "tenant", "tick", "run", "signal", "message", "delivery"]
 
 STEPS_PER_TICK = 20
@@ -109,6 +111,11 @@ SAFETY_LIMITS: tuple[SafetyLimit, ...] = (
         setting="active_task_limit",
     ),
     SafetyLimit(
+        "onboarding_task_limit", "tenant", "tasks Loopline works a new tenant creates in one local day: its onboarding "
+        "phase's cap (`shadow` 10, `guided` 15, `limited` 25)", "`full`: none", "§26",
+        "the `task.create` creates nothing; `TenantTasks.CreationHeld` in `audit`", changed="`tenant.configure` `ramp_phase`",
+    ),
+    SafetyLimit(
         "daily_spawned_task_limit", "tenant", "tasks the agent spawns from another task's work in one local day", 10,
         "§7.13", "the `task.create` creates nothing; `TenantTasks.CreationHeld` in `audit` (a spawned task that is "
         "created always waits for the owner's review)", setting="daily_spawned_task_limit",
@@ -150,6 +157,9 @@ def tenant_value(limit: SafetyLimit, settings: Mapping[str, Any]) -> int | str:
         return f"{settings['send_window_start']:02d}:00-{settings['send_window_end']:02d}:00, {days}"
     if limit.rule == "warm_up":
         return f"`{settings['ramp_phase']}`, {'warm-up' if settings['warm_up'] else 'no warm-up'}"
+    if limit.rule == "onboarding_task_limit":
+        tasks = RAMP[settings["ramp_phase"]].tasks_a_day
+        return f"`{settings['ramp_phase']}`: {'none' if tasks is None else tasks}"
     return settings[limit.setting] if limit.setting else limit.default
 
 
