@@ -55,6 +55,16 @@ def test_a_send_before_the_window_opens_waits_for_the_same_mornings_opening() ->
     assert deferral.until - (MONDAY + timedelta(hours=7)) < JITTER_FROM + JITTER_SPAN
 
 
+def test_the_window_opens_at_local_time_across_a_clock_change() -> None:
+    saturday_evening = datetime(2026, 3, 28, 19, 30, tzinfo=UTC)  # 20:30 in Berlin; the clocks go forward that night
+
+    deferral = first_deferral(attempt(saturday_evening))
+
+    opening = datetime(2026, 3, 29, 6, 0, tzinfo=UTC)  # 08:00 summer time
+    assert deferral is not None and deferral.until is not None
+    assert opening + JITTER_FROM <= deferral.until < opening + JITTER_FROM + JITTER_SPAN
+
+
 def test_the_jitter_is_the_tasks_own_and_spreads_a_hundred_tasks() -> None:
     night = MONDAY + timedelta(hours=22)
     untils = [first_deferral(attempt(night, task=f"gym/task-{n}")).until for n in range(100)]  # type: ignore[union-attr]
