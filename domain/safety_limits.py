@@ -37,8 +37,24 @@ DELIVERY_ATTEMPTS = 5
 
 DELIVERY_BACKOFF_SECONDS = 30.0
 
+UPSTREAM_FAILURES = 5
+"""Failures in a row of an upstream (the model for a tenant, a delivery channel) that make it degraded (seed 002
+§34.2 `consecutiveFailures >= 5`); it recovers by itself with its next success."""
+
+DEGRADED_RETRY = timedelta(hours=1)
+"""How often a decision is asked again while the model is degraded: the tick's pace, not a tight loop (§7.11)."""
+
 CONTACT_DAILY_MESSAGES = 1
 """Messages a contact gets in one local day across all of their tasks (seed 002 §21.3 rule 3)."""
+
+BOUNCE_RATE_PERCENT = 10
+"""Hard bounces, in percent of the tenant's sends of the last 7 days, above which it is paused (seed 002 §33.2)."""
+
+BOUNCE_RATE_MIN_SENDS = 20
+"""Sends in those days before the bounce rate is judged: one bounce among a new tenant's first three is no pattern."""
+
+SOFT_BOUNCES_AS_HARD = 3
+"""Soft bounces of one contact (a full mailbox, a server down) that count as one hard bounce (seed 002 §33.3)."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +75,13 @@ class SafetyLimit:
 
 
 SAFETY_LIMITS: tuple[SafetyLimit, ...] = (
+    SafetyLimit(
+        "suppressed", "contact", "emails to a contact who opted out (a STOP reply, `contact.unsubscribed`), bounced "
+        "hard or complained", "none, ever", "§22, §33.3",
+        "every open task of theirs closes as `opted_out` (`undeliverable` after a bounce) in the step that suppresses "
+        "them, the owner told once; a new task for them and the owner's `task.reply` are refused; "
+        "`loopline contacts suppressed`", changed="`contact.resubscribe` when they opt back in",
+    ),
     SafetyLimit(
         "task_message_budget", "task", "emails Loopline sends for one task", "its type's (3 for most)", "§7.1",
         "the send is refused for good and the cadence ends as its type says; `Task.SendDeferred` in `audit`",
@@ -87,6 +110,12 @@ SAFETY_LIMITS: tuple[SafetyLimit, ...] = (
     SafetyLimit(
         "tenant_daily_limit", "tenant", "emails the tenant sends in one local day", 15, "§7.3",
         "the send waits for the next day with room; `Task.SendDeferred` in `audit`", setting="daily_send_limit",
+    ),
+    SafetyLimit(
+        "bounce_rate", "tenant", f"emails of the last 7 days that bounced hard ({SOFT_BOUNCES_AS_HARD} soft count as "
+        f"one), once {BOUNCE_RATE_MIN_SENDS} were sent", f"{BOUNCE_RATE_PERCENT} %", "§33.2, §33.3",
+        "the tenant is paused (`Tenant.Paused` by `bounce_rate`, counted in `loopline limits`) and its owner told; "
+        "`tenant.resume` lifts it",
     ),
     SafetyLimit(
         "warm_up", "tenant", "emails a new tenant sends in one local day: its onboarding phase's cap (`shadow` 0, "
@@ -143,6 +172,12 @@ SAFETY_LIMITS: tuple[SafetyLimit, ...] = (
     SafetyLimit(
         "delivery_attempts", "delivery", "tries of one outbound message (waits doubling from 30 s)", DELIVERY_ATTEMPTS,
         "§7.11", "the delivery is parked (`loopline status`, `loopline parked list`)",
+    ),
+    SafetyLimit(
+        "upstream_failures", "tenant", "failures in a row of the model for a tenant, or of a delivery channel",
+        UPSTREAM_FAILURES, "§34", "degraded mode, shown in `loopline status`: a failed decision is asked again every "
+        "hour instead of going to the owner, nothing is sent without one, the owner is told on entering and on "
+        "leaving; a channel's deliveries are retried, then parked; the next success ends it",
     ),
 )
 

@@ -48,9 +48,9 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, TaskNotices, Loo
 
     OWNER = {"tenant": "tenant", "task_ref": "ref"}
 
-    class_version = 3
-    """Version 2 adds the outreach plan and its counters, version 3 when the task last stopped waiting (the
-    upcasters give old snapshots their defaults)."""
+    class_version = 4
+    """Version 2 adds the outreach plan and its counters, version 3 when the task last stopped waiting, version 4
+    its model calls (the upcasters give old snapshots their defaults)."""
 
     class Created(Aggregate.Created):
         tenant: str
@@ -229,6 +229,7 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, TaskNotices, Loo
         self.dormant_until: datetime | None = None
         self.pending_decisions: dict[str, dict[str, Any]] = {}
         """Model decisions asked for and not yet recorded, by request ref (`processors/followers/agent.py` reads them)."""
+        self.model_calls = 0
         self.deferred: dict[str, Any] | None = None
         """A send a limit deferred, with its draft, sent as is when the limit frees up."""
         self.outcome: str | None = None
@@ -243,6 +244,11 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, TaskNotices, Loo
     def upcast_v2_v3(state: dict[str, Any]) -> None:
         """A version-2 snapshot has not seen a wait end since: the stall check reads its last activity."""
         state.update(last_wait_ended_at=None)
+
+    @staticmethod
+    def upcast_v3_v4(state: dict[str, Any]) -> None:
+        """A version-3 snapshot's model calls were not counted: its task limit counts from the snapshot on."""
+        state.update(model_calls=0)
 
     @classmethod
     def create(cls, *, id: Any, now: datetime, **fields: Any) -> Task:  # noqa: A002

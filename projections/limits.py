@@ -14,10 +14,12 @@ from sqlalchemy import Column, Integer, String, Table, Text, func, select
 from sqlalchemy.engine import Connection
 
 from loopline.domain.safety_limits import LIMITS, tenant_value
-from loopline.domain.send_ledger import TenantSends
+from loopline.domain.send_ledger import ContactSends, TenantSends
+from loopline.domain.suppression import REASONS
 from loopline.domain.status import TERMINAL
 from loopline.domain.task import Task
 from loopline.domain.task_ledger import TenantTasks
+from loopline.domain.tenant import Tenant
 from loopline.domain.timeutil import format_time
 from loopline.projections import writes
 from loopline.projections.runner import metadata
@@ -51,6 +53,8 @@ HELD_BY: dict[type, Callable[[Any], tuple[str, str] | None]] = {
     TenantTasks.CreationHeld: lambda e: (e.rule, e.reason),
     Task.Escalated: lambda e: (ESCALATED_AT[e.cause], e.reason) if e.cause in ESCALATED_AT else None,
     Task.Expired: lambda e: ("task_expiry", e.reason),
+    ContactSends.Suppressed: lambda e: ("suppressed", f"{e.contact} {REASONS[e.reason]}"),
+    Tenant.Paused: lambda e: ("bounce_rate", e.reason) if e.by == "bounce_rate" else None,
 }
 """Event -> (the rule that held something back, the reason), or None when this one was not a limit's doing."""
 

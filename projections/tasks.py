@@ -81,8 +81,9 @@ def _update(conn: Connection, event: Any, add: dict[str, int] | None = None, **v
 
 QUIET = (
     Task.UserNotified, Task.StallFlagged, Task.WakeupScheduled, Task.LoopLinked, Task.LoopClosed, Task.OutreachPlanned,
-    Task.ContextMerged, Task.DecisionRequested, Task.DecisionRecorded, Task.DecisionFailed, Task.SendDeferred,
-    Task.OutcomeSet, Task.TouchSent, Task.NextTouchScheduled, Task.OutOfOfficeReceived, Task.ReplyNoted,
+    Task.ContextMerged, Task.DecisionRequested, Task.DecisionHeld, Task.DecisionRecorded, Task.DecisionFailed,
+    Task.SendDeferred, Task.OutcomeSet, Task.TouchSent, Task.NextTouchScheduled, Task.OutOfOfficeReceived,
+    Task.ReplyNoted,
 )
 """Events that are no activity of their own: a send is activity through its ActionRecorded, a close through Completed."""
 
@@ -202,6 +203,13 @@ def _decision_failed(conn: Connection, event: Task.DecisionFailed, position: int
     )
 
 
+def _decision_held(conn: Connection, event: Task.DecisionHeld, position: int) -> None:
+    _update(
+        conn, event, next_action="held_model_call", next_action_at=format_time(event.until),
+        next_action_reason=f"{event.point} waits for a model-call limit ({event.rule}): {event.why}",
+    )
+
+
 def _next_touch(conn: Connection, event: Task.NextTouchScheduled, position: int) -> None:
     _update(
         conn, event, next_action="touch", next_action_at=format_time(event.next_touch_at), next_action_reason=event.reason,
@@ -260,6 +268,7 @@ handlers = {
     Task.DecisionRequested: _decision_requested,
     Task.DecisionRecorded: _decision_recorded,
     Task.DecisionFailed: _decision_failed,
+    Task.DecisionHeld: _decision_held,
     Task.OutcomeSet: _outcome,
     Task.WentDormant: _dormant,
     Task.NextTouchScheduled: _next_touch,

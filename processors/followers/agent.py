@@ -30,11 +30,12 @@ from loopline.domain.task import Task
 from loopline.domain.tenant import TenantSettings
 from loopline.processors.application import Loopline, Position, UnitOfWork
 from loopline.processors.bus import Batch, Bus, KeptConflicting, Outcome
-from loopline.processors.messages import Answer, DecisionReturned, Pending
+from loopline.processors.handlers.pausing import current_pause
+from loopline.processors.messages import Answer, DecisionReturned, Held, Pending
 from loopline.processors.ports import DecisionModel, DecisionRequest, ModelUnavailable
 from loopline.processors.model.prompts import request_for, tenant_settings_of
 
-TOPICS = [get_topic(Task.DecisionRequested)]
+TOPICS = [get_topic(Task.DecisionRequested), get_topic(Task.DecisionResumed)]
 DEFAULT_CONCURRENCY = 16
 RECORD_EVERY = 20
 """Answers recorded in one transaction: enough to share a commit's cost, few enough to rarely meet another writer."""
@@ -114,7 +115,8 @@ class Agent:
         if not notifications:
             return AgentPass(0, [])
         # Each call starts as soon as its request is built, so building the next ones overlaps the calls in flight.
-        calls = [(item, self.pool.submit(self._decide, item.request))
+        reader = UnitOfWork(self.app)
+        calls = [(item, self._call(item, reader))
                  for item in self._pending([self.app.mapper.to_domain_event(n) for n in notifications])]
         groups = [calls[start:start + RECORD_EVERY] for start in range(0, len(calls), RECORD_EVERY)] or [[]]
         outcomes = []
@@ -158,6 +160,15 @@ class Agent:
                 loop_ref=event.loop_ref, requested_at=event.timestamp, reply_subject=_reply_subject(history, event),
                 request=request,
             )
+
+    def _call(self, item: Pending, reader: UnitOfWork) -> Future[Answer]:
+        """The model's answer in the making; while the tenant or the system is paused, no call: the request is held."""
+        pause = current_pause(reader, item.tenant)
+        if pause is None:
+            return self.pool.submit(self._decide, item.request)
+        held: Future[Answer] = Future()
+        held.set_result(Held(pause.says()))
+        return held
 
     def _decide(self, request: DecisionRequest) -> Answer:
         """Runs in the pool, outside any transaction: a failure is an answer too, so nothing crashes."""

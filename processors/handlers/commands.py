@@ -36,9 +36,11 @@ from loopline.processors.handlers.loops_and_timers import (
 from loopline.processors.handlers.command_fields import STORED
 from loopline.processors.handlers.commands_types import (
     ActionRecordCommon,
+    ContactResubscribe,
     LoopRegister,
     LoopResolve,
     RunSchedule,
+    SystemPause,
     TaskApprove,
     TaskCancel,
     TaskComplete,
@@ -50,14 +52,17 @@ from loopline.processors.handlers.commands_types import (
     TaskUpdate,
     TaskWake,
     TenantConfigure,
+    TenantPause,
     WorkflowOutput,
     action_schema,
 )
 from loopline.processors.messages import Message
 from loopline.processors.handlers.outreach import answer_with_guidance
 from loopline.processors.handlers.owner import approve_task, reply_to_contact, take_over
+from loopline.processors.handlers.pausing import pause_system, pause_tenant, resume_system, resume_tenant
 from loopline.processors.handlers.readiness import on_ready
 from loopline.processors.handlers.signals import replies_before_creation
+from loopline.processors.handlers.suppression import check_not_suppressed, resubscribe_contact
 from loopline.processors.handlers.task_limits import admit_task
 from loopline.processors.handlers.tenants import configure_tenant, tenant_settings
 from loopline.processors.handlers.wakeups import record_workflow_output, schedule_wakeup, wake_on_condition
@@ -86,6 +91,7 @@ def create_task(uow: UnitOfWork, msg: Message, cmd: TaskCreate) -> str:
     index = None
     if indexed:
         assert cmd.contact is not None and cmd.task_type is not None
+        check_not_suppressed(uow, tenant, cmd.contact)
         index = uow.get(ids.contact_index_id(tenant, cmd.contact), ContactIndex)
         active = _open_task(uow, tenant, index.tasks.get(cmd.task_type) if index else None)
         if active is not None:
@@ -290,6 +296,11 @@ COMMANDS: dict[str, CommandRoute] = {
         CommandRoute("task.wake", TaskWake, schedule_wakeup),
         CommandRoute("workflow.output", WorkflowOutput, record_workflow_output),
         CommandRoute("tenant.configure", TenantConfigure, configure_tenant),
+        CommandRoute("tenant.pause", TenantPause, pause_tenant),
+        CommandRoute("tenant.resume", TenantPause, resume_tenant),
+        CommandRoute("system.pause", SystemPause, pause_system),
+        CommandRoute("system.resume", SystemPause, resume_system),
+        CommandRoute("contact.resubscribe", ContactResubscribe, resubscribe_contact),
     )
 }
 

@@ -225,6 +225,12 @@ class TaskTakeover(Strict):
                                "over`)")
 
 
+class ContactResubscribe(Strict):
+    contact: Mailbox = Field(description="a suppressed contact's address, kept as its mailbox; Loopline may email them "
+                             "again, from tasks created after this")
+    reason: Text = Field(description="how they opted back in, in the trail")
+
+
 class TaskGuidance(Strict):
     task_id: Id = Field(description="an `escalated` task; it resumes `executing`")
     text: Text = Field(description="the owner's guidance, in the trail; on a contact's reply nothing has answered yet, "
@@ -329,3 +335,18 @@ class TenantConfigure(_settings_model(TenantSettings)):  # type: ignore[misc]
     def given(self) -> dict[str, Any]:
         """The settings this command sets: every field it was given (the rest stay as they are)."""
         return self.model_dump(mode="json", exclude_none=True)
+
+
+class TenantPause(Strict):
+    """`tenant.pause` and `tenant.resume`: the tenant's own kill switch (seed 002 §7.6)."""
+
+    reason: ShortText = Field(description="why, shown in `status`, `tenants show` and `audit`")
+    by: ShortText | None = Field(default=None, description="who did it, in the trail (absent: `owner`)")
+
+
+class SystemPause(Strict):
+    """`system.pause` and `system.resume`: the emergency stop for every tenant (§7.14); the envelope's tenant is only
+    who asked."""
+
+    reason: ShortText = Field(description="why, shown in `status` and `audit`")
+    by: ShortText | None = Field(default=None, description="who did it, in the trail (absent: `operator`)")

@@ -35,21 +35,21 @@ from loopline.domain.task_types import PRIORITY_ORDER, task_type
 from loopline.domain.timers import TimerKind
 from loopline.domain.wording import when
 from loopline.processors.application import UnitOfWork
+from loopline.processors.handlers.escalation import escalate
 from loopline.processors.handlers.loops_and_timers import (
     close_loop,
     close_task_loops,
-    proactive_run,
     register_loop,
-    set_timer,
     task_history,
 )
-from loopline.processors.handlers.sending import Deferred, send_to_contact
+from loopline.processors.handlers.model_calls import held_reason, request_decision
+from loopline.processors.handlers.pausing import hold_step
+from loopline.processors.handlers.sending import Deferred, keep_for_later, send_deferral, send_to_contact
+from loopline.processors.handlers.suppression import close_for_suppressed
 from loopline.processors.handlers.tenants import tenant_settings
 
 NO_END_WAIT = timedelta(days=30)
 """How long a reply loop waits when the task has neither a next touch nor a budget end."""
-DEFERRED_NEVER = timedelta(days=1)
-"""A limit that never frees up (a deferral without `until`) is looked at again the next day."""
 OWNER = "owner"
 """Who a draft is `by` when the owner wrote it (`task.approve` with a draft, `task.reply`)."""
 AFTER_REPLY = timedelta(microseconds=1)
@@ -88,6 +88,9 @@ def step_task(uow: UnitOfWork, task: Task, now: datetime) -> str | None:
     """One step of an acting task at `now`: a retry of a failed decision that is due, else what the rules say."""
     if task.is_closed or not task.is_acting:
         return None
+    held = hold_step(uow, task, TimerKind.TASK_STEP, task.id, now)
+    if held:
+        return held
     retried = retry_due_decisions(uow, task, now)
     if retried:
         return retried
@@ -149,7 +152,7 @@ def _approved_by_owner(uow: UnitOfWork, task: Task) -> bool:
 def send_touch(uow: UnitOfWork, task: Task, action: SendTouch, now: datetime) -> str:
     """A kept (deferred) draft or the creation draft goes out as is, a touch of the agent's only if the mode lets it
     go unasked (else it is held for the owner's `task.approve`); otherwise the model is asked for one."""
-    if task.deferred is not None:
+    if task.deferred is not None and "body" in task.deferred["draft"]:
         draft = dict(task.deferred["draft"])
         touch, reply = draft.get("touch", action.touch), bool(draft.get("reply"))
         why = None if reply or _owners(draft) else owner_approves(uow, task, touch)
@@ -169,10 +172,20 @@ def send_touch(uow: UnitOfWork, task: Task, action: SendTouch, now: datetime) ->
             return hold_for_owner(uow, task, held_for_owner(action.touch, draft, why), {**written, "touch": action.touch},
                                   now)
         return send_message(uow, task, draft=written, touch=action.touch, now=now)
-    task.request_decision(
-        request_ref=f"{task.ref}/touch/{action.touch}", point="draft_message", purpose="touch", touch=action.touch,
-        tone=action.tone, reason=f"touch {action.touch} is due", now=now,
+    assert task.contact is not None
+    deferral = send_deferral(uow, task, contact=task.contact, now=now, settings=tenant_settings(uow, task.tenant),
+                             yields_to=due_before(uow, task, now))
+    if deferral is not None and deferral.rule == "suppressed":
+        return close_for_suppressed(uow, task, now)
+    if deferral is not None:  # no draft is asked for that a limit would hold: asked for when the limit frees up
+        until = keep_for_later(uow, task, deferral, {"touch": action.touch}, now)
+        return f"'{task.title}': touch {action.touch} is due; not drafted until {until} ({deferral.reason})"
+    held = request_decision(
+        uow, task, request_ref=f"{task.ref}/touch/{action.touch}", point="draft_message", purpose="touch",
+        touch=action.touch, tone=action.tone, reason=f"touch {action.touch} is due", now=now,
     )
+    if held is not None:
+        return f"'{task.title}': touch {action.touch} is due; {held_reason(held)}"
     return f"'{task.title}': touch {action.touch} is due; asked for its draft"
 
 
@@ -198,14 +211,14 @@ def send_message(uow: UnitOfWork, task: Task, *, draft: dict[str, Any], touch: i
                            answers_contact=reply, performed_by=by,
                            yields_to=() if reply or by == OWNER else due_before(uow, task, now))
     if isinstance(sent, Deferred):
+        if sent.deferral.rule == "suppressed" and by != OWNER:
+            return close_for_suppressed(uow, task, now)
         if by == OWNER and sent.deferral.until is None:
-            raise OwnerSendRefused(f"{sent.deferral.reason}, so nothing was sent to {task.contact}; write to them "
-                                   "yourself, then close the task with task.takeover")
-        until = sent.deferral.until or now + DEFERRED_NEVER
-        task.defer_send(rule=sent.deferral.rule, reason=sent.deferral.reason, until=until,
-                        draft={**draft, "touch": touch, "reply": reply}, now=now)
-        set_timer(uow, kind=TimerKind.TASK_STEP, target_id=task.id, due=until, now=now)
-        return f"'{task.title}': message to {task.contact} deferred until {when(until)} ({sent.deferral.reason})"
+            then = ("send it again once it resumes" if sent.deferral.rule == "paused"
+                    else "write to them yourself, then close the task with task.takeover")
+            raise OwnerSendRefused(f"{sent.deferral.reason}, so nothing was sent to {task.contact}; {then}")
+        until = keep_for_later(uow, task, sent.deferral, {**draft, "touch": touch, "reply": reply}, now)
+        return f"'{task.title}': message to {task.contact} deferred until {until} ({sent.deferral.reason})"
     plan = plan_of(task)
     next_touch_at = None if reply else plan.after_touch(touch, now)
     if next_touch_at is not None and touch < plan.touches:
@@ -281,20 +294,6 @@ def close(uow: UnitOfWork, task: Task, action: Close, now: datetime, quote: str 
     return f"'{task.title}': closed as {action.outcome} ({action.reason})"
 
 
-def escalate(uow: UnitOfWork, task: Task, action: Escalate, now: datetime, quote: str | None = None) -> str:
-    """Hands the task to the owner with the reason and any draft that was held back (seed 002 §6.5), and tells
-    them at once, quoting what the contact wrote; the proactive run then wakes the task with it."""
-    reason = action.reason
-    if action.draft:
-        subject = f"Subject: {action.draft['subject']}\n" if action.draft.get("subject") else ""
-        reason = f"{reason}\n\nDraft held back:\n{subject}{action.draft.get('body', '')}"
-    task.escalate(reason=reason, cause=action.cause, now=now)
-    task.notify_user(kind="escalation", message=f"'{task.title}' needs your decision: {action.reason}", now=now,
-                     quote=quote, draft=action.draft)
-    proactive_run(uow, task.tenant, now).queue_escalation(task_ref=task.ref, loop_ref=None, reason=action.reason, now=now)
-    return f"'{task.title}': escalated to the owner ({action.reason})"
-
-
 def go_dormant(uow: UnitOfWork, task: Task, action: GoDormant, now: datetime) -> str:
     """Sends nothing more; a loop on the contact's replies stays open so a reply wakes the task, until `until`."""
     task.go_dormant(until=action.until, reason=action.reason, now=now)
@@ -303,13 +302,14 @@ def go_dormant(uow: UnitOfWork, task: Task, action: GoDormant, now: datetime) ->
 
 
 def retry_due_decisions(uow: UnitOfWork, task: Task, now: datetime) -> str | None:
-    """Asks again for each failed decision whose retry time has come."""
+    """Asks again for each failed decision whose retry time has come, and for each one a model-call limit held back
+    until now."""
     due = _retries_due(task, now)
     for ref, pending in due:
-        task.request_decision(
-            request_ref=ref, point=pending["point"], purpose=pending["purpose"], touch=pending["touch"],
-            tone=pending["tone"], reason=f"retry {pending['attempt'] + 1} after the model failed", now=now,
-            attempt=pending["attempt"] + 1, loop_ref=pending["loop_ref"],
+        again = pending["reason"] if "held" in pending else f"retry {pending['attempt'] + 1} after the model failed"
+        request_decision(
+            uow, task, request_ref=ref, point=pending["point"], purpose=pending["purpose"], touch=pending["touch"],
+            tone=pending["tone"], reason=again, now=now, attempt=pending["attempt"] + 1, loop_ref=pending["loop_ref"],
         )
     return f"'{task.title}': asked the model again ({len(due)})" if due else None
 
@@ -325,8 +325,8 @@ def on_reply(uow: UnitOfWork, task: Task, *, signal_ref: str, data: Mapping[str,
         escalate(uow, task, Escalate(f"{task.contact} replied but all {plan.budget_turns} turns are used", "turn_budget"),
                  now, quote=quote)
         return
-    task.request_decision(
-        request_ref=signal_ref, point="evaluate_reply", purpose="reply", touch=task.touch, tone=None,
+    request_decision(
+        uow, task, request_ref=signal_ref, point="evaluate_reply", purpose="reply", touch=task.touch, tone=None,
         reason=f"{task.contact} replied", now=now,
     )
 
@@ -338,8 +338,8 @@ def answer_with_guidance(uow: UnitOfWork, task: Task, *, now: datetime) -> bool:
     replied = unanswered_reply(task_history(uow, task))
     if replied is None:
         return False
-    task.request_decision(
-        request_ref=guided_request_ref(replied, task.version), point="evaluate_reply", purpose="guidance",
+    request_decision(
+        uow, task, request_ref=guided_request_ref(replied, task.version), point="evaluate_reply", purpose="guidance",
         touch=task.touch, tone=None, reason=f"the owner gave guidance on {task.contact}'s reply", now=now,
     )
     return True

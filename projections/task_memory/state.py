@@ -233,6 +233,7 @@ handlers = {
     Task.DecisionRequested: _handle(_only_logged),
     Task.DecisionRecorded: _handle(_only_logged),
     Task.DecisionFailed: _handle(_only_logged),
+    Task.DecisionHeld: _handle(_only_logged),
     Task.SendDeferred: _handle(_only_logged),
     Task.NextTouchScheduled: _handle(_only_logged),
     Task.OutOfOfficeReceived: _handle(_only_logged),

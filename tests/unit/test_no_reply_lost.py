@@ -224,7 +224,11 @@ def test_one_contact_two_tasks_the_most_recently_touched_answers_and_the_other_o
     assert gym.events("second", Task.DecisionRequested)[-1].request_ref == "ann-1"
     assert [e.signal_ref for e in gym.events("first", Task.ReplyNoted)] == ["ann-1"]
     assert gym.task("first").open_loops  # still waiting for an answer of its own
-    gym.tick(3.1)  # the first task's touch 2: written knowing what she said, without answering it
+    asked = len(gym.model.requests)
+    gym.tick(3.1)  # the first task's touch 2 is due, but Ann's weekly limit is spent: not drafted before it frees up
+    assert len(gym.model.requests) == asked
+    assert [e.rule for e in gym.events("first", Task.SendDeferred)] == ["member_weekly_limit"]
+    gym.tick(7.1)  # then written knowing what she said, without answering it
     assert "another of their tasks answers it" in gym.model.requests[-1].prompt.messages[0]["content"]
 
 
