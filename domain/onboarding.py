@@ -20,15 +20,17 @@ RAMP_PHASES: tuple[str, ...] = get_args(RampPhase)
 class Ramp:
     sends_a_day: int | None
     """The most the tenant may send in a local day in this phase; None: its own daily_send_limit."""
+    tasks_a_day: int | None
+    """The most tasks Loopline works it may create in a local day; None: its own daily_task_limit."""
     reviews_every_task: bool
     """Every task the agent would send for waits for the owner's review, whatever the execution mode."""
 
 
 RAMP: dict[str, Ramp] = {
-    "shadow": Ramp(sends_a_day=0, reviews_every_task=True),
-    "guided": Ramp(sends_a_day=3, reviews_every_task=True),
-    "limited": Ramp(sends_a_day=10, reviews_every_task=False),
-    "full": Ramp(sends_a_day=None, reviews_every_task=False),
+    "shadow": Ramp(sends_a_day=0, tasks_a_day=10, reviews_every_task=True),
+    "guided": Ramp(sends_a_day=3, tasks_a_day=15, reviews_every_task=True),
+    "limited": Ramp(sends_a_day=10, tasks_a_day=25, reviews_every_task=False),
+    "full": Ramp(sends_a_day=None, tasks_a_day=None, reviews_every_task=False),
 }
 """Seed 002 §26.2's table; a tenant never given a phase is `full` (it sent before the ramp existed)."""
 

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from loopline.domain.onboarding import new_tenant_cap
 from loopline.domain.pause import Pause
 from loopline.domain.send_ledger import ContactSends, TenantSends, local_day, start_of_day
-from loopline.domain.send_window import in_window, jitter, next_opening
+from loopline.domain.send_window import first_send_time
 from loopline.domain.suppression import suppressed_because
 from loopline.domain.tenant import TenantSettings
 from loopline.domain.timeutil import format_time
@@ -49,10 +49,10 @@ class SendAttempt:
     """It answers a message the contact wrote (they are waiting for it), rather than one Loopline starts."""
     yields_to: tuple[str, ...] = ()
     """The contact's other tasks of a higher priority that are due to send now (seed 002 §21.3 rule 1)."""
-    pause: Pause | None = None
-    """The pause in force for the tenant (the system's first, then its own), if any."""
     task: str = ""
     """The sending task's id, which fixes its jitter after a send window opens."""
+    pause: Pause | None = None
+    """The pause in force for the tenant (the system's first, then its own), if any."""
 
 
 def paused(attempt: SendAttempt) -> Deferral | None:
@@ -176,14 +176,14 @@ def send_window(attempt: SendAttempt) -> Deferral | None:
     """Seed 002 §29.2: emails go in the tenant's local hours (and days); one due outside waits for the next opening,
     a few minutes after it by the task's jitter."""
     limits = attempt.limits
-    start, end, weekends, zone = limits.send_window_start, limits.send_window_end, limits.send_on_weekends, limits.timezone
-    if in_window(attempt.now, start=start, end=end, weekends=weekends, timezone=zone):
+    until = first_send_time(attempt.now, limits, attempt.task)
+    if until == attempt.now:
         return None
-    until = next_opening(attempt.now, start=start, weekends=weekends, timezone=zone) + jitter(attempt.task)
-    days = "" if weekends else ", weekdays"
+    days = "" if limits.send_on_weekends else ", weekdays"
     return Deferral(
         "send_window",
-        f"outside the send window {start:02d}:00-{end:02d}:00 {zone}{days}; it may go at {format_time(until)}",
+        f"outside the send window {limits.send_window_start:02d}:00-{limits.send_window_end:02d}:00 {limits.timezone}"
+        f"{days}; it may go at {format_time(until)}",
         until,
     )
 

@@ -11,6 +11,8 @@ import hashlib
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
+from loopline.domain.tenant import TenantSettings
+
 JITTER_FROM = timedelta(minutes=5)
 JITTER_SPAN = timedelta(minutes=15)
 """A held send goes 5 to 20 minutes after the window opens (§29.3), at a second fixed by its task."""
@@ -19,20 +21,28 @@ DAYS_TO_LOOK = 8
 """A window open at least on weekdays opens again within a week."""
 
 
-def in_window(at: datetime, *, start: int, end: int, weekends: bool, timezone: str) -> bool:
+def first_send_time(at: datetime, settings: TenantSettings, task: str) -> datetime:
+    """`at` when it falls in the tenant's window, else the next opening plus the task's jitter."""
+    if in_window(at, settings):
+        return at
+    return next_opening(at, settings) + jitter(task)
+
+
+def in_window(at: datetime, settings: TenantSettings) -> bool:
     """Whether `at` falls in [start:00, end:00) local time, on a day the tenant sends."""
-    local = at.astimezone(ZoneInfo(timezone))
-    return start <= local.hour < end and (weekends or local.weekday() < SATURDAY)
+    local = at.astimezone(ZoneInfo(settings.timezone))
+    return (settings.send_window_start <= local.hour < settings.send_window_end
+            and (settings.send_on_weekends or local.weekday() < SATURDAY))
 
 
-def next_opening(at: datetime, *, start: int, weekends: bool, timezone: str) -> datetime:
-    """The first window opening (local `start`:00 of a sending day) after `at`, in UTC."""
-    zone = ZoneInfo(timezone)
+def next_opening(at: datetime, settings: TenantSettings) -> datetime:
+    """The first window opening (local start:00 of a sending day) after `at`, in UTC."""
+    zone = ZoneInfo(settings.timezone)
     day = at.astimezone(zone).date()
     for offset in range(DAYS_TO_LOOK):
         candidate = day + timedelta(days=offset)
-        opening = _local(candidate, start, zone)
-        if opening > at and (weekends or candidate.weekday() < SATURDAY):
+        opening = _local(candidate, settings.send_window_start, zone)
+        if opening > at and (settings.send_on_weekends or candidate.weekday() < SATURDAY):
             return opening
     raise AssertionError(f"no send window opens within {DAYS_TO_LOOK} days of {at}")
 

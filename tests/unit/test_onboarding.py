@@ -8,11 +8,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from loopline.domain import ids
+from loopline.domain.safety_limits import LIMITS, tenant_value
 from loopline.domain.send_checks import SendAttempt, first_deferral
 from loopline.domain.send_ledger import ContactSends, TenantSends, local_day, start_of_day
 from loopline.domain.task import Task
+from loopline.domain.task_ledger import TenantTasks
 from loopline.domain.tenant import InvalidSettings, Tenant, TenantSettings
 from loopline.domain.timeutil import format_time
+from loopline.projections.tenants import defaults
 from tests.conftest import ANY_HOUR, command
 from tests.unit.in_memory import InMemoryLoopline
 
@@ -108,4 +111,38 @@ def test_shadow_and_guided_send_every_task_to_review_even_in_limited_auto(phase:
     assert loopline.task("gym", "t1").status.value == status
     if status == "pending_review":
         assert created.reason == f"onboarding phase {phase}: every task the agent would send for waits for owner review"
+    loopline.close()
+
+
+def test_a_tenant_moved_back_to_guided_hands_touch_2_to_the_owner_saying_why() -> None:
+    loopline = InMemoryLoopline()
+    loopline.publish(command("cfg", "tenant.configure", format_time(FIRST_SEND), "gym", execution_mode="limited_auto",
+                             **ANY_HOUR))
+    loopline.publish(command("c1", "task.create", format_time(FIRST_SEND), "gym", task_id="t1", title="Win Bob back",
+                             task_type="churn_risk", contact=BOB, to_name="Bob", confidence=0.95,
+                             draft={"subject": "We miss you", "body": "Hi Bob, come back soon."}))
+    loopline.tick(FIRST_SEND)
+    loopline.publish(command("cfg2", "tenant.configure", format_time(FIRST_SEND + DAY), "gym", ramp_phase="guided"))
+
+    loopline.tick(FIRST_SEND + 3 * DAY + timedelta(minutes=10))
+
+    task = loopline.task("gym", "t1")
+    assert len(loopline.emails()) == 1 and task.status.value == "escalated"
+    assert "touch 2 is due, and the onboarding phase is guided: nothing goes out unasked" in str(task.escalation_reason)
+    loopline.close()
+
+
+def test_an_onboarding_phase_caps_the_tasks_created_a_day() -> None:
+    loopline = InMemoryLoopline()
+    at = format_time(FIRST_SEND)
+    loopline.publish(command("cfg", "tenant.configure", at, "gym", ramp_phase="shadow"))
+    outcomes = [loopline.publish(command(f"c{n}", "task.create", at, "gym", task_id=f"t{n}", title=f"churn {n}",
+                                         task_type="churn_risk", contact=f"member{n}@example.com", confidence=0.95))[0]
+                for n in range(11)]
+
+    assert [outcome.warning for outcome in outcomes[:10]] == [None] * 10
+    assert "10 task(s) were created on 2026-03-02 and the onboarding phase shadow allows 10 a day" in outcomes[10].warning
+    assert [event.rule for event in loopline.events() if isinstance(event, TenantTasks.CreationHeld)] == [
+        "onboarding_task_limit"]
+    assert tenant_value(LIMITS["onboarding_task_limit"], {**defaults(), "ramp_phase": "limited"}) == "`limited`: 25"
     loopline.close()

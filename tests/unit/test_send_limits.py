@@ -45,7 +45,7 @@ def attempt(
     )
 
 
-def test_checks_run_pause_suppression_budget_member_week_and_day_tenant_day_warm_up_then_the_window() -> None:
+def test_checks_run_pause_then_suppression_then_budget_then_member_week_then_tenant_day_then_warm_up_and_window() -> None:
     assert [check.__name__ for check in SEND_CHECKS] == [
         "paused", "suppressed", "task_message_budget", "member_weekly_limit", "member_daily_limit",
         "tenant_daily_limit", "warm_up", "send_window"]

@@ -8,11 +8,14 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from loopline.domain import ids
+from loopline.domain.safety_limits import LIMITS, tenant_value
 from loopline.domain.send_checks import SendAttempt, first_deferral
 from loopline.domain.send_ledger import ContactSends, TenantSends
 from loopline.domain.send_window import JITTER_FROM, JITTER_SPAN
+from loopline.domain.task import Task
 from loopline.domain.tenant import InvalidSettings, Tenant, TenantSettings
 from loopline.domain.timeutil import format_time, parse_time
+from loopline.projections.tenants import defaults
 from tests.conftest import command
 from tests.unit.in_memory import InMemoryLoopline
 
@@ -50,6 +53,16 @@ def test_a_send_before_the_window_opens_waits_for_the_same_mornings_opening() ->
 
     assert deferral is not None and deferral.until is not None
     assert deferral.until - (MONDAY + timedelta(hours=7)) < JITTER_FROM + JITTER_SPAN
+
+
+def test_the_window_opens_at_local_time_across_a_clock_change() -> None:
+    saturday_evening = datetime(2026, 3, 28, 19, 30, tzinfo=UTC)  # 20:30 in Berlin; the clocks go forward that night
+
+    deferral = first_deferral(attempt(saturday_evening))
+
+    opening = datetime(2026, 3, 29, 6, 0, tzinfo=UTC)  # 08:00 summer time
+    assert deferral is not None and deferral.until is not None
+    assert opening + JITTER_FROM <= deferral.until < opening + JITTER_FROM + JITTER_SPAN
 
 
 def test_the_jitter_is_the_tasks_own_and_spreads_a_hundred_tasks() -> None:
@@ -109,3 +122,32 @@ def test_a_touch_due_at_night_is_deferred_to_the_morning_and_sent_then() -> None
     [(_, email)] = loopline.emails()
     assert parse_time(email["at"]) == until
     loopline.close()
+
+
+def test_a_touch_that_would_fall_due_on_a_weekend_is_scheduled_for_monday_and_drafted_then() -> None:
+    loopline = InMemoryLoopline()
+    thursday = "2026-03-05T09:00:00Z"  # 10:00 in Berlin; the standard cadence's touch 2 is 3 days on, a Sunday
+    loopline.publish(command("cfg", "tenant.configure", thursday, "gym", execution_mode="limited_auto", timezone=BERLIN,
+                             send_on_weekends=False))
+    loopline.publish(command("c1", "task.create", thursday, "gym", task_id="t1", title="Win Bob back",
+                             task_type="churn_risk", contact=BOB, to_name="Bob", confidence=0.95,
+                             draft={"subject": "We miss you", "body": "Hi Bob, come back soon."}))
+    loopline.tick(parse_time(thursday))
+
+    next_touch_at = loopline.task("gym", "t1").next_touch_at
+    assert next_touch_at is not None and next_touch_at.isoformat().startswith("2026-03-09T07:")  # Monday 08:xx
+    loopline.tick(parse_time("2026-03-08T12:00:00Z"))
+    assert not [event for event in loopline.events() if isinstance(event, Task.DecisionRequested)]
+
+    loopline.tick(next_touch_at)
+    assert [parse_time(email["at"]) for _, email in loopline.emails()] == [parse_time(thursday), next_touch_at]
+    loopline.close()
+
+
+def test_loopline_limits_shows_the_tenants_own_window_and_onboarding() -> None:
+    settings = {**defaults(), "send_window_start": 9, "send_window_end": 17, "send_on_weekends": False,
+                "ramp_phase": "guided", "warm_up": True}
+
+    assert tenant_value(LIMITS["send_window"], defaults()) == "08:00-20:00, every day"
+    assert tenant_value(LIMITS["send_window"], settings) == "09:00-17:00, weekdays"
+    assert tenant_value(LIMITS["warm_up"], settings) == "`guided`, warm-up"
