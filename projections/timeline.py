@@ -104,6 +104,7 @@ DESCRIPTIONS: dict[type, Describe] = {
         + (f"asked again at {format_time(e.retry_at)}" if e.retry_at else "the task goes to the owner"),
         e.error,
     ),
+    Task.DecisionsWithdrawn: lambda e: (f"decision(s) no longer awaited: {', '.join(e.request_refs)}", e.reason),
     Task.DecisionHeld: lambda e: (
         f"model call held until {format_time(e.until)} ({e.rule}): {e.point} is asked for then", e.why,
     ),
@@ -118,6 +119,7 @@ DESCRIPTIONS: dict[type, Describe] = {
         None,
     ),
     Task.SendDeferred: lambda e: (f"send deferred until {format_time(e.until)} ({e.rule})", e.reason),
+    Task.SendReturned: lambda e: (f"email to {e.to} never left: not counted as sent", e.reason),
     Task.OutcomeSet: lambda e: (
         f"outcome {e.code} ({e.kind}{', provisional' if e.provisional else ''})", e.reason,
     ),
