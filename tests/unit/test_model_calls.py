@@ -5,6 +5,7 @@ unit of work; a tenant's daily limit holds calls to the next local day (held, no
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -16,6 +17,7 @@ from loopline.domain.send_ledger import local_day
 from loopline.domain.task import Task
 from loopline.domain.tenant import TenantSettings
 from loopline.domain.timeutil import format_time, parse_time
+from loopline.processors.ports import Decision, DecisionRequest
 from tests.conftest import command, signal
 from tests.unit.fakes import ScriptedModel
 from tests.unit.in_memory import InMemoryLoopline
@@ -174,3 +176,26 @@ def test_no_draft_is_asked_for_a_touch_a_send_limit_holds_and_it_is_drafted_once
 
     assert [request.point for request in model.requests] == ["draft_message"]
     assert [email["details"]["subject"] for _, email in loopline.emails()] == ["Touch 1"]
+
+
+def test_a_decision_records_the_tokens_it_read_from_the_prompt_cache_on_the_tenants_local_day() -> None:
+    cached = CachingModel()
+    running = InMemoryLoopline(cached)
+    try:
+        configure(running)
+        create(running, "ann", "ann@example.com")
+        running.tick(T0 + timedelta(minutes=5))
+    finally:
+        running.close()
+
+    [recorded] = [event for event in running.events() if isinstance(event, Task.DecisionRecorded)]
+    [requested] = [event for event in running.events() if isinstance(event, Task.DecisionRequested)]
+    assert (recorded.input_tokens, recorded.cache_read_tokens, recorded.cache_write_tokens) == (10, 900, 0)
+    assert recorded.day == requested.day == "2026-03-02"  # 18:05 in Tokyo
+
+
+class CachingModel(ScriptedModel):
+    """A model whose stable prompt layers came from the prompt cache."""
+
+    def decide(self, request: DecisionRequest) -> Decision:
+        return replace(super().decide(request), cache_read_tokens=900)
