@@ -16,10 +16,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Column, Float, Integer, MetaData, String, Table, Text, and_, bindparam, or_, select, update
+from sqlalchemy import (
+    Column, Float, Integer, MetaData, String, Table, Text, and_, bindparam, func, or_, select, update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
 
+from loopline.domain.safety_limits import UPSTREAM_FAILURES
 from loopline.processors.ports import Attempt
 
 SENDING, RETRYING, DELIVERED, FAILED, DROPPED = "sending", "retrying", "delivered", "failed", "dropped"
@@ -208,6 +211,23 @@ class SqlDeliveryLedger:
                 .values(claimed_by=None, updated_at=now, **values)
             ).rowcount)
 
+    def failing_channels(self) -> list[dict[str, Any]]:
+        """Each channel with deliveries failing since its last delivery (seed 002 §34): degraded after
+        `UPSTREAM_FAILURES` failed attempts in a row, and healthy again, by itself, with its next delivery."""
+        with self.engine.connect() as conn:
+            last = dict(conn.execute(
+                select(deliveries.c.channel, func.max(deliveries.c.updated_at))
+                .where(deliveries.c.status == DELIVERED).group_by(deliveries.c.channel)
+            ).all())
+            rows = conn.execute(
+                select(deliveries).where(deliveries.c.status.in_([RETRYING, FAILED])).order_by(deliveries.c.updated_at)
+            ).all()
+        failing: dict[str, list[Any]] = {}
+        for row in rows:
+            if row.updated_at > last.get(row.channel, float("-inf")):
+                failing.setdefault(row.channel, []).append(row)
+        return [_channel_health(channel, failed, last.get(channel)) for channel, failed in sorted(failing.items())]
+
     def parked(self) -> list[dict[str, Any]]:
         with self.engine.connect() as conn:
             rows = conn.execute(
@@ -216,11 +236,25 @@ class SqlDeliveryLedger:
         return [_describe(row) for row in rows]
 
 
+def _channel_health(channel: str, failed: list[Any], last_delivered: float | None) -> dict[str, Any]:
+    attempts = sum(row.attempts for row in failed)
+    return {
+        "channel": channel, "degraded": attempts >= UPSTREAM_FAILURES, "failed_attempts": attempts,
+        "messages": len(failed), "last_error": failed[-1].last_error,
+        "tenants": sorted({json.loads(row.message).get("tenant") or "" for row in failed}),
+        "last_delivered_at": _iso(last_delivered) if last_delivered is not None else None,
+    }
+
+
+def _iso(moment: float) -> str:
+    return datetime.fromtimestamp(moment, timezone.utc).isoformat().replace("+00:00", "Z")
+
+
 def _describe(row: Any) -> dict[str, Any]:
     message = json.loads(row.message)
     return {
         "key": row.key, "channel": row.channel, "attempts": row.attempts, "last_error": row.last_error,
-        "parked_at": datetime.fromtimestamp(row.updated_at, timezone.utc).isoformat().replace("+00:00", "Z"),
+        "parked_at": _iso(row.updated_at),
         "tenant": message.get("tenant"), "task_id": message.get("task_id"), "to": message.get("to"),
         "kind": message.get("kind"),
     }

@@ -69,11 +69,33 @@ class OutcomeObserved(Signal):
     value: float | None = Field(default=None, description="a number for it, kept as a record")
 
 
+class ContactUnsubscribed(Signal):
+    """What the `List-Unsubscribe` target of an email Loopline sent produces: the contact is suppressed."""
+
+    contact: Mailbox = Field(description="who unsubscribed, kept as its mailbox; suppressed, and their open tasks close "
+                             "as `opted_out`")
+
+
+class EmailBounced(Signal):
+    contact: Mailbox = Field(description="whose address bounced, kept as its mailbox")
+    bounce_type: Literal["hard", "soft"] = Field(description="`hard` suppresses the contact (their open tasks close "
+                                                 "as `undeliverable`); three `soft` count as one hard")
+    detail: str | None = Field(default=None, description="the bounce's diagnostic, kept with the suppression")
+
+
+class EmailComplained(Signal):
+    contact: Mailbox = Field(description="who marked an email as spam, kept as its mailbox; suppressed, and their open "
+                             "tasks close as `opted_out`")
+
+
 SCHEMAS: dict[tuple[str, str], type[BaseModel]] = {
     **{("command", route.type): route.command for route in COMMANDS.values()},
     **{("signal", rule.signal_type): _signal_schema(rule) for rule in CHANNELS.values()},
     ("signal", "user.seen"): UserSeen,
     ("signal", "outcome.observed"): OutcomeObserved,
+    ("signal", "contact.unsubscribed"): ContactUnsubscribed,
+    ("signal", "email.bounced"): EmailBounced,
+    ("signal", "email.complained"): EmailComplained,
 }
 
 

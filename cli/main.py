@@ -15,9 +15,11 @@ from loopline.adapters.leader import PostgresLeader
 from loopline.processors.limits import MAX_LINE_BYTES
 from loopline.adapters.messages import InvalidMessage, parse_message
 from loopline.cli import demo as demo_module
-from loopline.cli import loops, parked, projections, tasks
+from loopline.cli import contacts, loops, parked, projections, tasks
+from loopline.cli import limits as limits_module
 from loopline.cli import prompt as prompt_module
 from loopline.cli import tenants as tenants_module
+from loopline.cli.health import print_degraded, print_pauses
 from loopline.cli.context import NOTHING_ACCEPTED, REJECTED, explain, fail, flag, opened, parse_now
 from loopline.cli.help import App
 from loopline.cli.output import err, out, print_json, print_rows, print_table, styled
@@ -28,6 +30,9 @@ from loopline.domain.wording import count
 from loopline.processors.messages import Message
 from loopline.processors.followers.parked import short_id
 from loopline.processors.handlers.rejects import record_rejected_inputs
+from loopline.projections.health import failing
+from loopline.projections.pauses import current_pauses
+from loopline.projections.limits import held_counts
 from loopline.projections.timeline import task_trail
 
 app = App(
@@ -38,8 +43,10 @@ app.add_typer(loops.app, name="loops")
 app.add_typer(projections.app, name="projections")
 app.add_typer(parked.app, name="parked")
 app.add_typer(tenants_module.app, name="tenants")
+app.add_typer(contacts.app, name="contacts")
 app.command("demo")(demo_module.demo)
 app.command("prompt")(prompt_module.prompt)
+app.command("limits")(limits_module.limits)
 
 Json = Annotated[bool, flag("--json", "Print JSON instead of text.")]
 debugging = False
@@ -279,7 +286,8 @@ def run(
 
 @app.command()
 def status(json_: Json = False) -> None:
-    """Workers and the leader, how far processing lags (inputs, Kafka partitions at scale, read models), and what is parked.
+    """Workers and the leader, how far processing lags (inputs, Kafka partitions at scale, read models), what is paused
+    or degraded, and what is parked.
 
     Inputs: `next` is the position to read next, `end` the position after the log's last entry, `pending` the
     messages in between; `messages processed` counts distinct messages (a log position is not a message)."""
@@ -293,18 +301,24 @@ def status(json_: Json = False) -> None:
         processed = system.messages_processed()
         parked = system.delivery.ledger.parked()
         quarantined = parked_counts(system)
+        channels = [row for row in system.delivery.ledger.failing_channels() if row["channel"] in system.delivery.channels]
+        with system.projections.engine.connect() as conn:
+            paused, model, held = current_pauses(conn), failing(conn), held_counts(conn)
     for worker in workers:
         worker.update(leads=worker["worker"] == leader, started_at=format_time(worker["started_at"]),
                       last_seen=format_time(worker["last_seen"]))
     result = {
         "deployment": "scale" if system.is_scale else "embedded", "leader": leader, "workers": workers,
         "inputs": inputs, "messages_processed": processed, "read_models": read_models,
-        "parked_deliveries": {"count": len(parked), "deliveries": parked}, "parked": quarantined,
+        "parked_deliveries": {"count": len(parked), "deliveries": parked}, "parked": quarantined, "pauses": paused,
+        "degraded": {"model": model, "channels": channels}, "limits_held": held,
     }
     if json_:
         print_json(result)
         return
     out.print(f"deployment: {result['deployment']}")
+    print_pauses(paused)
+    print_degraded(model, channels)
     if system.is_scale:
         out.print(f"leader: {leader or 'none (no worker holds the leader lock)'}", highlight=False)
     else:
@@ -324,6 +338,8 @@ def status(json_: Json = False) -> None:
     out.print(f"parked messages: {quarantined['messages']}, read-model events: {quarantined['read_model_events']}, "
               f"deliveries: {quarantined['deliveries']}" + (" (see `loopline parked list`)" if any(quarantined.values()) else ""))
     out.print(f"parked deliveries (failed after every retry): {len(parked)}")
+    out.print(f"held back by a limit: {sum(held.values())}"
+              + (f" ({', '.join(f'{rule} {n}' for rule, n in sorted(held.items()))}; see `loopline limits`)" if held else ""))
     if parked:
         print_table("parked deliveries", parked, ["parked_at", "channel", "key", "tenant", "task_id", "kind", "attempts", "last_error"])
 

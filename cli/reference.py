@@ -16,6 +16,7 @@ from pydantic.fields import FieldInfo
 from loopline.adapters import messages
 from loopline.domain.channels import CHANNELS
 from loopline.domain.expectations import EXPECTATIONS
+from loopline.domain.safety_limits import SAFETY_LIMITS
 from loopline.domain.task_types import CADENCES, TASK_TYPES, Cadence, TaskType
 from loopline.domain.tenant import TenantSettings
 from loopline.processors.handlers import command_fields
@@ -236,10 +237,22 @@ def tenant_table() -> str:
     return "\n".join(lines) + "\n"
 
 
+def safety_table() -> str:
+    """Every limit of `domain/safety_limits.py`: what it counts, its default, how to change it, what it holds back."""
+    lines = ["| limit | per | counts | default | changed with | when it holds | seed 002 |", "|---|---|---|---|---|---|---|"]
+    lines += [
+        f"| `{limit.rule}` | {limit.scope} | {limit.counts} | {limit.default} | "
+        f"{f'`tenant.configure` `{limit.setting}`' if limit.setting else limit.changed} | {limit.held} | {limit.seed} |"
+        for limit in SAFETY_LIMITS
+    ]
+    return "\n".join(lines) + "\n"
+
+
 if __name__ == "__main__":
     print(message_tables())
     print(action_tables())
     print(channel_table())
     print(task_type_table())
     print(cadence_table())
-    print(tenant_table(), end="")
+    print(tenant_table())
+    print(safety_table(), end="")

@@ -66,12 +66,15 @@ def tripped_trigger(kind: TaskType, context: Mapping[str, Any]) -> str | None:
 
 def initial_status(
     settings: TenantSettings, kind: TaskType, confidence: float | None, context: Mapping[str, Any],
-    *, acting: bool = True,
+    *, acting: bool = True, spawned_from: str | None = None,
 ) -> tuple[TaskStatus, str]:
-    """The status a new task starts in and the reason."""
+    """The status a new task starts in and the reason; a task the agent spawned from another's work always waits for
+    review (seed 002 §7.13)."""
     review = TaskStatus.PENDING_REVIEW
     if acting and settings.execution_mode == "manual":
         return review, "execution mode manual: every task the agent would send for waits for owner review"
+    if acting and spawned_from is not None:
+        return review, f"spawned by the agent from task {spawned_from}'s work: a spawned task always waits for owner review"
     # A type that sends nothing (a staff call, a report) is its own kind of work: its triggers hold as for one that
     # sends. A sending type without an address is the outside agent's to act on, under seed 000's gate below.
     trigger = tripped_trigger(kind, context) if acting or not kind.can_send else None

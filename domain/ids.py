@@ -61,8 +61,16 @@ def tenant_sends_id(tenant: str) -> UUID:
     return _id("tenant-sends", tenant)
 
 
+def tenant_bounces_id(tenant: str) -> UUID:
+    return _id("tenant-bounces", tenant)
+
+
 def tenant_model_calls_id(tenant: str) -> UUID:
     return _id("tenant-model-calls", tenant)
+
+
+def tenant_tasks_id(tenant: str) -> UUID:
+    return _id("tenant-tasks", tenant)
 
 
 def watch_index_id(tenant: str, channel: str, key: tuple[str, ...]) -> UUID:
@@ -89,3 +97,11 @@ def tenant_id(tenant: str) -> UUID:
 def contact_index_id(tenant: str, contact: str) -> UUID:
     """Email addresses compare without case: Bob@x and bob@x are one contact."""
     return _id("contact-index", tenant, contact.lower())
+
+
+def system_switch_id() -> UUID:
+    return _id("system-switch")
+
+
+def upstream_health_id(tenant: str, upstream: str) -> UUID:
+    return _id("upstream-health", tenant, upstream)

@@ -13,7 +13,7 @@ from loopline.domain.expectations import DEADLINE_ACTIONS, LOOPLINE_ONLY_ACTIONS
 from loopline.domain.channels import channel_rule
 from loopline.domain.wording import awaited_from_watch
 
-RESOLVED_BY = ("signal_match", "task_completed", "cancelled", "expired", "manual", "superseded")
+RESOLVED_BY = ("signal_match", "task_completed", "cancelled", "expired", "manual", "superseded", "suppressed")
 
 
 class LoopAlreadyResolved(DomainError):

@@ -12,7 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from loopline.domain.pause import Pause
 from loopline.domain.send_ledger import ContactSends, TenantSends, local_day, start_of_day
+from loopline.domain.suppression import suppressed_because
 from loopline.domain.tenant import TenantSettings
 from loopline.domain.timeutil import format_time
 
@@ -45,6 +47,27 @@ class SendAttempt:
     """It answers a message the contact wrote (they are waiting for it), rather than one Loopline starts."""
     yields_to: tuple[str, ...] = ()
     """The contact's other tasks of a higher priority that are due to send now (seed 002 §21.3 rule 1)."""
+    pause: Pause | None = None
+    """The pause in force for the tenant (the system's first, then its own), if any."""
+
+
+def paused(attempt: SendAttempt) -> Deferral | None:
+    """Nothing is sent while the tenant or the whole system is paused (seed 002 §7.6, §7.14); the send waits for the
+    resume, which wakes it (`processors/handlers/pausing.py`), so it has no time of its own."""
+    return None if attempt.pause is None else Deferral("paused", attempt.pause.says(), None)
+
+
+def suppressed(attempt: SendAttempt) -> Deferral | None:
+    """A suppressed contact (seed 002 §22.4) gets nothing from any task, ever, until `contact.resubscribe`."""
+    suppression = attempt.contact_sends.suppression
+    if suppression is None:
+        return None
+    return Deferral(
+        "suppressed",
+        f"{attempt.contact} {suppressed_because(suppression)}, so they are suppressed: nothing is sent to them "
+        "(contact.resubscribe lifts it when they opt back in)",
+        None,
+    )
 
 
 def task_message_budget(attempt: SendAttempt) -> Deferral | None:
@@ -124,7 +147,9 @@ def tenant_daily_limit(attempt: SendAttempt) -> Deferral | None:
 
 SendCheck = Callable[[SendAttempt], Deferral | None]
 
-SEND_CHECKS: tuple[SendCheck, ...] = (task_message_budget, member_weekly_limit, member_daily_limit, tenant_daily_limit)
+SEND_CHECKS: tuple[SendCheck, ...] = (
+    paused, suppressed, task_message_budget, member_weekly_limit, member_daily_limit, tenant_daily_limit,
+)
 """In order: the first that defers decides, so the reason names the tightest rule first met."""
 
 

@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo
 from eventsourcing.domain import Aggregate
 
 from loopline.domain.base import LooplineAggregate, TenantEvent
+from loopline.domain.suppression import ContactSuppression
 
 WEEK = timedelta(days=7)
 KEEP_SENDS_FOR = 2 * WEEK
@@ -25,10 +26,14 @@ KEEP_DAYS = 7
 """Days behind the latest send's day whose counts are kept."""
 
 
-class ContactSends(LooplineAggregate):
-    """Times Loopline emailed one contact of one tenant, across all of its tasks."""
+class ContactSends(ContactSuppression, LooplineAggregate):
+    """Times Loopline emailed one contact of one tenant, across all of its tasks, and whether the contact is
+    suppressed (`domain/suppression.py`)."""
 
     OWNER = {"tenant": "tenant"}
+
+    class_version = 2
+    """Version 2 adds the suppression and the soft bounces (an older snapshot is of a contact never suppressed)."""
 
     class Created(Aggregate.Created):
         tenant: str
@@ -54,6 +59,13 @@ class ContactSends(LooplineAggregate):
         """Send times of the last KEEP_SENDS_FOR before the latest one, oldest first."""
         self.forgotten_until: datetime | None = None
         """The latest send dropped from `sent_at`: a week after it, every week is known in full."""
+        self.suppression: dict[str, Any] | None = None
+        """reason, source, words (what made it, e.g. the reply's opt-out phrase) and since (ISO 8601)."""
+        self.soft_bounces = 0
+
+    @staticmethod
+    def upcast_v1_v2(state: dict[str, Any]) -> None:
+        state.update(suppression=None, soft_bounces=0)
 
     @classmethod
     def open(cls, *, id: Any, tenant: str, contact: str, now: datetime) -> ContactSends:  # noqa: A002
@@ -113,6 +125,13 @@ class TenantSends(LooplineAggregate):
                 ledger.forgotten_through = max(filter(None, (ledger.forgotten_through, *forgotten)))
                 ledger.per_day = {day: count for day, count in ledger.per_day.items() if day >= horizon}
 
+    class PauseFenced(TenantEvent):
+        """The tenant was paused in the same save (`Tenant.Paused`): a send on another worker that read this ledger
+        before meets a version conflict and is checked again, so no send slips past the pause. Changes no count."""
+
+        def apply(self, ledger: TenantSends) -> None:
+            pass
+
     def __init__(self, tenant: str) -> None:
         self.tenant = tenant
         self.per_day: dict[str, int] = {}
@@ -126,6 +145,9 @@ class TenantSends(LooplineAggregate):
 
     def record(self, *, task_ref: str, day: date, now: datetime) -> None:
         self.trigger_event(self.Sent, timestamp=now, task_ref=task_ref, day=day.isoformat())
+
+    def fence_pause(self, now: datetime) -> None:
+        self.trigger_event(self.PauseFenced, timestamp=now)
 
     def sent_on(self, day: date) -> int | None:
         """Sends on that local day; None for a day the ledger has forgotten."""

@@ -20,22 +20,27 @@ class AlreadyDecided(DomainError):
     """A decision for a request that is no longer pending: a repeat, or one recorded by another process."""
 
 
+class DecisionAsked(TaskEvent):
+    """What a model decision is asked for: the fields of a request, a held one and a resumed one."""
+
+    request_ref: str
+    point: str
+    purpose: str
+    touch: int | None
+    tone: str | None
+    reason: str
+    attempt: int
+    loop_ref: str | None
+
+
 class TaskDecisions:
     """A direct base of `Task`, keeping its `pending_decisions`; eventsourcing redefines its events as `Task.<Name>`."""
 
-    class DecisionRequested(TaskEvent):
+    class DecisionRequested(DecisionAsked):
         """Asks the decision processor (`processors/followers/agent.py`) for a model decision; `attempt` > 1 is a retry.
         `day`: the tenant-local day whose model calls it counts on."""
 
         class_version = 2
-        request_ref: str
-        point: str
-        purpose: str
-        touch: int | None
-        tone: str | None
-        reason: str
-        attempt: int
-        loop_ref: str | None
         day: str | None = None
 
         @staticmethod
@@ -53,17 +58,9 @@ class TaskDecisions:
             if self.point == "evaluate_reply" and self.attempt == 1 and not held:  # a held reply was counted then
                 _reply_answered(task, self.request_ref)
 
-    class DecisionHeld(TaskEvent):
+    class DecisionHeld(DecisionAsked):
         """A model call a rule of `domain/model_checks.py` held back: asked for at `until`, as a failed one is retried."""
 
-        request_ref: str
-        point: str
-        purpose: str
-        touch: int | None
-        tone: str | None
-        reason: str
-        attempt: int
-        loop_ref: str | None
         rule: str
         why: str
         until: datetime
@@ -125,6 +122,23 @@ class TaskDecisions:
             if self.retry_at is None:
                 task.pending_decisions.pop(self.request_ref, None)
 
+    class DecisionPaused(TaskEvent):
+        """A pause (`domain/pause.py`) was in force when the agent read the request: no model was asked, and the
+        request waits, still pending, for the resume."""
+
+        request_ref: str
+        attempt: int
+        reason: str
+
+        def apply(self, task: Task) -> None:
+            task.pending_decisions[self.request_ref]["paused"] = True
+
+    class DecisionResumed(DecisionAsked):
+        """The pause is over: the paused request is asked as it was (the agent reads this as it reads a request)."""
+
+        def apply(self, task: Task) -> None:
+            task.pending_decisions[self.request_ref].pop("paused", None)
+
     def request_decision(
         self, *, request_ref: str, point: str, purpose: str, touch: int | None, tone: str | None, reason: str,
         now: datetime, attempt: int = 1, loop_ref: str | None = None, day: date | None = None,
@@ -139,6 +153,23 @@ class TaskDecisions:
             self.DecisionRequested, timestamp=now, request_ref=request_ref, point=point, purpose=purpose, touch=touch,
             tone=tone, reason=reason, attempt=attempt, loop_ref=loop_ref, day=day.isoformat() if day else None,
         )
+
+    def pause_decision(self, *, request_ref: str, attempt: int, reason: str, now: datetime) -> None:
+        if self.pending_decision(request_ref, attempt) is None:
+            raise AlreadyDecided(f"task {self.ref} has no pending decision {request_ref!r} (attempt {attempt})")
+        self.trigger_event(self.DecisionPaused, timestamp=now, request_ref=request_ref, attempt=attempt, reason=reason)
+
+    def resume_decision(self, *, request_ref: str, attempt: int, reason: str, now: datetime) -> bool:
+        """Asks a paused request again; False when it is paused no more (decided, replaced by a newer reply's, closed)."""
+        pending = self.pending_decision(request_ref, attempt)
+        if pending is None or not pending.get("paused"):
+            return False
+        self.trigger_event(
+            self.DecisionResumed, timestamp=now, request_ref=request_ref, point=pending["point"],
+            purpose=pending["purpose"], touch=pending["touch"], tone=pending["tone"], reason=reason, attempt=attempt,
+            loop_ref=pending["loop_ref"],
+        )
+        return True
 
     def is_asked(self, request_ref: str, attempt: int, now: datetime) -> bool:
         """Whether the request is pending at this attempt or later, or held back and not yet due: nothing to ask."""

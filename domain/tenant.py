@@ -17,6 +17,8 @@ from eventsourcing.domain import Aggregate
 
 from loopline.domain.base import LooplineAggregate, TenantEvent
 from loopline.domain.errors import DomainError
+from loopline.domain.pause import Pausable
+from loopline.domain.safety_limits import default
 
 ExecutionMode = Literal["manual", "limited_auto"]
 EXECUTION_MODES: tuple[str, ...] = get_args(ExecutionMode)
@@ -90,8 +92,23 @@ class TenantSettings:
         "`manual`: every task Loopline works waits for review, and so does each touch it would send unasked; "
         "`limited_auto`: escalation triggers, then the type's threshold; absent: `manual`", "manual",
     )
-    member_weekly_limit: int = setting("messages one contact may get in any 7 days; absent: 3", 3, most=MAX_SEND_LIMIT)
-    daily_send_limit: int = setting("messages the tenant may send in one local day; absent: 15", 15, most=MAX_SEND_LIMIT)
+    member_weekly_limit: int = setting(
+        "messages one contact may get in any 7 days; absent: 3", default("member_weekly_limit"), most=MAX_SEND_LIMIT,
+    )
+    daily_send_limit: int = setting(
+        "messages the tenant may send in one local day; absent: 15", default("tenant_daily_limit"), most=MAX_SEND_LIMIT,
+    )
+    daily_task_limit: int = setting(
+        "tasks Loopline works that may be created in one local day; absent: 50", default("daily_task_limit"),
+        most=MAX_SEND_LIMIT,
+    )
+    active_task_limit: int = setting(
+        "tasks Loopline works that may be open at once; absent: 100", default("active_task_limit"), most=MAX_SEND_LIMIT,
+    )
+    daily_spawned_task_limit: int = setting(
+        "tasks the agent may create from another task's work (`origin` `task`) in one local day; absent: 10",
+        default("daily_spawned_task_limit"), most=MAX_SEND_LIMIT,
+    )
     daily_model_call_limit: int = setting(
         "model calls the tenant's tasks may ask for in one local day (the owner is told at 80 %); absent: 200", 200,
         most=MAX_SEND_LIMIT,
@@ -174,7 +191,7 @@ def merge_settings(current: Mapping[str, Any], given: Mapping[str, Any]) -> dict
     return merged
 
 
-class Tenant(LooplineAggregate):
+class Tenant(Pausable, LooplineAggregate):
     """Holds the merged settings as a plain dict, so a snapshot (JSON) restores it unchanged."""
 
     OWNER = {"tenant": "tenant"}
@@ -199,9 +216,40 @@ class Tenant(LooplineAggregate):
         def apply(self, tenant: Tenant) -> None:
             tenant.settings = merge_settings(tenant.settings, self.settings)
 
+    class Paused(TenantEvent):
+        """Nothing is sent and no model is called for the tenant until it resumes; what falls due is held."""
+
+        reason: str
+        by: str
+        """Who paused it: the owner or operator who gave the command, or the rail that tripped (`bounce_rate`)."""
+
+        def apply(self, tenant: Tenant) -> None:
+            tenant.pause_record = {"reason": self.reason, "by": self.by, "since": self.timestamp.isoformat()}
+
+    class Resumed(TenantEvent):
+        reason: str
+        by: str
+        released: list[dict[str, Any]]
+        """The held work handed back (`domain/pause.py`), in the order it was held."""
+
+        def apply(self, tenant: Tenant) -> None:
+            tenant.pause_record = None
+            tenant.held = []
+
+    class WorkHeld(TenantEvent):
+        """Work that fell due while the tenant was paused (`domain/pause.py` held_timer, held_decision)."""
+
+        work: dict[str, Any]
+
+        def apply(self, tenant: Tenant) -> None:
+            tenant.held.append(self.work)
+
     def __init__(self, tenant: str) -> None:
         self.tenant = tenant
         self.settings: dict[str, Any] = {}
+        # Plain dicts and lists like the settings, so a snapshot (JSON) would restore them unchanged.
+        self.pause_record: dict[str, str] | None = None
+        self.held: list[dict[str, Any]] = []
 
     @classmethod
     def create(cls, *, id: Any, tenant: str, now: datetime) -> Tenant:  # noqa: A002
@@ -214,6 +262,10 @@ class Tenant(LooplineAggregate):
             return False
         self.trigger_event(self.Configured, timestamp=now, settings=dict(settings))
         return True
+
+    @property
+    def pause_scope(self) -> str:
+        return f"tenant {self.tenant}"
 
     @property
     def current(self) -> TenantSettings:

@@ -74,5 +74,6 @@ CLOSED_BECAUSE: dict[str, str] = {
     "cancelled": "closed: the task was cancelled",
     "task_completed": "closed: the task was completed",
     "superseded": "closed: a newer message waits for the answer",
+    "suppressed": "closed: the contact is suppressed, nothing is sent to them",
 }
 """Why a loop closed, in words, by its `resolved_by`."""

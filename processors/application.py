@@ -15,6 +15,7 @@ from loopline.domain.base import LooplineAggregate
 from loopline.domain.model_ledger import TenantModelCalls
 from loopline.domain.send_ledger import ContactSends, TenantSends
 from loopline.domain.task import Task
+from loopline.domain.task_ledger import TenantTasks
 from loopline.domain.timers import TimerBucket
 from loopline.domain.watch_index import WatchIndex
 
@@ -69,7 +70,7 @@ class Loopline(Application[UUID]):
 
     name = "loopline"
     snapshotting_intervals: ClassVar[dict[type, int]] = {
-        TimerBucket: 100, WatchIndex: 100, Task: 50, ContactSends: 50, TenantSends: 100,
+        TimerBucket: 100, WatchIndex: 100, Task: 50, ContactSends: 50, TenantSends: 100, TenantTasks: 100,
         TenantModelCalls: 100,
     }
 

@@ -3,7 +3,7 @@ step of a batch, and the batch is committed in one transaction with its source's
 
 A step either leaves its effects in the unit of work or, when the domain refuses it, is undone
 (`UnitOfWork.rollback_step`) and its refusal recorded in a step of its own; the batch goes on.
-A step that fails with anything else is undone and tried again (`ATTEMPTS` in all, in case it was
+A step that fails with anything else is undone and tried again (`MESSAGE_ATTEMPTS` in all, in case it was
 transient), then parked with its error in a step of its own: one poison message never stops the
 batch. Failures of the infrastructure (the database, the network) are not the message's fault and
 propagate, so the batch is redone or the process stops.
@@ -27,9 +27,9 @@ from typing import Any, Generic, Protocol, TypeVar
 from eventsourcing.persistence import IntegrityError, PersistenceError
 
 from loopline.domain.errors import DomainError
+from loopline.domain.safety_limits import MESSAGE_ATTEMPTS
 from loopline.processors.application import Loopline, Position, UnitOfWork
 
-ATTEMPTS = 3
 RETRIES = 10
 INFRASTRUCTURE_MODULES = ("psycopg", "sqlalchemy", "aiokafka", "kafka")
 M = TypeVar("M")
@@ -171,7 +171,7 @@ class Bus:
         raise KeptConflicting(f"{type(source).__name__} kept conflicting with other processes; run it again")
 
     def apply(self, uow: UnitOfWork, message: Any) -> Outcome[Any]:
-        """One message as one step of the unit of work: applied, refused or (after ATTEMPTS tries) parked."""
+        """One message as one step of the unit of work: applied, refused or (after MESSAGE_ATTEMPTS tries) parked."""
         handler = self.handlers[type(message)]
         attempt = 0
         while True:
@@ -187,7 +187,7 @@ class Bus:
                 if is_infrastructure(error):
                     raise
                 uow.rollback_step(touched=True)  # it may have failed half-way through applying an event
-                if attempt < ATTEMPTS:
+                if attempt < MESSAGE_ATTEMPTS:
                     continue
                 fault = Fault(error, attempts=attempt)
                 handler.park(uow, message, fault)

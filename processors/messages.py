@@ -105,8 +105,15 @@ class Pending:
     request: DecisionRequest
 
 
-Answer = Decision | str
-"""The model's decision, or why there is none."""
+@dataclass(frozen=True)
+class Held:
+    """No model was asked: a pause (`domain/pause.py`) was in force when the agent read the request."""
+
+    reason: str
+
+
+Answer = Decision | Held | str
+"""The model's decision, the pause that held it back, or why there is none."""
 
 
 @dataclass(frozen=True)

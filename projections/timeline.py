@@ -13,8 +13,10 @@ from sqlalchemy.engine import Connection
 
 from loopline.domain.inbound import InboundMessage, RejectedInput
 from loopline.domain.open_loop import OpenLoop
+from loopline.domain.pause import SystemSwitch
 from loopline.domain.proactive_run import ProactiveRun
 from loopline.domain.task import Task
+from loopline.domain.task_ledger import TenantTasks
 from loopline.domain.tenant import Tenant
 from loopline.domain.timeutil import format_time, parse_time
 from loopline.domain.wording import CLOSED_BECAUSE, NEXT_STEP, awaited_from_watch, when
@@ -125,6 +127,14 @@ DESCRIPTIONS: dict[type, Describe] = {
         + ("; profile " + ", ".join(sorted(e.settings["profile"])) if e.settings.get("profile") else ""),
         None,
     ),
+    Tenant.Paused: lambda e: (f"tenant paused by {e.by}: nothing is sent and no model is asked", e.reason),
+    Tenant.WorkHeld: lambda e: (f"held while paused: {_held_work(e.work)}", None),
+    Tenant.Resumed: lambda e: (f"tenant resumed by {e.by}: {len(e.released)} held step(s) go on", e.reason),
+    SystemSwitch.Paused: lambda e: (f"Loopline paused for every tenant by {e.by}", e.reason),
+    SystemSwitch.WorkHeld: lambda e: (f"held while Loopline is paused: {_held_work(e.work)}", None),
+    SystemSwitch.Resumed: lambda e: (f"Loopline resumed by {e.by}: {len(e.released)} held step(s) go on", e.reason),
+    Task.DecisionPaused: lambda e: (f"no model asked for {e.request_ref}: held while paused", e.reason),
+    Task.DecisionResumed: lambda e: (f"the pause ended: asking the model for {e.request_ref}", e.reason),
     OpenLoop.Registered: lambda e: (
         f"waiting for {e.description or awaited_from_watch(e.channel, e.watch)} until {when(e.deadline)}; "
         f"then: {NEXT_STEP.get(e.if_unresolved, e.if_unresolved)}",
@@ -142,10 +152,18 @@ DESCRIPTIONS: dict[type, Describe] = {
     ProactiveRun.RunRecorded: lambda e: (
         f"{e.mode} run: {e.summary}; next at {format_time(e.next_run_at)}", e.next_run_reason
     ),
+    TenantTasks.CreationHeld: lambda e: (f"task not created: the {e.rule} held it", e.reason),
     InboundMessage.Received: lambda e: (f"received {e.kind} {e.type} {e.ref}", f"from {e.source}"),
     InboundMessage.Rejected: lambda e: ("message rejected", e.reason),
     RejectedInput.Recorded: lambda e: (f"input rejected at {e.source}:{e.position}", e.reason),
 }
+
+
+def _held_work(work: dict[str, Any]) -> str:
+    """What a pause held (`domain/pause.py`), as the audit reads it."""
+    if "timer" in work:
+        return f"the {work['timer'].replace('_', ' ')} of task {work['task_ref']}"
+    return f"the decision {work['decision']} of task {work['task_ref']} (attempt {work['attempt']})"
 
 
 def _subject(event: Any) -> tuple[str | None, str | None, str]:
@@ -160,8 +178,12 @@ def _subject(event: Any) -> tuple[str | None, str | None, str]:
         return event.tenant, event.task_ref, f"{event.kind} {event.ref}"
     if isinstance(event, RejectedInput.Recorded):
         return None, None, f"input {event.source}:{event.position}"
-    if isinstance(event, Tenant.Configured):
+    if isinstance(event, (Tenant.WorkHeld, SystemSwitch.WorkHeld)):  # shown in the task's trail too
+        return event.tenant, event.work["task_ref"], f"task {event.work['task_ref']}"
+    if isinstance(event, (Tenant.Configured, Tenant.Paused, Tenant.Resumed)):
         return event.tenant, None, f"tenant {event.tenant}"
+    if isinstance(event, (SystemSwitch.Paused, SystemSwitch.Resumed)):
+        return None, None, "Loopline"
     if getattr(event, "loop_ref", None):  # a task's decision names the loop it answers, if any
         return event.tenant, event.task_ref, f"loop {event.loop_ref}"
     if hasattr(event, "task_ref"):

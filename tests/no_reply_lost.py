@@ -200,11 +200,12 @@ def _received(history: list[Any], reply: Reply) -> int | None:
 
 def _acted_on(after: list[Any], reply: Reply) -> bool:
     """The model was asked about it (or about a later reply, which reads it too), the task went to the owner,
-    the owner was told in the member's words, or the task paused for an automatic reply."""
+    the owner was told in the member's words (an opt-out's notice quotes them), or the task paused for an automatic
+    reply."""
     return any(
         (isinstance(e, Task.DecisionRequested) and e.point == "evaluate_reply")
         or isinstance(e, (Task.Escalated, Task.OutOfOfficeReceived))
-        or (isinstance(e, Task.UserNotified) and reply.words in e.message)
+        or (isinstance(e, Task.UserNotified) and (reply.words in e.message or reply.words == e.quote))
         for e in after
     )
 

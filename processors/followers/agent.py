@@ -7,9 +7,10 @@ hands the answers to the bus as `DecisionReturned`s, in the requests' order, `RE
 transaction while later calls are in flight, each as a step of its own (`processors/handlers/answers.py`);
 the position moves with the last of them. A pass waits for a call no longer than one call's timeout
 (`call_timeout`): a model that hangs (or retries) goes on in the background, the position stops before
-its request, the decision waits, and a later pass records its answer without asking again. A transaction holds few answers because every answer
-files timers in the buckets all tenants share: a whole batch waiting on the model would meet another
-process's commit there nearly every time. Answers that keep conflicting are recorded one per transaction. A request that is no longer pending (a repeat, another process's answer,
+its request, the decision waits, and a later pass records its answer without asking again. A
+transaction holds few answers because every answer files timers in the buckets all tenants share: a
+whole batch waiting on the model would meet another process's commit there nearly every time. Answers
+that keep conflicting are recorded one per transaction. A request that is no longer pending (a repeat, another process's answer,
 a crash after the call) records nothing, so a request gets at most one decision and a decision at
 most one send; a conflict with a concurrent writer records the answers again (the model is not
 asked again), and they then find their requests decided. A model that cannot decide records
@@ -34,11 +35,12 @@ from loopline.domain.task import Task
 from loopline.domain.tenant import TenantSettings
 from loopline.processors.application import Loopline, Position, UnitOfWork
 from loopline.processors.bus import Batch, Bus, KeptConflicting, Outcome
-from loopline.processors.messages import Answer, DecisionReturned, Pending
+from loopline.processors.handlers.pausing import current_pause
+from loopline.processors.messages import Answer, DecisionReturned, Held, Pending
 from loopline.processors.ports import DecisionModel, DecisionRequest, ModelUnavailable
 from loopline.processors.model.prompts import request_for, tenant_settings_of
 
-TOPICS = [get_topic(Task.DecisionRequested)]
+TOPICS = [get_topic(Task.DecisionRequested), get_topic(Task.DecisionResumed)]
 DEFAULT_CONCURRENCY = 16
 RECORD_EVERY = 20
 """Answers recorded in one transaction: enough to share a commit's cost, few enough to rarely meet another writer."""
@@ -136,7 +138,8 @@ class Agent:
         if not notifications:
             return AgentPass(0, [])
         # Each call starts as soon as its request is built, so building the next ones overlaps the calls in flight.
-        calls = [(place, item, self._call(item)) for place, item in self._pending(notifications)]
+        reader = UnitOfWork(self.app)
+        calls = [(place, item, self._call(item, reader)) for place, item in self._pending(notifications)]
         asked = {_key(item) for _, item, _ in calls}
         for key in [key for key, call in self.in_flight.items() if key not in asked and call.answer.done()]:
             del self.in_flight[key]  # answered by another process meanwhile, or no longer pending
@@ -152,15 +155,21 @@ class Agent:
             answers = [(item, call.answer) for _, item, call in group[:ready]]
             outcomes += self._record(Answers(self.app, self.name, end, answers))
             for _, item, _ in group[:ready]:
-                del self.in_flight[_key(item)]
+                self.in_flight.pop(_key(item), None)
             if last:
                 break
         read = len(notifications) if answered == len(calls) else answered
         return AgentPass(read, [o.detail for o in outcomes if o.accepted and o.detail])
 
-    def _call(self, item: Pending) -> Call:
+    def _call(self, item: Pending, reader: UnitOfWork) -> Call:
         """The request's call: the one in flight, or a new one in a daemon thread (a call that hangs never keeps
-        the process from ending; its request is asked again by the next process)."""
+        the process from ending; its request is asked again by the next process). While the tenant or the system is
+        paused, no call: the request is held (read again by each pass, so a resume is seen)."""
+        pause = current_pause(reader, item.tenant)
+        if pause is not None and _key(item) not in self.in_flight:
+            held = Call()
+            held.answer.set_result(Held(pause.says()))
+            return held
         key = _key(item)
         known = self.in_flight.get(key)
         if known is None or (known.answer.done() and known.answer.exception() is not None):
@@ -171,7 +180,7 @@ class Agent:
                     call.started = time.monotonic()
                     try:
                         call.answer.set_result(self._decide(item.request))
-                    except BaseException as error:  # e.g. the process being stopped: raised to the pass, as a pool would
+                    except BaseException as error:  # the process being stopped: raised to the pass that waits
                         call.answer.set_exception(error)
 
             threading.Thread(target=ask, name="loopline-model", daemon=True).start()
@@ -217,7 +226,7 @@ class Agent:
             )
 
     def _decide(self, request: DecisionRequest) -> Answer:
-        """Runs in the pool, outside any transaction: a failure is an answer too, so nothing crashes."""
+        """Runs in a thread of its own, outside any transaction: a failure is an answer too, so nothing crashes."""
         try:
             return self.model.decide(request)
         except ModelUnavailable as error:

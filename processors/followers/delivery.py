@@ -29,6 +29,7 @@ from eventsourcing.utils import get_topic
 
 from loopline.domain import ids
 from loopline.domain.notices import moot_by
+from loopline.domain.safety_limits import DELIVERY_ATTEMPTS, DELIVERY_BACKOFF_SECONDS
 from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time
 from loopline.processors.application import Loopline
@@ -40,8 +41,6 @@ TOPICS = [
 ]
 ROUTING = "routing"
 """The ledger's channel for an event that failed to become a message (parked; a retry routes it again)."""
-MAX_ATTEMPTS = 5
-BACKOFF_SECONDS = 30.0
 """The first retry's delay; each later one waits twice as long (30 s, 1 min, 2 min, 4 min)."""
 
 
@@ -56,8 +55,8 @@ class Delivery:
         *,
         clock: Clock,
         batch_size: int = 200,
-        max_attempts: int = MAX_ATTEMPTS,
-        backoff: float = BACKOFF_SECONDS,
+        max_attempts: int = DELIVERY_ATTEMPTS,
+        backoff: float = DELIVERY_BACKOFF_SECONDS,
     ) -> None:
         self.app = app
         self.ledger = ledger

@@ -16,6 +16,7 @@ from typing import Any
 from uuid import UUID
 
 from loopline.domain import ids
+from loopline.domain.safety_limits import STEPS_PER_TICK
 from loopline.domain.task import Task
 from loopline.domain.timers import SHARDS, TimerBucket, TimerKind, TimerWheel
 from loopline.domain.timeutil import HOUR, floor_hour
@@ -27,8 +28,6 @@ from loopline.processors.handlers.outreach import has_step, priority_rank
 from loopline.processors.handlers.timer_firings import TIMERS
 
 SWEEPS = 5
-STEPS_PER_TICK = 20
-"""At most this many acting tasks of one tenant take a step in one tick (seed 002 §6.3); the rest wait a minute."""
 
 
 @dataclass

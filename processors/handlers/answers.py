@@ -23,19 +23,22 @@ from loopline.domain.outreach import (
 )
 from loopline.domain.send_ledger import local_day
 from loopline.domain.task import Task
+from loopline.domain.safety_limits import DECISION_RETRY_DELAYS
 from loopline.domain.task_types import task_type
 from loopline.domain.timers import TimerKind
+from loopline.domain.safety_limits import DEGRADED_RETRY, UPSTREAM_FAILURES
+from loopline.domain.upstream_health import UpstreamHealth
 from loopline.processors.application import UnitOfWork
 from loopline.processors.bus import Fault, Handler
 from loopline.processors.handlers.deadline_actions import send_followup
 from loopline.processors.handlers.escalation import escalate
 from loopline.processors.handlers.loops_and_timers import set_timer
+from loopline.processors.handlers.pausing import hold_requested_decision
 from loopline.processors.handlers.tenants import tenant_settings
-from loopline.processors.messages import DecisionReturned, Pending
+from loopline.processors.messages import DecisionReturned, Held, Pending
 from loopline.processors.model.prompts import missing_skill
 from loopline.processors.model.tools import is_confidence
 from loopline.processors.handlers.outreach import (
-    RETRY_DELAYS,
     act,
     hold_for_owner,
     owner_approves,
@@ -44,6 +47,9 @@ from loopline.processors.handlers.outreach import (
     send_message,
 )
 from loopline.processors.ports import Decision, Draft
+
+MODEL = "model"
+"""The upstream whose health the decisions show (`domain/upstream_health.py`)."""
 
 
 def apply(uow: UnitOfWork, returned: DecisionReturned) -> str | None:
@@ -54,6 +60,8 @@ def apply(uow: UnitOfWork, returned: DecisionReturned) -> str | None:
         return None
     now = max(item.requested_at, task.modified_on)
     answer = returned.answer
+    if isinstance(answer, Held):
+        return hold_requested_decision(uow, task, item, now)
     if not isinstance(answer, str) and not is_confidence(answer.confidence):
         # Whichever adapter answered: a confidence that is no number from 0 to 1 gates nothing, so it is off-schema.
         answer = f"the model answered off its schema: confidence {answer.confidence!r} is not a number from 0 to 1"
@@ -62,9 +70,25 @@ def apply(uow: UnitOfWork, returned: DecisionReturned) -> str | None:
     return _decided(uow, item, task, answer, now)
 
 
+def model_health(uow: UnitOfWork, tenant: str, now: datetime) -> UpstreamHealth:
+    health_id = ids.upstream_health_id(tenant, MODEL)
+    return uow.get_or_create(health_id, UpstreamHealth,
+                             lambda: UpstreamHealth.open(id=health_id, tenant=tenant, upstream=MODEL, now=now))
+
+
 def _failed(uow: UnitOfWork, item: Pending, task: Task, error: str, now: datetime) -> str:
-    attempt = item.attempt
-    retry_at = now + RETRY_DELAYS[attempt - 1] if attempt <= len(RETRY_DELAYS) else None
+    """Asked again after a delay, then the owner decides; while the model is degraded (§34) it is asked again every
+    `DEGRADED_RETRY` instead, with no escalation: the task waits for the model, nothing is sent meanwhile."""
+    attempt, health = item.attempt, model_health(uow, task.tenant, now)
+    if health.failed(error, now):
+        task.notify_user(kind="model_degraded", now=now, message=(
+            f"The model failed {UPSTREAM_FAILURES} times in a row (last: {error}): Loopline works in degraded mode. "
+            f"Nothing is sent without a decision; each waiting decision is asked again every "
+            f"{DEGRADED_RETRY.seconds // 3600} hour, and you are told when the model answers again."))
+    if health.degraded:
+        retry_at: datetime | None = now + DEGRADED_RETRY
+    else:
+        retry_at = now + DECISION_RETRY_DELAYS[attempt - 1] if attempt <= len(DECISION_RETRY_DELAYS) else None
     task.fail_decision(request_ref=item.request_ref, attempt=attempt, error=error, retry_at=retry_at, now=now)
     if retry_at is not None:
         set_timer(uow, kind=TimerKind.TASK_STEP, target_id=task.id, due=retry_at, now=now)
@@ -74,6 +98,10 @@ def _failed(uow: UnitOfWork, item: Pending, task: Task, error: str, now: datetim
 
 
 def _decided(uow: UnitOfWork, item: Pending, task: Task, decision: Decision, now: datetime) -> str | None:
+    health = uow.get(ids.upstream_health_id(task.tenant, MODEL), UpstreamHealth)
+    if health is not None and health.succeeded(now):
+        task.notify_user(kind="model_recovered", now=now, message=(
+            "The model answers again: Loopline left degraded mode, and the decisions that waited are being made."))
     output = decision.output
     task.record_decision(
         request_ref=item.request_ref, attempt=item.attempt, point=decision.point, adapter=decision.adapter,

@@ -14,6 +14,7 @@ from loopline.domain.gate import initial_status, is_email
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.status import TaskStatus
 from loopline.domain.task import Task
+from loopline.domain.task_ledger import Origin
 from loopline.domain.task_types import TaskType, task_type
 from loopline.domain.tenant import TenantSettings
 from loopline.domain.timers import TimerKind
@@ -35,9 +36,11 @@ from loopline.processors.handlers.loops_and_timers import (
 from loopline.processors.handlers.command_fields import STORED
 from loopline.processors.handlers.commands_types import (
     ActionRecordCommon,
+    ContactResubscribe,
     LoopRegister,
     LoopResolve,
     RunSchedule,
+    SystemPause,
     TaskApprove,
     TaskCancel,
     TaskComplete,
@@ -49,14 +52,18 @@ from loopline.processors.handlers.commands_types import (
     TaskUpdate,
     TaskWake,
     TenantConfigure,
+    TenantPause,
     WorkflowOutput,
     action_schema,
 )
 from loopline.processors.messages import Message
 from loopline.processors.handlers.outreach import answer_with_guidance
 from loopline.processors.handlers.owner import approve_task, reply_to_contact, take_over
+from loopline.processors.handlers.pausing import pause_system, pause_tenant, resume_system, resume_tenant
 from loopline.processors.handlers.readiness import on_ready
 from loopline.processors.handlers.signals import replies_before_creation
+from loopline.processors.handlers.suppression import check_not_suppressed, resubscribe_contact
+from loopline.processors.handlers.task_limits import admit_task
 from loopline.processors.handlers.tenants import configure_tenant, tenant_settings
 from loopline.processors.handlers.wakeups import record_workflow_output, schedule_wakeup, wake_on_condition
 
@@ -84,6 +91,7 @@ def create_task(uow: UnitOfWork, msg: Message, cmd: TaskCreate) -> str:
     index = None
     if indexed:
         assert cmd.contact is not None and cmd.task_type is not None
+        check_not_suppressed(uow, tenant, cmd.contact)
         index = uow.get(ids.contact_index_id(tenant, cmd.contact), ContactIndex)
         active = _open_task(uow, tenant, index.tasks.get(cmd.task_type) if index else None)
         if active is not None:
@@ -96,7 +104,16 @@ def create_task(uow: UnitOfWork, msg: Message, cmd: TaskCreate) -> str:
         context.update({"draft": {"subject": cmd.draft.subject, "body": cmd.draft.body}} if cmd.draft else {})
         context.update({"to_name": cmd.to_name} if cmd.to_name else {})
     settings = tenant_settings(uow, tenant) if acting else TenantSettings()
-    status, reason = initial_status(settings, kind, cmd.confidence, context, acting=acting)
+    origin = Origin(cmd.origin.kind, cmd.origin.id) if cmd.origin else None
+    if acting:
+        assert cmd.contact is not None
+        held = admit_task(uow, tenant=tenant, task_ref=cmd.task_id, task_type=kind.name, contact=cmd.contact,
+                          origin=origin, settings=settings, now=msg.at)
+        if held is not None:
+            return Notice(f"task {cmd.task_id} was not created: {held.reason} ({held.rule}); "
+                          "send it again once the limit frees up")
+    status, reason = initial_status(settings, kind, cmd.confidence, context, acting=acting,
+                                    spawned_from=origin.id if origin and origin.kind == "task" else None)
     expires_in_days = cmd.expires_in_days if cmd.expires_in_days is not None else kind.expires_in_days
     expires_at = msg.at + timedelta(days=expires_in_days) if expires_in_days else None
     task = uow.add(
@@ -279,6 +296,11 @@ COMMANDS: dict[str, CommandRoute] = {
         CommandRoute("task.wake", TaskWake, schedule_wakeup),
         CommandRoute("workflow.output", WorkflowOutput, record_workflow_output),
         CommandRoute("tenant.configure", TenantConfigure, configure_tenant),
+        CommandRoute("tenant.pause", TenantPause, pause_tenant),
+        CommandRoute("tenant.resume", TenantPause, resume_tenant),
+        CommandRoute("system.pause", SystemPause, pause_system),
+        CommandRoute("system.resume", SystemPause, resume_system),
+        CommandRoute("contact.resubscribe", ContactResubscribe, resubscribe_contact),
     )
 }
 

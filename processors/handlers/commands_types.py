@@ -39,6 +39,14 @@ class TaskDraft(Strict):
     body: Text = Field(description="the email's text")
 
 
+class TaskOrigin(Strict):
+    kind: Literal["run", "signal", "task"] = Field(
+        description="`run`: one analysis run of the agent; `signal`: one signal it reacts to; `task`: another task's "
+        "work (an agent-spawned task)"
+    )
+    id: Id = Field(description="the run's, the signal's or the task's id")
+
+
 class TaskCreate(Strict):
     task_id: Id = Field(description="the task's id, chosen by the agent; a second `task.create` with it changes nothing")
     title: Text = Field(description="what the task is, as the owner reads it")
@@ -73,6 +81,10 @@ class TaskCreate(Strict):
         "otherwise kept in `context.json`",
     )
     to_name: ShortText | None = Field(default=None, description="the contact's name, used in greetings")
+    origin: TaskOrigin | None = Field(
+        default=None, description="what led the agent to create a task Loopline works, for the creation limits (see "
+        "[Safety](#safety)); a spawned one (`task`) always waits for review",
+    )
 
     # Data read back from the log passed these checks when it was appended (`STORED`): the handler decides then.
     @field_validator("task_type")
@@ -213,6 +225,12 @@ class TaskTakeover(Strict):
                                "over`)")
 
 
+class ContactResubscribe(Strict):
+    contact: Mailbox = Field(description="a suppressed contact's address, kept as its mailbox; Loopline may email them "
+                             "again, from tasks created after this")
+    reason: Text = Field(description="how they opted back in, in the trail")
+
+
 class TaskGuidance(Strict):
     task_id: Id = Field(description="an `escalated` task; it resumes `executing`")
     text: Text = Field(description="the owner's guidance, in the trail; on a contact's reply nothing has answered yet, "
@@ -317,3 +335,18 @@ class TenantConfigure(_settings_model(TenantSettings)):  # type: ignore[misc]
     def given(self) -> dict[str, Any]:
         """The settings this command sets: every field it was given (the rest stay as they are)."""
         return self.model_dump(mode="json", exclude_none=True)
+
+
+class TenantPause(Strict):
+    """`tenant.pause` and `tenant.resume`: the tenant's own kill switch (seed 002 §7.6)."""
+
+    reason: ShortText = Field(description="why, shown in `status`, `tenants show` and `audit`")
+    by: ShortText | None = Field(default=None, description="who did it, in the trail (absent: `owner`)")
+
+
+class SystemPause(Strict):
+    """`system.pause` and `system.resume`: the emergency stop for every tenant (§7.14); the envelope's tenant is only
+    who asked."""
+
+    reason: ShortText = Field(description="why, shown in `status` and `audit`")
+    by: ShortText | None = Field(default=None, description="who did it, in the trail (absent: `operator`)")

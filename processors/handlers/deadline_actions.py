@@ -23,12 +23,13 @@ from loopline.processors.handlers.loops_and_timers import (
     proactive_run,
     register_loop,
     schedule_run,
-    set_timer,
 )
-from loopline.processors.handlers.outreach import DEFERRED_NEVER, NO_END_WAIT, open_reply_loop, plan_of, step_task
+from loopline.processors.handlers.outreach import NO_END_WAIT, open_reply_loop, plan_of, step_task
 from loopline.processors.handlers.model_calls import held_reason, request_decision
 from loopline.processors.ports import Draft, Drafter
-from loopline.processors.handlers.sending import Deferred, send_to_contact
+from loopline.processors.handlers.pausing import hold_step
+from loopline.processors.handlers.sending import Deferred, keep_for_later, send_to_contact
+from loopline.processors.handlers.suppression import not_sent, suppressed_why
 from loopline.processors.handlers.tenants import tenant_settings
 from loopline.processors.handlers.wakeups import wake_on_condition
 
@@ -41,10 +42,18 @@ KEPT_OPEN_UNTIL_SENT = frozenset({DeadlineAction.DRAFT_FOLLOWUP_EMAIL.value})
 drafted or held back by a limit still resolves the loop, and the follow-up is dropped (`Task.SignalReceived`)."""
 
 
+SENDS_OR_ASKS = frozenset({DeadlineAction.DRAFT_FOLLOWUP_EMAIL.value, DeadlineAction.SEND_REMINDER.value, NEXT_TOUCH})
+"""Actions that email a contact or ask the model: held whole while the tenant is paused."""
+
+
 def take_deadline_action(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, now: datetime) -> str:
     """Closes the overdue loop as `expired` (or, for a follow-up, once it is sent) and takes its action, in the
     same save; says what it did."""
     action = loop.if_unresolved
+    if action in SENDS_OR_ASKS:
+        held = hold_step(uow, task, TimerKind.LOOP_DEADLINE, loop.id, now)
+        if held:  # the loop stays open and overdue: its action is taken at the resume
+            return held
     if action not in KEPT_OPEN_UNTIL_SENT:
         _expire(uow, loop, task, now)
     done = ACTIONS[action](uow, loop, task, drafter, now)
@@ -65,6 +74,8 @@ def _draft_followup_email(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: 
     """Asks the model for the follow-up (`processors/followers/agent.py` sends it with `send_followup`)."""
     contact = loop.watch["sender"]
     task.check_may_act()
+    if (why := suppressed_why(uow, task.tenant, contact)) is not None:
+        return not_sent(uow, task, loop, why, "follow-up", now)
     if task.deferred is not None and task.deferred["draft"].get("follow_up_of") == loop.ref:
         return f"a follow-up to {contact} is already drafted and waits for a send limit"
     held = request_decision(
@@ -93,15 +104,14 @@ def send_followup(uow: UnitOfWork, loop: OpenLoop, task: Task, draft: Draft, now
     sent = send_to_contact(uow, task, details=details, now=now, settings=tenant_settings(uow, task.tenant),
                            summary=f"Sent follow-up to {contact}")
     if isinstance(sent, Deferred):
-        until = sent.deferral.until or now + DEFERRED_NEVER
-        task.defer_send(rule=sent.deferral.rule, reason=sent.deferral.reason, until=until,
-                        draft={"subject": subject, "body": draft.body, "decided_by": draft.decided_by,
-                               "follow_up_of": loop.ref}, now=now)
-        set_timer(uow, kind=TimerKind.TASK_STEP, target_id=task.id, due=until, now=now)
+        if sent.deferral.rule == "suppressed":
+            return not_sent(uow, task, loop, sent.deferral.reason, "follow-up", now)
+        until = keep_for_later(uow, task, sent.deferral, {"subject": subject, "body": draft.body,
+                                                          "decided_by": draft.decided_by, "follow_up_of": loop.ref}, now)
         task.notify_user(kind="followup_deferred",
-                         message=f"'{task.title}': a follow-up to {_who(loop, contact)} waits until {when(until)}: "
+                         message=f"'{task.title}': a follow-up to {_who(loop, contact)} waits until {until}: "
                          f"{sent.deferral.reason}.", now=now)
-        return f"deferred the follow-up to {contact} until {when(until)}"
+        return f"deferred the follow-up to {contact} until {until}"
     _expire(uow, loop, task, now)
     deadline = now + EXPECTATIONS["send_email"].default_deadline
     _wait_again(uow, loop, task, "followup", now, deadline=deadline, if_unresolved=FOLLOWUP_IF_UNRESOLVED,
@@ -155,6 +165,8 @@ def _reminder_held(uow: UnitOfWork, loop: OpenLoop, task: Task, held: Deferred, 
     """A send check holds the reminder back: it is tried again when the limit frees up (the loop waits until then);
     a limit that never frees up leaves the reminding to the owner."""
     assert loop.contact is not None
+    if held.deferral.rule == "suppressed":
+        return not_sent(uow, task, loop, held.deferral.reason, "reminder", now)
     if held.deferral.until is None:
         task.notify_user(
             kind="reminder_needed",

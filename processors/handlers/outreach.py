@@ -27,7 +27,6 @@ from loopline.domain.outreach import (
     next_step,
 )
 from loopline.domain.reply_routing import guided_request_ref, unanswered_reply
-from loopline.domain.send_checks import Deferral
 from loopline.domain.send_ledger import local_day
 from loopline.domain.status import TaskStatus
 from loopline.domain.task import Task
@@ -40,19 +39,16 @@ from loopline.processors.handlers.loops_and_timers import (
     close_loop,
     close_task_loops,
     register_loop,
-    set_timer,
     task_history,
 )
 from loopline.processors.handlers.model_calls import held_reason, request_decision
-from loopline.processors.handlers.sending import Deferred, send_deferral, send_to_contact
+from loopline.processors.handlers.pausing import hold_step
+from loopline.processors.handlers.sending import Deferred, keep_for_later, send_deferral, send_to_contact
+from loopline.processors.handlers.suppression import close_for_suppressed
 from loopline.processors.handlers.tenants import tenant_settings
 
-RETRY_DELAYS = (timedelta(minutes=5), timedelta(minutes=20))
-"""When a failed decision is asked again; after the last, the task goes to the owner (DESIGN11 §5)."""
 NO_END_WAIT = timedelta(days=30)
 """How long a reply loop waits when the task has neither a next touch nor a budget end."""
-DEFERRED_NEVER = timedelta(days=1)
-"""A limit that never frees up (a deferral without `until`) is looked at again the next day."""
 OWNER = "owner"
 """Who a draft is `by` when the owner wrote it (`task.approve` with a draft, `task.reply`)."""
 AFTER_REPLY = timedelta(microseconds=1)
@@ -91,6 +87,9 @@ def step_task(uow: UnitOfWork, task: Task, now: datetime) -> str | None:
     """One step of an acting task at `now`: a retry of a failed decision that is due, else what the rules say."""
     if task.is_closed or not task.is_acting:
         return None
+    held = hold_step(uow, task, TimerKind.TASK_STEP, task.id, now)
+    if held:
+        return held
     retried = retry_due_decisions(uow, task, now)
     if retried:
         return retried
@@ -170,9 +169,11 @@ def send_touch(uow: UnitOfWork, task: Task, action: SendTouch, now: datetime) ->
     assert task.contact is not None
     deferral = send_deferral(uow, task, contact=task.contact, now=now, settings=tenant_settings(uow, task.tenant),
                              yields_to=due_before(uow, task, now))
+    if deferral is not None and deferral.rule == "suppressed":
+        return close_for_suppressed(uow, task, now)
     if deferral is not None:  # no draft is asked for that a limit would hold: asked for when the limit frees up
-        until = defer(uow, task, deferral, {"touch": action.touch}, now)
-        return f"'{task.title}': touch {action.touch} is due; not drafted until {when(until)} ({deferral.reason})"
+        until = keep_for_later(uow, task, deferral, {"touch": action.touch}, now)
+        return f"'{task.title}': touch {action.touch} is due; not drafted until {until} ({deferral.reason})"
     held = request_decision(
         uow, task, request_ref=f"{task.ref}/touch/{action.touch}", point="draft_message", purpose="touch",
         touch=action.touch, tone=action.tone, reason=f"touch {action.touch} is due", now=now,
@@ -203,11 +204,14 @@ def send_message(uow: UnitOfWork, task: Task, *, draft: dict[str, Any], touch: i
                            answers_contact=reply, performed_by=by,
                            yields_to=() if reply or by == OWNER else due_before(uow, task, now))
     if isinstance(sent, Deferred):
+        if sent.deferral.rule == "suppressed" and by != OWNER:
+            return close_for_suppressed(uow, task, now)
         if by == OWNER and sent.deferral.until is None:
-            raise OwnerSendRefused(f"{sent.deferral.reason}, so nothing was sent to {task.contact}; write to them "
-                                   "yourself, then close the task with task.takeover")
-        until = defer(uow, task, sent.deferral, {**draft, "touch": touch, "reply": reply}, now)
-        return f"'{task.title}': message to {task.contact} deferred until {when(until)} ({sent.deferral.reason})"
+            then = ("send it again once it resumes" if sent.deferral.rule == "paused"
+                    else "write to them yourself, then close the task with task.takeover")
+            raise OwnerSendRefused(f"{sent.deferral.reason}, so nothing was sent to {task.contact}; {then}")
+        until = keep_for_later(uow, task, sent.deferral, {**draft, "touch": touch, "reply": reply}, now)
+        return f"'{task.title}': message to {task.contact} deferred until {until} ({sent.deferral.reason})"
     plan = plan_of(task)
     next_touch_at = None if reply else plan.after_touch(touch, now)
     task.touch_sent(touch=touch, next_touch_at=next_touch_at, now=now)
@@ -216,15 +220,6 @@ def send_message(uow: UnitOfWork, task: Task, *, draft: dict[str, Any], touch: i
                     subject=details["subject"])
     what = "a reply" if reply else f"touch {touch} of {plan.touches}"
     return f"'{task.title}': sent {what} to {task.contact}"
-
-
-def defer(uow: UnitOfWork, task: Task, deferral: Deferral, draft: dict[str, Any], now: datetime) -> datetime:
-    """Keeps what a send limit held back (the draft, or only the touch when none was asked for yet) and steps the
-    task again when the limit frees up; says when."""
-    until = deferral.until or now + DEFERRED_NEVER
-    task.defer_send(rule=deferral.rule, reason=deferral.reason, until=until, draft=draft, now=now)
-    set_timer(uow, kind=TimerKind.TASK_STEP, target_id=task.id, due=until, now=now)
-    return until
 
 
 def due_before(uow: UnitOfWork, task: Task, now: datetime) -> tuple[str, ...]:

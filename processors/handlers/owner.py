@@ -14,6 +14,7 @@ from loopline.processors.handlers.commands_types import TaskApprove, TaskReply, 
 from loopline.processors.handlers.loops_and_timers import close_task_loops, load_task, task_history
 from loopline.processors.handlers.outreach import OWNER, on_reply, send_message
 from loopline.processors.handlers.readiness import on_ready
+from loopline.processors.handlers.suppression import check_owner_may_email
 from loopline.processors.messages import Message
 
 
@@ -26,6 +27,7 @@ def approve_task(uow: UnitOfWork, msg: Message, cmd: TaskApprove) -> str:
     draft goes to the contact at once."""
     task = load_task(uow, msg.tenant, cmd.task_id)
     if task.status is TaskStatus.ESCALATED:
+        check_owner_may_email(uow, task)
         return _send_held_draft(uow, msg, task, cmd)
     task.approve(reason=cmd.reason or "approved by owner", now=msg.at)
     if cmd.draft is not None:
@@ -59,6 +61,7 @@ def reply_to_contact(uow: UnitOfWork, msg: Message, cmd: TaskReply) -> str:
     """The owner's words go to the contact: an answer once the contact has written (the cadence stays stopped),
     else the cadence's next touch in the agent's place (the touches after it follow as planned)."""
     task = load_task(uow, msg.tenant, cmd.task_id)
+    check_owner_may_email(uow, task)
     task.answer_for_owner(how="wrote", reason="the owner wrote to the contact", now=msg.at)
     answer = task.touch > 0 and task.next_touch_at is None  # a reply stopped the cadence
     draft = {"subject": cmd.subject or "", "body": cmd.body, "decided_by": OWNER, "by": OWNER}

@@ -10,15 +10,23 @@ redone, when the checks see the first send.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from loopline.domain import ids
 from loopline.domain.send_checks import Deferral, SendAttempt, first_deferral
+from loopline.domain.pause import held_timer
 from loopline.domain.send_ledger import ContactSends, TenantSends, local_day
 from loopline.domain.task import Task
 from loopline.domain.tenant import TenantSettings
+from loopline.domain.timers import TimerKind
+from loopline.domain.wording import when
 from loopline.processors.application import UnitOfWork
+from loopline.processors.handlers.loops_and_timers import set_timer
+from loopline.processors.handlers.pausing import current_pause, hold
+
+DEFERRED_NEVER = timedelta(days=1)
+"""A limit that never frees up (a deferral without `until`) is looked at again the next day."""
 
 
 @dataclass(frozen=True)
@@ -43,7 +51,7 @@ def send_to_contact(
     send in the same save. `answers_contact` and `yields_to` are what the one-message-a-day check reads."""
     contact = details["to"]
     contact_sends, tenant_sends = _ledgers(uow, task, contact, now)
-    deferral = first_deferral(_attempt(task, contact, contact_sends, tenant_sends, settings, now, answers_contact,
+    deferral = first_deferral(_attempt(uow, task, contact, contact_sends, tenant_sends, settings, now, answers_contact,
                                        yields_to))
     if deferral is not None:
         return Deferred(deferral)
@@ -56,12 +64,26 @@ def send_to_contact(
     return Sent(contact)
 
 
+def keep_for_later(uow: UnitOfWork, task: Task, deferral: Deferral, draft: dict[str, Any], now: datetime) -> str:
+    """Keeps what a send check held back (the draft, or only the touch when none was asked for yet) and steps the
+    task again when it may go: at the limit's `until` (one that never frees up is looked at again the next day), or,
+    held by a pause, at the resume. Says when."""
+    if deferral.rule == "paused":
+        task.defer_send(rule=deferral.rule, reason=deferral.reason, until=now, draft=draft, now=now)
+        hold(uow, task.tenant, held_timer(TimerKind.TASK_STEP, task.id, task.ref), now)
+        return "the pause ends"
+    until = deferral.until or now + DEFERRED_NEVER
+    task.defer_send(rule=deferral.rule, reason=deferral.reason, until=until, draft=draft, now=now)
+    set_timer(uow, kind=TimerKind.TASK_STEP, target_id=task.id, due=until, now=now)
+    return when(until)
+
+
 def send_deferral(uow: UnitOfWork, task: Task, *, contact: str, now: datetime, settings: TenantSettings,
                   yields_to: tuple[str, ...] = ()) -> Deferral | None:
     """What `SEND_CHECKS` would hold an email of the task's to `contact` back by now, sending nothing: a touch is
     checked before the model is asked to write it, so no draft is paid for that a limit would hold."""
     contact_sends, tenant_sends = _ledgers(uow, task, contact, now)
-    return first_deferral(_attempt(task, contact, contact_sends, tenant_sends, settings, now, False, yields_to))
+    return first_deferral(_attempt(uow, task, contact, contact_sends, tenant_sends, settings, now, False, yields_to))
 
 
 def _ledgers(uow: UnitOfWork, task: Task, contact: str, now: datetime) -> tuple[ContactSends, TenantSends]:
@@ -74,11 +96,11 @@ def _ledgers(uow: UnitOfWork, task: Task, contact: str, now: datetime) -> tuple[
     return contact_sends, tenant_sends
 
 
-def _attempt(task: Task, contact: str, contact_sends: ContactSends, tenant_sends: TenantSends,
+def _attempt(uow: UnitOfWork, task: Task, contact: str, contact_sends: ContactSends, tenant_sends: TenantSends,
              settings: TenantSettings, now: datetime, answers_contact: bool, yields_to: tuple[str, ...]) -> SendAttempt:
     plan = task.outreach
     return SendAttempt(
         contact=contact, messages_used=task.messages_used, messages_budget=plan["budget_messages"] if plan else None,
         contact_sends=contact_sends, tenant_sends=tenant_sends, limits=settings, now=now,
-        answers_contact=answers_contact, yields_to=yields_to,
+        answers_contact=answers_contact, yields_to=yields_to, pause=current_pause(uow, task.tenant),
     )

@@ -22,6 +22,7 @@ from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.loops_and_timers import load_task, proactive_run, resolve_by_signal, watch_index
 from loopline.processors.messages import Message
 from loopline.processors.handlers.outreach import automatic_reply, on_reply, pause_for_auto_reply
+from loopline.processors.handlers.suppression import SUPPRESSING_SIGNALS, opt_out_words, suppress_contact
 
 WORKED = frozenset({TaskStatus.READY, TaskStatus.EXECUTING, TaskStatus.WAITING, TaskStatus.DORMANT})
 """The statuses in which Loopline itself answers an acting task's reply (not one with the owner)."""
@@ -121,6 +122,8 @@ def handle_signal(uow: UnitOfWork, msg: Message) -> str:
     if msg.type == "user.seen":
         proactive_run(uow, msg.tenant, msg.at)
         return "tenant activity noted"
+    if msg.type in SUPPRESSING_SIGNALS:
+        return SUPPRESSING_SIGNALS[msg.type](uow, msg)
     rule = CHANNEL_BY_SIGNAL.get(msg.type)
     if rule is None:
         return f"{msg.type} recorded; it resolves no loops"
@@ -142,6 +145,7 @@ def handle_signal(uow: UnitOfWork, msg: Message) -> str:
     acting += [task for ref in dict.fromkeys(loop.task_ref for loop in loops if loop.origin == "outreach")
                if (task := load_task(uow, msg.tenant, ref)) not in acting]
     answering = answering_task(acting, msg.data)
+    stop = opt_out_words(uow, msg) if rule.channel == "email" else None
     matched: dict[str, list[str]] = defaultdict(list)
     agents: set[str] = set()  # tasks with a loop of the outside agent's (not Loopline's reply loop) resolved
     for loop in loops:
@@ -162,12 +166,20 @@ def handle_signal(uow: UnitOfWork, msg: Message) -> str:
                 signal_ref=msg.ref, signal_type=msg.type, data=dict(msg.data), resolved_loops=loop_refs, now=msg.at
             )
     if answering is not None:
-        answer(uow, answering, msg, matched.get(answering.ref, []), agents=answering.ref in agents)
+        if stop is None:
+            answer(uow, answering, msg, matched.get(answering.ref, []), agents=answering.ref in agents)
+        else:  # not evaluated: the task keeps the reply and closes below
+            answering.receive_signal(signal_ref=msg.ref, signal_type=msg.type, data=dict(msg.data),
+                                     resolved_loops=matched.get(answering.ref, []), now=msg.at)
         for other in acting:
             if other is not answering:
                 other.note_reply(signal_ref=msg.ref, data=dict(msg.data), answered_by=answering.ref, now=msg.at)
-                if other.status in WORKED:  # a contact away is away for every task: none writes to her meanwhile
+                if other.status in WORKED and stop is None:  # a contact away is away for every task
                     pause_for_auto_reply(uow, other, msg.data, msg.at)
+    if stop is not None:
+        # A rule, before any model call (seed 002 §22.3): every task of the contact closes in this step.
+        return suppress_contact(uow, msg.tenant, msg.data["sender"], reason="member_request", source="inbound_reply",
+                                words=stop, now=msg.at, quote=reply_words(msg), told_on=answering)
     if not reached:
         if rule.channel == "email" and notify_late_reply(uow, msg):
             return "no open loop matched; the owner was told of a reply to a closed task"

@@ -35,6 +35,7 @@ from loopline.processors.handlers.loops_and_timers import (
     task_history,
 )
 from loopline.processors.messages import BucketSwept, TimerFired, WheelSwept
+from loopline.processors.handlers.pausing import hold_step
 from loopline.processors.handlers.outreach import has_step, retry_due_decisions, step_task
 from loopline.processors.ports import Draft, Drafter
 from loopline.processors.handlers.wakeups import wake_due
@@ -146,7 +147,8 @@ def _task_step(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str | No
     if task is None or task.is_closed:
         return None
     if not task.is_acting:  # a follow-through task's follow-up: a failed draft asked again, or a deferred send
-        return retry_due_decisions(uow, task, now) or _deferred_followup(uow, task, now)
+        return (hold_step(uow, task, TimerKind.TASK_STEP, task.id, now) or retry_due_decisions(uow, task, now)
+                or _deferred_followup(uow, task, now))
     if not timer.stepping:
         if has_step(task, now):
             set_timer(uow, kind=TimerKind.TASK_STEP, target_id=task.id, due=now + REFILE_AFTER, now=now)

@@ -12,7 +12,8 @@ from eventsourcing.persistence import OperationalError
 from loopline.domain.errors import DomainError
 from loopline.domain.inbound import RejectedInput
 from loopline.processors.application import Loopline, Position, UnitOfWork
-from loopline.processors.bus import ATTEMPTS, Batch, Bus, Fault, Handler, Outcome
+from loopline.domain.safety_limits import MESSAGE_ATTEMPTS as ATTEMPTS
+from loopline.processors.bus import Batch, Bus, Fault, Handler, Outcome
 
 NOW = datetime(2026, 3, 13, tzinfo=timezone.utc)
 

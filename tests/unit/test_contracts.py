@@ -48,6 +48,11 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "workflow.output": {"task_id": "t1", "workflow": "triage", "output": {"triaged": 4}},
     "tenant.configure": {"timezone": "Europe/Berlin", "execution_mode": "limited_auto", "member_weekly_limit": 2,
                          "profile": {"sign_off": "Coach Mike", "class_types": ["WOD"], "contact_info": {"phone": "555"}}},
+    "contact.resubscribe": {"contact": "Ann <Ann@Example.com>", "reason": "she wrote asking to hear from us again"},
+    "tenant.pause": {"reason": "owner on holiday", "by": "Mike"},
+    "tenant.resume": {"reason": "back from holiday"},
+    "system.pause": {"reason": "a template went out wrong", "by": "on-call"},
+    "system.resume": {"reason": "template fixed"},
 }
 
 

@@ -22,7 +22,7 @@ from tests.unit.fakes import FakeChannel, FakeClock, FakeLedger, RecordingDrafte
 
 TENANT = "user_xyz"
 ANN = "ann@example.com"
-ANGRY = "Stop emailing me. I cancelled in March and you still charged me twice!"
+ANGRY = "I cancelled in March and you still charged me twice! Sort this out."
 
 
 def _app() -> Loopline:

@@ -14,6 +14,7 @@ from loopline.cli.reference import (
     channel_table,
     message_tables,
     task_type_table,
+    safety_table,
     tenant_table,
 )
 from loopline.domain.channels import CHANNEL_BY_SIGNAL, channel_rule
@@ -67,6 +68,13 @@ def test_readme_tenant_settings_table_is_the_schema() -> None:
     expected = tenant_table()
     assert expected in _section("## Tenants"), f"put this in the README's Tenants section:\n{expected}"
     assert "| `execution_mode` |" in expected and "`manual`" in expected
+
+
+def test_readme_safety_table_is_the_one_table_of_limits() -> None:
+    """Every limit of `domain/safety_limits.py`, with its default and how to change it, is what the README lists."""
+    expected = safety_table()
+    assert expected in _section("## Safety"), f"put this in the README's Safety section:\n{expected}"
+    assert "| `daily_task_limit` | tenant |" in expected and "`tenant.configure` `daily_send_limit`" in expected
 
 
 def _section(heading: str) -> str:

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from loopline.domain import ids
+from loopline.domain.pause import Pause
 from loopline.domain.send_checks import SEND_CHECKS, SendAttempt, first_deferral
 from loopline.domain.send_ledger import KEEP_SENDS_FOR, WEEK, ContactSends, TenantSends, local_day, start_of_day
 from loopline.domain.tenant import TenantSettings
@@ -43,9 +44,19 @@ def attempt(
     )
 
 
-def test_checks_run_budget_then_member_week_then_tenant_day() -> None:
+def test_checks_run_pause_then_suppression_then_budget_then_member_week_then_tenant_day() -> None:
     assert [check.__name__ for check in SEND_CHECKS] == [
-        "task_message_budget", "member_weekly_limit", "member_daily_limit", "tenant_daily_limit"]
+        "paused", "suppressed", "task_message_budget", "member_weekly_limit", "member_daily_limit",
+        "tenant_daily_limit"]
+
+
+def test_a_pause_holds_every_send_until_it_is_lifted_whatever_the_limits_left() -> None:
+    pause = Pause(scope="tenant gym", reason="owner on holiday", by="owner", since=T0.isoformat())
+    deferral = first_deferral(replace(attempt(T0, weekly=100, daily=100), pause=pause))
+
+    assert deferral is not None and (deferral.rule, deferral.until) == ("paused", None)
+    assert deferral.reason == ("tenant gym is paused since 2 Mar 2026 09:00 UTC by owner (owner on holiday): "
+                               "nothing is sent until it resumes")
 
 
 def test_a_contact_emailed_today_gets_the_next_message_at_the_start_of_the_next_local_day() -> None:

@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 import pytest
 
 from loopline.domain import ids
+from loopline.domain.pause import Pause, held_timer
 from loopline.domain.tenant import ContactInfo, InvalidSettings, Tenant, TenantSettings
 from loopline.processors.application import Loopline
 
@@ -82,3 +83,27 @@ def test_a_tenant_stored_in_the_dropped_auto_mode_reads_as_limited_auto() -> Non
     state["settings"]["execution_mode"] = "auto"  # as a tenant configured before version 2 stored it
     old = app.mapper.to_domain_event(replace(stored, state=json.dumps(state).encode()))
     assert old.settings == {"execution_mode": "limited_auto", "daily_send_limit": 4}
+
+
+def test_a_pause_records_why_and_by_whom_until_it_is_resumed() -> None:
+    tenant = make_tenant()
+    assert tenant.paused is None
+    assert tenant.pause("bounce rate 12 % over the 10 % limit", "bounce_rate", NOW)
+    assert not tenant.pause("owner asked", "owner", NOW)
+    assert tenant.paused == Pause(scope="tenant gym", reason="bounce rate 12 % over the 10 % limit", by="bounce_rate",
+                                  since=NOW.isoformat())
+    assert tenant.hold(held_timer("task_step", "id-1", "t1"), NOW)
+    assert not tenant.hold(held_timer("task_step", "id-1", "t1"), NOW)
+    assert tenant.resume("list cleaned", "owner", NOW) == [{"timer": "task_step", "target": "id-1", "task_ref": "t1"}]
+    assert tenant.resume("again", "owner", NOW) is None
+    assert tenant.paused is None
+    assert [type(event).__name__ for event in tenant.collect_events()] == ["Created", "Paused", "WorkHeld", "Resumed"]
+
+
+def test_a_paused_tenant_stays_paused_when_loaded_from_the_store() -> None:
+    app = Loopline(env={"PERSISTENCE_MODULE": "eventsourcing.popo"})
+    tenant = make_tenant()
+    tenant.pause("owner on holiday", "owner", NOW)
+    app.save(tenant)
+    assert app.repository.get(tenant.id).paused == Pause(
+        scope="tenant gym", reason="owner on holiday", by="owner", since=NOW.isoformat())

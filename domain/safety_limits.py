@@ -1,0 +1,171 @@
+"""Every counter's ceiling in one table (seed 002 §7.15): what it counts, its default, how to change it, what it holds.
+
+A limit a tenant may change is a `TenantSettings` field named in `setting` (set with `tenant.configure`), whose
+default is the one here; the others are the constants below, read where they are enforced. The `rule` is the
+name a violation carries (a `Task.SendDeferred` rule, a held task creation's rule), so `loopline limits` joins
+what each limit held back to its row. The README's "Safety" table is rendered from `SAFETY_LIMITS`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Literal
+
+Scope = Literal["task", "contact", "tenant", "tick", "run", "signal", "message", "delivery"]
+
+STEPS_PER_TICK = 20
+"""At most this many acting tasks of one tenant take a step in one tick (seed 002 §6.3); the rest wait a minute."""
+
+TASKS_PER_RUN = 25
+"""Tasks one analysis run of the outside agent may create (seed 002 §7.9 `maxTasksPerCronRun`)."""
+
+TASKS_PER_SIGNAL = 5
+"""Tasks one signal (a webhook event the outside agent reacts to) may create (seed 002 §7.9)."""
+
+MESSAGE_ATTEMPTS = 3
+"""Tries of a message whose handler fails unexpectedly before it is parked (the dead letter, seed 002 §7.11)."""
+
+DECISION_RETRY_DELAYS = (timedelta(minutes=5), timedelta(minutes=20))
+"""When a failed decision is asked again; after the last, the task goes to the owner."""
+
+DELIVERY_ATTEMPTS = 5
+"""Tries of one outbound message before it is parked; the waits between them double from `DELIVERY_BACKOFF_SECONDS`."""
+
+DELIVERY_BACKOFF_SECONDS = 30.0
+
+UPSTREAM_FAILURES = 5
+"""Failures in a row of an upstream (the model for a tenant, a delivery channel) that make it degraded (seed 002
+§34.2 `consecutiveFailures >= 5`); it recovers by itself with its next success."""
+
+DEGRADED_RETRY = timedelta(hours=1)
+"""How often a decision is asked again while the model is degraded: the tick's pace, not a tight loop (§7.11)."""
+
+CONTACT_DAILY_MESSAGES = 1
+"""Messages a contact gets in one local day across all of their tasks (seed 002 §21.3 rule 3)."""
+
+BOUNCE_RATE_PERCENT = 10
+"""Hard bounces, in percent of the tenant's sends of the last 7 days, above which it is paused (seed 002 §33.2)."""
+
+BOUNCE_RATE_MIN_SENDS = 20
+"""Sends in those days before the bounce rate is judged: one bounce among a new tenant's first three is no pattern."""
+
+SOFT_BOUNCES_AS_HARD = 3
+"""Soft bounces of one contact (a full mailbox, a server down) that count as one hard bounce (seed 002 §33.3)."""
+
+
+@dataclass(frozen=True)
+class SafetyLimit:
+    rule: str
+    """The name its violations carry, and the row `loopline limits` shows them under."""
+    scope: Scope
+    counts: str
+    """What it counts, in the README's words."""
+    default: int | str
+    seed: str
+    """The seed 002 section it comes from."""
+    held: str
+    """What happens to what it holds back, and where that is seen."""
+    setting: str | None = None
+    """The `TenantSettings` field (`tenant.configure`) that changes it per tenant; None: `changed` says where."""
+    changed: str = "a constant in `domain/safety_limits.py`"
+
+
+SAFETY_LIMITS: tuple[SafetyLimit, ...] = (
+    SafetyLimit(
+        "suppressed", "contact", "emails to a contact who opted out (a STOP reply, `contact.unsubscribed`), bounced "
+        "hard or complained", "none, ever", "§22, §33.3",
+        "every open task of theirs closes as `opted_out` (`undeliverable` after a bounce) in the step that suppresses "
+        "them, the owner told once; a new task for them and the owner's `task.reply` are refused; "
+        "`loopline contacts suppressed`", changed="`contact.resubscribe` when they opt back in",
+    ),
+    SafetyLimit(
+        "task_message_budget", "task", "emails Loopline sends for one task", "its type's (3 for most)", "§7.1",
+        "the send is refused for good and the cadence ends as its type says; `Task.SendDeferred` in `audit`",
+        changed="the task type's budget (see [Task types](#task-types))",
+    ),
+    SafetyLimit(
+        "turn_budget", "task", "replies the model evaluates for one task", "its type's (6 for most)", "§7.1",
+        "the next reply goes to the owner (`escalated`, reason `turn_budget`)",
+        changed="the task type's budget (see [Task types](#task-types))",
+    ),
+    SafetyLimit(
+        "task_expiry", "task", "days a task lives", "its type's (14 for most)", "§7.1",
+        "the task expires (`Task.Expired`, its outcome in `tasks show`)",
+        changed="`expires_in_days` on `task.create`, else the task type's",
+    ),
+    SafetyLimit(
+        "member_weekly_limit", "contact", "emails one contact gets in any 7 days", 3, "§7.2",
+        "the send waits until the oldest of them is 7 days old; `Task.SendDeferred` in `audit`, the time in `tasks show`",
+        setting="member_weekly_limit",
+    ),
+    SafetyLimit(
+        "member_daily_limit", "contact", "messages one contact gets in one local day, across their tasks",
+        CONTACT_DAILY_MESSAGES, "§21.3",
+        "the send waits for the next local day (an answer to the contact's own message is not held); `Task.SendDeferred`",
+    ),
+    SafetyLimit(
+        "tenant_daily_limit", "tenant", "emails the tenant sends in one local day", 15, "§7.3",
+        "the send waits for the next day with room; `Task.SendDeferred` in `audit`", setting="daily_send_limit",
+    ),
+    SafetyLimit(
+        "bounce_rate", "tenant", f"emails of the last 7 days that bounced hard ({SOFT_BOUNCES_AS_HARD} soft count as "
+        f"one), once {BOUNCE_RATE_MIN_SENDS} were sent", f"{BOUNCE_RATE_PERCENT} %", "§33.2, §33.3",
+        "the tenant is paused (`Tenant.Paused` by `bounce_rate`, counted in `loopline limits`) and its owner told; "
+        "`tenant.resume` lifts it",
+    ),
+    SafetyLimit(
+        "daily_task_limit", "tenant", "tasks Loopline works created in one local day", 50, "§7.9",
+        "the `task.create` creates nothing and says why; `TenantTasks.CreationHeld` in `audit`",
+        setting="daily_task_limit",
+    ),
+    SafetyLimit(
+        "active_task_limit", "tenant", "tasks Loopline works that are open at once", 100, "§7.9",
+        "the `task.create` creates nothing until one closes; `TenantTasks.CreationHeld` in `audit`",
+        setting="active_task_limit",
+    ),
+    SafetyLimit(
+        "daily_spawned_task_limit", "tenant", "tasks the agent spawns from another task's work in one local day", 10,
+        "§7.13", "the `task.create` creates nothing; `TenantTasks.CreationHeld` in `audit` (a spawned task that is "
+        "created always waits for the owner's review)", setting="daily_spawned_task_limit",
+    ),
+    SafetyLimit(
+        "run_task_limit", "run", "tasks one analysis run of the agent creates (`origin` `run`)", TASKS_PER_RUN, "§7.9",
+        "the `task.create` creates nothing; `TenantTasks.CreationHeld` in `audit`",
+    ),
+    SafetyLimit(
+        "signal_task_limit", "signal", "tasks created for one signal (`origin` `signal`)", TASKS_PER_SIGNAL, "§7.9",
+        "the `task.create` creates nothing; `TenantTasks.CreationHeld` in `audit`",
+    ),
+    SafetyLimit(
+        "tick_task_steps", "tick", "tasks of one tenant that take a step in one tick", STEPS_PER_TICK, "§6.3, §7.15",
+        "the rest step at the next tick, critical first",
+    ),
+    SafetyLimit(
+        "message_attempts", "message", "tries of a command or signal whose handler fails", MESSAGE_ATTEMPTS, "§7.11",
+        "the message is parked with its error (the dead letter; `loopline parked list`, `status`)",
+    ),
+    SafetyLimit(
+        "decision_retries", "task", "times a failed model decision is asked again (after 5 and 20 minutes)",
+        len(DECISION_RETRY_DELAYS), "§7.11", "the task goes to the owner, who is told",
+    ),
+    SafetyLimit(
+        "delivery_attempts", "delivery", "tries of one outbound message (waits doubling from 30 s)", DELIVERY_ATTEMPTS,
+        "§7.11", "the delivery is parked (`loopline status`, `loopline parked list`)",
+    ),
+    SafetyLimit(
+        "upstream_failures", "tenant", "failures in a row of the model for a tenant, or of a delivery channel",
+        UPSTREAM_FAILURES, "§34", "degraded mode, shown in `loopline status`: a failed decision is asked again every "
+        "hour instead of going to the owner, nothing is sent without one, the owner is told on entering and on "
+        "leaving; a channel's deliveries are retried, then parked; the next success ends it",
+    ),
+)
+
+LIMITS: dict[str, SafetyLimit] = {limit.rule: limit for limit in SAFETY_LIMITS}
+
+
+def default(rule: str) -> int:
+    """A limit's default as a number, for the `TenantSettings` field that overrides it."""
+    value = LIMITS[rule].default
+    assert isinstance(value, int), f"{rule}'s default is {value!r}, not a number"
+    return value

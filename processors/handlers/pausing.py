@@ -1,0 +1,123 @@
+"""Pause and stop (`domain/pause.py`): the four commands, the pause a step reads, holding what falls due while
+paused, and the resume that hands it back.
+
+A step that would send or ask the model (a task's step, a sending deadline action) is held whole while paused: its
+timer is kept on the pause and filed again at resume, so nothing is polled meanwhile and nothing
+is dropped. The send checks' `paused` guards every send besides; a decision the agent did not ask for is held too.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+from uuid import UUID
+
+from loopline.domain import ids
+from loopline.domain.pause import Pause, SystemSwitch, held_decision, held_timer
+from loopline.domain.send_ledger import TenantSends
+from loopline.domain.task import Task
+from loopline.domain.tenant import Tenant
+from loopline.domain.timers import TimerKind
+from loopline.processors.application import UnitOfWork
+from loopline.processors.handlers.commands_types import SystemPause, TenantPause
+from loopline.processors.handlers.loops_and_timers import set_timer
+from loopline.processors.messages import Message, Pending
+
+def current_pause(uow: UnitOfWork, tenant: str) -> Pause | None:
+    """The pause in force for the tenant: the whole system's first, then its own."""
+    switch = uow.get(ids.system_switch_id(), SystemSwitch)
+    if switch is not None and switch.paused is not None:
+        return switch.paused
+    found = uow.get(ids.tenant_id(tenant), Tenant)
+    return found.paused if found is not None else None
+
+
+def hold(uow: UnitOfWork, tenant: str, work: dict[str, Any], now: datetime) -> Pause | None:
+    """Keeps `work` on the pause in force for the tenant, to be handed back when it resumes; None when not paused."""
+    switch = uow.get(ids.system_switch_id(), SystemSwitch)
+    if switch is not None and switch.paused is not None:
+        switch.hold(work, now, tenant=tenant)
+        return switch.paused
+    found = uow.get(ids.tenant_id(tenant), Tenant)
+    if found is None or found.paused is None:
+        return None
+    found.hold(work, now)
+    return found.paused
+
+
+def hold_step(uow: UnitOfWork, task: Task, kind: TimerKind, target_id: UUID, now: datetime) -> str | None:
+    """Holds the step a timer would take for the task while paused (it fires again at resume); None when not paused."""
+    pause = hold(uow, task.tenant, held_timer(kind, target_id, task.ref), now)
+    return None if pause is None else f"'{task.title}': held, {pause.says()}"
+
+
+def hold_requested_decision(uow: UnitOfWork, task: Task, item: Pending, now: datetime) -> str:
+    """A request the agent did not take to the model (a pause was in force): it waits for the resume. Resumed
+    since, it is asked at once."""
+    pause = hold(uow, task.tenant, held_decision(task.id, task.ref, item.request_ref, item.attempt), now)
+    if pause is None:
+        task.pause_decision(request_ref=item.request_ref, attempt=item.attempt, reason="the pause ended meanwhile",
+                           now=now)
+        task.resume_decision(request_ref=item.request_ref, attempt=item.attempt, reason="the pause ended", now=now)
+        return f"'{task.title}': the pause ended before the model was asked; asking it now"
+    task.pause_decision(request_ref=item.request_ref, attempt=item.attempt, reason=pause.says(), now=now)
+    return f"'{task.title}': no model asked, {pause.says()}"
+
+
+def release(uow: UnitOfWork, held: list[dict[str, Any]], now: datetime) -> int:
+    """Hands the held work back: its timers fire at the next tick, which steps the tasks in its usual order (critical
+    first, at most its share a tick), and held decisions are asked again."""
+    for work in held:
+        target = UUID(work["target"])
+        if "timer" in work:
+            set_timer(uow, kind=TimerKind(work["timer"]), target_id=target, due=now, now=now)
+            continue
+        task = uow.get(target, Task)
+        if task is not None:
+            task.resume_decision(request_ref=work["decision"], attempt=work["attempt"], reason="the pause ended",
+                                  now=now)
+    return len(held)
+
+
+def _switch(uow: UnitOfWork, msg: Message) -> SystemSwitch:
+    switch_id = ids.system_switch_id()
+    return uow.get_or_create(switch_id, SystemSwitch, lambda: SystemSwitch.install(id=switch_id, now=msg.at))
+
+
+def pause_tenant_now(uow: UnitOfWork, tenant: str, *, reason: str, by: str, now: datetime) -> bool:
+    """Pauses the tenant (False when it is paused already). The tenant's send ledger, which every send changes,
+    records the pause in the same save: a send racing it on another worker is redone and then held."""
+    tenant_id = ids.tenant_id(tenant)
+    found = uow.get_or_create(tenant_id, Tenant, lambda: Tenant.create(id=tenant_id, tenant=tenant, now=now))
+    if not found.pause(reason, by, now):
+        return False
+    sends_id = ids.tenant_sends_id(tenant)
+    uow.get_or_create(sends_id, TenantSends, lambda: TenantSends.open(id=sends_id, tenant=tenant, now=now)).fence_pause(now)
+    return True
+
+
+def pause_tenant(uow: UnitOfWork, msg: Message, cmd: TenantPause) -> str:
+    if not pause_tenant_now(uow, msg.tenant, reason=cmd.reason, by=cmd.by or "owner", now=msg.at):
+        return f"tenant {msg.tenant} is already paused; nothing changed"
+    return f"paused tenant {msg.tenant}: nothing is sent and no model is asked until tenant.resume"
+
+
+def resume_tenant(uow: UnitOfWork, msg: Message, cmd: TenantPause) -> str:
+    tenant = uow.get(ids.tenant_id(msg.tenant), Tenant)
+    held = tenant.resume(cmd.reason, cmd.by or "owner", msg.at) if tenant is not None else None
+    if held is None:
+        return f"tenant {msg.tenant} is not paused; nothing changed"
+    return f"resumed tenant {msg.tenant}: {release(uow, held, msg.at)} held step(s) go on, under the same limits"
+
+
+def pause_system(uow: UnitOfWork, msg: Message, cmd: SystemPause) -> str:
+    if not _switch(uow, msg).pause(cmd.reason, cmd.by or "operator", msg.at):
+        return "Loopline is already paused; nothing changed"
+    return "paused Loopline for every tenant: nothing is sent and no model is asked until system.resume"
+
+
+def resume_system(uow: UnitOfWork, msg: Message, cmd: SystemPause) -> str:
+    held = _switch(uow, msg).resume(cmd.reason, cmd.by or "operator", msg.at)
+    if held is None:
+        return "Loopline is not paused; nothing changed"
+    return f"resumed Loopline: {release(uow, held, msg.at)} held step(s) go on, under the same limits"
