@@ -110,11 +110,12 @@ class TenantSettings:
         default("daily_spawned_task_limit"), most=MAX_SEND_LIMIT,
     )
     daily_model_call_limit: int = setting(
-        "model calls the tenant's tasks may ask for in one local day (the owner is told at 80 %); absent: 200", 200,
-        most=MAX_SEND_LIMIT,
+        "model calls the tenant's tasks may ask for in one local day (the owner is told at 80 %); absent: 200",
+        default("daily_model_call_limit"), most=MAX_SEND_LIMIT,
     )
-    task_model_call_limit: int = setting("model calls one task may ask for in its life; absent: 20", 20,
-                                         most=MAX_SEND_LIMIT)
+    task_model_call_limit: int = setting(
+        "model calls one task may ask for in its life; absent: 20", default("task_model_call_limit"), most=MAX_SEND_LIMIT,
+    )
     profile: TenantProfile = setting("merged key by key with what was set before", factory=TenantProfile)
 
     @classmethod
