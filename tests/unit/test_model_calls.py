@@ -91,6 +91,14 @@ def create(loopline: InMemoryLoopline, ref: str, contact: str) -> None:
                              task_type="win_back", contact=contact, confidence=0.95))
 
 
+def touched_then_replies(loopline: InMemoryLoopline, words: str) -> None:
+    """Ann's task sends its first touch (a model call), and she answers it an hour later."""
+    create(loopline, "ann", "ann@example.com")
+    loopline.tick(T0 + timedelta(minutes=5))
+    loopline.publish(signal("r1", "email.received", format_time(T0 + timedelta(hours=1)), GYM,
+                            sender="ann@example.com", subject="Re: Touch 1", body=words))
+
+
 def held(loopline: InMemoryLoopline) -> list[Task.DecisionHeld]:
     return [event for event in loopline.events() if isinstance(event, Task.DecisionHeld)]
 
@@ -118,10 +126,7 @@ def test_a_tenant_at_its_daily_limit_holds_the_draft_to_the_next_day_and_then_se
 def test_a_reply_held_by_the_daily_limit_stops_the_cadence_and_is_evaluated_the_next_day(
         loopline: InMemoryLoopline, model: ScriptedModel) -> None:
     configure(loopline, daily_model_call_limit=1)
-    create(loopline, "ann", "ann@example.com")
-    loopline.tick(T0 + timedelta(minutes=5))
-    loopline.publish(signal("r1", "email.received", format_time(T0 + timedelta(hours=1)), GYM,
-                            sender="ann@example.com", subject="Re: Touch 1", body="Sounds good, see you Monday"))
+    touched_then_replies(loopline, "Sounds good, see you Monday")
 
     ann = loopline.task(GYM, "ann")
     assert [hold.point for hold in held(loopline)] == ["evaluate_reply"]
@@ -137,10 +142,7 @@ def test_a_reply_held_by_the_daily_limit_stops_the_cadence_and_is_evaluated_the_
 def test_a_task_that_used_its_model_calls_goes_to_the_owner_without_asking_the_model(
         loopline: InMemoryLoopline, model: ScriptedModel) -> None:
     configure(loopline, task_model_call_limit=1)
-    create(loopline, "ann", "ann@example.com")
-    loopline.tick(T0 + timedelta(minutes=5))
-    loopline.publish(signal("r1", "email.received", format_time(T0 + timedelta(hours=1)), GYM,
-                            sender="ann@example.com", subject="Re: Touch 1", body="Sounds good"))
+    touched_then_replies(loopline, "Sounds good")
 
     ann = loopline.task(GYM, "ann")
     assert len(model.requests) == 1
