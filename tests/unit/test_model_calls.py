@@ -201,3 +201,25 @@ class CachingModel(ScriptedModel):
 
     def decide(self, request: DecisionRequest) -> Decision:
         return replace(super().decide(request), cache_read_tokens=900)
+
+
+def test_no_follow_up_is_drafted_while_a_send_limit_would_hold_it_and_it_is_drafted_and_sent_once_it_frees_up(
+        loopline: InMemoryLoopline, model: ScriptedModel) -> None:
+    configure(loopline, daily_send_limit=0)
+    loopline.publish(
+        command("c1", "task.create", format_time(T0), GYM, task_id="t1", title="Meet Rahul"),
+        command("c2", "action.record", format_time(T0), GYM, task_id="t1", action="send_email",
+                to="rahul@company.com", subject="Meeting?"),
+    )
+
+    loopline.tick(T0 + timedelta(days=3, hours=2))  # the email's loop is overdue: its follow-up is due
+
+    [deferred] = [event for event in loopline.events() if isinstance(event, Task.SendDeferred)]
+    assert (deferred.rule, set(deferred.draft), model.requests) == ("tenant_daily_limit", {"follow_up_of"}, [])
+
+    loopline.publish(command("cfg2", "tenant.configure", format_time(T0 + timedelta(days=3, hours=3)), GYM,
+                             daily_send_limit=15))
+    loopline.tick(deferred.until)
+
+    assert [(request.point, request.purpose) for request in model.requests] == [("draft_message", "followup")]
+    assert [email["to"] for _, email in loopline.emails()] == ["rahul@company.com"]
