@@ -16,7 +16,7 @@ Dutch); the first rule that matches decides:
 | 5     | question   | a "?", can i, do you, how much, what time, when is    | escalate (the owner answers)   | 0.85       |
 | 6     | refusal    | not interested, no thanks, cancel, kein interesse, non merci | close with the first negative outcome | 0.85 |
 | 7     | vague      | maybe, busy, not sure, vielleicht, peut-être, misschien | wait 3 days                  | 0.6        |
-| 8     | commitment | see you, i'll be there, count me in, ich komme, j'y serai, nos vemos, ik kom | close with the provisional positive outcome (else the first positive one the agent can earn) | 0.7 |
+| 8     | commitment | see you, i'll be there, count me in, ich komme, j'y serai, nos vemos, ik kom | close with the provisional positive outcome (else the first positive one a reply can earn: never one that needs evidence, `retained`, `recovered`) | 0.7 |
 | 9     | thanks     | thanks, thank you, sounds good, danke, merci, gracias | reply with a short thank-you  | 0.7        |
 | -     | none       | nothing above                                        | escalate                       | 0.3        |
 
@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from loopline.domain.opt_out import opt_out_phrase, own_words
+from loopline.domain.outreach import NEEDS_EVIDENCE
 from loopline.domain.task_types import task_type
 from loopline.domain.wording import greeting
 from loopline.processors.model.tools import InvalidToolInput, validate
@@ -42,8 +43,8 @@ from loopline.processors.ports import Decision, DecisionRequest, ModelUnavailabl
 
 MODEL = "offline-policy-v1"
 WAIT_DAYS = 3
-NOT_EARNED_BY_A_REPLY = frozenset({"self_resolved", "owner_handled"})
-"""Positive outcomes a contact's reply cannot bring about (the contact came back first; the owner took over)."""
+NOT_EARNED_BY_A_REPLY = NEEDS_EVIDENCE | {"owner_handled"}
+"""Positive outcomes a contact's reply cannot bring about (a fact shows them; the owner took over)."""
 
 
 @dataclass(frozen=True)

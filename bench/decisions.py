@@ -54,7 +54,8 @@ def load(tasks: int) -> list[Message]:
     """Tenants in `limited_auto` mode with room to send, and their tasks with no draft: the model writes touch 1."""
     configure = [
         Message("command", f"cfg-{name}", "tenant.configure", name, T0 - timedelta(hours=1),
-                {"execution_mode": "limited_auto", "daily_send_limit": 100_000})
+                {"execution_mode": "limited_auto", "daily_send_limit": 100_000, "daily_task_limit": 100_000,
+                 "active_task_limit": 100_000})
         for name in [*(f"slow{t}" for t in range(SLOW_TENANTS)), "other"]
     ]
     return configure + [

@@ -39,7 +39,8 @@ def count(system: System, event_class: type) -> int:
 def acting_tasks(count_: int, tenants: int) -> list[Message]:
     configure = [
         Message("command", f"cfg{t}", "tenant.configure", f"tenant{t}", T0 - timedelta(hours=1),
-                {"execution_mode": "limited_auto", "daily_send_limit": 100_000})
+                {"execution_mode": "limited_auto", "daily_send_limit": 100_000, "daily_task_limit": 100_000,
+                 "active_task_limit": 100_000})
         for t in range(tenants)
     ]
     tasks = [

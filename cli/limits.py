@@ -12,11 +12,14 @@ from loopline.projections.limits import limits_of, tenants_seen
 from loopline.projections.tenants import defaults, find_tenant, list_tenants
 
 Json = Annotated[bool, flag("--json", "Print JSON instead of tables.")]
-TenantOption = Annotated[str | None, typer.Option("--tenant", help="Only this tenant (one never seen shows its defaults).")]
+TenantOption = Annotated[
+    str | None, typer.Option("--tenant", help="Only this tenant (one never seen shows its defaults)."),
+]
 
 
 def limits(tenant: TenantOption = None, json_: Json = False) -> None:
-    """Each limit with its value for the tenant, its use now and how often it held something back (with the last reason)."""
+    """Each limit with its value for the tenant, its use now and how often it held something back (and the last
+    reason)."""
     with opened() as system, system.projections.engine.connect() as conn:
         names = [tenant] if tenant else sorted({row["tenant"] for row in list_tenants(conn)} | set(tenants_seen(conn)))
         shown = [{"tenant": name, "limits": limits_of(conn, name, _settings(conn, name))} for name in names]
@@ -41,7 +44,8 @@ def _row(limit: dict[str, Any]) -> dict[str, Any]:
         "limit": limit["rule"], "per": limit["per"], "value": limit["value"],
         "used": None if used is None else f"{used} on {limit['used_on']}" if limit["used_on"] else used,
         "held": limit["held"] or None,
-        "last held": f"{limit['last_held_at']} {limit['last_task_id'] or ''}: {limit['last_reason']}" if limit["held"] else None,
+        "last held": (f"{limit['last_held_at']} {limit['last_task_id'] or ''}: {limit['last_reason']}"
+                      if limit["held"] else None),
         "tokens": _tokens(limit.get("tokens")),
     }
 

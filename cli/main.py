@@ -301,7 +301,9 @@ def status(json_: Json = False) -> None:
         processed = system.messages_processed()
         parked = system.delivery.ledger.parked()
         quarantined = parked_counts(system)
-        channels = [row for row in system.delivery.ledger.failing_channels() if row["channel"] in system.delivery.channels]
+        # A channel this process does not deliver on (the `routing` of an unroutable event) is no upstream.
+        channels = [row for row in system.delivery.ledger.failing_channels()
+                    if row["channel"] in system.delivery.channels]
         with system.projections.engine.connect() as conn:
             paused, model, held = current_pauses(conn), failing(conn), held_counts(conn)
     for worker in workers:

@@ -18,6 +18,10 @@ MIN_SEND_CONFIDENCE = 0.5
 """Below this a drafted message is not sent: the task escalates with the draft saved (seed 002 §6.5, §7.4, §18.1)."""
 MIN_CLOSE_CONFIDENCE = 0.6
 """Below this an evaluation does not close the task: the owner decides (seed 002 §5.4)."""
+NEEDS_EVIDENCE = frozenset({"retained", "recovered", "self_resolved"})
+"""Outcomes only a fact outside the conversation shows (a check-in, a reactivation, a payment): a contact's words
+never close a task so, whatever they ask the model to say; at most the type's provisional outcome, else the owner
+decides (issue 19 item 8)."""
 DEFAULT_WAIT_DAYS = 3
 DEFAULT_DORMANT_CHECK_DAYS = 7
 DEFAULT_DORMANT_MAX_DAYS = 60
@@ -231,9 +235,10 @@ def held_for_owner(touch: int, draft: dict[str, Any]) -> Escalate:
 
 def apply_evaluation(
     output: dict[str, Any], confidence: float, *, plan: Plan, progress: Progress, outcomes: tuple[str, ...],
-    now: datetime,
+    now: datetime, provisional: tuple[str, ...] = (),
 ) -> EvaluationAction:
-    """What a reply's evaluation leads to (seed 002 §6.5): reply, close with an outcome, escalate or wait."""
+    """What a reply's evaluation leads to (seed 002 §6.5): reply, close with an outcome, escalate or wait.
+    `provisional` are the type's outcomes a reply may reach before a fact confirms them (`verbal_commitment`)."""
     decision, reasoning = output.get("decision"), str(output.get("reasoning") or "")
     if decision == "reply":
         draft = {"body": output.get("reply_body") or ""}
@@ -254,6 +259,8 @@ def apply_evaluation(
         if confidence < MIN_CLOSE_CONFIDENCE:
             return Escalate(f"the evaluation would close as {outcome} with confidence {confidence:.2f}, below "
                             f"{MIN_CLOSE_CONFIDENCE}: you decide whether it is settled ({reasoning})", "low_confidence")
+        if outcome in NEEDS_EVIDENCE:
+            return _without_evidence(str(outcome), reasoning, provisional)
         return Close(str(outcome), TaskStatus.COMPLETED, reasoning or f"closed as {outcome}")
     if decision == "wait":
         days = output.get("wait_days") or DEFAULT_WAIT_DAYS
@@ -261,3 +268,12 @@ def apply_evaluation(
     if decision == "escalate":
         return Escalate(reasoning or "the evaluation asks for the owner", "model_escalated")
     return Escalate(f"the evaluation's decision {decision!r} is not one Loopline knows", "unknown_decision")
+
+
+def _without_evidence(outcome: str, reasoning: str, provisional: tuple[str, ...]) -> Close | Escalate:
+    """A close as an outcome that needs evidence, read from a reply: the provisional outcome, else the owner's call."""
+    why = f"the evaluation would close as {outcome}, which a reply alone cannot show"
+    if provisional:
+        return Close(provisional[0], TaskStatus.COMPLETED, f"{why}, so {provisional[0]} until a check-in confirms it "
+                     f"({reasoning})")
+    return Escalate(f"{why}: you decide whether it happened ({reasoning})", "needs_evidence")

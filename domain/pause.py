@@ -27,7 +27,8 @@ class Pause:
     since: str
 
     def says(self) -> str:
-        return f"{self.scope} is paused since {when(datetime.fromisoformat(self.since))} by {self.by} ({self.reason}): nothing is sent until it resumes"
+        since = when(datetime.fromisoformat(self.since))
+        return f"{self.scope} is paused since {since} by {self.by} ({self.reason}): nothing is sent until it resumes"
 
 
 def held_timer(kind: str, target_id: Any, task_ref: str) -> dict[str, str]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Literal
 
-Scope = Literal["task", "contact", "tenant", "tick", "run", "signal", "message", "delivery"]
+Scope = Literal["task", "contact", "tenant", "tick", "run", "signal", "message", "delivery", "draft"]
 
 STEPS_PER_TICK = 20
 """At most this many acting tasks of one tenant take a step in one tick (seed 002 §6.3); the rest wait a minute."""
@@ -34,6 +34,12 @@ DELIVERY_ATTEMPTS = 5
 
 DELIVERY_BACKOFF_SECONDS = 30.0
 
+ANOMALY_TURNS = 5
+"""Replies the model evaluated for a task without an outcome after which the next one goes to the owner (§7.5)."""
+
+ANOMALY_UNANSWERED_REPLIES = 3
+"""The contact's emails in a row that nothing answered, with the task still active, that send it to the owner (§7.5)."""
+
 UPSTREAM_FAILURES = 5
 """Failures in a row of an upstream (the model for a tenant, a delivery channel) that make it degraded (seed 002
 §34.2 `consecutiveFailures >= 5`); it recovers by itself with its next success."""
@@ -44,6 +50,10 @@ DEGRADED_RETRY = timedelta(hours=1)
 CONTACT_DAILY_MESSAGES = 1
 """Messages a contact gets in one local day across all of their tasks (seed 002 §21.3 rule 3)."""
 
+DRAFT_SUBJECT_CHARS = 200
+DRAFT_BODY_CHARS = 5_000
+"""A message the model writes is an email a person at the business would write (seed 002 §36: a few sentences); far
+longer is a model that lost its way or obeys a contact's "write me 300 KB", so it is refused, not sent."""
 BOUNCE_RATE_PERCENT = 10
 """Hard bounces, in percent of the tenant's sends of the last 7 days, above which it is paused (seed 002 §33.2)."""
 
@@ -71,6 +81,9 @@ class SafetyLimit:
     changed: str = "a constant in `domain/safety_limits.py`"
 
 
+_OFF_SCHEMA = ("the answer is refused as off its schema and nothing is sent: asked again, then the task goes to the "
+               "owner; `Task.DecisionFailed` in `audit`")
+
 SAFETY_LIMITS: tuple[SafetyLimit, ...] = (
     SafetyLimit(
         "suppressed", "contact", "emails to a contact who opted out (a STOP reply, `contact.unsubscribed`), bounced "
@@ -93,6 +106,16 @@ SAFETY_LIMITS: tuple[SafetyLimit, ...] = (
         "task_expiry", "task", "days a task lives", "its type's (14 for most)", "§7.1",
         "the task expires (`Task.Expired`, its outcome in `tasks show`)",
         changed="`expires_in_days` on `task.create`, else the task type's",
+    ),
+    SafetyLimit(
+        "anomaly_turns", "task", "replies the model evaluated for one task without an outcome, whatever its budget",
+        ANOMALY_TURNS, "§7.5", "the next reply goes to the owner before any model call (`escalated`, cause "
+        "`anomaly_turns`)",
+    ),
+    SafetyLimit(
+        "anomaly_replies", "task", "the contact's emails in a row that nothing answered, the task still active",
+        ANOMALY_UNANSWERED_REPLIES, "§7.5", "the task goes to the owner before any model call (`escalated`, cause "
+        "`anomaly_replies`)",
     ),
     SafetyLimit(
         "member_weekly_limit", "contact", "emails one contact gets in any 7 days", 3, "§7.2",
@@ -169,6 +192,13 @@ SAFETY_LIMITS: tuple[SafetyLimit, ...] = (
         UPSTREAM_FAILURES, "§34", "degraded mode, shown in `loopline status`: a failed decision is asked again every "
         "hour instead of going to the owner, nothing is sent without one, the owner is told on entering and on "
         "leaving; a channel's deliveries are retried, then parked; the next success ends it",
+    ),
+    SafetyLimit(
+        "draft_subject_chars", "draft", "characters of the subject line the model writes (one line)",
+        DRAFT_SUBJECT_CHARS, "§7.15", _OFF_SCHEMA,
+    ),
+    SafetyLimit(
+        "draft_body_chars", "draft", "characters of a message the model writes", DRAFT_BODY_CHARS, "§7.15", _OFF_SCHEMA,
     ),
 )
 

@@ -122,6 +122,17 @@ class TaskDecisions:
             if self.retry_at is None:
                 task.pending_decisions.pop(self.request_ref, None)
 
+    class DecisionsWithdrawn(TaskEvent):
+        """Decisions asked for and not answered yet that nothing will act on (the task went to the owner by a hard
+        rule): an answer that comes for one later changes nothing."""
+
+        request_refs: list[str]
+        reason: str
+
+        def apply(self, task: Task) -> None:
+            for ref in self.request_refs:
+                task.pending_decisions.pop(ref, None)
+
     class DecisionPaused(TaskEvent):
         """A pause (`domain/pause.py`) was in force when the agent read the request: no model was asked, and the
         request waits, still pending, for the resume."""
@@ -153,6 +164,11 @@ class TaskDecisions:
             self.DecisionRequested, timestamp=now, request_ref=request_ref, point=point, purpose=purpose, touch=touch,
             tone=tone, reason=reason, attempt=attempt, loop_ref=loop_ref, day=day.isoformat() if day else None,
         )
+
+    def withdraw_decisions(self, *, reason: str, now: datetime) -> None:
+        if self.pending_decisions:
+            self.trigger_event(self.DecisionsWithdrawn, timestamp=now, request_refs=sorted(self.pending_decisions),
+                               reason=reason)
 
     def pause_decision(self, *, request_ref: str, attempt: int, reason: str, now: datetime) -> None:
         if self.pending_decision(request_ref, attempt) is None:

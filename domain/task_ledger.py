@@ -168,8 +168,9 @@ def daily_spawned_task_limit(attempt: CreationAttempt) -> Held | None:
     limit, spawned = attempt.limits.daily_spawned_task_limit, attempt.ledger.spawned_on(attempt.day)
     if spawned < limit:
         return None
+    day = attempt.day.isoformat()
     return Held("daily_spawned_task_limit",
-                f"{spawned} task(s) were spawned from other tasks' work on {attempt.day.isoformat()} (limit {limit} a day)")
+                f"{spawned} task(s) were spawned from other tasks' work on {day} (limit {limit} a day)")
 
 
 def _per_origin(kind: OriginKind, rule: str, limit: int, what: str) -> Callable[[CreationAttempt], Held | None]:

@@ -3,7 +3,8 @@ decisions that reached it. Failing `UPSTREAM_FAILURES` times in a row puts the t
 upstream; the first success ends it by itself.
 
 Degraded, nothing is guessed and nothing dropped: a decision that fails is not escalated to the owner after its
-retries but asked again every `DEGRADED_RETRY` (`domain/safety_limits.py`) until the model answers, and nothing is sent without one.
+retries but asked again every `DEGRADED_RETRY` (`domain/safety_limits.py`) until the model answers, and nothing
+is sent without one.
 """
 
 from __future__ import annotations

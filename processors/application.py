@@ -13,9 +13,11 @@ from eventsourcing.persistence import ProcessRecorder, Tracking
 
 from loopline.domain.base import LooplineAggregate
 from loopline.domain.model_ledger import TenantModelCalls
+from loopline.domain.pause import SystemSwitch
 from loopline.domain.send_ledger import ContactSends, TenantSends
 from loopline.domain.task import Task
 from loopline.domain.task_ledger import TenantTasks
+from loopline.domain.tenant import Tenant
 from loopline.domain.timers import TimerBucket
 from loopline.domain.watch_index import WatchIndex
 
@@ -71,7 +73,7 @@ class Loopline(Application[UUID]):
     name = "loopline"
     snapshotting_intervals: ClassVar[dict[type, int]] = {
         TimerBucket: 100, WatchIndex: 100, Task: 50, ContactSends: 50, TenantSends: 100, TenantTasks: 100,
-        TenantModelCalls: 100,
+        TenantModelCalls: 100, Tenant: 100, SystemSwitch: 100,
     }
 
     def __init__(self, env: Any = None) -> None:
@@ -191,7 +193,7 @@ class UnitOfWork:
             if not (touched or aggregate.pending_events):
                 continue
             del self._aggregates[aggregate_id]
-            earlier = [event for event in self._collected if event.originator_id == aggregate_id]
+            earlier = self.collected(aggregate_id)
             if earlier and earlier[0].originator_version == 1:
                 rebuilt = None
             else:
@@ -203,6 +205,10 @@ class UnitOfWork:
                 rebuilt = event.mutate(rebuilt)
             if rebuilt is not None:
                 self._aggregates[aggregate_id] = rebuilt
+
+    def collected(self, aggregate_id: UUID) -> list[Any]:
+        """The aggregate's events that earlier steps of this unit of work triggered, not saved yet."""
+        return [event for event in self._collected if event.originator_id == aggregate_id]
 
     def commit(self, tracking: Tracking | None = None) -> int:
         """Saves every collected event (and the position, if given) atomically; returns the event count."""

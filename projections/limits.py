@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy import Column, Integer, String, Table, Text, func, select
 from sqlalchemy.engine import Connection
 
+from loopline.domain.parked import ParkedMessage
 from loopline.domain.safety_limits import LIMITS
 from loopline.domain.send_ledger import ContactSends, TenantSends
 from loopline.domain.suppression import REASONS
@@ -48,7 +49,8 @@ limit_use = Table(
 )
 
 ESCALATED_AT = {
-    "turn_budget": "turn_budget", "model_unavailable": "decision_retries", "task_model_call_limit": "task_model_call_limit",
+    "turn_budget": "turn_budget", "model_unavailable": "decision_retries", "anomaly_turns": "anomaly_turns",
+    "anomaly_replies": "anomaly_replies", "task_model_call_limit": "task_model_call_limit",
 }
 """An escalation's cause -> the limit that caused it."""
 
@@ -60,6 +62,9 @@ HELD_BY: dict[type, Callable[[Any], tuple[str, str] | None]] = {
     Task.Expired: lambda e: ("task_expiry", e.reason),
     ContactSends.Suppressed: lambda e: ("suppressed", f"{e.contact} {REASONS[e.reason]}"),
     Tenant.Paused: lambda e: ("bounce_rate", e.reason) if e.by == "bounce_rate" else None,
+    ParkedMessage.Parked: lambda e: (
+        "message_attempts", f"{e.kind} {e.type} {e.ref} failed {e.attempts} times: {e.error_type}: {e.error}",
+    ),
 }
 """Event -> (the rule that held something back, the reason), or None when this one was not a limit's doing."""
 

@@ -78,7 +78,8 @@ def current_pauses(conn: Connection) -> dict[str, Any]:
 
 def tenant_pause(conn: Connection, tenant: str) -> dict[str, Any]:
     """Whether the tenant is paused, by its own pause or the system's, for `loopline tenants show`."""
-    found = {row.tenant: _shown(row) for row in conn.execute(select(pauses).where(pauses.c.tenant.in_([tenant, SYSTEM])))}
+    rows = conn.execute(select(pauses).where(pauses.c.tenant.in_([tenant, SYSTEM])))
+    found = {row.tenant: _shown(row) for row in rows}
     never = {"paused": False, "since": None, "reason": None, "by": None, "held": 0, "resumed_at": None}
     system = found.get(SYSTEM)
     return {**found.get(tenant, never), "system": system if system and system["paused"] else None}

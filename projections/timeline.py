@@ -105,6 +105,7 @@ DESCRIPTIONS: dict[type, Describe] = {
         + (f"asked again at {format_time(e.retry_at)}" if e.retry_at else "the task goes to the owner"),
         e.error,
     ),
+    Task.DecisionsWithdrawn: lambda e: (f"decision(s) no longer awaited: {', '.join(e.request_refs)}", e.reason),
     Task.DecisionHeld: lambda e: (
         f"model call held until {format_time(e.until)} ({e.rule}): {e.point} is asked for then", e.why,
     ),

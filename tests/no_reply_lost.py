@@ -1,11 +1,12 @@
 """The no-lost-reply property (issue 18, item 1), shared by both deployments: random interleavings of
 tasks for a few members, their replies, ticks (touches, deadlines, deferrals, wake-ups), changing send
-limits, escalations and the owner's guidance, approvals, own words and take-overs, and the rules every
-run must keep, read from the tasks' events:
+limits, escalations and the owner's guidance, approvals, own words and take-overs, unsubscribes, bounces,
+complaints and opt-ins, pauses and resumes of the tenant and of the system, and the rules every run must keep, read from the tasks' events (the send rails of
+issue 19 are `tests/rails_held.py`'s):
 
 * every reply from a member with an acting task reaches a task's conversation, or the owner in words;
-* the task it reached then acts on it: the model evaluates it, the owner is told or handed the task, or
-  (an out-of-office reply) the task pauses;
+* the task it reached then acts on it: the model evaluates it, the owner is told or handed the task,
+  (an out-of-office reply) the task pauses, or (a STOP) it closes as the member is suppressed;
 * no other task answers it (one reply, one answer);
 * no message Loopline starts goes to the member over a reply nobody has read yet;
 * no member gets two messages Loopline starts on one local day (answers to what they wrote aside);
@@ -45,7 +46,11 @@ REPLIES = (
     "hmm",  # nothing the policy knows: the owner reads it
     "I am out of the office until 20 March",  # an automatic reply: the task pauses
 )
+AUTO_REPLY = 6
 ZONES = ("UTC", "America/New_York", "Asia/Tokyo")
+SUPPRESSIONS = ("unsubscribe", "complaint", "hard_bounce", "soft_bounce", "resubscribe")
+"""What suppresses a member besides a STOP reply (issue 19 item 1), and the opt-in that lifts it."""
+PAUSES = ("tenant.pause", "tenant.resume", "system.pause", "system.resume")
 
 member = st.integers(0, len(MEMBERS) - 1)
 task_ref = st.tuples(st.sampled_from(TYPES), member)
@@ -63,6 +68,8 @@ def interleavings(max_size: int) -> st.SearchStrategy[list[tuple]]:
             st.tuples(st.just("wake"), task_ref, st.integers(1, 48)),
             st.tuples(st.just("model_down"), st.booleans()),
             st.tuples(st.just("agent_email"), member),
+            st.tuples(st.sampled_from(SUPPRESSIONS), member),
+            st.tuples(st.sampled_from(PAUSES)),
         ),
         min_size=4, max_size=max_size,
     )
@@ -103,6 +110,10 @@ def _message_of(n: int, op: tuple, at: datetime, timezone_name: str, tenant: str
         thread = {"thread_id": f"<loopline.{ids.task_id(tenant, ref_of((answers, who)))}.2@gym.example>"} if answers else {}
         return signal(f"reply-{n}", "email.received", stamp, tenant, sender=MEMBERS[who], subject="Re: hello",
                       body=f"{REPLIES[text]} ({n})", **thread)
+    if kind in PAUSES:
+        return command(ref, kind, stamp, tenant, reason="the owner's call")
+    if kind in SUPPRESSIONS:
+        return _suppression(ref, kind, MEMBERS[args[0]], stamp, tenant)
     if kind == "limits":
         return configure(at, timezone_name, weekly=args[0], daily=args[1], tenant=tenant) | {"id": ref}
     if kind == "agent_email":  # seed 000: an outside agent emailed the member; Loopline follows up if no reply comes
@@ -126,6 +137,22 @@ def _message_of(n: int, op: tuple, at: datetime, timezone_name: str, tenant: str
     return None
 
 
+def _suppression(ref: str, kind: str, who: str, stamp: str, tenant: str) -> dict[str, Any]:
+    if kind == "resubscribe":
+        return command(ref, "contact.resubscribe", stamp, tenant, contact=who, reason="asked to hear from us again")
+    if kind.endswith("bounce"):
+        return signal(ref, "email.bounced", stamp, tenant, contact=who, bounce_type=kind.removesuffix("_bounce"),
+                      detail="550 5.1.1 mailbox unavailable")
+    return signal(ref, {"unsubscribe": "contact.unsubscribed", "complaint": "email.complained"}[kind], stamp, tenant,
+                  contact=who)
+
+
+def resumed(at: datetime, tenant: str = GYM) -> list[dict[str, Any]]:
+    """Lifts any pause the operations left, before the settling ticks: what a pause held must then go out."""
+    stamp = format_time(at)
+    return [command(f"resume-{kind}-{stamp}", kind, stamp, tenant, reason="settling") for kind in PAUSES[1::2]]
+
+
 @dataclass(frozen=True)
 class Reply:
     ref: str
@@ -136,7 +163,7 @@ class Reply:
 
 def replies_in(messages: Iterable[dict[str, Any]]) -> list[Reply]:
     return [Reply(m["id"], m["data"]["sender"], m["data"]["body"], datetime.fromisoformat(m["at"].replace("Z", "+00:00")))
-            for m in messages if m["kind"] == "signal"]
+            for m in messages if m["kind"] == "signal" and m["type"] == "email.received"]
 
 
 def broken_rules(replies: list[Reply], events: list[Any], timezone_name: str) -> list[str]:
@@ -159,8 +186,9 @@ def broken_rules(replies: list[Reply], events: list[Any], timezone_name: str) ->
             broken.append(f"{reply.ref} ({reply.words!r}) reached no task and not the owner")
         for task_id in reached:
             history = by_task[task_id]
+            received = history[_received(history, reply)]
             after = history[_received(history, reply) + 1:]
-            if not _acted_on(after, reply):
+            if not _acted_on(after, reply) and not _kept_for_the_owner(received, reply):
                 broken.append(f"{reply.ref} ({reply.words!r}) reached {created[task_id].ref}, which never acted on it")
             early = _send_before_reading(after)
             if early:
@@ -200,14 +228,21 @@ def _received(history: list[Any], reply: Reply) -> int | None:
 
 def _acted_on(after: list[Any], reply: Reply) -> bool:
     """The model was asked about it (or about a later reply, which reads it too), the task went to the owner,
-    the owner was told in the member's words (an opt-out's notice quotes them), or the task paused for an automatic
-    reply."""
+    the owner was told in the member's words (an opt-out's notice quotes them), the task paused for an automatic
+    reply, or it closed because the member is suppressed (a STOP closes every task of theirs, no model asked)."""
     return any(
         (isinstance(e, Task.DecisionRequested) and e.point == "evaluate_reply")
         or isinstance(e, (Task.Escalated, Task.OutOfOfficeReceived))
+        or (isinstance(e, Task.OutcomeSet) and e.code in ("opted_out", "undeliverable"))
         or (isinstance(e, Task.UserNotified) and (reply.words in e.message or reply.words == e.quote))
         for e in after
     )
+
+
+def _kept_for_the_owner(received: Any, reply: Reply) -> bool:
+    """An automatic reply to a task with the owner (in review, escalated) is kept in its conversation, without
+    calling the owner: an auto-responder's words are nobody's."""
+    return reply.words.startswith(REPLIES[AUTO_REPLY]) and received.status in ("pending_review", "escalated")
 
 
 def _send_before_reading(after: list[Any]) -> str | None:

@@ -37,7 +37,7 @@ from loopline.processors.handlers.pausing import hold_requested_decision
 from loopline.processors.handlers.tenants import tenant_settings
 from loopline.processors.messages import DecisionReturned, Held, Pending
 from loopline.processors.model.prompts import missing_skill
-from loopline.processors.model.tools import is_confidence
+from loopline.processors.model.tools import InvalidToolInput, check_bounds, is_confidence
 from loopline.processors.handlers.outreach import (
     act,
     hold_for_owner,
@@ -65,6 +65,11 @@ def apply(uow: UnitOfWork, returned: DecisionReturned) -> str | None:
     if not isinstance(answer, str) and not is_confidence(answer.confidence):
         # Whichever adapter answered: a confidence that is no number from 0 to 1 gates nothing, so it is off-schema.
         answer = f"the model answered off its schema: confidence {answer.confidence!r} is not a number from 0 to 1"
+    if not isinstance(answer, str):
+        try:
+            check_bounds(answer.point, answer.output)
+        except InvalidToolInput as error:
+            answer = f"the model answered off its schema: {error}"
     if isinstance(answer, str):
         return _failed(uow, item, task, answer, now)
     return _decided(uow, item, task, answer, now)
@@ -84,7 +89,7 @@ def _failed(uow: UnitOfWork, item: Pending, task: Task, error: str, now: datetim
         task.notify_user(kind="model_degraded", now=now, message=(
             f"The model failed {UPSTREAM_FAILURES} times in a row (last: {error}): Loopline works in degraded mode. "
             f"Nothing is sent without a decision; each waiting decision is asked again every "
-            f"{DEGRADED_RETRY.seconds // 3600} hour, and you are told when the model answers again."))
+            f"{DEGRADED_RETRY.seconds // 60} minutes, and you are told when the model answers again."))
     if health.degraded:
         retry_at: datetime | None = now + DEGRADED_RETRY
     else:
@@ -131,8 +136,9 @@ def _decided(uow: UnitOfWork, item: Pending, task: Task, decision: Decision, now
         if isinstance(action, SendTouch):
             return send_message(uow, task, draft=written, touch=touch, now=now)
         return _act_holding(uow, task, action, {**written, "touch": touch}, now)
-    action = held or apply_evaluation(output, decision.confidence, plan=plan, progress=progress,
-                                      outcomes=task_type(task.task_type).outcome_codes, now=now)
+    kind = task_type(task.task_type)
+    action = held or apply_evaluation(output, decision.confidence, plan=plan, progress=progress, outcomes=kind.outcome_codes,
+                                      now=now, provisional=tuple(o.code for o in kind.goal.outcomes if o.provisional))
     if isinstance(action, SendReply):
         return send_message(uow, task, draft={**draft, "subject": item.reply_subject or "", "body": action.body},
                             touch=task.touch, now=now, reply=True)

@@ -60,6 +60,14 @@ def _mailbox(value: str) -> str:
         raise ValueError(str(error)) from None
 
 
+def watched_mailbox(field: str, value: str) -> str:
+    """A watch's address as its mailbox; an error names the watch's field."""
+    try:
+        return mailbox(value)
+    except NotAMailbox as error:
+        raise ValueError(f"{field}: {error}") from None
+
+
 def _contact(value: str) -> str:
     """An address is kept as its normalised mailbox (one contact, however it is spelled); a name as it is given."""
     if looks_like_address(value) or any(c in LINE_BREAKS for c in value):

@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal, get_origin, get_type_hints
 from pydantic import AfterValidator, ConfigDict, Field, ValidationInfo, create_model, field_validator, model_validator
 
 from loopline.processors import limits
+from loopline.domain.channels import CHANNELS
 from loopline.domain.expectations import EXPECTATIONS, DeadlineAction, Expectation
 from loopline.domain.gate import is_email
 from loopline.domain.status import TaskStatus
@@ -31,6 +32,7 @@ from loopline.processors.handlers.command_fields import (
     Timestamp,
     Watch,
     unknown_keys,
+    watched_mailbox,
 )
 
 
@@ -172,6 +174,11 @@ class LoopRegister(Strict):
     if_unresolved: DeadlineAction = Field(strict=False, description="what happens at the deadline")
     description: str | None = Field(default=None, description="what the loop waits for, as the owner reads it")
 
+    @field_validator("watch")
+    @classmethod
+    def _mailboxes(cls, watch: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        return _watched_mailboxes(watch, info)
+
 
 class LoopResolve(Strict):
     loop_id: Id = Field(description="the loop to close by hand; its task wakes if the loop was a wake-up condition")
@@ -251,6 +258,21 @@ class WakeCondition(Strict):
     if_unresolved: DeadlineAction | None = Field(
         default=None, strict=False, description="without `at`: what happens at that deadline (absent: `notify_user`)"
     )
+
+    @field_validator("watch")
+    @classmethod
+    def _mailboxes(cls, watch: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        return _watched_mailboxes(watch, info)
+
+
+def _watched_mailboxes(watch: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+    """A hand-written watch keeps each address its channel matches as its mailbox, as the signal it waits for
+    does (`email`'s sender): `Bob <BOB@x.com>` waits for bob@x.com, and `<>` is refused, the field named."""
+    rule = CHANNELS.get(info.data.get("channel", ""))
+    if rule is None or info.context == STORED:
+        return watch
+    addresses = {spec.name for spec in rule.signal_fields if spec.mailbox}
+    return {key: watched_mailbox(key, value) if key in addresses else value for key, value in watch.items()}
 
 
 class TaskWake(Strict):

@@ -38,9 +38,11 @@ def load_task(uow: UnitOfWork, tenant: str, task_ref: str) -> Task:
 
 
 def task_history(uow: UnitOfWork, task: Task) -> list[Any]:
-    """The task's events, stored and not yet saved (read for a rare step: an expiry's reason, guidance)."""
-    saved = task.version - len(task.pending_events)
-    return [*uow.app.events.get(task.id, lte=saved), *task.pending_events]
+    """The task's events, stored and not yet saved, earlier steps of the batch included (read for a step that needs
+    the conversation: an expiry's reason, guidance, a reply's anomaly check)."""
+    collected = uow.collected(task.id)
+    stored = task.version - len(task.pending_events) - len(collected)
+    return [*uow.app.events.get(task.id, lte=stored), *collected, *task.pending_events]
 
 
 def set_timer(uow: UnitOfWork, *, kind: TimerKind, target_id: UUID, due: datetime, now: datetime) -> None:

@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from loopline.domain import ids
+from loopline.domain.anomalies import reply_anomaly
 from loopline.domain.auto_reply import AutoReply, recognise, resume_at
 from loopline.domain.contact_index import ContactIndex
 from loopline.domain.errors import DomainError
@@ -26,7 +27,7 @@ from loopline.domain.outreach import (
     held_for_owner,
     next_step,
 )
-from loopline.domain.reply_routing import guided_request_ref, unanswered_reply
+from loopline.domain.reply_routing import guided_request_ref, unanswered_replies, unanswered_reply
 from loopline.domain.send_ledger import local_day
 from loopline.domain.status import TaskStatus
 from loopline.domain.task import Task
@@ -84,8 +85,9 @@ def has_step(task: Task, now: datetime) -> bool:
 
 
 def step_task(uow: UnitOfWork, task: Task, now: datetime) -> str | None:
-    """One step of an acting task at `now`: a retry of a failed decision that is due, else what the rules say."""
-    if task.is_closed or not task.is_acting:
+    """One step of an acting task at `now`: a retry of a failed decision that is due, else what the rules say; while
+    paused, a step that would do something is held for the resume."""
+    if not has_step(task, now):
         return None
     held = hold_step(uow, task, TimerKind.TASK_STEP, task.id, now)
     if held:
@@ -306,14 +308,19 @@ def retry_due_decisions(uow: UnitOfWork, task: Task, now: datetime) -> str | Non
 
 def on_reply(uow: UnitOfWork, task: Task, *, signal_ref: str, data: Mapping[str, Any], now: datetime) -> None:
     """A reply from the contact stops the cadence and is evaluated by the model, unless it is an automatic one (the
-    task pauses) or the turn budget is spent (a hard rule: the owner decides, no model call)."""
+    task pauses), the turn budget is spent or the conversation is anomalous (seed 002 §7.5): hard rules, the owner
+    decides, no model call."""
     if pause_for_auto_reply(uow, task, data, now):
         return
     plan = plan_of(task)
     if task.turns_used >= plan.budget_turns:
-        quote = str(data.get("body") or data.get("subject") or "").strip()
-        escalate(uow, task, Escalate(f"{task.contact} replied but all {plan.budget_turns} turns are used", "turn_budget"),
-                 now, quote=quote)
+        held = Escalate(f"{task.contact} replied but all {plan.budget_turns} turns are used", "turn_budget")
+    else:
+        unanswered = len(unanswered_replies(task_history(uow, task)))
+        held = reply_anomaly(turns_used=task.turns_used, unanswered_replies=unanswered)
+    if held is not None:
+        task.withdraw_decisions(reason=held.reason, now=now)  # the owner answers now, whatever the model says later
+        escalate(uow, task, held, now, quote=str(data.get("body") or data.get("subject") or "").strip())
         return
     request_decision(
         uow, task, request_ref=signal_ref, point="evaluate_reply", purpose="reply", touch=task.touch, tone=None,

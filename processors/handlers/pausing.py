@@ -2,8 +2,8 @@
 paused, and the resume that hands it back.
 
 A step that would send or ask the model (a task's step, a sending deadline action) is held whole while paused: its
-timer is kept on the pause and filed again at resume, so nothing is polled meanwhile and nothing
-is dropped. The send checks' `paused` guards every send besides; a decision the agent did not ask for is held too.
+timer is kept on the pause and filed again at resume, so nothing is polled meanwhile and nothing is dropped. The send
+check `paused` guards every send besides, and a request the agent did not take to the model is held too.
 """
 
 from __future__ import annotations
@@ -23,26 +23,29 @@ from loopline.processors.handlers.commands_types import SystemPause, TenantPause
 from loopline.processors.handlers.loops_and_timers import set_timer
 from loopline.processors.messages import Message, Pending
 
-def current_pause(uow: UnitOfWork, tenant: str) -> Pause | None:
-    """The pause in force for the tenant: the whole system's first, then its own."""
+
+def _in_force(uow: UnitOfWork, tenant: str) -> SystemSwitch | Tenant | None:
+    """What pauses the tenant now: the whole system's switch first, then the tenant itself; None when neither."""
     switch = uow.get(ids.system_switch_id(), SystemSwitch)
     if switch is not None and switch.paused is not None:
-        return switch.paused
+        return switch
     found = uow.get(ids.tenant_id(tenant), Tenant)
-    return found.paused if found is not None else None
+    return found if found is not None and found.paused is not None else None
+
+
+def current_pause(uow: UnitOfWork, tenant: str) -> Pause | None:
+    """The pause in force for the tenant: the whole system's first, then its own."""
+    pausing = _in_force(uow, tenant)
+    return pausing.paused if pausing is not None else None
 
 
 def hold(uow: UnitOfWork, tenant: str, work: dict[str, Any], now: datetime) -> Pause | None:
     """Keeps `work` on the pause in force for the tenant, to be handed back when it resumes; None when not paused."""
-    switch = uow.get(ids.system_switch_id(), SystemSwitch)
-    if switch is not None and switch.paused is not None:
-        switch.hold(work, now, tenant=tenant)
-        return switch.paused
-    found = uow.get(ids.tenant_id(tenant), Tenant)
-    if found is None or found.paused is None:
+    pausing = _in_force(uow, tenant)
+    if pausing is None:
         return None
-    found.hold(work, now)
-    return found.paused
+    pausing.hold(work, now, **({"tenant": tenant} if isinstance(pausing, SystemSwitch) else {}))
+    return pausing.paused
 
 
 def hold_step(uow: UnitOfWork, task: Task, kind: TimerKind, target_id: UUID, now: datetime) -> str | None:
@@ -57,7 +60,7 @@ def hold_requested_decision(uow: UnitOfWork, task: Task, item: Pending, now: dat
     pause = hold(uow, task.tenant, held_decision(task.id, task.ref, item.request_ref, item.attempt), now)
     if pause is None:
         task.pause_decision(request_ref=item.request_ref, attempt=item.attempt, reason="the pause ended meanwhile",
-                           now=now)
+                            now=now)
         task.resume_decision(request_ref=item.request_ref, attempt=item.attempt, reason="the pause ended", now=now)
         return f"'{task.title}': the pause ended before the model was asked; asking it now"
     task.pause_decision(request_ref=item.request_ref, attempt=item.attempt, reason=pause.says(), now=now)
@@ -75,13 +78,8 @@ def release(uow: UnitOfWork, held: list[dict[str, Any]], now: datetime) -> int:
         task = uow.get(target, Task)
         if task is not None:
             task.resume_decision(request_ref=work["decision"], attempt=work["attempt"], reason="the pause ended",
-                                  now=now)
+                                 now=now)
     return len(held)
-
-
-def _switch(uow: UnitOfWork, msg: Message) -> SystemSwitch:
-    switch_id = ids.system_switch_id()
-    return uow.get_or_create(switch_id, SystemSwitch, lambda: SystemSwitch.install(id=switch_id, now=msg.at))
 
 
 def pause_tenant_now(uow: UnitOfWork, tenant: str, *, reason: str, by: str, now: datetime) -> bool:
@@ -92,7 +90,8 @@ def pause_tenant_now(uow: UnitOfWork, tenant: str, *, reason: str, by: str, now:
     if not found.pause(reason, by, now):
         return False
     sends_id = ids.tenant_sends_id(tenant)
-    uow.get_or_create(sends_id, TenantSends, lambda: TenantSends.open(id=sends_id, tenant=tenant, now=now)).fence_pause(now)
+    sends = uow.get_or_create(sends_id, TenantSends, lambda: TenantSends.open(id=sends_id, tenant=tenant, now=now))
+    sends.fence_pause(now)
     return True
 
 
@@ -111,13 +110,16 @@ def resume_tenant(uow: UnitOfWork, msg: Message, cmd: TenantPause) -> str:
 
 
 def pause_system(uow: UnitOfWork, msg: Message, cmd: SystemPause) -> str:
-    if not _switch(uow, msg).pause(cmd.reason, cmd.by or "operator", msg.at):
+    switch_id = ids.system_switch_id()
+    switch = uow.get_or_create(switch_id, SystemSwitch, lambda: SystemSwitch.install(id=switch_id, now=msg.at))
+    if not switch.pause(cmd.reason, cmd.by or "operator", msg.at):
         return "Loopline is already paused; nothing changed"
     return "paused Loopline for every tenant: nothing is sent and no model is asked until system.resume"
 
 
 def resume_system(uow: UnitOfWork, msg: Message, cmd: SystemPause) -> str:
-    held = _switch(uow, msg).resume(cmd.reason, cmd.by or "operator", msg.at)
+    switch = uow.get(ids.system_switch_id(), SystemSwitch)
+    held = switch.resume(cmd.reason, cmd.by or "operator", msg.at) if switch is not None else None
     if held is None:
         return "Loopline is not paused; nothing changed"
     return f"resumed Loopline: {release(uow, held, msg.at)} held step(s) go on, under the same limits"

@@ -1,6 +1,8 @@
 """The one way Loopline emails a contact: the send checks, then the send and its ledger entries.
 
-Everything happens in the caller's unit of work, so the checks read the ledgers as the send's
+The recipient is keyed as its normalised mailbox (`domain/mailbox.py`), so every spelling of one address meets one
+ledger, also one that reached a task before the input edge normalised addresses (a hand-registered watch, an
+older event); an address that names no mailbox is never sent to nor counted. Everything happens in the caller's unit of work, so the checks read the ledgers as the send's
 own transaction will leave them, and the send commits with the entries that count it: a limit
 can never be read from a lagging view (a view trails the log, so two sends could both pass it). Two units of work sending to the same
 contact at once both change its ledger; the second to commit meets a version conflict and is
@@ -14,6 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from loopline.domain import ids
+from loopline.domain.mailbox import LINE_BREAKS, NotAMailbox, mailbox
 from loopline.domain.send_checks import Deferral, SendAttempt, first_deferral
 from loopline.domain.pause import held_timer
 from loopline.domain.send_ledger import ContactSends, TenantSends, local_day
@@ -49,7 +52,12 @@ def send_to_contact(
     """Emails `details["to"]` for the task (a `send_email` or `send_reminder` action by Loopline, or by the owner, which
     delivery sends) unless a check in `SEND_CHECKS` defers it; the contact's and the tenant's ledgers count the
     send in the same save. `answers_contact` and `yields_to` are what the one-message-a-day check reads."""
-    contact = details["to"]
+    contact = _recipient(details["to"])
+    if isinstance(contact, Deferral):
+        return Deferred(contact)
+    details = {**details, "to": contact}
+    if "subject" in details:
+        details["subject"] = _one_line(str(details["subject"]))
     contact_sends, tenant_sends = _ledgers(uow, task, contact, now)
     deferral = first_deferral(_attempt(uow, task, contact, contact_sends, tenant_sends, settings, now, answers_contact,
                                        yields_to))
@@ -82,8 +90,25 @@ def send_deferral(uow: UnitOfWork, task: Task, *, contact: str, now: datetime, s
                   yields_to: tuple[str, ...] = ()) -> Deferral | None:
     """What `SEND_CHECKS` would hold an email of the task's to `contact` back by now, sending nothing: a touch is
     checked before the model is asked to write it, so no draft is paid for that a limit would hold."""
-    contact_sends, tenant_sends = _ledgers(uow, task, contact, now)
-    return first_deferral(_attempt(uow, task, contact, contact_sends, tenant_sends, settings, now, False, yields_to))
+    recipient = _recipient(contact)
+    if isinstance(recipient, Deferral):
+        return recipient
+    contact_sends, tenant_sends = _ledgers(uow, task, recipient, now)
+    return first_deferral(_attempt(uow, task, recipient, contact_sends, tenant_sends, settings, now, False, yields_to))
+
+
+def _one_line(subject: str) -> str:
+    """A subject as one header line: a line break (a contact's own subject, `Re:`-d, can hold one) would add headers
+    to the email or get it parked at delivery after it was counted as sent."""
+    return " ".join(subject.split()) if any(c in LINE_BREAKS for c in subject) else subject
+
+
+def _recipient(to: str) -> str | Deferral:
+    """The mailbox `to` names, which every ledger keys on; or the deferral that holds for good a send to none."""
+    try:
+        return mailbox(to)
+    except NotAMailbox as error:
+        return Deferral("undeliverable", f"the recipient (to) names no mailbox: {error}", None)
 
 
 def _ledgers(uow: UnitOfWork, task: Task, contact: str, now: datetime) -> tuple[ContactSends, TenantSends]:

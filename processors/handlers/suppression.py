@@ -19,10 +19,10 @@ from loopline.domain.send_ledger import ContactSends, TenantSends, local_day
 from loopline.domain.suppression import REASONS, suppressed_because
 from loopline.domain.task import Task
 from loopline.domain.task_types import task_type
-from loopline.domain.tenant import Tenant
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.commands_types import ContactResubscribe
 from loopline.processors.handlers.loops_and_timers import close_loop, close_task_loops
+from loopline.processors.handlers.pausing import pause_tenant_now
 from loopline.processors.handlers.tenants import tenant_settings
 from loopline.processors.messages import Message
 
@@ -166,9 +166,7 @@ def _pause_on_bounce_rate(uow: UnitOfWork, tenant: str, contact: str, now: datet
         return ""
     reason = (f"{bounced} of the {sent} emails of the last 7 days bounced, over {BOUNCE_RATE_PERCENT} %: "
               "sending is paused to protect the domain's reputation")
-    account = uow.get_or_create(ids.tenant_id(tenant), Tenant, lambda: Tenant.create(id=ids.tenant_id(tenant),
-                                                                                       tenant=tenant, now=now))
-    if not account.pause(reason, "bounce_rate", now):
+    if not pause_tenant_now(uow, tenant, reason=reason, by="bounce_rate", now=now):
         return ""
     told = _latest(_contact_tasks(uow, tenant, contact))
     if told is not None:

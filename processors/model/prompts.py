@@ -27,7 +27,7 @@ from loopline.domain import ids
 from loopline.domain.contact_index import ContactIndex
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.conversation import Turn, conversation_of
-from loopline.domain.outreach import MIN_CLOSE_CONFIDENCE, Plan
+from loopline.domain.outreach import MIN_CLOSE_CONFIDENCE, NEEDS_EVIDENCE, Plan
 from loopline.domain.reply_routing import answered_signal, unanswered_replies
 from loopline.domain.task import Task
 from loopline.domain.task_types import TaskType, task_type
@@ -149,10 +149,15 @@ def profile_layer(settings: TenantSettings) -> str:
     return "\n".join(lines)
 
 
+EVIDENCE_NOTE = " Only a fact shows it (a check-in, a reactivation, a payment), never the contact's words alone."
+"""Said of each outcome of `NEEDS_EVIDENCE`: a close as one read from a reply is not taken as it is."""
+
+
 def goal_layer(kind: TaskType) -> str:
     """The goal and its outcome spectrum, in seed 002 §5.4's words (confidence 0–1, as everywhere in Loopline)."""
     goal = kind.goal
-    outcomes = "\n".join(f'- "{o.code}" ({o.kind}): {o.description}' for o in goal.outcomes)
+    outcomes = "\n".join(f'- "{o.code}" ({o.kind}): {o.description}{EVIDENCE_NOTE if o.code in NEEDS_EVIDENCE else ""}'
+                         for o in goal.outcomes)
     if goal.completion in ("judgment", "composite"):
         rules = goal.judgment_criteria or "Use your best judgment based on the conversation."
     else:

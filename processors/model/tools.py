@@ -8,12 +8,21 @@ here is asked for and checked at once.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
+
+from loopline.domain.safety_limits import DRAFT_BODY_CHARS, DRAFT_SUBJECT_CHARS
 
 _CONFIDENCE = {"type": "number", "minimum": 0, "maximum": 1,
                "description": "How sure you are of this decision, from 0 to 1; below 0.5 the owner reviews it."}
 _REASONING = {"type": "string", "minLength": 1,
               "description": "Two or three sentences on what you observed and why you decided this."}
+
+_SUBJECT = {"type": "string", "minLength": 1, "maxLength": DRAFT_SUBJECT_CHARS, "pattern": r"^[^\r\n]*$",
+            "description": "The email's subject line: one line."}
+_BODY = {"type": "string", "minLength": 1, "maxLength": DRAFT_BODY_CHARS}
+BOUNDED = ("subject", "body", "reply_body")
+"""The fields a message is made of: their bounds hold whichever adapter answered (`check_bounds`)."""
 
 DECISIONS = ("reply", "close", "escalate", "wait")
 
@@ -24,9 +33,8 @@ TOOLS: dict[str, dict[str, Any]] = {
         "input_schema": {
             "type": "object",
             "properties": {
-                "subject": {"type": "string", "minLength": 1, "description": "The email's subject line."},
-                "body": {"type": "string", "minLength": 1,
-                         "description": "The email's text, greeting and sign-off included; no task title or id."},
+                "subject": _SUBJECT,
+                "body": {**_BODY, "description": "The email's text, greeting and sign-off included; no task title or id."},
                 "confidence": _CONFIDENCE,
                 "reasoning": _REASONING,
             },
@@ -46,8 +54,7 @@ TOOLS: dict[str, dict[str, Any]] = {
                                             "escalate: the owner must decide; wait: follow up after wait_days."},
                 "outcome": {"type": "string", "minLength": 1,
                             "description": "With close: one of the outcome codes listed in the prompt."},
-                "reply_body": {"type": "string", "minLength": 1,
-                               "description": "With reply: the text to send, greeting and sign-off included."},
+                "reply_body": {**_BODY, "description": "With reply: the text to send, greeting and sign-off included."},
                 "wait_days": {"type": "integer", "minimum": 1, "maximum": 60,
                               "description": "With wait: days until the next follow-up (3 if not given)."},
                 "confidence": _CONFIDENCE,
@@ -81,6 +88,10 @@ def _check(name: str, value: Any, schema: dict[str, Any]) -> None:
         raise InvalidToolInput(f"{name} {value!r:.80} is not one of {', '.join(schema['enum'])}")
     if "minLength" in schema and len(value.strip()) < schema["minLength"]:
         raise InvalidToolInput(f"{name} is empty")
+    if "maxLength" in schema and len(value) > schema["maxLength"]:
+        raise InvalidToolInput(f"{name} is {len(value)} characters, more than {schema['maxLength']}")
+    if "pattern" in schema and not re.fullmatch(schema["pattern"], value):
+        raise InvalidToolInput(f"{name} holds a line break: it must be one line")
     if "minimum" in schema and value < schema["minimum"] or "maximum" in schema and value > schema["maximum"]:
         raise InvalidToolInput(f"{name} {value!r} is outside {schema.get('minimum')}–{schema.get('maximum')}")
 
@@ -104,6 +115,15 @@ def validate(point: str, tool_input: Any) -> dict[str, Any]:
     if needed and needed not in tool_input:
         raise InvalidToolInput(f"{point}: {needed} is missing (decision {tool_input['decision']} needs it)")
     return dict(tool_input)
+
+
+def check_bounds(point: str, output: dict[str, Any]) -> None:
+    """The message an answer writes within its tool's bounds (length, a one-line subject), InvalidToolInput naming
+    the field otherwise: checked again where any adapter's answer is used, fakes and future adapters included."""
+    properties = TOOLS[point]["input_schema"]["properties"] if point in TOOLS else {}
+    for field in BOUNDED:
+        if field in properties and field in output:
+            _check(f"{point}.{field}", output[field], properties[field])
 
 
 def is_confidence(value: Any) -> bool:

@@ -31,7 +31,8 @@ def test_limits_show_each_limits_value_use_and_what_it_held_back(tmp_path: Path)
     rows = {row["rule"]: row for row in shown["limits"]}
     assert (rows["tenant_daily_limit"]["value"], rows["tenant_daily_limit"]["used"]) == (1, 1)
     assert rows["tenant_daily_limit"]["held"] == 1 and "limit 1 a day" in rows["tenant_daily_limit"]["last_reason"]
-    assert (rows["daily_task_limit"]["value"], rows["daily_task_limit"]["used"], rows["daily_task_limit"]["held"]) == (2, 2, 1)
+    created = rows["daily_task_limit"]
+    assert (created["value"], created["used"], created["held"]) == (2, 2, 1)
     assert rows["daily_task_limit"]["last_task_id"] == "t3"
     assert (rows["active_task_limit"]["value"], rows["active_task_limit"]["used"]) == (100, 2)
     assert rows["member_weekly_limit"]["held"] == 0

@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, given, settings
 
 from tests.e2e.scale import ScaleDeployment
 from tests.e2e.test_scale_workers import Deploy, deploy  # noqa: F401 - the fixture
-from tests.no_reply_lost import T0, broken_rules, configure, interleavings, messages_of, replies_in, zone
+from tests.no_reply_lost import T0, broken_rules, configure, interleavings, messages_of, replies_in, resumed, zone
+from tests.rails_held import broken_rails
 
 __all__ = ["deploy"]
 
@@ -67,12 +68,15 @@ def test_no_reply_is_lost_at_scale(deploy: Deploy) -> None:  # noqa: F811 - the 
                 messages = messages_of(n, op, now, timezone_name, tenant=tenant)
                 published += messages
                 ticking.publish(*messages)
+        ticking.publish(*resumed(now, tenant=tenant))
         for _ in range(SETTLE_TICKS):
             now += SETTLE_STEP
             ticking.tick(now)
 
         mapper = loopline.system.app.mapper
-        events = [e for e in map(mapper.to_domain_event, loopline.notifications()) if getattr(e, "tenant", None) == tenant]
+        events = [e for e in map(mapper.to_domain_event, loopline.notifications())
+                  if getattr(e, "tenant", None) == tenant or type(e).__qualname__.startswith("SystemSwitch.")]
         assert broken_rules(replies_in(published), events, timezone_name) == []
+        assert broken_rails(events) == []
 
     no_reply_is_lost()

@@ -16,6 +16,7 @@ from loopline.cli.parked import everything_parked, parked_counts
 from loopline.domain import ids
 from loopline.domain.inbound import InboundMessage
 from loopline.domain.parked import ParkedMessageClosed
+from loopline.projections.limits import held_counts
 from loopline.domain.timeutil import parse_time
 from loopline.processors.followers import parked as parked_messages
 from loopline.processors.application import UnitOfWork
@@ -72,6 +73,8 @@ def test_a_task_expiring_beyond_the_calendar_is_parked_and_everyone_else_goes_on
     assert parked["error"].startswith("ValidationError") and "expires_in_days" in parked["error"] and parked["attempts"] == 3
     assert parked["source"].startswith("embedded log:") and "in command_from_data" in parked["trace"]
     assert parked_counts(system) == {"messages": 1, "read_model_events": 0, "deliveries": 0}
+    with system.projections.engine.connect() as conn:  # the dead letter is what the retry limit held back
+        assert held_counts(conn) == {"message_attempts": 1}
     # Processing goes on after it: the next publish and tick work.
     publish(system, *healthy("carol"))
     assert task_row(system, "t", "carol")["status"] == "executing"

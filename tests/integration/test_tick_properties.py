@@ -48,12 +48,15 @@ operations = st.lists(
         st.tuples(st.just("task.wake"), task, hours, st.sampled_from([None, *CONTACTS])),
         st.tuples(st.just("workflow.output"), task),
         st.tuples(st.just("reply"), st.sampled_from(CONTACTS)),
+        st.tuples(st.sampled_from(["tenant.pause", "tenant.resume", "system.pause", "system.resume"])),
+        st.tuples(st.sampled_from(["contact.resubscribe", "unsubscribe"]), st.sampled_from(CONTACTS)),
         st.tuples(st.just("tick"), st.integers(1, 72)),
     ),
     min_size=5, max_size=30,
 )
 COVERED = {"task.create", "action.record", "loop.register", "loop.resolve", "task.update", "task.complete", "task.cancel",
-           "task.approve", "task.reject", "task.guidance", "task.reply", "task.takeover", "run.schedule", "task.wake", "workflow.output", "tenant.configure"}
+           "task.approve", "task.reject", "task.guidance", "task.reply", "task.takeover", "run.schedule", "task.wake", "workflow.output", "tenant.configure",
+           "tenant.pause", "tenant.resume", "system.pause", "system.resume", "contact.resubscribe"}
 
 
 def test_the_operations_cover_every_command_type() -> None:
@@ -100,6 +103,12 @@ def message(n: int, op: tuple, at: datetime) -> dict:
         return cmd(task_id=name, at=later(h), **when)
     if kind == "workflow.output":
         return cmd(task_id=args[0], workflow="digest", output={"n": n})
+    if kind.endswith((".pause", ".resume")):
+        return cmd(reason="the owner's call")
+    if kind == "contact.resubscribe":
+        return cmd(contact=args[0], reason="asked to hear from us again")
+    if kind == "unsubscribe":
+        return signal(ref, "contact.unsubscribed", stamp, contact=args[0])
     assert kind == "reply"
     return signal(ref, "email.received", stamp, sender=args[0])
 

@@ -48,8 +48,8 @@ def test_a_reply_on_day_45_wakes_the_dormant_win_back_and_closes_it_with_the_out
     _publish(app, command("cfg", "tenant.configure", format_time(DAY0), execution_mode="limited_auto"), CREATE)
     bus = build_bus(app, RecordingDrafter())
     scheduler = Scheduler(bus)
-    agent = Agent(bus, ScriptedModel(evaluation={"decision": "close", "outcome": "recovered", "confidence": 0.9,
-                                                 "reasoning": "back from travelling and rejoining"}))
+    agent = Agent(bus, ScriptedModel(evaluation={"decision": "close", "outcome": "interested", "confidence": 0.9,
+                                                 "reasoning": "back from travelling and wants to rejoin"}))
     for day in (0, 3, 13, 30):
         scheduler.tick(DAY0 + timedelta(days=day, hours=1))
         agent.run_once()
@@ -59,4 +59,4 @@ def test_a_reply_on_day_45_wakes_the_dormant_win_back_and_closes_it_with_the_out
                          subject="Re: hi", body="Sorry, I was travelling. I'm back and want to rejoin."))
     agent.run_once()
     back = _task(app, "back")
-    assert (back.status, back.outcome, back.turns_used) == ("completed", "recovered", 1)
+    assert (back.status, back.outcome, back.turns_used) == ("completed", "interested", 1)

@@ -9,7 +9,20 @@ from datetime import timedelta
 from hypothesis import HealthCheck, Phase, event, example, given, settings
 
 from loopline.adapters.offline_policy import OfflinePolicy
-from tests.no_reply_lost import SETTLE_DAYS, T0, broken_rules, configure, interleavings, messages_of, replies_in, zone
+from loopline.domain.send_ledger import ContactSends
+from loopline.domain.task import Task
+from tests.no_reply_lost import (
+    SETTLE_DAYS,
+    T0,
+    broken_rules,
+    configure,
+    interleavings,
+    messages_of,
+    replies_in,
+    resumed,
+    zone,
+)
+from tests.rails_held import broken_rails
 from tests.unit.fakes import SwitchableModel
 from tests.unit.in_memory import InMemoryLoopline
 
@@ -29,6 +42,13 @@ PHASES = tuple(Phase)[:-2] if os.environ.get("CI") else tuple(Phase)  # no minut
 @example(  # the reply while a seed-000 follow-up is held back by the weekly limit: kept, and the follow-up never sent
     [("limits", 1, 4), ("create", ("lead_followup", 2), True, 0.95), ("tick", 1), ("agent_email", 2), ("tick", 73),
      ("reply", 2, 5, None), ("tick", 72), ("tick", 72)], "UTC")
+@example(  # a touch due while the tenant is paused is held, and goes out after the resume, within the limits
+    [("create", ("churn_risk", 0), True, 0.95), ("tenant.pause",), ("tick", 24), ("system.pause",), ("tick", 24),
+     ("tenant.resume",), ("tick", 1), ("system.resume",), ("tick", 1)], "Asia/Tokyo")
+@example(  # an unsubscribe closes the member's tasks; once they opt back in, a new task may write to them again
+    [("create", ("churn_risk", 1), True, 0.95), ("tick", 1), ("unsubscribe", 1), ("tick", 72),
+     ("create", ("lead_followup", 1), True, 0.95), ("resubscribe", 1), ("create", ("win_back", 1), True, 0.95),
+     ("tick", 1), ("soft_bounce", 1), ("soft_bounce", 1), ("soft_bounce", 1), ("tick", 72)], "UTC")
 def test_no_reply_is_lost_whatever_interleaves(ops: list[tuple], timezone_name: str) -> None:
     model = SwitchableModel(OfflinePolicy())
     loopline = InMemoryLoopline(model)  # type: ignore[arg-type]
@@ -47,12 +67,17 @@ def test_no_reply_is_lost_whatever_interleaves(ops: list[tuple], timezone_name: 
                 published += messages
                 loopline.publish(*messages)
         model.down = False
+        loopline.publish(*resumed(now))
         for _ in range(SETTLE_DAYS // 2):
             now += timedelta(days=2)
             loopline.tick(now)
 
         events = loopline.events()
         event(f"replies: {len(replies_in(published))}; emails: {min(len(loopline.emails()), 5)}")  # --hypothesis-show-statistics
+        event(f"members suppressed: {len({e.contact for e in events if isinstance(e, ContactSends.Suppressed)})}")
+        held = any(isinstance(e, Task.SendDeferred) and e.rule == "paused" for e in events)
+        event(f"sends held by a pause: {'some' if held else 'none'}")
         assert broken_rules(replies_in(published), events, timezone_name) == []
+        assert broken_rails(events) == []
     finally:
         loopline.close()

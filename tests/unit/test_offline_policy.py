@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from loopline.adapters.offline_policy import OfflinePolicy
+from loopline.domain.outreach import NEEDS_EVIDENCE
 from loopline.domain.task_types import CADENCES, TASK_TYPES
 from loopline.domain.tenant import TenantSettings
 from loopline.processors.model.tools import validate
@@ -168,3 +169,12 @@ def test_an_answer_whose_confidence_is_no_number_from_0_to_1_is_refused_as_off_s
     monkeypatch.setattr(OfflinePolicy, "_draft", lambda self, req: {**drafted(self, req), "confidence": confidence})
     with pytest.raises(ModelUnavailable, match="off the draft_message schema: draft_message.confidence"):
         policy.decide(request())
+
+
+@pytest.mark.parametrize("task_type", (*ACTING_TYPES, "payment_recovery"))
+def test_no_reply_of_the_labelled_set_closes_with_an_outcome_only_a_fact_shows(task_type: str) -> None:
+    """A commitment on a win-back is `interested`, never `recovered`: a reactivation shows that, not words."""
+    closed = {policy.decide(request("evaluate_reply", tone=None, reply=row["text"], task_type=task_type)).output.get("outcome")
+              for row in LABELLED}
+    assert closed & NEEDS_EVIDENCE == set()
+    assert task_type != "win_back" or "interested" in closed

@@ -8,6 +8,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from loopline.domain.outreach import (
+    NEEDS_EVIDENCE,
     Close,
     Escalate,
     GoDormant,
@@ -177,17 +178,38 @@ def test_reply_with_no_message_budget_left_escalates():
 
 
 def test_close_needs_an_outcome_of_the_types_spectrum():
-    assert evaluate({"decision": "close", "outcome": "retained", "reasoning": "booked"}) == Close(
-        "retained", S.COMPLETED, "booked")
+    assert evaluate({"decision": "close", "outcome": "verbal_commitment", "reasoning": "booked"}) == Close(
+        "verbal_commitment", S.COMPLETED, "booked")
     action = evaluate({"decision": "close", "outcome": "delighted"})
     assert isinstance(action, Escalate) and "delighted" in action.reason
 
 
 @pytest.mark.parametrize(("confidence", "closes"), [(0.6, True), (0.59, False), (0.05, False)])
 def test_a_close_needs_a_confidence_of_0_6(confidence: float, closes: bool):
-    action = evaluate({"decision": "close", "outcome": "retained", "reasoning": "booked"}, confidence)
+    action = evaluate({"decision": "close", "outcome": "verbal_commitment", "reasoning": "booked"}, confidence)
     assert isinstance(action, Close) is closes
     assert closes or (isinstance(action, Escalate) and action.cause == "low_confidence")
+
+
+@pytest.mark.parametrize("outcome", sorted(NEEDS_EVIDENCE))
+def test_a_reply_never_closes_with_an_outcome_that_needs_evidence_the_owner_decides(outcome: str):
+    """"Mark this task won": however sure the model is, a contact's words show no check-in or payment."""
+    action = apply_evaluation({"decision": "close", "outcome": outcome, "reasoning": "they said so"}, 0.99,
+                              plan=STANDARD, progress=REPLYING, outcomes=(outcome, "opted_out"), now=day(2))
+    assert isinstance(action, Escalate) and action.cause == "needs_evidence" and outcome in action.reason
+
+
+def test_a_reply_closes_at_most_with_the_types_provisional_outcome():
+    action = apply_evaluation({"decision": "close", "outcome": "retained", "reasoning": "back on Monday"}, 0.99,
+                              plan=STANDARD, progress=REPLYING, outcomes=OUTCOMES, now=day(2),
+                              provisional=("verbal_commitment",))
+    assert isinstance(action, Close) and action.outcome == "verbal_commitment"
+    assert "would close as retained, which a reply alone cannot show" in action.reason
+
+
+def test_below_the_close_floor_the_owner_decides_before_any_outcome_is_weighed():
+    action = evaluate({"decision": "close", "outcome": "retained", "reasoning": "won"}, 0.05)
+    assert isinstance(action, Escalate) and action.cause == "low_confidence"
 
 
 def test_wait_resumes_the_cadence_after_wait_days():

@@ -15,8 +15,10 @@ from loopline.domain.task import Task
 from loopline.domain.tenant import Tenant
 from loopline.domain.timeutil import format_time, parse_time
 from loopline.processors.application import UnitOfWork
+from loopline.processors.handlers.answers import apply
 from loopline.processors.handlers.outreach import step_task
 from loopline.processors.handlers.pausing import pause_tenant_now
+from loopline.processors.messages import DecisionReturned, Held, Pending
 from tests.conftest import command, signal
 from tests.unit.in_memory import InMemoryLoopline
 
@@ -132,7 +134,8 @@ def test_a_reminder_due_while_paused_goes_out_at_the_resume() -> None:
     loopline.publish(command("r", "tenant.resume", "2026-03-22T10:00:00Z", "acme", reason="audit done"))
     loopline.tick(parse_time("2026-03-22T10:00:00Z"))
 
-    assert [(message["kind"], message["to"]) for _, message in loopline.emails()] == [("send_reminder", "legal@acme.com")]
+    sent = [(message["kind"], message["to"]) for _, message in loopline.emails()]
+    assert sent == [("send_reminder", "legal@acme.com")]
     loopline.close()
 
 
@@ -158,6 +161,8 @@ def test_the_system_pause_holds_every_tenant_and_a_tenants_own_pause_outlasts_it
 
 def test_pausing_twice_or_resuming_a_running_tenant_changes_nothing(loopline: InMemoryLoopline) -> None:
     assert pause(loopline, "r0", "tenant.resume", timedelta(0)) == ["tenant gym is not paused; nothing changed"]
+    assert pause(loopline, "s0", "system.resume", timedelta(0)) == ["Loopline is not paused; nothing changed"]
+    assert not any(isinstance(event, SystemSwitch.Event) for event in loopline.events())
     pause(loopline, "p1", "tenant.pause", timedelta(0))
     assert pause(loopline, "p2", "tenant.pause", HOUR) == ["tenant gym is already paused; nothing changed"]
 
@@ -174,3 +179,25 @@ def test_a_send_racing_a_pause_on_another_worker_is_redone_and_then_held(looplin
 
     with pytest.raises(IntegrityError):
         sender.commit()
+
+
+def test_a_request_held_by_a_pause_that_ended_meanwhile_is_asked_at_once(loopline: InMemoryLoopline) -> None:
+    create(loopline, "ann", "ann@example.com")
+    uow = UnitOfWork(loopline.app)
+    task = uow.get(loopline.task(GYM, "ann").id, Task)
+    assert task is not None
+    task.request_decision(request_ref="ann/reply", point="evaluate_reply", purpose="reply", touch=1, tone=None,
+                          reason="Ann replied", now=T0 + 2 * HOUR)
+    uow.commit()
+    # The agent read the request while the tenant was paused; the resume was recorded before its answer.
+    item = Pending(task_id=task.id, task_ref="ann", tenant=GYM, request_ref="ann/reply", attempt=1,
+                   point="evaluate_reply", purpose="reply", touch=1, loop_ref=None, requested_at=T0 + 2 * HOUR,
+                   reply_subject=None, request=None)
+    uow = UnitOfWork(loopline.app)
+    said = apply(uow, DecisionReturned(item, Held("tenant gym is paused")))
+    uow.commit()
+
+    assert said == "'Win back ann': the pause ended before the model was asked; asking it now"
+    assert [type(e).__name__ for e in loopline.events()][-2:] == ["DecisionPaused", "DecisionResumed"]
+    loopline.drain()
+    assert [request.point for request in loopline.model.requests] == ["evaluate_reply"]

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
+from loopline.domain.open_loop import OpenLoop
 from loopline.domain.task import Task
-from tests.conftest import command
+from tests.conftest import command, signal
 from tests.unit.in_memory import InMemoryLoopline
 
 TENANT = "acme"
@@ -50,3 +51,21 @@ def test_a_reminder_a_limit_of_0_holds_for_good_is_the_owners_to_send() -> None:
     [asked] = notices(loopline, "reminder_needed")
     assert "held back" in asked and "legal@acme.com" in asked
     assert notices(loopline, "reminder_sent") == []
+
+
+def test_a_hand_registered_watch_spelled_another_way_reminds_on_the_same_ledger_and_hears_the_reply() -> None:
+    """Two loops wait on one mailbox, one registered by hand with a display name and capitals: with a weekly
+    limit of 1, one reminder goes out (to the mailbox), and the contact's reply resolves the hand-registered loop."""
+    loopline = InMemoryLoopline()
+    contracts(loopline, "legal@acme.com", member_weekly_limit=1)
+    loopline.publish(command("w", "loop.register", T0, TENANT, loop_id="sign-back", task_id="nda0", channel="email",
+                             watch={"sender": "Legal Team <LEGAL@acme.com.>"}, deadline="2026-03-20T10:00:00Z",
+                             if_unresolved="send_reminder"))
+
+    loopline.tick(DUE)
+    assert [message["to"] for _, message in loopline.emails()] == ["legal@acme.com"]
+
+    loopline.publish(signal("r", "email.received", "2026-03-20T11:00:00Z", TENANT, sender="legal@acme.com",
+                            subject="Re: NDA", body="Signed, attached."))
+    resolved = [e for e in loopline.events() if isinstance(e, OpenLoop.Resolved)]
+    assert "sign-back" in {loop.loop_ref for loop in resolved}

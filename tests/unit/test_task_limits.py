@@ -8,14 +8,17 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from eventsourcing.persistence import IntegrityError
 
 from loopline.domain import ids
 from loopline.domain.safety_limits import TASKS_PER_SIGNAL
 from loopline.domain.status import TaskStatus
 from loopline.domain.task import Task
-from loopline.domain.task_ledger import TenantTasks
+from loopline.domain.task_ledger import Origin, TenantTasks
+from loopline.domain.tenant import TenantSettings
 from loopline.domain.timeutil import format_time, parse_time
-from loopline.processors.application import UnitOfWork
+from loopline.processors.application import Loopline, UnitOfWork
+from loopline.processors.handlers.task_limits import admit_task
 from tests.conftest import command
 from tests.unit.in_memory import InMemoryLoopline
 
@@ -110,3 +113,36 @@ def test_a_follow_through_task_is_not_counted(loopline: InMemoryLoopline) -> Non
 
     assert outcome.warning is None and created(loopline) == ["f1"] and held(loopline) == []
     assert create(loopline, 2) is not None
+
+
+def test_the_task_ledger_loads_from_its_snapshot_as_from_its_events() -> None:
+    app = Loopline(env={"PERSISTENCE_MODULE": "eventsourcing.popo"})
+    uow = UnitOfWork(app)
+    ledger = uow.add(TenantTasks.open(id=ids.tenant_tasks_id(GYM), tenant=GYM, now=T0))
+    for n in range(120):  # over four days, so older days and origins are forgotten on the way
+        at = T0 + timedelta(hours=n)
+        ledger.count(task_ref=f"t{n}", day=at.date(), origin=Origin("run", f"run-{n // 30}") if n % 2 else None, now=at)
+    uow.commit()
+
+    assert app.snapshots is not None and list(app.snapshots.get(ledger.id))
+    loaded = app.repository.get(ledger.id)
+    replayed = None
+    for event in app.events.get(ledger.id):
+        replayed = event.mutate(replayed)
+    state = ("created", "spawned", "origins", "active")
+    assert {key: getattr(loaded, key) for key in state} == {key: getattr(replayed, key) for key in state}
+    assert sorted(loaded.created) == ["2026-03-05", "2026-03-06", "2026-03-07"]  # the last day's and two before it
+
+
+def test_two_creations_racing_past_the_daily_limit_meet_as_a_conflict_on_the_ledger(loopline: InMemoryLoopline) -> None:
+    configure(loopline, daily_task_limit=2)
+    create(loopline, 1)
+    settings = TenantSettings(timezone="America/New_York", daily_task_limit=2)
+    racing = [UnitOfWork(loopline.app), UnitOfWork(loopline.app)]
+    for n, uow in enumerate(racing, start=2):  # each reads the ledger before either has saved
+        assert admit_task(uow, tenant=GYM, task_ref=f"t{n}", task_type="churn_risk", contact=f"member{n}@example.com",
+                          origin=None, settings=settings, now=T0) is None
+
+    racing[0].commit()
+    with pytest.raises(IntegrityError):  # the bus reads the batch again, and then the limit holds t3
+        racing[1].commit()

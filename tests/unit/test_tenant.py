@@ -11,7 +11,7 @@ import pytest
 from loopline.domain import ids
 from loopline.domain.pause import Pause, held_timer
 from loopline.domain.tenant import ContactInfo, InvalidSettings, Tenant, TenantSettings
-from loopline.processors.application import Loopline
+from loopline.processors.application import Loopline, UnitOfWork
 
 NOW = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
 
@@ -107,3 +107,19 @@ def test_a_paused_tenant_stays_paused_when_loaded_from_the_store() -> None:
     app.save(tenant)
     assert app.repository.get(tenant.id).paused == Pause(
         scope="tenant gym", reason="owner on holiday", by="owner", since=NOW.isoformat())
+
+
+def test_a_paused_tenant_with_its_held_work_is_restored_from_a_snapshot() -> None:
+    app = Loopline(env={"PERSISTENCE_MODULE": "eventsourcing.popo", "IS_SNAPSHOTTING_ENABLED": "y"})
+    uow = UnitOfWork(app)
+    tenant = uow.add(make_tenant())
+    tenant.configure({"timezone": "Europe/Berlin"}, now=NOW)
+    tenant.pause("owner on holiday", "owner", NOW)
+    for n in range(97):  # the 100th event is snapshotted
+        tenant.hold(held_timer("task_step", f"id-{n}", f"t{n}"), NOW)
+    uow.commit()
+
+    [snapshot] = list(app.snapshots.get(tenant.id))
+    loaded = app.repository.get(tenant.id)
+    assert snapshot.originator_version == 100
+    assert (loaded.current.timezone, loaded.paused, len(loaded.held)) == ("Europe/Berlin", tenant.paused, 97)
