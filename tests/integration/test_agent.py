@@ -166,3 +166,17 @@ def test_a_hanging_model_holds_the_drain_one_calls_timeout_and_its_late_answer_i
         assert len(api.requests) == 3  # the SDK's three tries: the request was not asked again
     finally:
         system.close()
+
+
+def test_a_tenants_second_decision_reads_the_stable_prompt_layers_from_the_cache_and_records_it(
+        gym: System, api: MessagesApi) -> None:
+    configure(gym)
+    create(gym, "t1")
+    create(gym, "t2", contact="lea@example.com")
+    tick(gym, at(0, 1))
+
+    recorded = [e for ref in ("t1", "t2") for e in gym.app.events.get(ids.task_id(GYM, ref))
+                if isinstance(e, Task.DecisionRecorded)]
+    assert all(block.get("cache_control") for block in api.requests[0]["json"]["system"])
+    assert sorted(bool(e.cache_read_tokens) for e in recorded) == [False, True]  # the first wrote what the second read
+    assert all(e.day == "2026-03-02" for e in recorded)
