@@ -149,6 +149,11 @@ def test_a_task_that_used_its_model_calls_goes_to_the_owner_without_asking_the_m
     assert ann.status.value == "escalated" and ann.escalation_cause == "task_model_call_limit"
     assert "task ann used its 1 model call(s)" in str(ann.escalation_reason)
 
+    [guided] = loopline.publish(command("g1", "task.guidance", format_time(T0 + timedelta(hours=2)), GYM,
+                                        task_id="ann", text="Tell her Monday is fine"))
+    assert not guided.accepted and "answer ann@example.com yourself with task.reply" in str(guided.detail)
+    assert len(model.requests) == 1
+
 
 def test_the_owner_is_told_when_the_days_calls_reach_80_percent_of_the_limit(loopline: InMemoryLoopline) -> None:
     configure(loopline, daily_model_call_limit=5)
