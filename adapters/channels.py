@@ -24,6 +24,7 @@ class JsonlOutbox:
     """
 
     name = "jsonl"
+    drops_repeats = True
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -76,6 +77,7 @@ class ConsoleChannel:
     """Prints each delivered message as one readable line."""
 
     name = "console"
+    drops_repeats = False
 
     def __init__(self, write: Callable[[str], None]) -> None:
         self.write = write

@@ -19,6 +19,7 @@ from loopline.adapters.config import InvalidSetting
 from loopline.domain.notices import render
 from loopline.domain.timeutil import parse_time
 from loopline.processors.followers.delivery import is_contact_email, is_owner_email
+from loopline.processors.handlers.sending import one_line
 from loopline.processors.ports import DeliveryFailed
 
 SEND_TIMEOUT = 10.0
@@ -68,7 +69,7 @@ def compose_notice(*, key: str, message: dict[str, Any], sender: str) -> EmailMe
     email = EmailMessage()
     email["From"] = sender
     email["To"] = message["owner_email"]
-    email["Subject"] = f"Loopline: {message['title']}"
+    email["Subject"] = one_line(f"Loopline: {message['title']}")
     email["Message-ID"] = message_id(key, sender)
     email["Date"] = format_datetime(parse_time(message["at"]))
     email["In-Reply-To"] = owner_thread_id(key, sender)
@@ -87,7 +88,7 @@ def compose(*, key: str, message: dict[str, Any], sender: str) -> EmailMessage:
     email = EmailMessage()
     email["From"] = sender
     email["To"] = message["to"]
-    email["Subject"] = details.get("subject") or message.get("text") or "(no subject)"
+    email["Subject"] = one_line(details.get("subject") or message.get("text") or "") or "(no subject)"
     email["Message-ID"] = message_id(key, sender)
     email["Date"] = format_datetime(parse_time(message["at"]))
     references = [message_id(key, sender) for key in (details.get("thread") or {}).get("references", [])]
@@ -107,6 +108,7 @@ def compose(*, key: str, message: dict[str, Any], sender: str) -> EmailMessage:
 
 class SmtpChannel:
     name = "smtp"
+    drops_repeats = False
 
     def __init__(self, server: SmtpServer, sender: str) -> None:
         self.server = server

@@ -26,6 +26,7 @@ def signature(body: bytes, secret: str) -> str:
 
 class WebhookChannel:
     name = "webhook"
+    drops_repeats = False
 
     def __init__(self, url: str, secret: str) -> None:
         self.url = url

@@ -52,6 +52,16 @@ class ContactSends(ContactSuppression, LooplineAggregate):
                 ledger.forgotten_until = max(filter(None, (ledger.forgotten_until, forgotten[-1])))
             ledger.sent_at = sent_at[len(forgotten):]
 
+    class Returned(TenantEvent):
+        """The email sent at `sent_at` by the task never left (delivery could not send it): it no longer counts."""
+
+        task_ref: str
+        sent_at: datetime
+
+        def apply(self, ledger: ContactSends) -> None:
+            if self.sent_at in ledger.sent_at:
+                ledger.sent_at.remove(self.sent_at)
+
     def __init__(self, tenant: str, contact: str) -> None:
         self.tenant = tenant
         self.contact = contact
@@ -73,6 +83,9 @@ class ContactSends(ContactSuppression, LooplineAggregate):
 
     def record(self, *, task_ref: str, now: datetime) -> None:
         self.trigger_event(self.Sent, timestamp=now, task_ref=task_ref)
+
+    def give_back(self, *, task_ref: str, sent_at: datetime, now: datetime) -> None:
+        self.trigger_event(self.Returned, timestamp=now, task_ref=task_ref, sent_at=sent_at)
 
     def sent_within_week_of(self, at: datetime) -> int:
         """Sends in the 7 days up to and including `at`: what the contact got "this week"."""
@@ -125,6 +138,16 @@ class TenantSends(LooplineAggregate):
                 ledger.forgotten_through = max(filter(None, (ledger.forgotten_through, *forgotten)))
                 ledger.per_day = {day: count for day, count in ledger.per_day.items() if day >= horizon}
 
+    class Returned(TenantEvent):
+        """An email counted on `day` never left (delivery could not send it): it no longer counts."""
+
+        task_ref: str
+        day: str
+
+        def apply(self, ledger: TenantSends) -> None:
+            if ledger.per_day.get(self.day):
+                ledger.per_day[self.day] -= 1
+
     class PauseFenced(TenantEvent):
         """The tenant was paused in the same save (`Tenant.Paused`): a send on another worker that read this ledger
         before meets a version conflict and is checked again, so no send slips past the pause. Changes no count."""
@@ -145,6 +168,9 @@ class TenantSends(LooplineAggregate):
 
     def record(self, *, task_ref: str, day: date, now: datetime) -> None:
         self.trigger_event(self.Sent, timestamp=now, task_ref=task_ref, day=day.isoformat())
+
+    def give_back(self, *, task_ref: str, day: date, now: datetime) -> None:
+        self.trigger_event(self.Returned, timestamp=now, task_ref=task_ref, day=day.isoformat())
 
     def fence_pause(self, now: datetime) -> None:
         self.trigger_event(self.PauseFenced, timestamp=now)

@@ -76,6 +76,18 @@ class TaskOutreach:
         def apply(self, task: Task) -> None:
             task.deferred = {"rule": self.rule, "until": self.until, "draft": self.draft}
 
+    class SendReturned(TaskEvent):
+        """The email of the task's event `send_version` never left: delivery could not send it (`reason`). It no
+        longer counts: a touch gives its message back to the task's budget (`messages_used` is the count after)."""
+
+        send_version: int
+        to: str
+        reason: str
+        messages_used: int
+
+        def apply(self, task: Task) -> None:
+            task.messages_used = self.messages_used
+
     class NextTouchScheduled(TaskEvent):
         """The contact answered and the evaluation said wait: the cadence resumes at `next_touch_at`."""
 
@@ -180,6 +192,12 @@ class TaskOutreach:
     def touch_sent(self, *, touch: int, next_touch_at: datetime | None, now: datetime) -> None:
         self.trigger_event(self.TouchSent, timestamp=now, touch=touch, messages_used=self.messages_used + 1,
                            next_touch_at=next_touch_at)
+
+    def return_send(self, *, send_version: int, to: str, reason: str, touch: bool, now: datetime) -> None:
+        """Stops counting the send of event `send_version`, which never left; a `touch` counted against the budget."""
+        used = max(self.messages_used - 1, 0) if touch else self.messages_used
+        self.trigger_event(self.SendReturned, timestamp=now, send_version=send_version, to=to, reason=reason,
+                           messages_used=used)
 
     def defer_send(self, *, rule: str, reason: str, until: datetime, draft: dict[str, Any], now: datetime) -> None:
         self.check_open()

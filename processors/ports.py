@@ -119,6 +119,8 @@ class OutboundChannel(Protocol):
     """Sends outbound messages of the kinds it `accepts`; the key lets the destination drop a repeat."""
 
     name: str
+    drops_repeats: bool
+    """The channel itself never delivers one key twice (the JSONL outbox), so a resend after a crash costs nothing."""
 
     def accepts(self, message: dict[str, Any]) -> bool: ...
 

@@ -83,7 +83,7 @@ QUIET = (
     Task.UserNotified, Task.StallFlagged, Task.WakeupScheduled, Task.LoopLinked, Task.LoopClosed, Task.OutreachPlanned,
     Task.ContextMerged, Task.DecisionRequested, Task.DecisionHeld, Task.DecisionRecorded, Task.DecisionFailed,
     Task.SendDeferred, Task.OutcomeSet, Task.TouchSent, Task.NextTouchScheduled, Task.OutOfOfficeReceived,
-    Task.ReplyNoted,
+    Task.ReplyNoted, Task.SendReturned,
 )
 """Events that are no activity of their own: a send is activity through its ActionRecorded, a close through Completed."""
 
@@ -265,6 +265,7 @@ handlers = {
     Task.ContextMerged: lambda conn, event, position: _update(conn, event),
     Task.TouchSent: _touch_sent,
     Task.SendDeferred: _deferred,
+    Task.SendReturned: lambda conn, event, position: _update(conn, event, messages_used=event.messages_used),
     Task.DecisionRequested: _decision_requested,
     Task.DecisionRecorded: _decision_recorded,
     Task.DecisionFailed: _decision_failed,

@@ -120,6 +120,7 @@ DESCRIPTIONS: dict[type, Describe] = {
         None,
     ),
     Task.SendDeferred: lambda e: (f"send deferred until {format_time(e.until)} ({e.rule})", e.reason),
+    Task.SendReturned: lambda e: (f"email to {e.to} never left: not counted as sent", e.reason),
     Task.OutcomeSet: lambda e: (
         f"outcome {e.code} ({e.kind}{', provisional' if e.provisional else ''})", e.reason,
     ),

@@ -5,10 +5,12 @@ The outbox is the event store: each outbound message is derived from a stored ev
 (Task.UserNotified, Task.ActionRecorded by Loopline, Task.WokenUp, Task.SignalReceived), and that event was committed in the same transaction as its cause. Its
 idempotency key is `<originator_id>:<originator_version>`. Per key and channel the durable
 delivery ledger says whether it was delivered; a channel's send is claimed there first and
-marked after. A crash between sending and marking sends again with the same key, which each
-destination uses to drop the repeat. A failed send is retried with backoff from the ledger (it
-never holds up other messages) and after the last attempt parked as failed, visible in
-`loopline status`.
+marked the moment the channel accepted it, one by one, so a crash resends at most the one message
+that was in flight, with the same key, which each destination uses to drop the repeat. A failed
+send is retried with backoff from the ledger (it never holds up other messages) and after the last
+attempt parked as failed, visible in `loopline status`. A contact email the SMTP channel cannot take
+at all is parked at once and given back: the task and the send ledgers stop counting it and the owner
+is told (`processors/handlers/undelivered.py`).
 
 An owner notice that asks the owner to act is looked at again just before each send: when the owner
 acted on its task after it (or the task closed), it is withdrawn (`domain/notices.py`), marked so in the
@@ -34,6 +36,7 @@ from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time
 from loopline.processors.application import Loopline
 from loopline.processors.bus import is_infrastructure
+from loopline.processors.handlers.undelivered import give_back_undelivered
 from loopline.processors.ports import Attempt, Clock, DeliveryFailed, DeliveryLedger, OutboundChannel
 
 TOPICS = [
@@ -41,7 +44,8 @@ TOPICS = [
 ]
 ROUTING = "routing"
 """The ledger's channel for an event that failed to become a message (parked; a retry routes it again)."""
-"""The first retry's delay; each later one waits twice as long (30 s, 1 min, 2 min, 4 min)."""
+EMAIL = "smtp"
+"""The channel that emails: a contact email it cannot take is given back (`processors/handlers/undelivered.py`)."""
 
 
 class Delivery:
@@ -80,11 +84,12 @@ class Delivery:
     def run_once(self) -> int:
         """Sends the retries that are due, then the messages of the next batch of events; returns how many of each.
 
-        The batch's sends are claimed in one transaction and marked in one after they went out,
-        so a crash in between sends that batch's messages again, with the same keys."""
+        The batch's sends are claimed in one transaction and each is marked as soon as its channel took
+        it (`_deliver`), so a crash mid-batch sends again only the message in flight (with its key); the
+        rest of the batch is still claimed by the dead process and taken over at once."""
         self._moot, self._owner_emails = {}, {}
         retried = self.ledger.due(now=self._now(), limit=self.batch_size)
-        sent = [attempt for attempt in retried if self._send(attempt)]
+        self._deliver(retried)
         notifications = self.app.process_recorder.select_notifications(
             start=self.app.position(self.name) + 1, limit=self.batch_size, topics=TOPICS
         )
@@ -101,8 +106,7 @@ class Delivery:
                 unroutable = {"tenant": event.tenant, "task_id": getattr(event, "task_ref", None),
                               "kind": type(event).__qualname__, "position": notification.id}
                 self.ledger.park(key, ROUTING, unroutable, error=_describe(error), now=self._now())
-        sent += [attempt for attempt in self.ledger.claim(wanted, now=self._now()) if self._send(attempt)]
-        self.ledger.delivered(sent, now=self._now())
+        self._deliver(self.ledger.claim(wanted, now=self._now()))
         if notifications:
             try:
                 self.app.process_recorder.insert_tracking(Tracking(self.name, notifications[-1].id))
@@ -154,13 +158,28 @@ class Delivery:
             start=attempt.message["position"], limit=1, topics=TOPICS
         )
         wanted = self._wanted(self.app.mapper.to_domain_event(notification), attempt.key)
-        self.ledger.delivered([a for a in self.ledger.claim(wanted, now=self._now()) if self._send(a)], now=self._now())
+        self._deliver(self.ledger.claim(wanted, now=self._now()))
 
     def _routes(self, key: str, message: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
         channels = [channel for channel in self.channels.values() if channel.accepts(message)]
         if is_contact_email(message) or is_owner_email(message):
-            message["emailed"] = any(channel.name == "smtp" for channel in channels)
+            message["emailed"] = any(channel.name == EMAIL for channel in channels)
         return [(key, channel.name, message) for channel in channels]
+
+    def _deliver(self, attempts: list[Attempt]) -> None:
+        """Sends each claimed message and marks it delivered the moment its channel took it, so a crash resends
+        at most the one in flight; a channel that never delivers a key twice itself (the JSONL outbox) has its
+        sends marked together, in one transaction, after the others."""
+        together = []
+        for attempt in attempts:
+            if not self._send(attempt):
+                continue
+            channel = self.channels.get(attempt.channel)
+            if attempt.channel == ROUTING or (channel is not None and channel.drops_repeats):
+                together.append(attempt)
+            else:
+                self.ledger.delivered([attempt], now=self._now())
+        self.ledger.delivered(together, now=self._now())
 
     def _send(self, attempt: Attempt) -> bool:
         """True when the channel took the message; a failure is recorded for a retry, or parked after the last."""
@@ -172,16 +191,18 @@ class Delivery:
                 return False
             if attempt.channel == ROUTING:
                 self._reroute(attempt)
-                return True
-            if channel is None:
+            elif channel is None:
                 raise DeliveryFailed(f"channel {attempt.channel} is not configured in this process")
-            channel.send(key=attempt.key, message=attempt.message)
+            else:
+                channel.send(key=attempt.key, message=attempt.message)
         except Exception as error:
             if isinstance(error, DeliveryFailed) or is_infrastructure(error):
                 last = attempt.attempts >= self.max_attempts
                 retry_at = None if last else self._now() + self.backoff * 2 ** (attempt.attempts - 1)
                 self.ledger.failed(attempt, error=str(error), retry_at=retry_at, now=self._now())
             else:  # a bug or a message the channel cannot take: retrying the same way would fail the same way
+                if attempt.channel == EMAIL and is_contact_email(attempt.message):
+                    give_back_undelivered(self.app, key=attempt.key, reason=_describe(error), now=self.clock.now())
                 self.ledger.failed(attempt, error=_describe(error), retry_at=None, now=self._now())
             return False
         return True

@@ -4,6 +4,10 @@ Work follows the timer wheel, so a tick touches due items only. Each bucket is h
 as one batch (its due timers, `TimerFired`, and once its hour has passed its closing), and every
 timer checks its aggregate's state first (`processors/handlers/timer_firings.py`), which makes a tick
 idempotent: running it again, or after a crash half-way, changes nothing that was already done.
+
+A filing reads the wheel without writing it, so one that read it just before a tick swept past the timer's
+hour can open that hour's bucket after the tick looked for it: the wheel never comes back to it. Each tick
+therefore also follows the buckets opened since the last one, and sweeps those behind the wheel.
 """
 
 from __future__ import annotations
@@ -15,19 +19,24 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
+from eventsourcing.utils import get_topic
+
 from loopline.domain import ids
 from loopline.domain.safety_limits import STEPS_PER_TICK
 from loopline.domain.task import Task
 from loopline.domain.timers import SHARDS, TimerBucket, TimerKind, TimerWheel
 from loopline.domain.timeutil import HOUR, floor_hour
 from loopline.domain.wording import count, when
-from loopline.processors.application import Loopline, UnitOfWork
+from loopline.processors.application import Loopline, Position, UnitOfWork
 from loopline.processors.bus import Batch, Bus
 from loopline.processors.messages import BucketSwept, TimerFired, WheelSwept
 from loopline.processors.handlers.outreach import has_step, priority_rank
 from loopline.processors.handlers.timer_firings import TIMERS
 
 SWEEPS = 5
+OPENINGS = "timer-openings"
+"""The scheduler's position in the stored bucket openings (`TimerBucket.Opened`)."""
+OPENINGS_BATCH = 1_000
 
 
 @dataclass
@@ -99,9 +108,15 @@ class WheelSweep:
 
     until: datetime
     now: datetime
+    app: Loopline
+    openings_read: int
+    """The last bucket opening this tick looked at: the scheduler's position in them moves there with the mark."""
 
     def read(self) -> Batch:
-        return Batch([WheelSwept(self.until, self.now)])
+        previous = self.app.position(OPENINGS)
+        moves = self.openings_read > previous
+        return Batch([WheelSwept(self.until, self.now)],
+                     Position(OPENINGS, self.openings_read, previous=previous) if moves else None)
 
     def one_by_one(self, batch: Batch) -> Iterator[WheelSweep]:
         yield self
@@ -121,15 +136,36 @@ class Scheduler:
             return report
         last = floor_hour(now)
         hours = [wheel.first_unswept + step * HOUR for step in range(max(int((last - wheel.first_unswept) / HOUR) + 1, 0))]
-        read, stepping = self._choose_steps(hours, now)
+        opened_late, openings_read = self._opened_behind(wheel.first_unswept)
+        in_turn = [(hour, shard) for hour in hours for shard in range(SHARDS)]
+        read, stepping = self._choose_steps(opened_late + in_turn, now)
+        for hour, shard in opened_late:
+            events = read.pop(ids.timer_bucket_id(hour, shard))
+            self._sweep_bucket(BucketSweep(self.app, hour, shard, now, stepping, events), report)
         for step, hour in enumerate(hours):
             for shard in range(SHARDS):
                 events = read.pop(ids.timer_bucket_id(hour, shard), None)
                 self._sweep_bucket(BucketSweep(self.app, hour, shard, now, stepping, events), report)
             if progress:
                 progress(step + 1, len(hours))
-        self.bus.process(WheelSweep(last, now))
+        self.bus.process(WheelSweep(last, now, self.app, openings_read))
         return report
+
+    def _opened_behind(self, first_unswept: datetime) -> tuple[list[tuple[datetime, int]], int]:
+        """The buckets opened since the last tick looked for an hour the wheel had already swept past (the
+        timer's filing read the wheel just before a tick moved it: no sweep would ever reach them), and the
+        position of the last opening read."""
+        position = self.app.position(OPENINGS)
+        behind: list[tuple[datetime, int]] = []
+        while batch := self.app.process_recorder.select_notifications(
+            start=position + 1, limit=OPENINGS_BATCH, topics=[get_topic(TimerBucket.Opened)]
+        ):
+            for notification in batch:
+                opened = self.app.mapper.to_domain_event(notification)
+                if opened.hour < first_unswept:
+                    behind.append((opened.hour, opened.shard))
+            position = batch[-1].id
+        return behind, position
 
     def _sweep_bucket(self, sweep: BucketSweep, report: TickReport) -> None:
         """Fires every due timer of a bucket and, once its hour has passed, closes it: one transaction, swept
@@ -147,19 +183,20 @@ class Scheduler:
                 return
         raise RuntimeError(f"timer bucket {sweep.hour.isoformat()}#{sweep.shard} kept changing; tick again")
 
-    def _choose_steps(self, hours: list[datetime], now: datetime) -> tuple[dict[UUID, list[Any]], set[UUID]]:
+    def _choose_steps(
+        self, buckets: list[tuple[datetime, int]], now: datetime
+    ) -> tuple[dict[UUID, list[Any]], set[UUID]]:
         """Reads the buckets this tick sweeps and picks the acting tasks that step in it: per tenant, those
         with something to do, critical first, at most `STEPS_PER_TICK` (the sweep then reuses what was read)."""
         due_steps: dict[UUID, datetime] = {}
         read: dict[UUID, list[Any]] = {}
-        for hour in hours:
-            for shard in range(SHARDS):
-                bucket_id = ids.timer_bucket_id(hour, shard)
-                events = list(self.app.events.get(bucket_id))
-                read[bucket_id] = events
-                for kind, target_id, due in TimerBucket.due(events, now):
-                    if kind == TimerKind.TASK_STEP:
-                        due_steps.setdefault(target_id, due)
+        for hour, shard in buckets:
+            bucket_id = ids.timer_bucket_id(hour, shard)
+            events = list(self.app.events.get(bucket_id))
+            read[bucket_id] = events
+            for kind, target_id, due in TimerBucket.due(events, now):
+                if kind == TimerKind.TASK_STEP:
+                    due_steps.setdefault(target_id, due)
         uow = UnitOfWork(self.app)
         uow.prefetch(due_steps)
         by_tenant: dict[str, list[tuple[int, datetime, str, UUID]]] = {}

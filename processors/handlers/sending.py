@@ -57,8 +57,8 @@ def send_to_contact(
         return Deferred(contact)
     details = {**details, "to": contact}
     if "subject" in details:
-        details["subject"] = _one_line(str(details["subject"]))
-    contact_sends, tenant_sends = _ledgers(uow, task, contact, now)
+        details["subject"] = one_line(str(details["subject"]))
+    contact_sends, tenant_sends = ledgers(uow, task, contact, now)
     deferral = first_deferral(_attempt(uow, task, contact, contact_sends, tenant_sends, settings, now, answers_contact,
                                        yields_to))
     if deferral is not None:
@@ -93,11 +93,11 @@ def send_deferral(uow: UnitOfWork, task: Task, *, contact: str, now: datetime, s
     recipient = _recipient(contact)
     if isinstance(recipient, Deferral):
         return recipient
-    contact_sends, tenant_sends = _ledgers(uow, task, recipient, now)
+    contact_sends, tenant_sends = ledgers(uow, task, recipient, now)
     return first_deferral(_attempt(uow, task, recipient, contact_sends, tenant_sends, settings, now, False, yields_to))
 
 
-def _one_line(subject: str) -> str:
+def one_line(subject: str) -> str:
     """A subject as one header line: a line break (a contact's own subject, `Re:`-d, can hold one) would add headers
     to the email or get it parked at delivery after it was counted as sent."""
     return " ".join(subject.split()) if any(c in LINE_BREAKS for c in subject) else subject
@@ -111,7 +111,7 @@ def _recipient(to: str) -> str | Deferral:
         return Deferral("undeliverable", f"the recipient (to) names no mailbox: {error}", None)
 
 
-def _ledgers(uow: UnitOfWork, task: Task, contact: str, now: datetime) -> tuple[ContactSends, TenantSends]:
+def ledgers(uow: UnitOfWork, task: Task, contact: str, now: datetime) -> tuple[ContactSends, TenantSends]:
     """The contact's and the tenant's send ledgers as this unit of work sees them (opened, unsaved, when new)."""
     contact_id, tenant_id = ids.contact_sends_id(task.tenant, contact), ids.tenant_sends_id(task.tenant)
     contact_sends = uow.get(contact_id, ContactSends) or ContactSends.open(

@@ -235,6 +235,7 @@ handlers = {
     Task.DecisionFailed: _handle(_only_logged),
     Task.DecisionHeld: _handle(_only_logged),
     Task.SendDeferred: _handle(_only_logged),
+    Task.SendReturned: _handle(_only_logged),
     Task.NextTouchScheduled: _handle(_only_logged),
     Task.OutOfOfficeReceived: _handle(_only_logged),
 }

@@ -96,6 +96,7 @@ class FaultyChannel:
     def __init__(self, channel: Any, faults: Faults) -> None:
         self.channel = channel
         self.name = channel.name
+        self.drops_repeats = channel.drops_repeats
         self.faults = faults
 
     def accepts(self, message: dict[str, Any]) -> bool:
@@ -112,6 +113,7 @@ class KillAfterSend:
     def __init__(self, channel: Any) -> None:
         self.channel = channel
         self.name = channel.name
+        self.drops_repeats = channel.drops_repeats
 
     def accepts(self, message: dict[str, Any]) -> bool:
         return self.channel.accepts(message)

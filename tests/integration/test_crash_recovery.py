@@ -240,7 +240,7 @@ def test_delivery_crash_after_sending_sends_nothing_twice_on_restart(
     system: System, home: Path, clean: tuple[System, Path], monkeypatch: pytest.MonkeyPatch,
     store_environ: dict[str, str],
 ) -> None:
-    """The crash falls after sending and marking a batch as delivered, before recording the delivery position.
+    """The crash falls after a send was marked delivered, before the delivery position is recorded.
     (A kill between sending and marking is in tests/e2e/test_cli_outbound.py: it needs a process that dies.)"""
     publish(clean[0], *SCRIPT)
     system.router = Router(system.bus, batch_size=3)

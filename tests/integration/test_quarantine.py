@@ -253,6 +253,7 @@ class Exploding:
     """A channel with a bug for one tenant's messages."""
 
     name = "exploding"
+    drops_repeats = False
 
     def accepts(self, message: dict[str, Any]) -> bool:
         return True

@@ -17,9 +17,12 @@ from loopline.domain.task import Task
 from loopline.domain.tenant import TenantSettings
 from loopline.domain.timeutil import parse_time
 from loopline.processors.application import UnitOfWork
+from loopline.processors.followers.delivery import is_contact_email
 from loopline.processors.handlers.sending import Deferred, Sent, send_to_contact
 from loopline.runtime.system import System
 from tests.conftest import command, publish
+from tests.integration.helpers import trail
+from tests.unit.fakes import UnsendableChannel
 
 TENANT = "gym"
 BOB = "bob@example.com"
@@ -27,10 +30,13 @@ AT = "2026-03-02T09:00:00Z"
 NOW = parse_time(AT)
 
 
-def outbox_emails(home: Path) -> list[dict[str, Any]]:
+def outbox_lines(home: Path) -> list[dict[str, Any]]:
     path = home / "outbox.jsonl"
-    lines = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-    return [line for line in lines if line.get("kind") == "send_email"]
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def outbox_emails(home: Path) -> list[dict[str, Any]]:
+    return [line for line in outbox_lines(home) if line.get("kind") == "send_email"]
 
 
 def create_tasks(system: System, *refs: str) -> None:
@@ -145,3 +151,23 @@ def test_a_task_whose_message_budget_is_spent_sends_nothing(system: System) -> N
     assert isinstance(result, Deferred)
     assert (result.deferral.rule, result.deferral.until) == ("task_message_budget", None)
     assert acting.actions_count == 0
+
+
+def test_an_email_smtp_cannot_take_is_parked_given_back_and_in_the_tasks_trail(system: System, home: Path) -> None:
+    system.delivery.add_channel(UnsendableChannel("smtp", accepts=is_contact_email))
+    create_tasks(system, "t1")
+    uow = UnitOfWork(system.app)
+    send_to_contact(uow, task(uow, "t1"), details=email("We miss you"), now=NOW, settings=TenantSettings())
+    uow.commit()
+    system.drain()
+
+    [parked] = system.delivery.ledger.parked()
+    assert (parked["channel"], parked["to"]) == ("smtp", BOB)
+    check = UnitOfWork(system.app)
+    contact_sends = check.get(ids.contact_sends_id(TENANT, BOB), ContactSends)
+    tenant_sends = check.get(ids.tenant_sends_id(TENANT), TenantSends)
+    assert contact_sends is not None and contact_sends.sent_at == []
+    assert tenant_sends is not None and tenant_sends.sent_on(NOW.date()) == 0
+    [returned] = [row for row in trail(system, "t1", TENANT) if row["event"] == "Task.SendReturned"]
+    assert returned["summary"] == f"email to {BOB} never left: not counted as sent" and "linefeed" in returned["reason"]
+    assert [line["kind"] for line in outbox_lines(home) if line["to"] == "user"][-1] == "send_undeliverable"

@@ -16,6 +16,7 @@ class FakeChannel:
 
     def __init__(self, name: str, accepts: Callable[[dict[str, Any]], bool] = lambda message: True, failures: int = 0) -> None:
         self.name = name
+        self.drops_repeats = False
         self._accepts = accepts
         self.failures = failures
         self.sent: list[tuple[str, dict[str, Any]]] = []
@@ -29,6 +30,13 @@ class FakeChannel:
         if self.tries <= self.failures:
             raise DeliveryFailed(f"{self.name} is down (try {self.tries})")
         self.sent.append((key, message))
+
+
+class UnsendableChannel(FakeChannel):
+    """A channel that cannot take any message at all, as SMTP meeting a header that holds a line break."""
+
+    def send(self, *, key: str, message: dict[str, Any]) -> None:
+        raise ValueError("Header values may not contain linefeed or carriage return characters")
 
 
 class FakeLedger:

@@ -145,6 +145,15 @@ def test_a_touch_answers_the_task_messages_before_it_by_their_delivery_keys() ->
     assert email["References"] == "<loopline.6f1c.3@acme.com> <loopline.6f1c.9@acme.com>"
 
 
+def test_a_subject_with_line_breaks_goes_out_on_one_line() -> None:
+    message = {"to": RAHUL, "kind": "send_email", "tenant": "user_xyz", "text": "Emailed", "at": "2026-03-16T10:00:01Z",
+               "details": {"subject": "Re: Meet\r\nBcc: everyone@acme.com", "body": "Hi"}}
+
+    email = compose(key="6f1c:3", message=message, sender="me@acme.com")
+
+    assert email["Subject"] == "Re: Meet Bcc: everyone@acme.com" and email["Bcc"] is None
+
+
 def test_the_first_message_of_a_thread_answers_nothing() -> None:
     message = {"to": RAHUL, "kind": "send_email", "tenant": "user_xyz", "text": "Emailed", "at": "2026-03-16T10:00:01Z",
                "details": {"subject": "We miss you", "body": "Hi", "thread": {"references": []}}}
