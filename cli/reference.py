@@ -3,6 +3,7 @@ prints them, and `tests/unit/test_readme.py` fails when the README says anything
 
 from __future__ import annotations
 
+import json
 import types
 from dataclasses import MISSING, fields
 from datetime import timedelta
@@ -216,7 +217,7 @@ def _unset(name: str) -> str:
     default = {f.name: f for f in fields(TenantSettings)}.get(name)
     if default is None or default.default is MISSING or default.default is None:
         return "—"
-    return f"`{default.default}`"
+    return f"`{json.dumps(default.default) if isinstance(default.default, bool) else default.default}`"
 
 
 def _tenant_rows(model: type[BaseModel], prefix: str = "") -> list[str]:

@@ -71,8 +71,9 @@ def initial_status(
     """The status a new task starts in and the reason; a task the agent spawned from another's work always waits for
     review (seed 002 §7.13)."""
     review = TaskStatus.PENDING_REVIEW
-    if acting and settings.execution_mode == "manual":
-        return review, "execution mode manual: every task the agent would send for waits for owner review"
+    if acting and settings.reviews_every_task:
+        why = "execution mode manual" if settings.execution_mode == "manual" else f"onboarding phase {settings.ramp_phase}"
+        return review, f"{why}: every task the agent would send for waits for owner review"
     if acting and spawned_from is not None:
         return review, f"spawned by the agent from task {spawned_from}'s work: a spawned task always waits for owner review"
     # A type that sends nothing (a staff call, a report) is its own kind of work: its triggers hold as for one that

@@ -209,10 +209,11 @@ def exhausted(plan: Plan, now: datetime, reason: str) -> StepAction:
 
 
 def apply_draft(
-    output: dict[str, Any], confidence: float, *, plan: Plan, progress: Progress, owner_approves: bool = False,
+    output: dict[str, Any], confidence: float, *, plan: Plan, progress: Progress, owner_approves: str | None = None,
 ) -> SendTouch | Escalate:
-    """A drafted touch is sent only with budget left, enough confidence and, when `owner_approves` (execution mode
-    manual, seed 002 §7.6), not at all; else the owner gets the draft."""
+    """A drafted touch is sent only with budget left, enough confidence and, when `owner_approves` says why the owner
+    approves it first (execution mode manual, seed 002 §7.6, or an onboarding phase, §26), not at all; else the owner
+    gets the draft."""
     draft = {"subject": output.get("subject", ""), "body": output.get("body", "")}
     if progress.messages_used >= plan.budget_messages:
         return Escalate(f"a touch was drafted but the message budget ({plan.budget_messages}) is spent", "message_budget",
@@ -222,13 +223,14 @@ def apply_draft(
                         "the draft is saved for you to review", "low_confidence", draft)
     touch = progress.touch + 1
     if owner_approves:
-        return held_for_owner(touch, draft)
+        return held_for_owner(touch, draft, owner_approves)
     return SendTouch(touch, plan.tone(touch), use_draft=False)
 
 
-def held_for_owner(touch: int, draft: dict[str, Any]) -> Escalate:
-    """A touch the agent would send unasked while the tenant runs in `manual` mode: the owner approves it first."""
-    return Escalate(f"touch {touch} is due, and the execution mode is manual: nothing goes out unasked, so the "
+def held_for_owner(touch: int, draft: dict[str, Any], why: str) -> Escalate:
+    """A touch the agent would send unasked while the tenant reviews every task (`why`: the `manual` mode or an
+    onboarding phase): the owner approves it first."""
+    return Escalate(f"touch {touch} is due, and {why}: nothing goes out unasked, so the "
                     "draft waits for your approval", "manual_mode",
                     {"subject": draft.get("subject", ""), "body": draft.get("body", "")})
 

@@ -8,9 +8,12 @@ what each limit held back to its row. The README's "Safety" table is rendered fr
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Literal
+from typing import Any, Literal
+
+from loopline.domain.onboarding import RAMP
 
 Scope = Literal["task", "contact", "tenant", "tick", "run", "signal", "message", "delivery", "draft"]
 
@@ -149,6 +152,18 @@ SAFETY_LIMITS: tuple[SafetyLimit, ...] = (
         "`tenant.resume` lifts it",
     ),
     SafetyLimit(
+        "warm_up", "tenant", "emails a new tenant sends in one local day: its onboarding phase's cap (`shadow` 0, "
+        "`guided` 3, `limited` 10) and, with `warm_up`, 3 / 5 / 10 in the three weeks from its first email",
+        "`full`, no warm-up", "§26, §33.2",
+        "the send waits for the next local day (in `shadow`, until the owner moves the phase on); `Task.SendDeferred`",
+        changed="`tenant.configure` `ramp_phase` and `warm_up`",
+    ),
+    SafetyLimit(
+        "send_window", "tenant", "the local hours (and days) emails to contacts go in", "08:00-20:00, every day", "§29",
+        "the send waits for the next opening plus 5 to 20 minutes fixed by its task; `Task.SendDeferred` in `audit`",
+        changed="`tenant.configure` `send_window_start`, `send_window_end`, `send_on_weekends`",
+    ),
+    SafetyLimit(
         "daily_task_limit", "tenant", "tasks Loopline works created in one local day", 50, "§7.9",
         "the `task.create` creates nothing and says why; `TenantTasks.CreationHeld` in `audit`",
         setting="daily_task_limit",
@@ -157,6 +172,11 @@ SAFETY_LIMITS: tuple[SafetyLimit, ...] = (
         "active_task_limit", "tenant", "tasks Loopline works that are open at once", 100, "§7.9",
         "the `task.create` creates nothing until one closes; `TenantTasks.CreationHeld` in `audit`",
         setting="active_task_limit",
+    ),
+    SafetyLimit(
+        "onboarding_task_limit", "tenant", "tasks Loopline works a new tenant creates in one local day: its onboarding "
+        "phase's cap (`shadow` 10, `guided` 15, `limited` 25)", "`full`: none", "§26",
+        "the `task.create` creates nothing; `TenantTasks.CreationHeld` in `audit`", changed="`tenant.configure` `ramp_phase`",
     ),
     SafetyLimit(
         "daily_spawned_task_limit", "tenant", "tasks the agent spawns from another task's work in one local day", 10,
@@ -203,6 +223,20 @@ SAFETY_LIMITS: tuple[SafetyLimit, ...] = (
 )
 
 LIMITS: dict[str, SafetyLimit] = {limit.rule: limit for limit in SAFETY_LIMITS}
+
+
+def tenant_value(limit: SafetyLimit, settings: Mapping[str, Any]) -> int | str:
+    """The limit's value under a tenant's settings (defaults filled in): its setting's, else its default; the window
+    and the new tenant's cap read the several settings they are made of."""
+    if limit.rule == "send_window":
+        days = "every day" if settings["send_on_weekends"] else "weekdays"
+        return f"{settings['send_window_start']:02d}:00-{settings['send_window_end']:02d}:00, {days}"
+    if limit.rule == "warm_up":
+        return f"`{settings['ramp_phase']}`, {'warm-up' if settings['warm_up'] else 'no warm-up'}"
+    if limit.rule == "onboarding_task_limit":
+        tasks = RAMP[settings["ramp_phase"]].tasks_a_day
+        return f"`{settings['ramp_phase']}`: {'none' if tasks is None else tasks}"
+    return settings[limit.setting] if limit.setting else limit.default
 
 
 def default(rule: str) -> int:

@@ -12,8 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from loopline.domain.onboarding import new_tenant_cap
 from loopline.domain.pause import Pause
 from loopline.domain.send_ledger import ContactSends, TenantSends, local_day, start_of_day
+from loopline.domain.send_window import first_send_time
 from loopline.domain.suppression import suppressed_because
 from loopline.domain.tenant import TenantSettings
 from loopline.domain.timeutil import format_time
@@ -47,6 +49,8 @@ class SendAttempt:
     """It answers a message the contact wrote (they are waiting for it), rather than one Loopline starts."""
     yields_to: tuple[str, ...] = ()
     """The contact's other tasks of a higher priority that are due to send now (seed 002 §21.3 rule 1)."""
+    task: str = ""
+    """The sending task's id, which fixes its jitter after a send window opens."""
     pause: Pause | None = None
     """The pause in force for the tenant (the system's first, then its own), if any."""
 
@@ -137,10 +141,49 @@ def tenant_daily_limit(attempt: SendAttempt) -> Deferral | None:
         if later is not None and later < limit:
             break
     until = start_of_day(day, zone)
-    already = f"{sent} email(s) were sent" if sent is not None else "the ledger no longer knows how many emails were sent"
     return Deferral(
         "tenant_daily_limit",
-        f"{already} on {today.isoformat()} ({zone}; limit {limit} a day); the next may go at {format_time(until)}",
+        f"{_sent_words(sent)} on {today.isoformat()} ({zone}; limit {limit} a day); the next may go at {format_time(until)}",
+        until,
+    )
+
+
+def _sent_words(sent: int | None) -> str:
+    return f"{sent} email(s) were sent" if sent is not None else "the ledger no longer knows how many emails were sent"
+
+
+def warm_up(attempt: SendAttempt) -> Deferral | None:
+    """A new tenant's onboarding phase (seed 002 §26) and warm-up (§33.2) cap its sends a local day below its own
+    daily limit; the warm-up's weeks count from its first email (the tenant ledger's opening)."""
+    limits, now, zone = attempt.limits, attempt.now, attempt.limits.timezone
+    today = local_day(now, zone)
+    cap = new_tenant_cap(limits.ramp_phase, limits.warm_up, local_day(attempt.tenant_sends.created_on, zone), today)
+    sent = attempt.tenant_sends.sent_on(today)
+    if cap is None or (sent is not None and sent < cap.sends_a_day):
+        return None
+    if cap.sends_a_day == 0:
+        return Deferral("warm_up", f"{cap.why}: nothing is sent until the owner moves ramp_phase on", None)
+    until = start_of_day(today + timedelta(days=1), zone)
+    return Deferral(
+        "warm_up",
+        f"{_sent_words(sent)} on {today.isoformat()} ({zone}) and {cap.why}; the next may go at "
+        f"{format_time(until)}",
+        until,
+    )
+
+
+def send_window(attempt: SendAttempt) -> Deferral | None:
+    """Seed 002 §29.2: emails go in the tenant's local hours (and days); one due outside waits for the next opening,
+    a few minutes after it by the task's jitter."""
+    limits = attempt.limits
+    until = first_send_time(attempt.now, limits, attempt.task)
+    if until == attempt.now:
+        return None
+    days = "" if limits.send_on_weekends else ", weekdays"
+    return Deferral(
+        "send_window",
+        f"outside the send window {limits.send_window_start:02d}:00-{limits.send_window_end:02d}:00 {limits.timezone}"
+        f"{days}; it may go at {format_time(until)}",
         until,
     )
 
@@ -148,7 +191,8 @@ def tenant_daily_limit(attempt: SendAttempt) -> Deferral | None:
 SendCheck = Callable[[SendAttempt], Deferral | None]
 
 SEND_CHECKS: tuple[SendCheck, ...] = (
-    paused, suppressed, task_message_budget, member_weekly_limit, member_daily_limit, tenant_daily_limit,
+    paused, suppressed, task_message_budget, member_weekly_limit, member_daily_limit, tenant_daily_limit, warm_up,
+    send_window,
 )
 """In order: the first that defers decides, so the reason names the tightest rule first met."""
 

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from eventsourcing.domain import Aggregate
 
 from loopline.domain.base import LooplineAggregate, TenantEvent
+from loopline.domain.onboarding import RAMP
 from loopline.domain.safety_limits import TASKS_PER_RUN, TASKS_PER_SIGNAL
 from loopline.domain.tenant import TenantSettings
 
@@ -162,6 +163,16 @@ def daily_task_limit(attempt: CreationAttempt) -> Held | None:
     return Held("daily_task_limit", f"{created} task(s) were created on {attempt.day.isoformat()} (limit {limit} a day)")
 
 
+def onboarding_task_limit(attempt: CreationAttempt) -> Held | None:
+    """A tenant's onboarding phase (seed 002 §26) creates fewer tasks a day than its own limit."""
+    phase = attempt.limits.ramp_phase
+    limit, created = RAMP[phase].tasks_a_day, attempt.ledger.created_on(attempt.day)
+    if limit is None or created < limit:
+        return None
+    return Held("onboarding_task_limit", f"{created} task(s) were created on {attempt.day.isoformat()} and the "
+                                         f"onboarding phase {phase} allows {limit} a day")
+
+
 def daily_spawned_task_limit(attempt: CreationAttempt) -> Held | None:
     if attempt.origin is None or attempt.origin.kind != "task":
         return None
@@ -190,7 +201,8 @@ signal_task_limit = _per_origin("signal", "signal_task_limit", TASKS_PER_SIGNAL,
 CreationCheck = Callable[[CreationAttempt], Held | None]
 
 CREATION_CHECKS: tuple[CreationCheck, ...] = (
-    active_task_limit, daily_task_limit, daily_spawned_task_limit, run_task_limit, signal_task_limit,
+    active_task_limit, daily_task_limit, onboarding_task_limit, daily_spawned_task_limit, run_task_limit,
+    signal_task_limit,
 )
 """In order: the first that holds decides, so the reason names the widest limit first met."""
 

@@ -17,6 +17,7 @@ from eventsourcing.domain import Aggregate
 
 from loopline.domain.base import LooplineAggregate, TenantEvent
 from loopline.domain.errors import DomainError
+from loopline.domain.onboarding import RAMP, RAMP_PHASES, RampPhase
 from loopline.domain.pause import Pausable
 from loopline.domain.safety_limits import default
 
@@ -24,6 +25,7 @@ ExecutionMode = Literal["manual", "limited_auto"]
 EXECUTION_MODES: tuple[str, ...] = get_args(ExecutionMode)
 MAX_SEND_LIMIT = 100_000
 """The most a send limit may be set to."""
+HOURS_A_DAY = 24
 
 
 class InvalidSettings(DomainError):
@@ -116,7 +118,29 @@ class TenantSettings:
     task_model_call_limit: int = setting(
         "model calls one task may ask for in its life; absent: 20", default("task_model_call_limit"), most=MAX_SEND_LIMIT,
     )
+    send_window_start: int = setting(
+        "the local hour (0 to 23) from which emails to contacts go; one due earlier waits for it; absent: 8", 8, most=23,
+    )
+    send_window_end: int = setting(
+        "the local hour (1 to 24, after the start) at which emails to contacts stop until the next day; absent: 20",
+        20, most=24,
+    )
+    send_on_weekends: bool = setting("whether emails to contacts go on Saturdays and Sundays; absent: true", True)
+    ramp_phase: RampPhase = setting(
+        "onboarding (seed 002 §26), moved on by the owner: `shadow` sends nothing and every task waits for review; "
+        "`guided` sends 3 a day, every task reviewed; `limited` sends 10 a day under the execution mode; `full`: the "
+        "tenant's own limits; absent: `full`", "full",
+    )
+    warm_up: bool = setting(
+        "caps sends a day at 3, 5 and 10 in weeks 1, 2 and 3 from the tenant's first email (seed 002 §33.2), then "
+        "the daily limit holds; absent: false", False,
+    )
     profile: TenantProfile = setting("merged key by key with what was set before", factory=TenantProfile)
+
+    @property
+    def reviews_every_task(self) -> bool:
+        """Every task the agent would send for waits for the owner: the `manual` mode, or an onboarding phase."""
+        return self.execution_mode == "manual" or RAMP[self.ramp_phase].reviews_every_task
 
     @classmethod
     def from_dict(cls, settings: Mapping[str, Any]) -> TenantSettings:
@@ -159,8 +183,24 @@ def check_settings(settings: Mapping[str, Any]) -> None:
         value = settings.get(limit, 0)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise InvalidSettings(f"{limit} must be a whole number of 0 or more, not {value!r}")
+    if "ramp_phase" in settings and settings["ramp_phase"] not in RAMP_PHASES:
+        raise InvalidSettings(f"ramp_phase {settings['ramp_phase']!r} is not one of {', '.join(RAMP_PHASES)}")
+    for flag in ("send_on_weekends", "warm_up"):
+        if not isinstance(settings.get(flag, True), bool):
+            raise InvalidSettings(f"{flag} must be true or false, not {settings[flag]!r}")
     if "profile" in settings:
         check_profile(settings["profile"])
+
+
+def check_send_window(settings: Mapping[str, Any]) -> None:
+    """The window the merged settings leave must hold at least one hour of a day."""
+    start = settings.get("send_window_start", TenantSettings.send_window_start)
+    end = settings.get("send_window_end", TenantSettings.send_window_end)
+    if not 0 <= start < end <= HOURS_A_DAY:
+        raise InvalidSettings(
+            f"send_window_start ({start}) must be before send_window_end ({end}), both hours from 0 to {HOURS_A_DAY}; "
+            "set both to change the window"
+        )
 
 
 def check_profile(profile: Any) -> None:
@@ -259,7 +299,9 @@ class Tenant(Pausable, LooplineAggregate):
     def configure(self, settings: Mapping[str, Any], *, now: datetime) -> bool:
         """Records the given fields; False (and nothing recorded) when they change nothing."""
         check_settings(settings)
-        if merge_settings(self.settings, settings) == self.settings:
+        merged = merge_settings(self.settings, settings)
+        check_send_window(merged)
+        if merged == self.settings:
             return False
         self.trigger_event(self.Configured, timestamp=now, settings=dict(settings))
         return True

@@ -15,7 +15,7 @@ from sqlalchemy import Column, Integer, String, Table, Text, func, select
 from sqlalchemy.engine import Connection
 
 from loopline.domain.parked import ParkedMessage
-from loopline.domain.safety_limits import LIMITS
+from loopline.domain.safety_limits import LIMITS, tenant_value
 from loopline.domain.send_ledger import ContactSends, TenantSends
 from loopline.domain.suppression import REASONS
 from loopline.domain.status import TERMINAL
@@ -144,7 +144,7 @@ def limits_of(conn: Connection, tenant: str, settings: dict[str, Any]) -> list[d
         held = holds.get(limit.rule)
         rows.append({
             "rule": limit.rule, "per": limit.scope, "counts": limit.counts,
-            "value": settings[limit.setting] if limit.setting else limit.default,
+            "value": tenant_value(limit, settings),
             "setting": limit.setting,
             "used": open_now if limit.rule == "active_task_limit" else used["used"] if used else None,
             "used_on": used["day"] if used else None,

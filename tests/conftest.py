@@ -18,6 +18,10 @@ from tests.servers import Broker, Postgres, SmtpSink
 pytest_plugins = ["tests.tmp_guard"]  # the run's own temporary folder, checked to be left empty
 
 
+ANY_HOUR = {"send_window_start": 0, "send_window_end": 24}
+"""A send window open all day: for `tenant.configure` in tests whose clock walks through the night."""
+
+
 def command(ref: str, type_: str, at: str, tenant: str = "user_xyz", **data: Any) -> dict[str, Any]:
     return {"kind": "command", "id": ref, "type": type_, "tenant": tenant, "at": at, "data": data}
 

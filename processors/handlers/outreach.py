@@ -29,6 +29,7 @@ from loopline.domain.outreach import (
 )
 from loopline.domain.reply_routing import guided_request_ref, unanswered_replies, unanswered_reply
 from loopline.domain.send_ledger import local_day
+from loopline.domain.send_window import first_send_time
 from loopline.domain.status import TaskStatus
 from loopline.domain.task import Task
 from loopline.domain.task_types import PRIORITY_ORDER, task_type
@@ -132,12 +133,15 @@ def hold_for_owner(uow: UnitOfWork, task: Task, action: Escalate, written: dict[
     return said
 
 
-def owner_approves(uow: UnitOfWork, task: Task, touch: int) -> bool:
-    """Whether a touch the agent would send unasked waits for the owner instead: in `manual` mode (seed 002 §7.6, the
-    kill switch, read when the send is decided) every touch does but the first of a task the owner approved."""
-    if tenant_settings(uow, task.tenant).execution_mode != "manual":
-        return False
-    return touch != 1 or not _approved_by_owner(uow, task)
+def owner_approves(uow: UnitOfWork, task: Task, touch: int) -> str | None:
+    """Why a touch the agent would send unasked waits for the owner instead, None when it goes: in `manual` mode (seed
+    002 §7.6, the kill switch, read when the send is decided) or an onboarding phase that reviews every task (§26),
+    every touch does but the first of a task the owner approved."""
+    settings = tenant_settings(uow, task.tenant)
+    if not settings.reviews_every_task or (touch == 1 and _approved_by_owner(uow, task)):
+        return None
+    return ("the execution mode is manual" if settings.execution_mode == "manual"
+            else f"the onboarding phase is {settings.ramp_phase}")
 
 
 def _approved_by_owner(uow: UnitOfWork, task: Task) -> bool:
@@ -153,8 +157,9 @@ def send_touch(uow: UnitOfWork, task: Task, action: SendTouch, now: datetime) ->
     if task.deferred is not None and "body" in task.deferred["draft"]:
         draft = dict(task.deferred["draft"])
         touch, reply = draft.get("touch", action.touch), bool(draft.get("reply"))
-        if not reply and not _owners(draft) and owner_approves(uow, task, touch):
-            return hold_for_owner(uow, task, held_for_owner(touch, draft), {**draft, "touch": touch}, now)
+        why = None if reply or _owners(draft) else owner_approves(uow, task, touch)
+        if why:
+            return hold_for_owner(uow, task, held_for_owner(touch, draft, why), {**draft, "touch": touch}, now)
         return send_message(uow, task, draft=draft, touch=touch, now=now, reply=reply)
     if action.use_draft:
         draft = task.outreach["draft"]
@@ -164,8 +169,9 @@ def send_touch(uow: UnitOfWork, task: Task, action: SendTouch, now: datetime) ->
             "confidence": None if by_owner else task.confidence if task.confidence is not None else 0.0,
             **({"by": OWNER} if by_owner else {}),
         }
-        if not by_owner and owner_approves(uow, task, action.touch):
-            return hold_for_owner(uow, task, held_for_owner(action.touch, draft), {**written, "touch": action.touch},
+        why = None if by_owner else owner_approves(uow, task, action.touch)
+        if why:
+            return hold_for_owner(uow, task, held_for_owner(action.touch, draft, why), {**written, "touch": action.touch},
                                   now)
         return send_message(uow, task, draft=written, touch=action.touch, now=now)
     assert task.contact is not None
@@ -201,7 +207,8 @@ def send_message(uow: UnitOfWork, task: Task, *, draft: dict[str, Any], touch: i
     details = {key: value for key, value in details.items() if value is not None}
     by = draft.get("by", "loopline")
     written = ", the owner's words" if by == OWNER else ""
-    sent = send_to_contact(uow, task, details=details, now=now, settings=tenant_settings(uow, task.tenant),
+    settings = tenant_settings(uow, task.tenant)
+    sent = send_to_contact(uow, task, details=details, now=now, settings=settings,
                            summary=f"Emailed {task.contact} ({'reply' if reply else f'touch {touch}'}{written})",
                            answers_contact=reply, performed_by=by,
                            yields_to=() if reply or by == OWNER else due_before(uow, task, now))
@@ -216,6 +223,9 @@ def send_message(uow: UnitOfWork, task: Task, *, draft: dict[str, Any], touch: i
         return f"'{task.title}': message to {task.contact} deferred until {until} ({sent.deferral.reason})"
     plan = plan_of(task)
     next_touch_at = None if reply else plan.after_touch(touch, now)
+    if next_touch_at is not None and touch < plan.touches:
+        # The next touch falls due inside the send window, so its draft is asked for when it can go.
+        next_touch_at = first_send_time(next_touch_at, settings, str(task.id))
     task.touch_sent(touch=touch, next_touch_at=next_touch_at, now=now)
     deadline = min(d for d in (next_touch_at, plan.ends_at) if d is not None) if (next_touch_at or plan.ends_at) else None
     open_reply_loop(uow, task, deadline=deadline or now + NO_END_WAIT, now=now + AFTER_REPLY if reply else now,

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from loopline.domain.timeutil import format_time, parse_time
-from tests.conftest import command, signal
+from tests.conftest import ANY_HOUR, command, signal
 from tests.e2e.agent import MODEL, body, eventually
 from tests.e2e.cli import Cli
 from tests.messages_api import MessagesApi
@@ -44,7 +44,7 @@ def at(days: float, minutes: int = 1) -> str:
 def setup(cli: Cli, tmp_path: Path, *tasks: dict[str, Any]) -> None:
     configure = command(
         "cfg", "tenant.configure", format_time(T0 - timedelta(hours=1)), tenant=GYM, name="Iron Temple",
-        execution_mode="limited_auto", timezone="America/New_York",
+        execution_mode="limited_auto", timezone="America/New_York", **ANY_HOUR,
         profile={"display_name": "Iron Temple", "owner_first_name": "Sam", "sign_off": "Sam"},
     )
     result = cli.publish(tmp_path, [configure, *tasks], "setup")

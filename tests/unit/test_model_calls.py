@@ -18,7 +18,7 @@ from loopline.domain.task import Task
 from loopline.domain.tenant import TenantSettings
 from loopline.domain.timeutil import format_time, parse_time
 from loopline.processors.ports import Decision, DecisionRequest
-from tests.conftest import command, signal
+from tests.conftest import ANY_HOUR, command, signal
 from tests.unit.fakes import ScriptedModel
 from tests.unit.in_memory import InMemoryLoopline
 
@@ -82,7 +82,7 @@ def loopline(model: ScriptedModel) -> Iterator[InMemoryLoopline]:
 
 def configure(loopline: InMemoryLoopline, **limits: int) -> None:
     loopline.publish(command("cfg", "tenant.configure", format_time(T0), GYM, execution_mode="limited_auto",
-                             timezone=ZONE, **limits))
+                             timezone=ZONE, **ANY_HOUR, **limits))
 
 
 def create(loopline: InMemoryLoopline, ref: str, contact: str) -> None:

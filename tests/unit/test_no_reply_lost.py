@@ -21,7 +21,7 @@ from loopline.processors.followers.router import Router
 from loopline.processors.followers.scheduler import Scheduler
 from loopline.processors.handlers.table import build_bus
 from loopline.processors.model.prompts import next_request
-from tests.conftest import command, signal
+from tests.conftest import ANY_HOUR, command, signal
 from tests.unit.fakes import RecordingDrafter, ScriptedModel
 
 GYM = "gym"
@@ -44,7 +44,8 @@ class Gym:
         self.model = ScriptedModel()
         self.bus = build_bus(self.app, RecordingDrafter())
         self.router, self.scheduler, self.agent = Router(self.bus), Scheduler(self.bus), Agent(self.bus, self.model)
-        self.publish(command("cfg", "tenant.configure", at(-1), GYM, execution_mode="limited_auto", **settings))
+        self.publish(command("cfg", "tenant.configure", at(-1), GYM, execution_mode="limited_auto",
+                             **{**ANY_HOUR, **settings}))
 
     def publish(self, *messages: dict[str, Any]) -> list[Outcome[Any]]:
         EmbeddedLog(self.app).append([parse_message(json.dumps(m)) for m in messages], "test")

@@ -13,7 +13,7 @@ from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time, parse_time
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.outreach import step_task
-from tests.conftest import command, signal
+from tests.conftest import ANY_HOUR, command, signal
 from tests.unit.in_memory import InMemoryLoopline
 
 GYM = "gym"
@@ -25,7 +25,8 @@ ZONE = "America/New_York"
 @pytest.fixture
 def loopline() -> Iterator[InMemoryLoopline]:
     running = InMemoryLoopline()
-    running.publish(command("cfg", "tenant.configure", format_time(T0), GYM, execution_mode="limited_auto", timezone=ZONE))
+    running.publish(command("cfg", "tenant.configure", format_time(T0), GYM, execution_mode="limited_auto", timezone=ZONE,
+                              **ANY_HOUR))
     yield running
     running.close()
 

@@ -235,9 +235,10 @@ def test_drafted_touch_is_sent_only_when_confident_and_within_budget():
 
 def test_a_touch_the_owner_approves_first_is_held_with_its_draft_whatever_its_confidence():
     state = progress(S.WAITING, touch=1, messages=1, next_touch_at=day(3))
-    held = apply_draft({"subject": "s", "body": "b"}, 0.95, plan=STANDARD, progress=state, owner_approves=True)
+    held = apply_draft({"subject": "s", "body": "b"}, 0.95, plan=STANDARD, progress=state,
+                       owner_approves="the execution mode is manual")
     assert isinstance(held, Escalate) and (held.cause, held.draft) == ("manual_mode", {"subject": "s", "body": "b"})
-    assert "touch 2 is due" in held.reason
+    assert "touch 2 is due, and the execution mode is manual" in held.reason
 
 
 def test_a_deferred_send_waits_for_its_limit_then_goes_out():

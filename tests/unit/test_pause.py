@@ -19,7 +19,7 @@ from loopline.processors.handlers.answers import apply
 from loopline.processors.handlers.outreach import step_task
 from loopline.processors.handlers.pausing import pause_tenant_now
 from loopline.processors.messages import DecisionReturned, Held, Pending
-from tests.conftest import command, signal
+from tests.conftest import ANY_HOUR, command, signal
 from tests.unit.in_memory import InMemoryLoopline
 
 GYM, SPA = "gym", "spa"
@@ -32,7 +32,7 @@ def loopline() -> Iterator[InMemoryLoopline]:
     running = InMemoryLoopline()
     for tenant in (GYM, SPA):
         running.publish(command(f"cfg-{tenant}", "tenant.configure", format_time(T0), tenant,
-                                execution_mode="limited_auto"))
+                                execution_mode="limited_auto", **ANY_HOUR))
     yield running
     running.close()
 

@@ -13,6 +13,7 @@ from loopline.domain.pause import Pause
 from loopline.domain.send_checks import SEND_CHECKS, SendAttempt, first_deferral
 from loopline.domain.send_ledger import KEEP_SENDS_FOR, WEEK, ContactSends, TenantSends, local_day, start_of_day
 from loopline.domain.tenant import TenantSettings
+from tests.conftest import ANY_HOUR
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 DAY = timedelta(days=1)
@@ -40,14 +41,14 @@ def attempt(
     return SendAttempt(
         contact=BOB, messages_used=used, messages_budget=budget, contact_sends=contact or contact_ledger(),
         tenant_sends=tenant or tenant_ledger(),
-        limits=TenantSettings(member_weekly_limit=weekly, daily_send_limit=daily, timezone=zone), now=now,
+        limits=TenantSettings(member_weekly_limit=weekly, daily_send_limit=daily, timezone=zone, **ANY_HOUR), now=now,
     )
 
 
-def test_checks_run_pause_then_suppression_then_budget_then_member_week_then_tenant_day() -> None:
+def test_checks_run_pause_then_suppression_then_budget_then_member_week_then_tenant_day_then_warm_up_and_window() -> None:
     assert [check.__name__ for check in SEND_CHECKS] == [
         "paused", "suppressed", "task_message_budget", "member_weekly_limit", "member_daily_limit",
-        "tenant_daily_limit"]
+        "tenant_daily_limit", "warm_up", "send_window"]
 
 
 def test_a_pause_holds_every_send_until_it_is_lifted_whatever_the_limits_left() -> None:
