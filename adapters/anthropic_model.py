@@ -5,7 +5,9 @@ One Messages API call per decision, its answer forced through the decision point
 checked against the same schema. The SDK retries 429 and 5xx answers and timeouts with
 exponential backoff, honours `retry-after`, and reads ANTHROPIC_BASE_URL; whatever still fails
 becomes `ModelUnavailable` with the reason, never a crash. One client serves every thread (the
-SDK's HTTP client is thread-safe and pools connections), so decisions can run concurrently.
+SDK's HTTP client is thread-safe and pools connections), so decisions can run concurrently. The
+prompt's stable system layers are sent with `cache_control` (Anthropic prompt caching): the usage
+recorded with each decision shows the tokens read from the cache.
 """
 
 from __future__ import annotations
@@ -16,10 +18,12 @@ import anthropic
 
 from loopline.adapters.config import DEFAULT_MODEL, Settings
 from loopline.processors.model.tools import TOOLS, InvalidToolInput, validate
-from loopline.processors.ports import Decision, DecisionRequest, ModelUnavailable
+from loopline.processors.ports import Decision, DecisionRequest, ModelUnavailable, Prompt
 
 MAX_TOKENS = 1024
 """A message or an evaluation is a few hundred tokens; the cap bounds the cost of a runaway answer."""
+CACHE_BREAKPOINTS = 4
+"""The most `cache_control` marks the Messages API takes in one request."""
 
 
 class AnthropicModel:
@@ -59,14 +63,15 @@ class AnthropicModel:
             point=point, adapter=self.name, model=message.model or self.model, output=output,
             confidence=float(output["confidence"]), reasoning=output["reasoning"],
             prompt_digest=request.prompt.digest, input_tokens=message.usage.input_tokens,
-            output_tokens=message.usage.output_tokens,
+            output_tokens=message.usage.output_tokens, cache_read_tokens=message.usage.cache_read_input_tokens or 0,
+            cache_write_tokens=message.usage.cache_creation_input_tokens or 0,
         )
 
     def _call(self, request: DecisionRequest) -> Any:
         tries = f"{self.max_retries + 1} {'try' if self.max_retries == 0 else 'tries'}"
         try:
             return self._client.messages.create(
-                model=self.model, max_tokens=MAX_TOKENS, system=request.prompt.system,
+                model=self.model, max_tokens=MAX_TOKENS, system=system_param(request.prompt),
                 messages=list(request.prompt.messages), tools=[TOOLS[request.point]],
                 tool_choice={"type": "tool", "name": request.point},
             )
@@ -79,3 +84,15 @@ class AnthropicModel:
             raise ModelUnavailable(f"the Messages API answered HTTP {error.status_code}{after}: {error.message}") from None
         except anthropic.AnthropicError as error:  # e.g. an answer that is not a Message at all
             raise ModelUnavailable(f"the Messages API call failed: {error}") from None
+
+
+def system_param(prompt: Prompt) -> str | list[dict[str, Any]]:
+    """The system prompt as the Messages API takes it: its layers as text blocks, each of the last
+    CACHE_BREAKPOINTS ending a prompt-cache prefix (the tools, then the base and the tenant's profile, then the
+    type's skill), so a tenant's repeated decisions read the stable layers from the cache (usage:
+    `cache_read_input_tokens`); the API caches a prefix only from its model's minimum length on."""
+    if not prompt.system_blocks:
+        return prompt.system
+    marked = range(len(prompt.system_blocks))[-CACHE_BREAKPOINTS:]
+    return [{"type": "text", "text": text, **({"cache_control": {"type": "ephemeral"}} if place in marked else {})}
+            for place, text in enumerate(prompt.system_blocks)]

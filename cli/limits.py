@@ -30,7 +30,7 @@ def limits(tenant: TenantOption = None, json_: Json = False) -> None:
         out.print("no tenant yet: limits shows each tenant's once it is configured or sends", style="dim")
     for one in shown:
         print_table(f"limits of {one['tenant']}", [_row(limit) for limit in one["limits"]],
-                    ["limit", "per", "value", "used", "held", "last held"])
+                    ["limit", "per", "value", "used", "held", "last held", "tokens"])
 
 
 def _settings(conn: Any, tenant: str) -> dict[str, Any]:
@@ -46,4 +46,13 @@ def _row(limit: dict[str, Any]) -> dict[str, Any]:
         "held": limit["held"] or None,
         "last held": (f"{limit['last_held_at']} {limit['last_task_id'] or ''}: {limit['last_reason']}"
                       if limit["held"] else None),
+        "tokens": _tokens(limit.get("tokens")),
     }
+
+
+def _tokens(spent: dict[str, int] | None) -> str | None:
+    """The day's model tokens, beside the daily model-call limit: what went in (and of it, from the prompt cache)."""
+    if not spent:
+        return None
+    return (f"{spent['input_tokens'] + spent['cache_read_tokens'] + spent['cache_write_tokens']} in "
+            f"({spent['cache_read_tokens']} from the cache), {spent['output_tokens']} out")

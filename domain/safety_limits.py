@@ -135,6 +135,17 @@ SAFETY_LIMITS: tuple[SafetyLimit, ...] = (
         "the send waits for the next day with room; `Task.SendDeferred` in `audit`", setting="daily_send_limit",
     ),
     SafetyLimit(
+        "daily_model_call_limit", "tenant", "model calls the tenant's tasks ask for in one local day, retries "
+        "included; the owner is told at 80 %", 200, "§7.12",
+        "the call waits for the next local day, not dropped (`Task.DecisionHeld` in `audit`, the task's next action "
+        "in `tasks show`); `loopline limits` shows the day's tokens beside it", setting="daily_model_call_limit",
+    ),
+    SafetyLimit(
+        "task_model_call_limit", "task", "model calls one task asks for in its life, retries included", 20, "§7.12",
+        "the task goes to the owner (`escalated`, cause `task_model_call_limit`); the owner's guidance for it is "
+        "refused", setting="task_model_call_limit",
+    ),
+    SafetyLimit(
         "bounce_rate", "tenant", f"emails of the last 7 days that bounced hard ({SOFT_BOUNCES_AS_HARD} soft count as "
         f"one), once {BOUNCE_RATE_MIN_SENDS} were sent", f"{BOUNCE_RATE_PERCENT} %", "§33.2, §33.3",
         "the tenant is paused (`Tenant.Paused` by `bounce_rate`, counted in `loopline limits`) and its owner told; "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
 from loopline.domain.base import TaskEvent
@@ -37,7 +37,16 @@ class TaskDecisions:
     """A direct base of `Task`, keeping its `pending_decisions`; eventsourcing redefines its events as `Task.<Name>`."""
 
     class DecisionRequested(DecisionAsked):
-        """Asks the decision processor (`processors/followers/agent.py`) for a model decision; `attempt` > 1 is a retry."""
+        """Asks the decision processor (`processors/followers/agent.py`) for a model decision; `attempt` > 1 is a retry.
+        `day`: the tenant-local day whose model calls it counts on."""
+
+        class_version = 2
+        day: str | None = None
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            """A version-1 request was asked before model calls were counted by day."""
+            state.update(day=None)
 
         def apply(self, task: Task) -> None:
             held = "held" in task.pending_decisions.get(self.request_ref, {})
@@ -55,6 +64,8 @@ class TaskDecisions:
         rule: str
         why: str
         until: datetime
+        day: str
+        """The tenant-local day the call was held on."""
 
         def apply(self, task: Task) -> None:
             # Kept as the attempt before this one, failed and due again at `until`: nothing asks the model for it
@@ -68,8 +79,10 @@ class TaskDecisions:
                 _reply_answered(task, self.request_ref)
 
     class DecisionRecorded(TaskEvent):
-        """A model decision with what it was asked, which adapter and model chose and why; its effects follow it."""
+        """A model decision with what it was asked, which adapter and model chose and why, and the tokens it spent
+        on the tenant-local `day` (of them, `cache_read_tokens` read from the prompt cache); its effects follow it."""
 
+        class_version = 2
         request_ref: str
         point: str
         adapter: str
@@ -81,6 +94,14 @@ class TaskDecisions:
         input_tokens: int
         output_tokens: int
         output: dict[str, Any]
+        cache_read_tokens: int = 0
+        cache_write_tokens: int = 0
+        day: str | None = None
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            """A version-1 decision was asked before the prompt cache and the day's model-call ledger."""
+            state.update(cache_read_tokens=0, cache_write_tokens=0, day=None)
 
         def apply(self, task: Task) -> None:
             task.pending_decisions.pop(self.request_ref, None)
@@ -131,17 +152,17 @@ class TaskDecisions:
 
     def request_decision(
         self, *, request_ref: str, point: str, purpose: str, touch: int | None, tone: str | None, reason: str,
-        now: datetime, attempt: int = 1, loop_ref: str | None = None,
+        now: datetime, attempt: int = 1, loop_ref: str | None = None, day: date | None = None,
     ) -> None:
         """Asks for a model decision; a request already pending at this attempt is not asked twice. Called only by
-        `processors/handlers/model_calls.py`, which runs the model-call checks first."""
+        `processors/handlers/model_calls.py`, which runs the model-call checks first and counts it on `day`."""
         self.check_open()
         pending = self.pending_decisions.get(request_ref)
         if pending is not None and pending["attempt"] >= attempt:
             return
         self.trigger_event(
             self.DecisionRequested, timestamp=now, request_ref=request_ref, point=point, purpose=purpose, touch=touch,
-            tone=tone, reason=reason, attempt=attempt, loop_ref=loop_ref,
+            tone=tone, reason=reason, attempt=attempt, loop_ref=loop_ref, day=day.isoformat() if day else None,
         )
 
     def withdraw_decisions(self, *, reason: str, now: datetime) -> None:
@@ -175,13 +196,14 @@ class TaskDecisions:
 
     def hold_decision(
         self, *, request_ref: str, point: str, purpose: str, touch: int | None, tone: str | None, reason: str,
-        rule: str, why: str, until: datetime, now: datetime, attempt: int = 1, loop_ref: str | None = None,
+        rule: str, why: str, until: datetime, day: date, now: datetime, attempt: int = 1, loop_ref: str | None = None,
     ) -> None:
         """Holds a model call back until `until` (a model-call limit): asked for then, not dropped."""
         self.check_open()
         self.trigger_event(
             self.DecisionHeld, timestamp=now, request_ref=request_ref, point=point, purpose=purpose, touch=touch,
             tone=tone, reason=reason, attempt=attempt, loop_ref=loop_ref, rule=rule, why=why, until=until,
+            day=day.isoformat(),
         )
 
     def pending_decision(self, request_ref: str, attempt: int) -> dict[str, Any] | None:
@@ -194,7 +216,8 @@ class TaskDecisions:
     def record_decision(
         self, *, request_ref: str, attempt: int, point: str, adapter: str, model: str, decision: str,
         confidence: float, reasoning: str, prompt_digest: str, input_tokens: int, output_tokens: int,
-        output: dict[str, Any], now: datetime,
+        output: dict[str, Any], now: datetime, cache_read_tokens: int = 0, cache_write_tokens: int = 0,
+        day: date | None = None,
     ) -> None:
         """At most one decision per request: a request no longer pending refuses it (AlreadyDecided)."""
         if self.pending_decision(request_ref, attempt) is None:
@@ -203,6 +226,8 @@ class TaskDecisions:
             self.DecisionRecorded, timestamp=now, request_ref=request_ref, point=point, adapter=adapter, model=model,
             decision=decision, confidence=confidence, reasoning=reasoning, prompt_digest=prompt_digest,
             input_tokens=input_tokens, output_tokens=output_tokens, output=dict(output),
+            cache_read_tokens=cache_read_tokens, cache_write_tokens=cache_write_tokens,
+            day=day.isoformat() if day else None,
         )
 
     def fail_decision(self, *, request_ref: str, attempt: int, error: str, retry_at: datetime | None, now: datetime) -> None:

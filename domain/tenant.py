@@ -122,11 +122,12 @@ class TenantSettings:
         default("daily_spawned_task_limit"), most=MAX_SEND_LIMIT,
     )
     daily_model_call_limit: int = setting(
-        "model calls the tenant's tasks may ask for in one local day (the owner is told at 80 %); absent: 200", 200,
-        most=MAX_SEND_LIMIT,
+        "model calls the tenant's tasks may ask for in one local day (the owner is told at 80 %); absent: 200",
+        default("daily_model_call_limit"), most=MAX_SEND_LIMIT,
     )
-    task_model_call_limit: int = setting("model calls one task may ask for in its life; absent: 20", 20,
-                                         most=MAX_SEND_LIMIT)
+    task_model_call_limit: int = setting(
+        "model calls one task may ask for in its life; absent: 20", default("task_model_call_limit"), most=MAX_SEND_LIMIT,
+    )
     send_window_start: int = setting(
         "the local hour (0 to 23) from which emails to contacts go; one due earlier waits for it; absent: 8", 8, most=23,
     )

@@ -45,6 +45,9 @@ class Prompt:
     system: str
     messages: tuple[dict[str, Any], ...]
     digest: str
+    system_blocks: tuple[str, ...] = ()
+    """The system prompt cut after each of its layers, most stable first (joined, they are `system`), so an adapter
+    can mark each as a prompt-cache breakpoint; empty: `system` is one block."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,10 @@ class Decision:
     prompt_digest: str
     input_tokens: int
     output_tokens: int
+    cache_read_tokens: int = 0
+    """Input tokens read from the prompt cache (not in `input_tokens`, as the Messages API counts them)."""
+    cache_write_tokens: int = 0
+    """Input tokens written to the prompt cache (not in `input_tokens`)."""
 
 
 class ModelUnavailable(Exception):

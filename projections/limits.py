@@ -2,7 +2,8 @@
 
 `limit_holds` counts, per tenant and rule, the events a limit caused (a deferred send, a held task creation, an
 escalation at a budget, an expiry) with the last one's reason; `limit_use` keeps each daily limit's count on the
-tenant's latest day. A rail added elsewhere adds its events to `HELD_BY` or `COUNTED_BY`.
+tenant's latest day. A rail added elsewhere adds its events to `HELD_BY` or `COUNTED_BY`. The daily model-call
+limit's row carries that day's tokens (`projections/model_usage.py`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from loopline.domain.task_ledger import TenantTasks
 from loopline.domain.tenant import Tenant
 from loopline.domain.timeutil import format_time
 from loopline.projections import writes
+from loopline.projections.model_usage import usage_on
 from loopline.projections.runner import metadata
 from loopline.projections.tasks import tasks as task_rows
 
@@ -48,12 +50,13 @@ limit_use = Table(
 
 ESCALATED_AT = {
     "turn_budget": "turn_budget", "model_unavailable": "decision_retries", "anomaly_turns": "anomaly_turns",
-    "anomaly_replies": "anomaly_replies",
+    "anomaly_replies": "anomaly_replies", "task_model_call_limit": "task_model_call_limit",
 }
 """An escalation's cause -> the limit that caused it."""
 
 HELD_BY: dict[type, Callable[[Any], tuple[str, str] | None]] = {
     Task.SendDeferred: lambda e: (e.rule, e.reason),
+    Task.DecisionHeld: lambda e: (e.rule, e.why),
     TenantTasks.CreationHeld: lambda e: (e.rule, e.reason),
     Task.Escalated: lambda e: (ESCALATED_AT[e.cause], e.reason) if e.cause in ESCALATED_AT else None,
     Task.Expired: lambda e: ("task_expiry", e.reason),
@@ -67,6 +70,7 @@ HELD_BY: dict[type, Callable[[Any], tuple[str, str] | None]] = {
 
 COUNTED_BY: dict[type, Callable[[Any], tuple[str, ...]]] = {
     TenantSends.Sent: lambda e: ("tenant_daily_limit",),
+    Task.DecisionRequested: lambda e: ("daily_model_call_limit",) if e.day else (),  # no day: asked before it counted
     TenantTasks.Counted: lambda e: ("daily_task_limit", *(("daily_spawned_task_limit",) if e.spawned else ())),
 }
 """Event (with a local `day`) -> the daily limits whose use it adds one to."""
@@ -148,6 +152,8 @@ def limits_of(conn: Connection, tenant: str, settings: dict[str, Any]) -> list[d
             "last_held_at": held["last_at"] if held else None,
             "last_task_id": held["last_task_id"] if held else None,
             "last_reason": held["last_reason"] if held else None,
+            **({"tokens": usage_on(conn, tenant, used["day"]) if used else None}
+               if limit.rule == "daily_model_call_limit" else {}),
         })
     return rows
 

@@ -97,7 +97,8 @@ DESCRIPTIONS: dict[type, Describe] = {
     ),
     Task.DecisionRecorded: lambda e: (
         f"{e.point} decided: {e.decision} (confidence {e.confidence:.2f}; {e.adapter} adapter, model {e.model})",
-        f"{e.reasoning} [prompt {e.prompt_digest[:12]}, {e.input_tokens} in / {e.output_tokens} out tokens]",
+        f"{e.reasoning} [prompt {e.prompt_digest[:12]}, {e.input_tokens} in / {e.output_tokens} out tokens"
+        + (f"; {e.cache_read_tokens} read from the prompt cache" if e.cache_read_tokens else "") + "]",
     ),
     Task.DecisionFailed: lambda e: (
         f"decision failed (attempt {e.attempt}); nothing sent; "

@@ -50,7 +50,8 @@ def build(settings: Settings | None = None, read_models: Sequence[Projection] = 
         projections=stores.projections,
         leader=leader,
         ledger_engine=stores.ledger_engine,
-        agent=Agent(bus, decision_model(settings), concurrency=model_concurrency()),
+        agent=Agent(bus, decision_model(settings), concurrency=model_concurrency(),
+                    call_timeout=settings.model_timeout),
     )
     if settings.kafka:
         from loopline.adapters.kafka_log import KafkaPublisher, Topics, ensure_topics

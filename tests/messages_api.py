@@ -3,7 +3,10 @@
 `POST /v1/messages` answers with a `tool_use` block for the tool the request forces (its
 `tool_choice`), with token usage, as the real API does. Each test scripts what comes next with
 `script(Reply(...), ...)`: a tool input, an error status (429, 500, …), a delay, or a text
-answer instead of a tool call; with the script empty it answers every call with `default_input`
+answer instead of a tool call. Prompt caching is played as the real API plays it, without its minimum
+length: each system block marked `cache_control` ends a prefix (with the model and the tools); the
+longest prefix asked for before is read from the cache, the rest up to the last mark is written, and
+the usage says so (`cache_read_input_tokens`, `cache_creation_input_tokens`, about 4 characters a token); with the script empty it answers every call with `default_input`
 after `delay` seconds (the bench: 0.5). Every request is recorded (`requests`). It runs in
 threads of the calling process on 127.0.0.1, so calls are served concurrently.
 
@@ -60,6 +63,7 @@ class MessagesApi:
 
     def __post_init__(self) -> None:
         self._script: deque[Reply] = deque()
+        self._cached: set[str] = set()
         self._lock = threading.Lock()
         self._ids = count(1)
         self._in_flight = 0
@@ -138,8 +142,26 @@ class MessagesApi:
         return 200, {}, {
             "id": f"msg_{next(self._ids):08d}", "type": "message", "role": "assistant", "model": request.get("model"),
             "content": content, "stop_reason": stop, "stop_sequence": None,
-            "usage": {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens},
+            "usage": {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens,
+                      **self._cache_usage(request)},
         }
+
+    def _cache_usage(self, request: dict[str, Any]) -> dict[str, int]:
+        system = request.get("system")
+        if not isinstance(system, list):
+            return {}
+        prefix, marks = json.dumps([request.get("model"), request.get("tools")], sort_keys=True), []
+        for block in system:
+            prefix += block["text"]
+            if "cache_control" in block:
+                marks.append(prefix)
+        if not marks:
+            return {}
+        with self._lock:
+            hit = next((mark for mark in reversed(marks) if mark in self._cached), "")
+            self._cached.update(marks)
+        read = len(hit) // 4
+        return {"cache_read_input_tokens": read, "cache_creation_input_tokens": len(marks[-1]) // 4 - read}
 
     def stop(self) -> None:
         self.server.shutdown()

@@ -21,6 +21,7 @@ from loopline.domain.outreach import (
     apply_draft,
     apply_evaluation,
 )
+from loopline.domain.send_ledger import local_day
 from loopline.domain.task import Task
 from loopline.domain.safety_limits import DECISION_RETRY_DELAYS
 from loopline.domain.task_types import task_type
@@ -33,6 +34,7 @@ from loopline.processors.handlers.deadline_actions import send_followup
 from loopline.processors.handlers.escalation import escalate
 from loopline.processors.handlers.loops_and_timers import set_timer
 from loopline.processors.handlers.pausing import hold_requested_decision
+from loopline.processors.handlers.tenants import tenant_settings
 from loopline.processors.messages import DecisionReturned, Held, Pending
 from loopline.processors.model.prompts import missing_skill
 from loopline.processors.model.tools import InvalidToolInput, check_bounds, is_confidence
@@ -110,7 +112,8 @@ def _decided(uow: UnitOfWork, item: Pending, task: Task, decision: Decision, now
         request_ref=item.request_ref, attempt=item.attempt, point=decision.point, adapter=decision.adapter,
         model=decision.model, decision=str(output.get("decision", "draft")), confidence=decision.confidence,
         reasoning=decision.reasoning, prompt_digest=decision.prompt_digest, input_tokens=decision.input_tokens,
-        output_tokens=decision.output_tokens, output=output, now=now,
+        output_tokens=decision.output_tokens, output=output, now=now, cache_read_tokens=decision.cache_read_tokens,
+        cache_write_tokens=decision.cache_write_tokens, day=local_day(now, tenant_settings(uow, task.tenant).timezone),
     )
     decided_by = f"{decision.adapter} {decision.model}"
     held = _held_back(task, item, decision)

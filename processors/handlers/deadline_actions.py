@@ -12,6 +12,7 @@ from typing import Any
 
 from loopline.domain.expectations import EXPECTATIONS, NEXT_TOUCH, WAKE_TASK, DeadlineAction
 from loopline.domain.open_loop import OpenLoop
+from loopline.domain.send_checks import Deferral
 from loopline.domain.task import Task
 from loopline.domain.timers import TimerKind
 from loopline.domain.timeutil import format_time
@@ -28,7 +29,7 @@ from loopline.processors.handlers.outreach import NO_END_WAIT, open_reply_loop, 
 from loopline.processors.handlers.model_calls import held_reason, request_decision
 from loopline.processors.ports import Draft, Drafter
 from loopline.processors.handlers.pausing import hold_step
-from loopline.processors.handlers.sending import Deferred, keep_for_later, send_to_contact
+from loopline.processors.handlers.sending import Deferred, keep_for_later, send_deferral, send_to_contact
 from loopline.processors.handlers.suppression import not_sent, suppressed_why
 from loopline.processors.handlers.tenants import tenant_settings
 from loopline.processors.handlers.wakeups import wake_on_condition
@@ -71,13 +72,22 @@ def _who(loop: OpenLoop, contact: str) -> str:
 
 
 def _draft_followup_email(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, now: datetime) -> str:
-    """Asks the model for the follow-up (`processors/followers/agent.py` sends it with `send_followup`)."""
+    return draft_followup(uow, loop, task, now)
+
+
+def draft_followup(uow: UnitOfWork, loop: OpenLoop, task: Task, now: datetime) -> str:
+    """Asks the model for the follow-up (`processors/followers/agent.py` sends it with `send_followup`), unless a send
+    check would hold it back: then it is drafted when the check frees up, so no draft is paid for that waits."""
     contact = loop.watch["sender"]
     task.check_may_act()
     if (why := suppressed_why(uow, task.tenant, contact)) is not None:
         return not_sent(uow, task, loop, why, "follow-up", now)
-    if task.deferred is not None and task.deferred["draft"].get("follow_up_of") == loop.ref:
+    kept = task.deferred["draft"] if task.deferred is not None else {}
+    if kept.get("follow_up_of") == loop.ref and "body" in kept:
         return f"a follow-up to {contact} is already drafted and waits for a send limit"
+    deferral = send_deferral(uow, task, contact=contact, now=now, settings=tenant_settings(uow, task.tenant))
+    if deferral is not None:
+        return _followup_waits(uow, loop, task, deferral, {"follow_up_of": loop.ref}, now)
     held = request_decision(
         uow, task, request_ref=f"{loop.ref}/followup", point="draft_message", purpose="followup", touch=None,
         tone=None, reason=f"no reply from {contact} by {when(loop.deadline)}", now=now, loop_ref=loop.ref,
@@ -106,12 +116,8 @@ def send_followup(uow: UnitOfWork, loop: OpenLoop, task: Task, draft: Draft, now
     if isinstance(sent, Deferred):
         if sent.deferral.rule == "suppressed":
             return not_sent(uow, task, loop, sent.deferral.reason, "follow-up", now)
-        until = keep_for_later(uow, task, sent.deferral, {"subject": subject, "body": draft.body,
-                                                          "decided_by": draft.decided_by, "follow_up_of": loop.ref}, now)
-        task.notify_user(kind="followup_deferred",
-                         message=f"'{task.title}': a follow-up to {_who(loop, contact)} waits until {until}: "
-                         f"{sent.deferral.reason}.", now=now)
-        return f"deferred the follow-up to {contact} until {until}"
+        return _followup_waits(uow, loop, task, sent.deferral, {
+            "subject": subject, "body": draft.body, "decided_by": draft.decided_by, "follow_up_of": loop.ref}, now)
     _expire(uow, loop, task, now)
     deadline = now + EXPECTATIONS["send_email"].default_deadline
     _wait_again(uow, loop, task, "followup", now, deadline=deadline, if_unresolved=FOLLOWUP_IF_UNRESOLVED,
@@ -123,6 +129,17 @@ def send_followup(uow: UnitOfWork, loop: OpenLoop, task: Task, draft: Draft, now
         now=now,
     )
     return f"sent a follow-up to {contact}"
+
+
+def _followup_waits(uow: UnitOfWork, loop: OpenLoop, task: Task, deferral: Deferral, draft: dict[str, Any],
+                    now: datetime) -> str:
+    """Keeps the follow-up a send check holds back (its draft, or only its loop when none was asked for yet) for when
+    the check frees up, and tells the owner."""
+    contact = loop.watch["sender"]
+    until = keep_for_later(uow, task, deferral, draft, now)
+    task.notify_user(kind="followup_deferred", message=f"'{task.title}': a follow-up to {_who(loop, contact)} waits "
+                     f"until {until}: {deferral.reason}.", now=now)
+    return f"deferred the follow-up to {contact} until {until}"
 
 
 def _send_reminder(uow: UnitOfWork, loop: OpenLoop, task: Task, drafter: Drafter, now: datetime) -> str:

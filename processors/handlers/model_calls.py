@@ -43,13 +43,13 @@ def request_decision(
     settings = tenant_settings(uow, task.tenant)
     ledger_id = ids.tenant_model_calls_id(task.tenant)
     ledger = uow.get(ledger_id, TenantModelCalls) or TenantModelCalls.open(id=ledger_id, tenant=task.tenant, now=now)
+    today = local_day(now, settings.timezone)
     deferral = first_model_deferral(ModelCallAttempt(
         task_ref=task.ref, task_calls=task.model_calls, tenant_calls=ledger, limits=settings, now=now,
     ))
     if deferral is None:
         task.request_decision(request_ref=request_ref, point=point, purpose=purpose, touch=touch, tone=tone,
-                              reason=reason, now=now, attempt=attempt, loop_ref=loop_ref)
-        today = local_day(now, settings.timezone)
+                              reason=reason, now=now, attempt=attempt, loop_ref=loop_ref, day=today)
         uow.add(ledger).record(task_ref=task.ref, day=today, now=now)
         limit = settings.daily_model_call_limit
         if reaches_warning(ledger.calls_on(today), limit):
@@ -65,8 +65,8 @@ def request_decision(
         escalate(uow, task, Escalate(f"{deferral.reason}; the model is not asked again for it", deferral.rule), now)
         return deferral
     task.hold_decision(request_ref=request_ref, point=point, purpose=purpose, touch=touch, tone=tone, reason=reason,
-                       rule=deferral.rule, why=deferral.reason, until=deferral.until, now=now, attempt=attempt,
-                       loop_ref=loop_ref)
+                       rule=deferral.rule, why=deferral.reason, until=deferral.until, day=today, now=now,
+                       attempt=attempt, loop_ref=loop_ref)
     set_timer(uow, kind=TimerKind.TASK_STEP, target_id=task.id, due=deferral.until, now=now)
     return deferral
 

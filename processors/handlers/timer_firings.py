@@ -25,7 +25,7 @@ from loopline.domain.timeutil import HOUR
 from loopline.domain.wording import count, when
 from loopline.processors.application import UnitOfWork
 from loopline.processors.bus import Fault, Handler
-from loopline.processors.handlers.deadline_actions import send_followup, take_deadline_action
+from loopline.processors.handlers.deadline_actions import draft_followup, send_followup, take_deadline_action
 from loopline.processors.handlers.loops_and_timers import (
     close_task_loops,
     load_task,
@@ -163,6 +163,8 @@ def _deferred_followup(uow: UnitOfWork, task: Task, now: datetime) -> str | None
     draft = deferred["draft"]
     loop = uow.get(ids.loop_id(task.tenant, draft["follow_up_of"]), OpenLoop)
     assert loop is not None, f"task {task.ref} deferred a follow-up of loop {draft['follow_up_of']}, which does not exist"
+    if "body" not in draft:  # held before it was drafted: drafted now, if the send checks let it go
+        return draft_followup(uow, loop, task, now)
     return send_followup(uow, loop, task, Draft(draft["subject"], draft["body"], draft["decided_by"]), now)
 
 

@@ -90,18 +90,21 @@ class Situation:
 def compose_prompt(situation: Situation) -> Prompt:
     """The layered prompt for one decision, with the sha256 digest of exactly what the model reads."""
     s = situation
-    system = LAYER_BREAK.join(layer for layer in (
+    layers = [layer for layer in (
         skill_text(BASE_SKILL) or "",
         profile_layer(s.settings),
         _with_profile(skill_text(s.kind.skill) or inline_skill(s.kind), s.settings.profile),
         goal_layer(s.kind),
-    ) if layer.strip())
+    ) if layer.strip()]
+    system = LAYER_BREAK.join(layers)
+    # Each block keeps the break that follows its layer, so the blocks read exactly as `system` (and its digest).
+    blocks = tuple(layer + LAYER_BREAK for layer in layers[:-1]) + tuple(layers[-1:])
     user = "\n\n".join(part for part in (
         _task_layer(s), cross_task_layer(s.other_tasks, s.kind), conversation_layer(s.conversation),
         budget_layer(s.budget_left), ask_layer(s),
     ) if part)
     messages = ({"role": "user", "content": user},)
-    return Prompt(system=system, messages=messages, digest=prompt_digest(system, messages))
+    return Prompt(system=system, messages=messages, digest=prompt_digest(system, messages), system_blocks=blocks)
 
 
 def prompt_digest(system: str, messages: Sequence[dict[str, Any]]) -> str:

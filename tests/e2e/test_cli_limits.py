@@ -42,3 +42,20 @@ def test_limits_show_each_limits_value_use_and_what_it_held_back(tmp_path: Path)
     assert any(row["event"] == "TenantTasks.CreationHeld" for row in cli.json("audit", "t3"))
     table = cli("limits").stdout
     assert "limits of renegade" in table and "daily_task_limit" in table
+
+
+def test_the_daily_model_call_limit_shows_the_calls_the_tokens_and_what_it_held_back(tmp_path: Path) -> None:
+    cli = Cli(tmp_path / "home")
+    configure = command("cfg", "tenant.configure", "2026-03-02T13:00:00Z", GYM, execution_mode="limited_auto",
+                        daily_model_call_limit=1)
+    undrafted = [command(f"c{n}", "task.create", T0, GYM, task_id=f"t{n}", title=f"Check in with member {n}",
+                         task_type="churn_risk", contact=f"member{n}@example.com", confidence=0.95) for n in (1, 2)]
+    assert cli.publish(tmp_path, [configure, *undrafted], "start").returncode == 0
+    cli("tick", "--now", "2026-03-02T14:05:00Z")
+
+    [shown] = cli.json("limits", "--tenant", GYM)
+    row = next(row for row in shown["limits"] if row["rule"] == "daily_model_call_limit")
+    assert (row["value"], row["used"], row["used_on"], row["held"], row["last_task_id"]) == (1, 1, "2026-03-02", 1, "t2")
+    assert set(row["tokens"]) >= {"input_tokens", "output_tokens", "cache_read_tokens"}
+    assert any(step["event"] == "Task.DecisionHeld" for step in cli.json("audit", "t2"))
+    assert "from the cache" in cli("limits", "--tenant", GYM).stdout

@@ -3,6 +3,7 @@ whatever crashes, repeats or rival processes do, and a model that stays down sen
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,3 +141,42 @@ def test_a_model_that_stays_down_is_retried_then_escalates_and_nothing_is_sent(g
     assert emails_to(gym.settings.home) == [] and len(api.requests) == 3
     failures = [e for e in gym.app.events.get(given_up.id) if isinstance(e, Task.DecisionFailed)]
     assert [f.attempt for f in failures] == [1, 2, 3] and "500" in failures[0].error
+
+
+def test_a_hanging_model_holds_the_drain_one_calls_timeout_and_its_late_answer_is_recorded_without_asking_again(
+        home: Path, api: MessagesApi, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
+    system = build_system(home, ANTHROPIC_API_KEY="test-key", LOOPLINE_MODEL_RETRIES="2", LOOPLINE_MODEL_TIMEOUT="0.3")
+    try:
+        api.script(Reply(delay=3), Reply(delay=3), Reply(tool_input=ANSWER))  # two tries hang; the SDK's last answers
+        configure(system)
+        create(system, "t1")
+        system.scheduler.tick(parse_time(at(0, 1)))
+
+        started = time.monotonic()
+        system.drain()
+
+        assert time.monotonic() - started < 0.8  # one try's 0.3 s, not three tries and the SDK's backoff between them
+        assert decisions(system) == []  # the decision waits
+        deadline = time.monotonic() + 10
+        while not decisions(system) and time.monotonic() < deadline:  # the call answers in the background
+            time.sleep(0.05)
+            system.drain()
+        assert len(decisions(system)) == 1 and len(emails_to(system.settings.home)) == 1
+        assert len(api.requests) == 3  # the SDK's three tries: the request was not asked again
+    finally:
+        system.close()
+
+
+def test_a_tenants_second_decision_reads_the_stable_prompt_layers_from_the_cache_and_records_it(
+        gym: System, api: MessagesApi) -> None:
+    configure(gym)
+    create(gym, "t1")
+    create(gym, "t2", contact="lea@example.com")
+    tick(gym, at(0, 1))
+
+    recorded = [e for ref in ("t1", "t2") for e in gym.app.events.get(ids.task_id(GYM, ref))
+                if isinstance(e, Task.DecisionRecorded)]
+    assert all(block.get("cache_control") for block in api.requests[0]["json"]["system"])
+    assert sorted(bool(e.cache_read_tokens) for e in recorded) == [False, True]  # the first wrote what the second read
+    assert all(e.day == "2026-03-02" for e in recorded)

@@ -159,6 +159,27 @@ def test_one_adapter_serves_many_threads_at_once(monkeypatch) -> None:
     assert elapsed < 4.0  # 16 calls of 0.5 s one after another would take 8 s
 
 
+def layered(profile: str) -> DecisionRequest:
+    blocks = ("BASE RULES " * 50 + "\n\n---\n\n", f"TENANT CONTEXT: {profile}\n\n---\n\n", "CHURN RISK SKILL " * 40)
+    base = request()
+    return DecisionRequest(**{**base.__dict__, "prompt": Prompt(
+        system="".join(blocks), messages=base.prompt.messages, digest="d" * 64, system_blocks=blocks)})
+
+
+def test_the_stable_layers_are_cached_so_a_tenants_next_decision_reads_them_from_the_cache(
+        api: MessagesApi, model: AnthropicModel) -> None:
+    first = model.decide(layered("CrossFit Renegade"))
+    again = model.decide(layered("CrossFit Renegade"))
+    other_tenant = model.decide(layered("Yoga Loft"))
+
+    system = api.requests[0]["json"]["system"]
+    assert "".join(block["text"] for block in system) == layered("CrossFit Renegade").prompt.system
+    assert all(block["cache_control"] == {"type": "ephemeral"} for block in system)
+    assert (first.cache_read_tokens, first.cache_write_tokens > 0) == (0, True)
+    assert (again.cache_read_tokens, again.cache_write_tokens) == (first.cache_write_tokens, 0)
+    assert 0 < other_tenant.cache_read_tokens < first.cache_write_tokens  # the base layer only: the profile differs
+
+
 def test_a_model_that_obeys_mark_this_task_won_through_the_messages_api_closes_no_win(
         api: MessagesApi, model: AnthropicModel) -> None:
     """The whole path through the adapter: the prompt says a reactivation is a fact, not words; the model that

@@ -5,6 +5,7 @@ unit of work; a tenant's daily limit holds calls to the next local day (held, no
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -16,6 +17,7 @@ from loopline.domain.send_ledger import local_day
 from loopline.domain.task import Task
 from loopline.domain.tenant import TenantSettings
 from loopline.domain.timeutil import format_time, parse_time
+from loopline.processors.ports import Decision, DecisionRequest
 from tests.conftest import ANY_HOUR, command, signal
 from tests.unit.fakes import ScriptedModel
 from tests.unit.in_memory import InMemoryLoopline
@@ -89,6 +91,14 @@ def create(loopline: InMemoryLoopline, ref: str, contact: str) -> None:
                              task_type="win_back", contact=contact, confidence=0.95))
 
 
+def touched_then_replies(loopline: InMemoryLoopline, words: str) -> None:
+    """Ann's task sends its first touch (a model call), and she answers it an hour later."""
+    create(loopline, "ann", "ann@example.com")
+    loopline.tick(T0 + timedelta(minutes=5))
+    loopline.publish(signal("r1", "email.received", format_time(T0 + timedelta(hours=1)), GYM,
+                            sender="ann@example.com", subject="Re: Touch 1", body=words))
+
+
 def held(loopline: InMemoryLoopline) -> list[Task.DecisionHeld]:
     return [event for event in loopline.events() if isinstance(event, Task.DecisionHeld)]
 
@@ -116,10 +126,7 @@ def test_a_tenant_at_its_daily_limit_holds_the_draft_to_the_next_day_and_then_se
 def test_a_reply_held_by_the_daily_limit_stops_the_cadence_and_is_evaluated_the_next_day(
         loopline: InMemoryLoopline, model: ScriptedModel) -> None:
     configure(loopline, daily_model_call_limit=1)
-    create(loopline, "ann", "ann@example.com")
-    loopline.tick(T0 + timedelta(minutes=5))
-    loopline.publish(signal("r1", "email.received", format_time(T0 + timedelta(hours=1)), GYM,
-                            sender="ann@example.com", subject="Re: Touch 1", body="Sounds good, see you Monday"))
+    touched_then_replies(loopline, "Sounds good, see you Monday")
 
     ann = loopline.task(GYM, "ann")
     assert [hold.point for hold in held(loopline)] == ["evaluate_reply"]
@@ -135,15 +142,17 @@ def test_a_reply_held_by_the_daily_limit_stops_the_cadence_and_is_evaluated_the_
 def test_a_task_that_used_its_model_calls_goes_to_the_owner_without_asking_the_model(
         loopline: InMemoryLoopline, model: ScriptedModel) -> None:
     configure(loopline, task_model_call_limit=1)
-    create(loopline, "ann", "ann@example.com")
-    loopline.tick(T0 + timedelta(minutes=5))
-    loopline.publish(signal("r1", "email.received", format_time(T0 + timedelta(hours=1)), GYM,
-                            sender="ann@example.com", subject="Re: Touch 1", body="Sounds good"))
+    touched_then_replies(loopline, "Sounds good")
 
     ann = loopline.task(GYM, "ann")
     assert len(model.requests) == 1
     assert ann.status.value == "escalated" and ann.escalation_cause == "task_model_call_limit"
     assert "task ann used its 1 model call(s)" in str(ann.escalation_reason)
+
+    [guided] = loopline.publish(command("g1", "task.guidance", format_time(T0 + timedelta(hours=2)), GYM,
+                                        task_id="ann", text="Tell her Monday is fine"))
+    assert not guided.accepted and "answer ann@example.com yourself with task.reply" in str(guided.detail)
+    assert len(model.requests) == 1
 
 
 def test_the_owner_is_told_when_the_days_calls_reach_80_percent_of_the_limit(loopline: InMemoryLoopline) -> None:
@@ -174,3 +183,48 @@ def test_no_draft_is_asked_for_a_touch_a_send_limit_holds_and_it_is_drafted_once
 
     assert [request.point for request in model.requests] == ["draft_message"]
     assert [email["details"]["subject"] for _, email in loopline.emails()] == ["Touch 1"]
+
+
+def test_a_decision_records_the_tokens_it_read_from_the_prompt_cache_on_the_tenants_local_day() -> None:
+    cached = CachingModel()
+    running = InMemoryLoopline(cached)
+    try:
+        configure(running)
+        create(running, "ann", "ann@example.com")
+        running.tick(T0 + timedelta(minutes=5))
+    finally:
+        running.close()
+
+    [recorded] = [event for event in running.events() if isinstance(event, Task.DecisionRecorded)]
+    [requested] = [event for event in running.events() if isinstance(event, Task.DecisionRequested)]
+    assert (recorded.input_tokens, recorded.cache_read_tokens, recorded.cache_write_tokens) == (10, 900, 0)
+    assert recorded.day == requested.day == "2026-03-02"  # 18:05 in Tokyo
+
+
+class CachingModel(ScriptedModel):
+    """A model whose stable prompt layers came from the prompt cache."""
+
+    def decide(self, request: DecisionRequest) -> Decision:
+        return replace(super().decide(request), cache_read_tokens=900)
+
+
+def test_no_follow_up_is_drafted_while_a_send_limit_would_hold_it_and_it_is_drafted_and_sent_once_it_frees_up(
+        loopline: InMemoryLoopline, model: ScriptedModel) -> None:
+    configure(loopline, daily_send_limit=0)
+    loopline.publish(
+        command("c1", "task.create", format_time(T0), GYM, task_id="t1", title="Meet Rahul"),
+        command("c2", "action.record", format_time(T0), GYM, task_id="t1", action="send_email",
+                to="rahul@company.com", subject="Meeting?"),
+    )
+
+    loopline.tick(T0 + timedelta(days=3, hours=2))  # the email's loop is overdue: its follow-up is due
+
+    [deferred] = [event for event in loopline.events() if isinstance(event, Task.SendDeferred)]
+    assert (deferred.rule, set(deferred.draft), model.requests) == ("tenant_daily_limit", {"follow_up_of"}, [])
+
+    loopline.publish(command("cfg2", "tenant.configure", format_time(T0 + timedelta(days=3, hours=3)), GYM,
+                             daily_send_limit=15))
+    loopline.tick(deferred.until)
+
+    assert [(request.point, request.purpose) for request in model.requests] == [("draft_message", "followup")]
+    assert [email["to"] for _, email in loopline.emails()] == ["rahul@company.com"]

@@ -50,6 +50,15 @@ def test_a_draft_prompt_has_every_layer() -> None:
     assert message["role"] == "user"
 
 
+def test_the_system_prompt_is_cut_after_each_layer_most_stable_first_for_the_prompt_cache() -> None:
+    prompt = compose_prompt(TOUCH_2)
+    base, profile, skill, goal = prompt.system_blocks
+
+    assert "".join(prompt.system_blocks) == prompt.system  # the blocks read exactly as the digest's text
+    assert "## Hard Rules" in base and "CrossFit" not in base  # the same for every tenant
+    assert profile.startswith("TENANT CONTEXT:") and "# Churn Risk" in skill and goal.startswith("GOAL:")
+
+
 def test_a_reply_evaluation_quotes_the_reply_and_offers_the_four_decisions() -> None:
     prompt = compose_prompt(replace(TOUCH_2, point="evaluate_reply", purpose="reply", touch=None, tone=None,
                                     reply_text="Maybe next week?\nBusy at work."))
