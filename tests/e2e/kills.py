@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from loopline.domain.timeutil import format_time
-from tests.conftest import build_system, command, publish
+from tests.conftest import ANY_HOUR, build_system, command, publish
 from tests.servers import SmtpSink
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,6 +49,8 @@ def overdue_tasks(count: int) -> list[dict[str, Any]]:
     messages = []
     for i in range(count):
         tenant, contact = f"kill{i // TASKS_PER_TENANT}", f"contact{i}@kills.example"
+        if i % TASKS_PER_TENANT == 0:  # the workers tick at wall-clock time, which may be at night
+            messages.append(command(f"cfg{tenant}", "tenant.configure", at, tenant, **ANY_HOUR))
         messages += [
             command(f"c{i}", "task.create", at, tenant, task_id=f"t{i}", title=f"Meet contact {i}"),
             command(f"a{i}", "action.record", at, tenant, task_id=f"t{i}", action="send_email", to=contact,
