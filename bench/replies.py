@@ -6,7 +6,7 @@ publish → match the reply loop → decision requested → evaluated → its ef
 `--tasks` churn_risk tasks (in `auto` mode, each with its first message given at creation, so
 loading asks no model) are sent their first touch by one tick, which opens their reply loops. The
 clock starts when the replies are published, one per task with texts that lead to each kind of
-evaluation, and stops when every reply has its recorded decision and every read model caught up.
+evaluation, and stops when every reply has its recorded decision (a STOP: its suppression) and every read model caught up.
 The raw batched insert rate of SQLite on the same disk is measured in the same run, and the ratio
 printed beside it, as in `bench.signals`.
 """
@@ -20,6 +20,7 @@ from datetime import timedelta
 from eventsourcing.utils import get_topic
 
 from bench.common import T0, close, new_system, sqlite_raw_insert_rate
+from loopline.domain.send_ledger import ContactSends
 from loopline.domain.task import Task
 from loopline.processors.messages import Message
 from loopline.runtime.system import System
@@ -86,7 +87,8 @@ def run(tasks: int, tenants: int) -> dict[str, float]:
         system.log.append(replies(tasks, tenants), "bench")
         system.drain()
         elapsed = time.perf_counter() - start
-        evaluated = count(system, Task.DecisionRecorded) - decided_before
+        # A STOP is handled by the opt-out rule (the contact suppressed, the task closed), never by the model.
+        evaluated = count(system, Task.DecisionRecorded) - decided_before + count(system, ContactSends.Suppressed)
         if evaluated != tasks:
             raise RuntimeError(f"{evaluated} of {tasks} replies were evaluated")
         raw = sqlite_raw_insert_rate(system.settings.home / "raw.db")
