@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from loopline.domain import ids
@@ -152,6 +152,7 @@ def overfills_a_week(sent: list[datetime], moment: datetime, limit: int) -> bool
     return any(sum(1 for y in sent if start <= y < start + WEEK) + 1 > limit for start in starts)
 
 
+@settings(deadline=None)  # its brute-force oracle scans a week hour by hour: slow under a loaded suite, not wrong
 @given(st.lists(st.integers(0, 13 * 24), max_size=10), st.integers(0, 13 * 24), st.integers(1, 4))
 def test_a_send_is_deferred_to_the_first_hour_that_overfills_no_week(hours: list[int], at: int, limit: int) -> None:
     ledger = contact_ledger(*(T0 + timedelta(hours=h) for h in sorted(hours)))
