@@ -22,6 +22,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from email import message_from_bytes, policy
 from email.message import EmailMessage
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -196,6 +197,8 @@ class SmtpSink:
         from aiosmtpd.controller import Controller
 
         self.messages: list[EmailMessage] = []
+        self.arrived = threading.Condition()
+        """Notified with each message taken: a test waits on it for what SMTP received."""
         self.port = free_port()
         self.controller = Controller(self, hostname="127.0.0.1", port=self.port)
         self.controller.start()
@@ -205,13 +208,18 @@ class SmtpSink:
         return f"smtp://127.0.0.1:{self.port}"
 
     async def handle_DATA(self, server: object, session: object, envelope: Any) -> str:  # noqa: N802 - aiosmtpd's hook name
-        self.messages.append(message_from_bytes(envelope.content, policy=policy.default))  # type: ignore[arg-type]
+        with self.arrived:
+            self.messages.append(message_from_bytes(envelope.content, policy=policy.default))  # type: ignore[arg-type]
+            self.arrived.notify_all()
         return "250 Message accepted for delivery"
 
+    def wait_until(self, condition: Callable[[], bool], timeout: float) -> bool:
+        """Waits until `condition` (of the messages taken) holds, at most `timeout` seconds; says whether it does."""
+        with self.arrived:
+            return self.arrived.wait_for(condition, timeout=max(timeout, 0.0))
+
     def wait_for(self, count: int, timeout: float = 60.0) -> list[EmailMessage]:
-        deadline = time.monotonic() + timeout
-        while len(self.messages) < count and time.monotonic() < deadline:
-            time.sleep(0.1)
+        self.wait_until(lambda: len(self.messages) >= count, timeout)
         return list(self.messages)
 
     def stop(self) -> None:

@@ -75,6 +75,9 @@ class KilledRuns:
     def emails(self) -> Counter[str]:
         return Counter(str(message["Message-ID"]) for message in list(self.smtp.messages))
 
+    def _all_sent(self) -> bool:
+        return len(self.emails()) >= self.tasks
+
     def worker(self, *args: str) -> subprocess.Popen[bytes]:
         """`loopline run` in a process of its own, polling fast and ticking at wall-clock time."""
         return subprocess.Popen(
@@ -88,17 +91,15 @@ class KilledRuns:
         take over any send the last kill left in doubt."""
         rng, killed = random.Random(seed), 0
         deadline = time.monotonic() + timeout
-        while killed < kills and len(self.emails()) < self.tasks:
+        while killed < kills and not self._all_sent():
             enough = len(self.smtp.messages) + rng.randint(1, most_per_worker)
             worker = self.worker("--interval", "0.05", "--tick-every", "0.2")
-            while len(self.smtp.messages) < enough and len(self.emails()) < self.tasks and time.monotonic() < deadline:
-                time.sleep(0.002)
+            self.smtp.wait_until(lambda: len(self.smtp.messages) >= enough or self._all_sent(), deadline - time.monotonic())
             worker.kill()
             worker.wait()
             killed += 1
         last = self.worker("--interval", "0.05", "--tick-every", "0.2")
-        while len(self.emails()) < self.tasks and time.monotonic() < deadline:
-            time.sleep(0.05)
+        self.smtp.wait_until(self._all_sent, deadline - time.monotonic())
         last.terminate()
         last.wait(timeout=30)
         assert self.worker("--once", "--tick-every", "0").wait(timeout=60) == 0

@@ -25,6 +25,7 @@ from sqlalchemy import select
 
 from loopline.adapters.config import Settings
 from loopline.adapters.messages import parse_message
+from loopline.processors.followers.agent import TOPICS as REQUESTED_TOPICS
 from loopline.processors.followers.delivery import TOPICS as DELIVERED_TOPICS
 from loopline.processors.followers.router import INBOUND_TOPIC
 from loopline.projections.open_loops import open_loops
@@ -188,13 +189,21 @@ class ScaleDeployment:
             "inbound_messages": self.inbound_count(),
         }
 
-    def settle(self, inbound: int, timeout: float = SETTLE_TIMEOUT) -> None:
-        """Waits until `inbound` messages are recorded, every lag is 0, and that stays so for a moment.
+    def settle(self, inbound: int, timeout: float = SETTLE_TIMEOUT, *, decided: bool = False) -> None:
+        """Waits until `inbound` messages are recorded, every lag is 0, and that stays so for a moment; `decided`:
+        and the leader's agent has answered every decision request (its decisions send).
 
         Input lag alone is not enough: the test broker (Tansu) reports a partition's end offset as
         its last record batch's base offset + 1, so a partition can show lag 0 with work left.
         """
-        wait_until_settled(self._live_status, inbound, timeout, self._worker_logs)
+        wait_until_settled(self._decided_status if decided else self._live_status, inbound, timeout, self._worker_logs)
+
+    def _decided_status(self) -> dict[str, Any]:
+        app = self.system.app
+        undecided = app.process_recorder.select_notifications(
+            start=app.position("agent") + 1, limit=1, topics=REQUESTED_TOPICS
+        )
+        return {**self._live_status(), "undecided": len(undecided)}
 
     def _live_status(self) -> dict[str, Any]:
         """`status`, once no worker has died: a killed worker has its return code already, a crashed one not yet."""
@@ -236,5 +245,5 @@ def is_settled(status: dict[str, Any], inbound: int) -> bool:
         status["inbound_messages"] == inbound
         and all(row["pending"] == 0 for row in status["inputs"])
         and all(row["lag"] == 0 for row in status["read_models"])
-        and status["relay_lag"] == 0 and status["undelivered"] == 0
+        and status["relay_lag"] == 0 and status["undelivered"] == 0 and status.get("undecided", 0) == 0
     )

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from loopline.adapters.leader import PostgresLeader
-from loopline.processors.followers.agent import TOPICS as REQUESTED_TOPICS
 from tests.e2e.differential import ANSWERED_AFTER_TICK, TICKS, answers, inputs, reference, sends
 from tests.e2e.scale import ScaleDeployment, Worker
 from tests.e2e.test_scale_workers import Deploy, deploy  # noqa: F401 - the fixture
@@ -64,14 +63,7 @@ class Killing:
     def settle(self) -> None:
         """Applied, projected, relayed, decided and delivered: the leader's agent may still be deciding when the
         rest has settled, and its decisions send."""
-        app = self.loopline.system.app
-        while True:
-            self.loopline.settle(inbound=self.inbound)
-            if not app.process_recorder.select_notifications(
-                start=app.position("agent") + 1, limit=1, topics=REQUESTED_TOPICS
-            ):
-                return
-            time.sleep(0.2)
+        self.loopline.settle(inbound=self.inbound, decided=True)
 
 
 def test_workers_killed_at_random_send_the_same_emails_as_one_process_never_killed(
