@@ -282,7 +282,8 @@ def close(uow: UnitOfWork, task: Task, action: Close, now: datetime, quote: str 
     outcome = task_type(task.task_type).outcome(action.outcome)
     if task.status is TaskStatus.READY:  # the contact answered before the first touch: the task is worked now
         task.note_progress(notes=f"closing: {action.reason}", status=str(TaskStatus.EXECUTING), now=now)
-    close_task_loops(uow, task, resolved_by=str(action.status), reason=f"task closed: {action.reason}", now=now)
+    resolved_by = "task_completed" if action.status is TaskStatus.COMPLETED else str(action.status)
+    close_task_loops(uow, task, resolved_by=resolved_by, reason=f"task closed: {action.reason}", now=now)
     task.set_outcome(code=action.outcome, kind=outcome.kind if outcome else "neutral",
                      provisional=outcome.provisional if outcome else False, reason=action.reason, now=now)
     if action.status.value == "completed":
