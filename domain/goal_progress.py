@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from loopline.domain.task_types import Goal, GoalSignal, Outcome
+from loopline.domain.task_contract import Goal, GoalSignal, Outcome
 
 EvidenceType = Literal["concrete_signal", "verbal_commitment", "inferred", "partial_signal", "none"]
 Recommended = Literal["complete", "wait_and_verify", "continue", "escalate", "close_as_neutral"]
