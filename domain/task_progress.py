@@ -139,8 +139,8 @@ class TaskProgress:
     def override_outcome(self: Task, *, code: str, reason: str, by: str, now: datetime) -> None:
         """Any outcome of the type's spectrum (or `owner_handled`); an open task is closed with the owner's commands."""
         if not self.is_closed:
-            raise NotClosed(f"task {self.ref} is {self.status}: override the outcome of a closed task; close this one "
-                            "with task.takeover, task.complete or task.cancel")
+            raise NotClosed(f"task_id: task {self.ref} is {self.status}: override the outcome of a closed task; close "
+                            "this one with task.takeover, task.complete or task.cancel")
         kind = task_type(self.task_type)
         outcome = kind.outcome(code)
         if outcome is None:
@@ -151,7 +151,7 @@ class TaskProgress:
 
     def reopen(self: Task, *, reason: str, by: str, expires_at: datetime | None, now: datetime) -> None:
         if not self.is_closed:
-            raise NotClosed(f"task {self.ref} is {self.status}, not closed: there is nothing to reopen")
+            raise NotClosed(f"task_id: task {self.ref} is {self.status}, not closed: there is nothing to reopen")
         self.trigger_event(self.Reopened, timestamp=now, previous_status=str(self.status),
                            previous_outcome=self.outcome, expires_at=expires_at, reason=reason, by=by,
                            status=str(TaskStatus.EXECUTING))
@@ -159,6 +159,6 @@ class TaskProgress:
     def rate_outcome(self: Task, *, rating: str, why: str | None, note: str | None, by: str, now: datetime) -> None:
         """A closed or escalated task's outcome, rated (§28.5); a rating of an open task the agent still works is refused."""
         if not self.is_closed and self.status is not TaskStatus.ESCALATED:
-            raise NotClosed(f"task {self.ref} is {self.status}: rate it once it is closed or escalated")
+            raise NotClosed(f"task_id: task {self.ref} is {self.status}: rate it once it is closed or escalated")
         self.trigger_event(self.OutcomeRated, timestamp=now, rating=rating, why=why, note=note, outcome=self.outcome,
                            by=by)

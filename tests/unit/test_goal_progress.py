@@ -104,9 +104,14 @@ def test_a_reopened_task_goes_back_to_work_with_its_budgets_used_and_a_fresh_tim
     assert [(e.outcome, e.outcome_score) for e in evaluations(world)][-1] == ("verbal_commitment", 60)
 
 
-def test_only_a_closed_task_is_reopened() -> None:
+def test_only_a_closed_task_is_reopened_and_not_beside_a_newer_task_for_its_contact() -> None:
     refused = gym().command("task.reopen", 1, task_id="ann", reason="x")
     assert not refused.accepted and "nothing to reopen" in refused.detail
+    world = closed_by_the_model()
+    assert world.command("task.create", 2, task_id="ann-2", title="Ann again", task_type="churn_risk", contact=ANN,
+                         confidence=0.9).accepted
+    superseded = world.command("task.reopen", 3, task_id="ann", reason="x")
+    assert not superseded.accepted and "task ann-2 works ann@example.com as churn_risk now" in superseded.detail
 
 
 def test_the_owner_rates_an_outcome_up_or_down_with_why() -> None:
