@@ -124,6 +124,11 @@ DESCRIPTIONS: dict[type, Describe] = {
     Task.OutcomeSet: lambda e: (
         f"outcome {e.code} ({e.kind}{', provisional' if e.provisional else ''})", e.reason,
     ),
+    Task.ValueAttributed: lambda e: (
+        f"value attributed for {e.outcome}: {e.value:g}" + (" (a late signal)" if e.late else ""),
+        {"signal_amount": f"the amount of signal {e.signal_ref}",
+         "multiplier": f"{e.multiplier:g} x the average value {e.average_value:g}"}.get(e.basis, "no revenue for this outcome"),
+    ),
     Task.WentDormant: lambda e: (f"went dormant; closes as unresponsive at {format_time(e.until)}", e.reason),
     Tenant.Configured: lambda e: (
         f"tenant configured: {', '.join(f'{k}={v!r}' for k, v in sorted(e.settings.items()) if k != 'profile')}"
