@@ -36,6 +36,7 @@ from loopline.domain.task_types import PRIORITY_ORDER, task_type
 from loopline.domain.timers import TimerKind
 from loopline.domain.wording import when
 from loopline.processors.application import UnitOfWork
+from loopline.processors.handlers.attribution import attribute_value
 from loopline.processors.handlers.escalation import escalate
 from loopline.processors.handlers.loops_and_timers import (
     close_loop,
@@ -285,6 +286,7 @@ def close(uow: UnitOfWork, task: Task, action: Close, now: datetime, quote: str 
     close_task_loops(uow, task, resolved_by=str(action.status), reason=f"task closed: {action.reason}", now=now)
     task.set_outcome(code=action.outcome, kind=outcome.kind if outcome else "neutral",
                      provisional=outcome.provisional if outcome else False, reason=action.reason, now=now)
+    attribute_value(uow, task, action.outcome, now=now)
     if action.status.value == "completed":
         task.complete(summary=f"{action.outcome}: {action.reason}", now=now)
     else:
