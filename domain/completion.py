@@ -26,8 +26,6 @@ CLOSES_ON_SIGNAL = frozenset({TaskStatus.READY, TaskStatus.EXECUTING, TaskStatus
                               TaskStatus.ESCALATED})
 """The statuses a signal closes a task in; one awaiting review is the owner's, and the stale guard reads the signal
 before the task's first send (§30)."""
-STALE_AFTER = timedelta(hours=4)
-"""A task whose context is older than this re-reads its contact's outcome signals before it sends (§30.2)."""
 NONCOMMITTAL = re.compile(
     r"\b(think about it|thinking about it|maybe|not sure|we'?ll see|i'?ll see|might|perhaps|possibly|no promises)\b",
     re.IGNORECASE,
@@ -72,6 +70,16 @@ Verdict = Close | Revise | Ignore
 def is_commitment(words: str) -> bool:
     """Whether a reply commits to something: a hedge ("I'll think about it", "maybe") does not."""
     return NONCOMMITTAL.search(words) is None
+
+
+def weigh_commitment(action: Any, words: str | None, *, task_type: Any) -> Any:
+    """A reply's evaluation closing as a provisional outcome (a verbal commitment) on words that hedge ("I'll think
+    about it") closes as the outcome it downgrades to instead; any other action is kept as it is."""
+    outcome = task_type.outcome(action.outcome) if isinstance(action, Close) else None
+    if outcome is None or outcome.downgrades_to is None or is_commitment(words or ""):
+        return action
+    return Close(outcome.downgrades_to, action.status,
+                 f"{action.reason}; but the reply hedges, which is no commitment, so {outcome.downgrades_to}")
 
 
 def someone_else(signal: ObservedSignal, contact: str, context: dict[str, Any]) -> str | None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from loopline.domain import ids
-from loopline.domain.completion import STALE_AFTER, TaskView, evaluate, someone_else
+from loopline.domain.completion import TaskView, evaluate, someone_else
 from loopline.domain.contact_outcomes import ContactOutcomes
 from loopline.domain.outreach import DEFAULT_DORMANT_CHECK_DAYS, Close
 from loopline.domain.task import Task
@@ -33,7 +33,11 @@ def contact_outcomes(uow: UnitOfWork, tenant: str, contact: str, now: datetime) 
 
 def goal_reached(uow: UnitOfWork, task: Task) -> Close | None:
     """The close the contact's outcome signals since the task's creation call for, if one does (the first that
-    counts): a signal the task has not acted on, because it came while the task awaited review or out of order."""
+    counts): a signal the task has not acted on, because it came while the task awaited review or out of order.
+
+    It is the stale guard of §30, read before every touch (`self_resolved` when nothing reached the contact yet):
+    signals are pushed into the log, so the kept ones are as fresh as it is, and reading them costs one aggregate,
+    where §30.2 waits 4 hours between refreshes from an outside API."""
     assert task.contact is not None
     outcomes = uow.get(ids.contact_outcomes_id(task.tenant, task.contact), ContactOutcomes)
     if outcomes is None:
@@ -45,14 +49,6 @@ def goal_reached(uow: UnitOfWork, task: Task) -> Close | None:
             if isinstance(verdict, Close):
                 return verdict
     return None
-
-
-def stale_guard(uow: UnitOfWork, task: Task, now: datetime) -> Close | None:
-    """Before a send on a task whose context is older than `STALE_AFTER` (§30): the close its goal signals call for
-    instead of the send (`self_resolved` when nothing reached the contact yet), else None and the send goes on."""
-    if now - task.created_on < STALE_AFTER:
-        return None
-    return goal_reached(uow, task)
 
 
 def watch_dormant(uow: UnitOfWork, task: Task, now: datetime) -> None:
