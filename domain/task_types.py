@@ -70,6 +70,8 @@ class Outcome:
     provisional: bool = False
     next_step: str | None = None
     """What the owner does next when a task ends so (a conversion: book the class), told in the notice."""
+    downgrades_to: str | None = None
+    """A provisional outcome's code once its verification window passes with no confirming signal."""
 
 
 @dataclass(frozen=True)
@@ -126,6 +128,9 @@ class TaskType:
     follow_through_threshold: float | None = None
     """Below this confidence a follow-through task (no contact) waits for review; None: `auto_threshold`."""
     assignment: str = "agent"
+    signal_outcomes: tuple[tuple[str, str], ...] = ()
+    """Outcome signal kind (`outcome.observed`'s `outcome`) -> the code of this type's spectrum it closes the task with
+    (`domain/completion.py`); a kind not named changes nothing."""
 
     @property
     def expires_in_days(self) -> int | None:
@@ -156,10 +161,10 @@ class TaskType:
 
 
 def _o(code: str, label: str, kind: OutcomeKind, description: str, revenue: float | None = None,
-       provisional: bool = False, next_step: str | None = None) -> Outcome:
+       provisional: bool = False, next_step: str | None = None, downgrades_to: str | None = None) -> Outcome:
     """An outcome; a revenue multiplier means revenue is attributed to it."""
     return Outcome(code, label, kind, description, attribute_revenue=revenue is not None,
-                   revenue_multiplier=revenue, provisional=provisional, next_step=next_step)
+                   revenue_multiplier=revenue, provisional=provisional, next_step=next_step, downgrades_to=downgrades_to)
 
 
 OWNER_HANDLED = _o("owner_handled", "Owner Handled", "neutral", "The owner took the task over and handled it themselves")
@@ -184,7 +189,7 @@ _GYM: tuple[TaskType, ...] = (
                 _o("retained", "Member Retained", "positive", "Member checked in within 14 days of outreach", 1.0),
                 _o("verbal_commitment", "Verbal Commitment", "positive",
                    "Member said they would return. Provisional — downgrades after 14 days with no checkin.",
-                   0.5, provisional=True,
+                   0.5, provisional=True, downgrades_to="engaged_conversation",
                    next_step="Look out for them at the class or day they named, and welcome them back in person."),
                 _o("engaged_conversation", "Engaged Conversation", "neutral", "Replied positively but made no commitment."),
                 _o("self_resolved", "Self-Resolved", "positive", "Member came back before outreach sent."),
@@ -197,6 +202,7 @@ _GYM: tuple[TaskType, ...] = (
         priority="high", budget=Budget(messages=3, days=14, turns=6), cadence=CADENCES["standard"],
         auto_threshold=0.75, escalation_triggers=("member_tenure_over_1_year", "monthly_value_over_200"),
         outcome_signals=("checkin", "reply_positive"), skill="churn_risk.md",
+        signal_outcomes=(("checkin", "retained"), ("class_booked", "retained"), ("cancellation", "churned")),
     ),
     TaskType(
         name="win_back", label="Win-Back", pack="gym", category="communication", agent="retention",
@@ -212,12 +218,15 @@ _GYM: tuple[TaskType, ...] = (
                 _o(UNRESPONSIVE, "No Response", "neutral", "No reply after all touches"),
                 _o("declined", "Declined", "negative", "Member explicitly said no"),
                 _o("opted_out", "Opted Out", "negative", "Requested no further contact"),
+                _o("self_resolved", "Self-Resolved", "positive", "Membership reactivated before outreach sent"),
+                _o("refunded", "Refunded", "negative", "The reactivation's payment was refunded"),
             ),
         ),
         priority="high", budget=Budget(messages=3, days=30, turns=4), cadence=CADENCES["slow_burn"],
         auto_threshold=0.80,
         escalation_triggers=("cancellation_reason_complaint", "cancellation_reason_billing", "member_tenure_over_2_years"),
         outcome_signals=("reactivation", "reply_positive"), skill="win_back.md",
+        signal_outcomes=(("reactivation", "recovered"), ("refund", "refunded")),
     ),
     TaskType(
         name="lead_followup", label="Lead Follow-up", pack="gym", category="communication", agent="sales",
@@ -237,6 +246,7 @@ _GYM: tuple[TaskType, ...] = (
         priority="medium", budget=Budget(messages=5, days=21, turns=8), cadence=CADENCES["patient"],
         auto_threshold=0.70, escalation_triggers=(),
         outcome_signals=("trial_booked", "reply_positive", "checkin"), skill="lead_followup.md",
+        signal_outcomes=(("trial_booked", "converted"), ("class_booked", "converted"), ("checkin", "converted")),
     ),
     TaskType(
         name="payment_recovery", label="Payment Recovery", pack="gym", category="communication", agent="retention",
@@ -254,11 +264,13 @@ _GYM: tuple[TaskType, ...] = (
                 _o("acknowledged", "Acknowledged", "neutral", "Member acknowledged but payment still failing"),
                 _o(UNRESPONSIVE, "No Response", "neutral", "No reply, payment still failing"),
                 _o("cancelled", "Member Cancelled", "negative", "Member cancelled instead of fixing payment"),
+                _o("refunded", "Refunded", "negative", "The recovered payment was refunded"),
             ),
         ),
         priority="critical", budget=Budget(messages=2, days=7, turns=4), cadence=CADENCES["urgent"],
         auto_threshold=0.90, escalation_triggers=("always",),
         outcome_signals=("payment_succeeded",), skill="payment_recovery.md",
+        signal_outcomes=(("payment_succeeded", "recovered"), ("refund", "refunded"), ("cancellation", "cancelled")),
     ),
     TaskType(
         name="onboarding", label="New Member Onboarding", pack="gym", category="communication", agent="retention",
@@ -281,6 +293,7 @@ _GYM: tuple[TaskType, ...] = (
         priority="medium", budget=Budget(messages=4, days=30, turns=6), cadence=CADENCES["slow_burn"],
         auto_threshold=0.85, escalation_triggers=(),
         outcome_signals=("checkin_count_3", "reply_positive"), skill="onboarding.md",
+        signal_outcomes=(("checkin_count_3", "habit_formed"),),
     ),
     TaskType(
         name="staff_call_member", label="Call Member", pack="gym", category="staff_todo", agent="gm",

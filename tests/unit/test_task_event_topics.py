@@ -20,7 +20,7 @@ def test_every_event_of_a_task_concern_is_a_task_event_under_the_task_topic() ->
     names = _event_names(Task).union(*(_event_names(concern) for concern in concerns))
 
     assert {concern.__name__ for concern in concerns} == {"TaskReview", "TaskDecisions", "TaskOutreach", "TaskTimers", "TaskNotices",
-                                                      "TaskAttribution"}
+                                                      "TaskAttribution", "TaskOutcomes"}
     for name in names:
         topic = get_topic(getattr(Task, name))
         assert topic == f"loopline.domain.task:Task.{name}", f"{name} is stored as {topic}"
