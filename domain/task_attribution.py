@@ -35,6 +35,9 @@ class TaskAttribution:
 
     def attribute(self, *, outcome: str, value: float, basis: str, multiplier: float | None, average_value: float,
                   signal_ref: str | None, late: bool, now: datetime) -> None:
+        """Records the value unless it changes nothing: an outcome without revenue on a task never credited any."""
+        if basis == "none" and self.attributed_value == 0:
+            return
         self.trigger_event(
             self.ValueAttributed, timestamp=now, outcome=outcome, value=value, basis=basis, multiplier=multiplier,
             average_value=average_value, signal_ref=signal_ref, late=late,

@@ -78,6 +78,9 @@ def _task_events() -> list[type]:
 MOVING = tuple(cls for cls in _task_events() if any("status" in vars(k).get("__annotations__", {}) for k in cls.__mro__))
 """Every Task event that names the status it leads to."""
 
+REVISED = (Task.AttributedLate, Task.OutcomeDowngraded, Task.OutcomeUndone)
+"""A closed task's outcome revised (`domain/task_outcomes.py`); its value follows in a `ValueAttributed`."""
+
 HELD_ENDS_WITH = (Task.ActionRecorded, Task.GuidanceGiven, Task.OwnerAnswered)
 """What ends a draft's wait for the owner (as `Task._hold(None)` does): a message sent, guidance, an answer."""
 
@@ -125,6 +128,8 @@ def _outcome(conn: Connection, event: Any, position: int, row: dict[str, Any], c
     """The outcome the task is credited with now; the first one dates it."""
     if isinstance(event, Task.OutcomeSet):
         kind, provisional = event.kind, event.provisional
+    elif isinstance(event, REVISED):
+        kind, provisional = event.kind, False
     else:
         known = TASK_TYPES[row["task_type"]].outcome(code) if row["task_type"] in TASK_TYPES else None
         kind, provisional = (known.kind, known.provisional) if known else ("neutral", False)
@@ -148,7 +153,7 @@ def _changes(conn: Connection, event: Any, position: int, row: dict[str, Any]) -
         changes["held_position"] = position
     elif isinstance(event, HELD_ENDS_WITH) and (not isinstance(event, Task.ActionRecorded) or event.sent_by_loopline):
         changes["held_position"] = None
-    if isinstance(event, Task.OutcomeSet):
+    if isinstance(event, (Task.OutcomeSet, *REVISED)):
         changes |= _outcome(conn, event, position, row, event.code)
     if isinstance(event, Task.ValueAttributed):
         changes |= _outcome(conn, event, position, row, event.outcome) | {"value": event.value, "value_position": position}
@@ -180,7 +185,7 @@ def prefetch(conn: Connection, events: list[Any]) -> None:
     writes.preload(conn, scorecard_zones, list({e.tenant for e in events}))
 
 
-FOLLOWED = (*MOVING, Task.Escalated, Task.DraftHeldBack, *HELD_ENDS_WITH, Task.OutcomeSet, Task.ValueAttributed,
+FOLLOWED = (*MOVING, Task.Escalated, Task.DraftHeldBack, *HELD_ENDS_WITH, Task.OutcomeSet, *REVISED, Task.ValueAttributed,
             Task.TouchSent, Task.SendReturned, Task.SignalReceived)
 
 name = "scorecard"

@@ -77,3 +77,16 @@ def test_an_outcome_without_revenue_takes_back_the_value_credited_before(looplin
     uow.commit()
 
     assert value == 0.0 and loopline.task(GYM, "churn").attributed_value == 0.0
+
+
+def test_an_outcome_without_revenue_on_a_task_worth_nothing_records_nothing(loopline: InMemoryLoopline) -> None:
+    task = _verbal_commitment(loopline)
+    uow = UnitOfWork(loopline.app)
+    task = uow.get(task.id, Task)
+    assert task is not None
+    attribute_value(uow, task, "engaged_conversation", now=T0 + timedelta(days=15))
+    attribute_value(uow, task, "unresponsive", now=T0 + timedelta(days=16))
+    uow.commit()
+
+    credited = [(e.outcome, e.value) for e in loopline.events() if isinstance(e, Task.ValueAttributed)]
+    assert credited == [("verbal_commitment", 87.5), ("engaged_conversation", 0.0)]
