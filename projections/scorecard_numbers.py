@@ -8,12 +8,12 @@ list is the tenant's open tasks waiting on the owner now, whatever the period.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, Engine
 
 from loopline.domain.periods import Period, PeriodKind, labels_at
 from loopline.domain.status import TERMINAL, TaskStatus
@@ -122,3 +122,26 @@ def described(conn: Connection, card: dict[str, Any]) -> dict[str, list[dict[str
         timeline.c.position.in_(positions))
     told = {row.position: dict(row._mapping) for row in conn.execute(query)} if positions else {}
     return {name: [{**ref, **told.get(ref["position"], {})} for ref in refs] for name, refs in card["events"].items()}
+
+
+def summary(card: dict[str, Any]) -> str:
+    """The scorecard in a few sentences, as the owner's digest email carries it."""
+    numbers = card["numbers"]
+    outcomes = "; ".join(f"{task_type}: " + ", ".join(f"{n} {code}" for code, n in codes.items())
+                         for task_type, codes in numbers["outcomes"].items()) or "none yet"
+    waiting = ", ".join(f"{item['task_id']} ({item['why']})" for item in card["needs_attention"]) or "nothing"
+    return (f"Scorecard of {card['period']} ({card['timezone']}): {numbers['tasks_created']} task(s) created, "
+            f"{numbers['messages_sent']} message(s) sent. Outcomes: {outcomes}. {numbers['members_retained']} "
+            f"member(s) retained, worth {numbers['revenue_retained']:g}; {numbers['retroactive_attributions']} late "
+            f"attribution(s). Waiting on you: {waiting}. (`loopline scorecard --period {card['period']} --explain` "
+            "shows the events behind each number.)")
+
+
+def day_scorecards(engine: Engine) -> Callable[[str, datetime], str]:
+    """Reads the summary of a tenant's scorecard of the local day a moment falls on (the owner's digest asks)."""
+
+    def of_day(tenant: str, at: datetime) -> str:
+        with engine.connect() as conn:
+            return summary(scorecard(conn, tenant, current_period(conn, tenant, at, "day")))
+
+    return of_day
