@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from loopline.domain.task_types import Outcome
+from loopline.domain.task_contract import Outcome
 
 Basis = Literal["signal_amount", "multiplier", "none"]
 """How a value was reached: the signal's amount, the outcome's multiplier, or no revenue for the outcome."""

@@ -39,7 +39,8 @@ def on_outcome_observed(uow: UnitOfWork, msg: Message) -> str:
 
 
 def apply_signal(uow: UnitOfWork, task: Task, signal: ObservedSignal) -> str | None:
-    """What the signal does to one task, kept on it as evidence first; None for a type that does not count it."""
+    """What the signal does to one task, kept on it as evidence first; None for a type that does not count it, and
+    for a closed task it leaves as it is (a contact who checks in daily adds nothing to their old tasks)."""
     kind = task_type(task.task_type)
     if signal.kind not in dict(kind.signal_outcomes):
         return None
@@ -47,6 +48,8 @@ def apply_signal(uow: UnitOfWork, task: Task, signal: ObservedSignal) -> str | N
     other = someone_else(signal, task.contact, task.context)
     verdict = (Ignore(f"made by another member's account ({other}), not {task.contact}'s") if other is not None
                else evaluate(task_view(task), signal, task_type=kind))
+    if isinstance(verdict, Ignore) and task.is_closed:
+        return f"'{task.title}': {signal.kind} changes nothing ({verdict.reason})"
     task.note_outcome_signal(signal_ref=signal.ref, signal_kind=signal.kind, value=signal.value,
                              account=signal.account, effect=_effect(verdict), now=signal.at)
     if isinstance(verdict, Ignore):
