@@ -124,12 +124,6 @@ DESCRIPTIONS: dict[type, Describe] = {
     Task.OutcomeSet: lambda e: (
         f"outcome {e.code} ({e.kind}{', provisional' if e.provisional else ''})", e.reason,
     ),
-    Task.OutcomeSignalReceived: lambda e: (
-        f"outcome signal {e.signal_kind} {e.signal_ref}" + (f" ({e.value:g})" if e.value is not None else ""), e.effect,
-    ),
-    Task.AttributedLate: lambda e: (f"outcome {e.previous} became {e.code} ({e.kind}): a late signal", e.reason),
-    Task.OutcomeDowngraded: lambda e: (f"outcome {e.previous} downgraded to {e.code} ({e.kind})", e.reason),
-    Task.OutcomeUndone: lambda e: (f"outcome {e.previous} undone: now {e.code} ({e.kind})", e.reason),
     Task.ValueAttributed: lambda e: (
         f"value attributed for {e.outcome}: {e.value:g}" + (" (a late signal)" if e.late else ""),
         {"signal_amount": f"the amount of signal {e.signal_ref}",
