@@ -124,7 +124,19 @@ DESCRIPTIONS: dict[type, Describe] = {
     Task.OutcomeSet: lambda e: (
         f"outcome {e.code} ({e.kind}{', provisional' if e.provisional else ''})", e.reason,
     ),
+    Task.ValueAttributed: lambda e: (
+        f"value attributed for {e.outcome}: {e.value:g}" + (" (a late signal)" if e.late else ""),
+        {"signal_amount": f"the amount of signal {e.signal_ref}",
+         "multiplier": f"{e.multiplier:g} x the average value {e.average_value:g}"}.get(e.basis, "no revenue for this outcome"),
+    ),
     Task.WentDormant: lambda e: (f"went dormant; closes as unresponsive at {format_time(e.until)}", e.reason),
+    Task.OutcomeSignalReceived: lambda e: (
+        f"outcome signal {e.signal_kind}" + (f" ({e.value:g})" if e.value is not None else "")
+        + (f" by account {e.account}" if e.account else ""), e.effect,
+    ),
+    Task.AttributedLate: lambda e: (f"outcome {e.previous} became {e.code}: {e.signal_kind} attributed late", e.reason),
+    Task.OutcomeDowngraded: lambda e: (f"outcome {e.previous} downgraded to {e.code}", e.reason),
+    Task.OutcomeUndone: lambda e: (f"outcome {e.previous} undone by {e.signal_kind}: now {e.code}", e.reason),
     Task.GoalProgressed: lambda e: (
         f"goal progress {e.score}% ({e.evidence_type}, from the {e.source}); next: {e.recommended}"
         + (f"; milestones {', '.join(e.milestones)}" if e.milestones else ""),

@@ -22,7 +22,8 @@ their daily budgets and quiet hours (`processors/followers/owner_emails.py`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any
 
 from uuid import UUID
@@ -65,6 +66,7 @@ class Delivery:
         batch_size: int = 200,
         max_attempts: int = DELIVERY_ATTEMPTS,
         backoff: float = DELIVERY_BACKOFF_SECONDS,
+        scorecard_of: Callable[[str, datetime], str] | None = None,
     ) -> None:
         self.app = app
         self.ledger = ledger
@@ -77,7 +79,7 @@ class Delivery:
         """Why a notice is withdrawn (None: it stands), by key, for one pass: its channels ask once."""
         self._settings: dict[str, TenantSettings] = {}
         """Each tenant's settings, read once a pass."""
-        self.owner_emails = OwnerEmails(ledger, self._tenant_settings)
+        self.owner_emails = OwnerEmails(ledger, self._tenant_settings, scorecard_of)
 
     def _now(self) -> float:
         """Retry times are wall-clock seconds: how long a channel has been down, not business time."""
