@@ -16,6 +16,7 @@ from loopline.domain.task import Task
 from loopline.domain.task_types import task_type
 from loopline.domain.timers import TimerKind
 from loopline.processors.application import UnitOfWork
+from loopline.processors.handlers.attribution import attribute_value
 from loopline.processors.handlers.commands_goals import TaskOverrideOutcome, TaskRate, TaskReopen
 from loopline.processors.handlers.loops_and_timers import load_task, set_timer
 from loopline.processors.handlers.outreach import close
@@ -48,7 +49,7 @@ def advance_goal(uow: UnitOfWork, task: Task, *, signal_type: str, signal_ref: s
     if progress.recommended != "complete" or progress.outcome is None or not task.is_acting or task.status not in CLOSABLE:
         return f"'{task.title}': goal progress {progress.score}% ({signal_type})"
     why = f"goal reached: {signal_type} {signal_ref}" + (f" ({', '.join(progress.milestones)})" if progress.milestones else "")
-    return close(uow, task, Close(progress.outcome, TaskStatus.COMPLETED, why), now)
+    return close(uow, task, Close(progress.outcome, TaskStatus.COMPLETED, why), now, evidence=(signal_ref, None))
 
 
 def record_judgment(task: Task, output: dict[str, Any], confidence: float, now: datetime) -> None:
@@ -63,7 +64,8 @@ def override_outcome(uow: UnitOfWork, msg: Message, cmd: TaskOverrideOutcome) ->
     task = load_task(uow, msg.tenant, cmd.task_id)
     previous = task.outcome
     task.override_outcome(code=cmd.outcome, reason=cmd.reason, by=cmd.by, now=msg.at)
-    return f"{task.ref}: outcome {previous or 'none'} overridden with {cmd.outcome}"
+    value = attribute_value(uow, task, cmd.outcome, now=msg.at)
+    return f"{task.ref}: outcome {previous or 'none'} overridden with {cmd.outcome}; now worth {value:g}"
 
 
 def reopen_task(uow: UnitOfWork, msg: Message, cmd: TaskReopen) -> str:

@@ -21,6 +21,7 @@ from loopline.processors.handlers.goal_signals import (
     verification_due,
     watch_dormant,
 )
+from loopline.processors.handlers.goal_progress import advance_goal
 from loopline.processors.handlers.outreach import close
 from loopline.processors.messages import Message, TimerFired
 from loopline.processors.ports import Drafter
@@ -40,11 +41,14 @@ def on_outcome_observed(uow: UnitOfWork, msg: Message) -> str:
 
 def apply_signal(uow: UnitOfWork, task: Task, signal: ObservedSignal) -> str | None:
     """What the signal does to one task, kept on it as evidence first; None for a type that does not count it, and
-    for a closed task it leaves as it is (a contact who checks in daily adds nothing to their old tasks)."""
+    for a closed task it leaves as it is (a contact who checks in daily adds nothing to their old tasks). A signal the
+    type maps to no outcome may still advance its goal (§37.4: onboarding's checkins are its milestones)."""
     kind = task_type(task.task_type)
-    if signal.kind not in dict(kind.signal_outcomes):
-        return None
     assert task.contact is not None
+    if signal.kind not in dict(kind.signal_outcomes):
+        if someone_else(signal, task.contact, task.context) is not None:
+            return None
+        return advance_goal(uow, task, signal_type=signal.kind, signal_ref=signal.ref, now=signal.at)
     other = someone_else(signal, task.contact, task.context)
     verdict = (Ignore(f"made by another member's account ({other}), not {task.contact}'s") if other is not None
                else evaluate(task_view(task), signal, task_type=kind))

@@ -11,8 +11,6 @@ import pytest
 from loopline.domain.goal_progress import milestone_names, outcome_score, recommend, signal_progress
 from loopline.domain.task import Task
 from loopline.domain.task_types import task_type
-from loopline.processors.application import UnitOfWork
-from loopline.processors.handlers.goal_progress import advance_goal
 from tests.unit.test_owner_answers import ANN, Gym, gym
 from tests.unit.test_task_lifecycle import make_task
 
@@ -72,11 +70,11 @@ def test_a_rejected_proposal_and_a_completed_follow_through_task_are_evaluated_t
 def test_the_owner_overrides_a_closed_outcome_and_it_is_evaluated_again() -> None:
     world = closed_by_the_model()
     outcome = world.command("task.override_outcome", 3, task_id="ann", outcome="retained", reason="she came Tuesday")
-    assert outcome.accepted and outcome.detail == "ann: outcome engaged_conversation overridden with retained"
+    assert outcome.accepted and outcome.detail == "ann: outcome engaged_conversation overridden with retained; now worth 150"
     [overridden] = [e for e in world.events() if isinstance(e, Task.OutcomeOverridden)]
     assert (overridden.previous, overridden.code, overridden.by) == ("engaged_conversation", "retained", "owner")
     assert [(e.outcome, e.outcome_score) for e in evaluations(world)] == [("engaged_conversation", 0), ("retained", 100)]
-    assert world.task().outcome == "retained"
+    assert world.task().outcome == "retained" and world.task().attributed_value == 150
 
 
 def test_an_override_names_the_types_outcomes_and_refuses_an_open_task() -> None:
@@ -134,25 +132,23 @@ def onboarding() -> Gym:
     return world
 
 
-def checkin(world: Gym, n: int) -> str | None:
-    uow = UnitOfWork(world.app)
-    task = uow.get(world.task().id, Task)
-    said = advance_goal(uow, task, signal_type="checkin", signal_ref=f"checkin-{n}", now=world.task().modified_on)
-    uow.commit()
-    return said
+def checkin(world: Gym, day: float, contact: str = ANN) -> str:
+    outcome = world.publish("signal", "outcome.observed", day, contact=contact, outcome="checkin")
+    assert outcome.accepted, outcome.detail
+    return outcome.detail
 
 
 def test_a_progressive_goal_reaches_its_milestones_and_closes_at_the_last() -> None:
     world = onboarding()
     assert checkin(world, 1) == "'Welcome Ann': goal progress 33% (checkin)"
-    assert checkin(world, 2) == "'Welcome Ann': goal progress 66% (checkin)"
+    assert checkin(world, 3) == "'Welcome Ann': goal progress 66% (checkin)"
     assert world.task().progress["milestones"] == ["first_checkin", "second_checkin"]
-    said = checkin(world, 3)
-    assert said is not None and "closed as habit_formed" in said
+    assert "closed as habit_formed" in checkin(world, 5)
     progressed = [(e.score, e.recommended, e.source) for e in world.events() if isinstance(e, Task.GoalProgressed)]
     assert progressed == [(33, "continue", "signal"), (66, "continue", "signal"), (100, "complete", "signal")]
     [evaluated] = evaluations(world)
     assert (evaluated.outcome, evaluated.outcome_score) == ("habit_formed", 100)
+    assert world.task().attributed_value == 150
 
 
 def test_the_models_judgment_sets_progress_and_the_next_prompt_shows_it() -> None:
@@ -197,3 +193,10 @@ def test_scores_follow_the_outcome_and_the_progress_recorded() -> None:
     assert outcome_score(some, status="expired", progress=66, paid_goal=True) == (
         66, "some_engagement (neutral); goal progress was 66%")
     assert signal_progress(onboarding_goal, "payment_succeeded", milestones=(), evidence="", budget_low=False) is None
+
+
+def test_a_verbal_commitment_downgraded_by_its_window_is_evaluated_again() -> None:
+    world = closed_by_the_model({**CLOSE, "outcome": "verbal_commitment", "reasoning": "she named Tuesday"})
+    world.tick(16)  # churn_risk's 14-day verification window passes with no checkin
+    assert [(e.outcome, e.outcome_score) for e in evaluations(world)] == [
+        ("verbal_commitment", 60), ("engaged_conversation", 0)]
