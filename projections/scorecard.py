@@ -78,8 +78,9 @@ def _task_events() -> list[type]:
 MOVING = tuple(cls for cls in _task_events() if any("status" in vars(k).get("__annotations__", {}) for k in cls.__mro__))
 """Every Task event that names the status it leads to."""
 
-REVISED = (Task.AttributedLate, Task.OutcomeDowngraded, Task.OutcomeUndone)
-"""A closed task's outcome revised (`domain/task_outcomes.py`); its value follows in a `ValueAttributed`."""
+REVISED = (Task.AttributedLate, Task.OutcomeDowngraded, Task.OutcomeUndone, Task.OutcomeOverridden)
+"""A closed task's outcome revised (`domain/task_outcomes.py`, or by the owner: `domain/task_progress.py`); its value
+follows in a `ValueAttributed`."""
 
 HELD_ENDS_WITH = (Task.ActionRecorded, Task.GuidanceGiven, Task.OwnerAnswered)
 """What ends a draft's wait for the owner (as `Task._hold(None)` does): a message sent, guidance, an answer."""
