@@ -15,11 +15,6 @@ from loopline.domain.task_types import task_type
 if TYPE_CHECKING:
     from loopline.domain.task import Task
 
-RATINGS = ("up", "down")
-DOWN_REASONS = ("never_came_back", "would_have_come_back_anyway", "wrong_member", "other")
-"""Why an owner disagrees with an outcome (seed 002 §28.5's thumbs-down choices)."""
-
-
 class NotClosed(DomainError):
     """An override or a reopening of a task that is still open: the owner closes an open one with its own commands."""
 

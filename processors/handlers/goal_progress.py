@@ -39,7 +39,7 @@ def _budget_low(task: Task) -> bool:
 def advance_goal(uow: UnitOfWork, task: Task, *, signal_type: str, signal_ref: str, now: datetime) -> str | None:
     """Records a goal signal's progress (a progressive goal's next milestone: onboarding's second checkin) and, when
     §37.3 says complete, closes an acting task with the goal's reached outcome; None when the goal does not count the
-    signal. For the outcome-signal path: a signal mapped to its own outcome code closes the task there."""
+    signal. `outcome_signals.py` asks it for a signal the type maps to no outcome (a mapped one closes the task there)."""
     kind = task_type(task.task_type)
     progress = signal_progress(kind.goal, signal_type, milestones=task.milestones_reached, budget_low=_budget_low(task),
                                evidence=f"{signal_type} {signal_ref}")
