@@ -136,6 +136,13 @@ def outcome_score(outcome: Outcome | None, *, status: str, progress: int | None,
     return progress or 0, f"{words}{reached or ': no progress recorded'}"
 
 
+def progress_layer(progress: dict[str, Any], goal: Goal) -> str:
+    """What a prompt says of the progress so far (§37.4), with a progressive goal's milestones reached and pending."""
+    marks = " | ".join(f"{'✓' if name in progress['milestones'] else '○'} {name}" for name in milestone_names(goal))
+    return f"GOAL PROGRESS: {progress['score']}% ({progress['evidence_type'].replace('_', ' ')})" + (
+        f"\nMilestones: {marks}" if marks else "")
+
+
 def budget_snapshot(*, messages_used: int, messages_max: int | None, turns_used: int, turns_max: int | None,
                     created: datetime, ends_at: datetime | None, now: datetime) -> dict[str, Any]:
     """What the task used of its budgets when it was evaluated (§8 `budgetRemaining`'s counterpart), days to two decimals."""

@@ -27,7 +27,7 @@ from loopline.domain import ids
 from loopline.domain.contact_index import ContactIndex
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.conversation import Turn, conversation_of
-from loopline.domain.goal_progress import milestone_names
+from loopline.domain.goal_progress import progress_layer
 from loopline.domain.outreach import MIN_CLOSE_CONFIDENCE, NEEDS_EVIDENCE, Plan
 from loopline.domain.reply_routing import answered_signal, unanswered_replies
 from loopline.domain.task import Task
@@ -104,7 +104,7 @@ def compose_prompt(situation: Situation) -> Prompt:
     blocks = tuple(layer + LAYER_BREAK for layer in layers[:-1]) + tuple(layers[-1:])
     user = "\n\n".join(part for part in (
         _task_layer(s), cross_task_layer(s.other_tasks, s.kind), conversation_layer(s.conversation),
-        budget_layer(s.budget_left), progress_layer(s.progress, s.kind), ask_layer(s),
+        budget_layer(s.budget_left), progress_layer(s.progress, s.kind.goal) if s.progress else "", ask_layer(s),
     ) if part)
     messages = ({"role": "user", "content": user},)
     return Prompt(system=system, messages=messages, digest=prompt_digest(system, messages), system_blocks=blocks)
@@ -215,16 +215,6 @@ def budget_layer(budget_left: dict[str, int | None]) -> str:
         f"BUDGET: You have {listed}. Use them wisely. If you're running low and haven't achieved the goal, "
         "consider escalating to the owner rather than burning your remaining budget on a long shot."
     )
-
-
-def progress_layer(progress: dict[str, Any] | None, kind: TaskType) -> str:
-    """Seed 002 §37.4: the progress so far and, for a progressive goal, which milestones are reached."""
-    if not progress:
-        return ""
-    names = milestone_names(kind.goal)
-    marks = " | ".join(f"{'✓' if name in progress['milestones'] else '○'} {name}" for name in names)
-    return f"GOAL PROGRESS: {progress['score']}% ({progress['evidence_type'].replace('_', ' ')})" + (
-        f"\nMilestones: {marks}" if marks else "")
 
 
 def ask_layer(s: Situation) -> str:

@@ -8,7 +8,13 @@ from typing import Any
 
 import pytest
 
-from loopline.domain.goal_progress import milestone_names, outcome_score, recommend, signal_progress
+from loopline.domain.goal_progress import (
+    milestone_names,
+    outcome_score,
+    progress_layer,
+    recommend,
+    signal_progress,
+)
 from loopline.domain.task import Task
 from loopline.domain.task_types import task_type
 from tests.unit.test_owner_answers import ANN, Gym, gym
@@ -193,6 +199,9 @@ def test_scores_follow_the_outcome_and_the_progress_recorded() -> None:
     assert outcome_score(some, status="expired", progress=66, paid_goal=True) == (
         66, "some_engagement (neutral); goal progress was 66%")
     assert signal_progress(onboarding_goal, "payment_succeeded", milestones=(), evidence="", budget_low=False) is None
+    two = signal_progress(onboarding_goal, "checkin", milestones=("first_checkin",), evidence="", budget_low=False)
+    assert two is not None and progress_layer(two.as_event_fields(), onboarding_goal) == (
+        "GOAL PROGRESS: 66% (partial signal)\nMilestones: ✓ first_checkin | ✓ second_checkin | ○ third_checkin")
 
 
 def test_a_verbal_commitment_downgraded_by_its_window_is_evaluated_again() -> None:
