@@ -71,6 +71,10 @@ def test_a_rejected_proposal_and_a_completed_follow_through_task_are_evaluated_t
     [evaluated] = evaluations(world, "notes")
     assert (evaluated.outcome_score, evaluated.budget["messages_max"]) == (100, None)
     assert evaluated.score_reason == "completed with no outcome code: the goal is taken as reached"
+    assert world.command("task.reopen", 0.4, task_id="notes", reason="the notes had a mistake").accepted
+    assert world.task("notes").status == "executing"
+    assert world.command("task.complete", 0.5, task_id="notes", summary="sent again").accepted
+    assert len(evaluations(world, "notes")) == 2
 
 
 def test_the_owner_overrides_a_closed_outcome_and_it_is_evaluated_again() -> None:
