@@ -82,6 +82,11 @@ REVISED = (Task.AttributedLate, Task.OutcomeDowngraded, Task.OutcomeUndone, Task
 """A closed task's outcome revised (`domain/task_outcomes.py`, or by the owner: `domain/task_progress.py`); its value
 follows in a `ValueAttributed`."""
 
+NO_OUTCOME: dict[str, Any] = {column: None for column in (
+    "outcome", "outcome_kind", "outcome_provisional", "outcome_position", "outcome_at", "first_outcome_position",
+    "outcome_day", "outcome_week", "outcome_month")}
+"""A task with no outcome yet, or reopened by the owner: it counts once it closes, in the period of that close."""
+
 HELD_ENDS_WITH = (Task.ActionRecorded, Task.GuidanceGiven, Task.OwnerAnswered)
 """What ends a draft's wait for the owner (as `Task._hold(None)` does): a message sent, guidance, an answer."""
 
@@ -112,9 +117,7 @@ def _created(conn: Connection, event: Task.Created, position: int) -> None:
         "created_position": position, **_stamped(conn, "created", event), "escalated_position": None,
         "attention_reason": event.reason if event.status == TaskStatus.PENDING_REVIEW else None,
         "attention_position": position if event.status == TaskStatus.PENDING_REVIEW else None,
-        "held_position": None, "messages_used": 0, "outcome": None, "outcome_kind": None, "outcome_provisional": None,
-        "outcome_position": None, "outcome_at": None, "first_outcome_position": None, "outcome_day": None,
-        "outcome_week": None, "outcome_month": None, "value": None, "value_position": None,
+        "held_position": None, "messages_used": 0, **NO_OUTCOME, "value": None, "value_position": None,
     })
 
 
@@ -148,6 +151,8 @@ def _changes(conn: Connection, event: Any, position: int, row: dict[str, Any]) -
         changes["status"] = event.status
         if event.status != row["status"] and event.status in (TaskStatus.ESCALATED, TaskStatus.PENDING_REVIEW):
             changes |= {"attention_reason": getattr(event, "reason", None), "attention_position": position}
+    if isinstance(event, Task.Reopened):
+        changes |= NO_OUTCOME
     if isinstance(event, Task.Escalated) and row["escalated_position"] is None:
         changes["escalated_position"] = position
     if isinstance(event, Task.DraftHeldBack):

@@ -83,7 +83,7 @@ QUIET = (
     Task.ContextMerged, Task.DecisionRequested, Task.DecisionHeld, Task.DecisionRecorded, Task.DecisionFailed,
     Task.SendDeferred, Task.OutcomeSet, Task.TouchSent, Task.NextTouchScheduled, Task.OutOfOfficeReceived,
     Task.ReplyNoted, Task.SendReturned, Task.OutcomeSignalReceived, Task.AttributedLate, Task.OutcomeDowngraded,
-    Task.OutcomeUndone,
+    Task.OutcomeUndone, Task.OutcomeOverridden,
 )
 """Events that are no activity of their own: a send is activity through its ActionRecorded, a close through Completed."""
 
@@ -230,9 +230,18 @@ def _outcome(conn: Connection, event: Task.OutcomeSet, position: int) -> None:
     _update(conn, event, outcome=event.code, outcome_kind=event.kind, outcome_provisional=event.provisional)
 
 
-def _outcome_revised(conn: Connection, event: OutcomeRevision, position: int) -> None:
-    """A closed task's outcome revised by a signal or its verification window (`domain/task_outcomes.py`)."""
+def _outcome_revised(conn: Connection, event: OutcomeRevision | Task.OutcomeOverridden, position: int) -> None:
+    """A closed task's outcome revised by a signal or its verification window (`domain/task_outcomes.py`), or by the
+    owner (`domain/task_progress.py`)."""
     _update(conn, event, outcome=event.code, outcome_kind=event.kind, outcome_provisional=False)
+
+
+def _reopened(conn: Connection, event: Task.Reopened, position: int) -> None:
+    """Back to work (`domain/task_progress.py`): no outcome, and its time budget from the reopening."""
+    ends_at = format_time(event.expires_at)
+    plan = {"ends_at": ends_at} if writes.row(conn, tasks, str(event.originator_id))["cadence"] else {}
+    _update(conn, event, status=event.status, status_reason=event.reason, outcome=None, outcome_kind=None,
+            outcome_provisional=None, expires_at=ends_at, **plan)
 
 
 def _dormant(conn: Connection, event: Task.WentDormant, position: int) -> None:
@@ -279,6 +288,8 @@ handlers = {
     Task.AttributedLate: _outcome_revised,
     Task.OutcomeDowngraded: _outcome_revised,
     Task.OutcomeUndone: _outcome_revised,
+    Task.OutcomeOverridden: _outcome_revised,
+    Task.Reopened: _reopened,
     Task.WentDormant: _dormant,
     Task.NextTouchScheduled: _next_touch,
     Task.OutOfOfficeReceived: _out_of_office,

@@ -94,3 +94,12 @@ def test_the_member_receives_the_owners_edited_draft_then_the_owners_reply_in_th
         ("override", "we talked; no promise yet"), ("override", "she checked in Saturday"), ("rating", "right call")]
     shown = cli("tasks", "show", "ann", "--tenant", GYM).stdout
     assert "evaluation: retained scores 100/100 (retained (positive): the goal was reached); used 2/3 messages" in shown
+
+    # Reopened, it has no outcome until it closes again: the scorecard counts it then.
+    _publish(cli, tmp_path, "reopen", command("c9", "task.reopen", "2026-05-10T09:00:00Z", GYM, task_id="ann",
+                                              reason="she came once and stopped again"))
+    card = cli.json(*month)[0]["numbers"]
+    assert (card["outcomes"], card["members_retained"]) == ({}, 0)
+    reopened = cli.json("tasks", "show", "ann", "--tenant", GYM)
+    assert (reopened["status"], reopened["outcome"], reopened["status_reason"]) == (
+        "executing", None, "she came once and stopped again")
