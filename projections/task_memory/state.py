@@ -194,8 +194,26 @@ def _outcome_set(conn: Connection, aggregate_id: str, state: dict[str, Any], eve
     state["outreach"]["outcome"] = {"code": event.code, "kind": event.kind, "provisional": event.provisional}
 
 
-def _outcome_revised(conn: Connection, aggregate_id: str, state: dict[str, Any], event: OutcomeRevision) -> None:
+def _outcome_revised(conn: Connection, aggregate_id: str, state: dict[str, Any],
+                     event: OutcomeRevision | Task.OutcomeOverridden) -> None:
     state["outreach"]["outcome"] = {"code": event.code, "kind": event.kind, "provisional": False}
+
+
+def _overridden(conn: Connection, aggregate_id: str, state: dict[str, Any], event: Task.OutcomeOverridden) -> None:
+    """The owner's outcome (`domain/task_progress.py`): a task Loopline works shows it as any revised outcome."""
+    if state["outreach"] is not None:
+        _outcome_revised(conn, aggregate_id, state, event)
+    else:
+        state["outcome"] = f"{event.code} (the owner's: {event.reason})"
+
+
+def _reopened(conn: Connection, aggregate_id: str, state: dict[str, Any], event: Task.Reopened) -> dict[str, Any]:
+    """Back to work: no outcome, its files out of the archive."""
+    _moved(state, event)
+    state["outcome"] = None
+    if state["outreach"] is not None:
+        state["outreach"] = {**state["outreach"], "outcome": None, "ends_at": format_time(event.expires_at)}
+    return {"archived_at": None}
 
 
 def _context_merged(conn: Connection, aggregate_id: str, state: dict[str, Any], event: Task.ContextMerged) -> None:
@@ -238,6 +256,11 @@ handlers = {
     Task.AttributedLate: _handle(_outcome_revised),
     Task.OutcomeDowngraded: _handle(_outcome_revised),
     Task.OutcomeUndone: _handle(_outcome_revised),
+    Task.OutcomeOverridden: _handle(_overridden),
+    Task.Reopened: _handle(_reopened),
+    Task.GoalProgressed: _handle(_only_logged),
+    Task.Evaluated: _handle(_only_logged),
+    Task.OutcomeRated: _handle(_only_logged),
     Task.WentDormant: _handle(_status()),
     Task.DecisionRequested: _handle(_only_logged),
     Task.DecisionRecorded: _handle(_only_logged),

@@ -103,3 +103,7 @@ def test_the_member_receives_the_owners_edited_draft_then_the_owners_reply_in_th
     reopened = cli.json("tasks", "show", "ann", "--tenant", GYM)
     assert (reopened["status"], reopened["outcome"], reopened["status_reason"]) == (
         "executing", None, "she came once and stopped again")
+    progress = cli("tasks", "files", "ann", "progress.md", "--tenant", GYM)
+    assert progress.returncode == 0 and "Status: **executing**" in progress.stdout, progress.stdout + progress.stderr
+    log = cli("tasks", "files", "ann", "log.md", "--tenant", GYM).stdout
+    assert "evaluated (completed): retained scores 100/100" in log and "owner reopened the task (completed)" in log
