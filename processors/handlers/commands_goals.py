@@ -21,9 +21,9 @@ class TaskOverrideOutcome(Strict):
 
 
 class TaskReopen(Strict):
-    task_id: Id = Field(description="a closed task the owner says is not done; it goes back to work (`executing`, "
-                        "`waiting` on its contact when Loopline works it) with its outcome cleared, the messages and "
-                        "turns it used still counted, and its time budget from now")
+    task_id: Id = Field(description="a closed task the owner says is not done; it goes back to work with its outcome "
+                        "cleared, the messages and turns it used still counted, its time budget from now and, when "
+                        "Loopline works it, its cadence going on where it stopped")
     reason: Text = Field(description="why it is not done, in the trail")
     by: ShortText = Field(default=OWNER, description="who reopens it, in the trail")
 

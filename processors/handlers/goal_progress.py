@@ -3,14 +3,14 @@ model's judgment of a reply, and the owner's override, reopening and rating of a
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from loopline.domain import ids
 from loopline.domain.contact_index import ContactIndex
 from loopline.domain.errors import DomainError
 from loopline.domain.goal_progress import judgment_progress, signal_progress
-from loopline.domain.outreach import Close
+from loopline.domain.outreach import DEFAULT_WAIT_DAYS, Close, WaitForContact
 from loopline.domain.status import TaskStatus
 from loopline.domain.task import Task
 from loopline.domain.task_types import task_type
@@ -19,7 +19,7 @@ from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.attribution import attribute_value
 from loopline.processors.handlers.commands_goals import TaskOverrideOutcome, TaskRate, TaskReopen
 from loopline.processors.handlers.loops_and_timers import load_task, set_timer
-from loopline.processors.handlers.outreach import close
+from loopline.processors.handlers.outreach import act, close, plan_of
 from loopline.processors.handlers.suppression import ContactSuppressed, suppressed_why
 from loopline.processors.messages import Message
 
@@ -87,8 +87,19 @@ def reopen_task(uow: UnitOfWork, msg: Message, cmd: TaskReopen) -> str:
     if expires_at is not None:
         set_timer(uow, kind=TimerKind.TASK_EXPIRY, target_id=task.id, due=expires_at, now=msg.at)
     if task.is_acting:
-        set_timer(uow, kind=TimerKind.TASK_STEP, target_id=task.id, due=msg.at, now=msg.at)
+        _resume_cadence(uow, task, msg.at)
     return f"reopened {task.ref} ({task.status})"
+
+
+def _resume_cadence(uow: UnitOfWork, task: Task, now: datetime) -> None:
+    """The cadence goes on where it stopped: a touch still planned goes at its time (at once if it fell due while the
+    task was closed); after a reply that stopped it, the task waits for the contact the cadence's next interval."""
+    if task.touch > 0 and task.next_touch_at is None and task.contact:
+        intervals = plan_of(task).intervals
+        days = intervals[task.touch - 1] if task.touch <= len(intervals) else DEFAULT_WAIT_DAYS
+        act(uow, task, WaitForContact(now + timedelta(days=days), "reopened by the owner: the cadence goes on"), now)
+        return
+    set_timer(uow, kind=TimerKind.TASK_STEP, target_id=task.id, due=max(now, task.next_touch_at or now), now=now)
 
 
 def rate_outcome(uow: UnitOfWork, msg: Message, cmd: TaskRate) -> str:

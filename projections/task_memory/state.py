@@ -210,7 +210,7 @@ def _overridden(conn: Connection, aggregate_id: str, state: dict[str, Any], even
 def _reopened(conn: Connection, aggregate_id: str, state: dict[str, Any], event: Task.Reopened) -> dict[str, Any]:
     """Back to work: no outcome, its files out of the archive."""
     _moved(state, event)
-    state["outcome"] = None
+    state["outcome"], state["expires_at"] = None, format_time(event.expires_at)
     if state["outreach"] is not None:
         state["outreach"] = {**state["outreach"], "outcome": None, "ends_at": format_time(event.expires_at)}
     return {"archived_at": None}

@@ -102,8 +102,9 @@ def test_the_member_receives_the_owners_edited_draft_then_the_owners_reply_in_th
     assert (card["outcomes"], card["members_retained"]) == ({}, 0)
     reopened = cli.json("tasks", "show", "ann", "--tenant", GYM)
     assert (reopened["status"], reopened["outcome"], reopened["status_reason"]) == (
-        "executing", None, "she came once and stopped again")
+        "waiting", None, "she came once and stopped again")
     progress = cli("tasks", "files", "ann", "progress.md", "--tenant", GYM)
-    assert progress.returncode == 0 and "Status: **executing**" in progress.stdout, progress.stdout + progress.stderr
+    assert progress.returncode == 0 and "Expires: 2026-05-24T09:00:00Z" in progress.stdout, progress.stdout
+    assert "outcome" not in progress.stdout.lower()
     log = cli("tasks", "files", "ann", "log.md", "--tenant", GYM).stdout
     assert "evaluated (completed): retained scores 100/100" in log and "owner reopened the task (completed)" in log

@@ -102,13 +102,16 @@ def test_a_reopened_task_goes_back_to_work_with_its_budgets_used_and_a_fresh_tim
     outcome = world.command("task.reopen", 3, task_id="ann", reason="she has not come in yet", by="sam")
     assert outcome.accepted, outcome.detail
     task = world.task()
-    assert (task.status, task.outcome, task.messages_used, task.turns_used) == ("executing", None, 1, 1)
+    assert (task.status, task.outcome, task.messages_used, task.turns_used) == ("waiting", None, 1, 1)
     [reopened] = [e for e in world.events() if isinstance(e, Task.Reopened)]
     assert (reopened.previous_status, reopened.previous_outcome, reopened.by) == ("completed", "engaged_conversation", "sam")
     assert (task.expires_at - reopened.timestamp).days == 14
+    assert (task.next_touch_at - reopened.timestamp).days == 3  # the standard cadence's wait after touch 1
 
+    world.tick(6.1)
+    assert world.task().touch == 2 and len(world.sent()) == 2  # the cadence went on
     world.model.evaluation = {**CLOSE, "outcome": "verbal_commitment", "reasoning": "she named Tuesday"}
-    world.reply(4, "I'll be there Tuesday")
+    world.reply(7, "I'll be there Tuesday")
     assert [(e.outcome, e.outcome_score) for e in evaluations(world)][-1] == ("verbal_commitment", 60)
 
 
