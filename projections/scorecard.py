@@ -78,8 +78,9 @@ def _task_events() -> list[type]:
 MOVING = tuple(cls for cls in _task_events() if any("status" in vars(k).get("__annotations__", {}) for k in cls.__mro__))
 """Every Task event that names the status it leads to."""
 
-REVISED = (Task.AttributedLate, Task.OutcomeDowngraded, Task.OutcomeUndone)
-"""A closed task's outcome revised (`domain/task_outcomes.py`); its value follows in a `ValueAttributed`."""
+REVISED = (Task.AttributedLate, Task.OutcomeDowngraded, Task.OutcomeUndone, Task.OutcomeOverridden)
+"""A closed task's outcome revised by a signal (`domain/task_outcomes.py`) or the owner (`domain/task_progress.py`);
+its value follows in a `ValueAttributed`."""
 
 HELD_ENDS_WITH = (Task.ActionRecorded, Task.GuidanceGiven, Task.OwnerAnswered)
 """What ends a draft's wait for the owner (as `Task._hold(None)` does): a message sent, guidance, an answer."""
@@ -126,13 +127,9 @@ def _fact(conn: Connection, event: Any, position: int, kind: str) -> None:
 
 def _outcome(conn: Connection, event: Any, position: int, row: dict[str, Any], code: str) -> dict[str, Any]:
     """The outcome the task is credited with now; the first one dates it."""
-    if isinstance(event, Task.OutcomeSet):
-        kind, provisional = event.kind, event.provisional
-    elif isinstance(event, REVISED):
-        kind, provisional = event.kind, False
-    else:
-        known = TASK_TYPES[row["task_type"]].outcome(code) if row["task_type"] in TASK_TYPES else None
-        kind, provisional = (known.kind, known.provisional) if known else ("neutral", False)
+    known = TASK_TYPES[row["task_type"]].outcome(code) if row["task_type"] in TASK_TYPES else None
+    provisional = event.provisional if isinstance(event, Task.OutcomeSet) else bool(known and known.provisional)
+    kind = getattr(event, "kind", None) or (known.kind if known else "neutral")  # a revision names its kind
     changes = {"outcome": code, "outcome_kind": kind, "outcome_provisional": provisional, "outcome_position": position}
     if row["outcome_at"] is None:
         changes |= {"outcome_at": format_time(event.timestamp), "first_outcome_position": position,
@@ -155,6 +152,8 @@ def _changes(conn: Connection, event: Any, position: int, row: dict[str, Any]) -
         changes["held_position"] = None
     if isinstance(event, (Task.OutcomeSet, *REVISED)):
         changes |= _outcome(conn, event, position, row, event.code)
+    if isinstance(event, Task.Reopened):  # back to work: no outcome until it closes again (its first still dates it)
+        changes |= {"outcome": None, "outcome_kind": None, "outcome_provisional": None, "outcome_position": position}
     if isinstance(event, Task.ValueAttributed):
         changes |= _outcome(conn, event, position, row, event.outcome) | {"value": event.value, "value_position": position}
         if event.late:
@@ -185,8 +184,8 @@ def prefetch(conn: Connection, events: list[Any]) -> None:
     writes.preload(conn, scorecard_zones, list({e.tenant for e in events}))
 
 
-FOLLOWED = (*MOVING, Task.Escalated, Task.DraftHeldBack, *HELD_ENDS_WITH, Task.OutcomeSet, *REVISED, Task.ValueAttributed,
-            Task.TouchSent, Task.SendReturned, Task.SignalReceived)
+FOLLOWED = (*MOVING, Task.Escalated, Task.DraftHeldBack, *HELD_ENDS_WITH, Task.OutcomeSet, *REVISED, Task.Reopened,
+            Task.ValueAttributed, Task.TouchSent, Task.SendReturned, Task.SignalReceived)
 
 name = "scorecard"
 cost = 2  # not measured: taken as the `tasks` read model's, which changes a row per task on most of the same events

@@ -56,7 +56,7 @@ def scorecard(conn: Connection, tenant: str, period: Period) -> dict[str, Any]:
     """The numbers (`numbers`), what waits on the owner (`needs_attention`) and the events behind each number
     (`events`, by the number's name; an outcome's is `outcomes.<type>.<code>`)."""
     created = _rows(conn, scorecard_tasks, tenant, f"created_{period.kind}", period.label)
-    ended = _rows(conn, scorecard_tasks, tenant, f"outcome_{period.kind}", period.label)
+    ended = [r for r in _rows(conn, scorecard_tasks, tenant, f"outcome_{period.kind}", period.label) if r["outcome"]]
     facts = _rows(conn, scorecard_events, tenant, f"at_{period.kind}", period.label)
     numbers: dict[str, Any] = {}
     events: dict[str, list[dict[str, Any]]] = {}

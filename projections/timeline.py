@@ -137,6 +137,22 @@ DESCRIPTIONS: dict[type, Describe] = {
     Task.AttributedLate: lambda e: (f"outcome {e.previous} became {e.code}: {e.signal_kind} attributed late", e.reason),
     Task.OutcomeDowngraded: lambda e: (f"outcome {e.previous} downgraded to {e.code}", e.reason),
     Task.OutcomeUndone: lambda e: (f"outcome {e.previous} undone by {e.signal_kind}: now {e.code}", e.reason),
+    Task.GoalProgressed: lambda e: (
+        f"goal progress {e.score}% ({e.evidence_type}, from the {e.source}); next: {e.recommended}"
+        + (f"; milestones {', '.join(e.milestones)}" if e.milestones else ""),
+        e.evidence,
+    ),
+    Task.Evaluated: lambda e: (
+        f"evaluated ({e.status}): {e.outcome or 'no outcome'} scores {e.outcome_score}/100", e.score_reason,
+    ),
+    Task.OutcomeOverridden: lambda e: (f"{e.by} overrode the outcome {e.previous or 'none'} with {e.code}", e.reason),
+    Task.Reopened: lambda e: (f"{e.by} reopened the task ({e.previous_status}); task is {e.status}", e.reason),
+    Task.OutcomeRated: lambda e: (
+        f"{e.by} rated the outcome {e.outcome or 'none'} {e.rating}: "
+        + ("agrees" if e.rating == "up" else "disagrees")
+        + (f" ({e.why})" if e.why else ""),
+        e.note,
+    ),
     Tenant.Configured: lambda e: (
         f"tenant configured: {', '.join(f'{k}={v!r}' for k, v in sorted(e.settings.items()) if k != 'profile')}"
         + ("; profile " + ", ".join(sorted(e.settings["profile"])) if e.settings.get("profile") else ""),
