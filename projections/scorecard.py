@@ -143,9 +143,10 @@ def _changes(conn: Connection, event: Any, position: int, row: dict[str, Any]) -
     if isinstance(event, MOVING):
         changes["status"] = event.status
         if event.status != row["status"] and event.status in (TaskStatus.ESCALATED, TaskStatus.PENDING_REVIEW):
-            changes |= {"attention_reason": getattr(event, "reason", None), "attention_position": position}
-    if isinstance(event, Task.Escalated) and row["escalated_position"] is None:
-        changes["escalated_position"] = position
+            why = getattr(event, "reason", None) or getattr(event, "notes", None)  # `task.update` gives notes
+            changes |= {"attention_reason": why, "attention_position": position}
+        if event.status == TaskStatus.ESCALATED and row["escalated_position"] is None:
+            changes["escalated_position"] = position
     if isinstance(event, Task.DraftHeldBack):
         changes["held_position"] = position
     elif isinstance(event, HELD_ENDS_WITH) and (not isinstance(event, Task.ActionRecorded) or event.sent_by_loopline):
@@ -184,7 +185,7 @@ def prefetch(conn: Connection, events: list[Any]) -> None:
     writes.preload(conn, scorecard_zones, list({e.tenant for e in events}))
 
 
-FOLLOWED = (*MOVING, Task.Escalated, Task.DraftHeldBack, *HELD_ENDS_WITH, Task.OutcomeSet, *REVISED, Task.Reopened,
+FOLLOWED = (*MOVING, Task.DraftHeldBack, *HELD_ENDS_WITH, Task.OutcomeSet, *REVISED, Task.Reopened,
             Task.ValueAttributed, Task.TouchSent, Task.SendReturned, Task.SignalReceived)
 
 name = "scorecard"
