@@ -10,12 +10,14 @@ member's account (a family member's checkin) is not the contact's.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from loopline.domain.outreach import Close
+from loopline.domain.outreach import Close, EvaluationAction
 from loopline.domain.status import TaskStatus
+from loopline.domain.task_contract import GoalSignal, Outcome, TaskType
 
 SELF_RESOLVED = "self_resolved"
 UNDOING_SIGNALS = frozenset({"refund"})
@@ -72,10 +74,12 @@ def is_commitment(words: str) -> bool:
     return NONCOMMITTAL.search(words) is None
 
 
-def weigh_commitment(action: Any, words: str | None, *, task_type: Any) -> Any:
+def weigh_commitment(action: EvaluationAction, words: str | None, *, task_type: TaskType) -> EvaluationAction:
     """A reply's evaluation closing as a provisional outcome (a verbal commitment) on words that hedge ("I'll think
     about it") closes as the outcome it downgrades to instead; any other action is kept as it is."""
-    outcome = task_type.outcome(action.outcome) if isinstance(action, Close) else None
+    if not isinstance(action, Close):
+        return action
+    outcome = task_type.outcome(action.outcome)
     if outcome is None or outcome.downgrades_to is None or is_commitment(words or ""):
         return action
     return Close(outcome.downgrades_to, action.status,
@@ -90,7 +94,7 @@ def someone_else(signal: ObservedSignal, contact: str, context: dict[str, Any]) 
     return None if signal.account.lower() in own else signal.account
 
 
-def attribution_window(goal_signals: Any, kind: str) -> timedelta:
+def attribution_window(goal_signals: Iterable[GoalSignal], kind: str) -> timedelta:
     """How long after a close the type still attributes `kind`: its goal signal's verification window, else the
     longest of the type's (a refund is judged within the window of the payment it undoes)."""
     windows = {signal.type: signal.verification_window_days for signal in goal_signals}
@@ -108,7 +112,7 @@ class TaskView:
     created_on: datetime
 
 
-def evaluate(task: TaskView, signal: ObservedSignal, *, task_type: Any) -> Verdict:
+def evaluate(task: TaskView, signal: ObservedSignal, *, task_type: TaskType) -> Verdict:
     """What the signal does to the task, from its type's `signal_outcomes`, spectrum and goal signals."""
     mapped = dict(task_type.signal_outcomes).get(signal.kind)
     if mapped is None:
@@ -120,7 +124,7 @@ def evaluate(task: TaskView, signal: ObservedSignal, *, task_type: Any) -> Verdi
     return _after_close(task, signal, mapped, task_type)
 
 
-def _while_open(task: TaskView, signal: ObservedSignal, mapped: str, task_type: Any) -> Verdict:
+def _while_open(task: TaskView, signal: ObservedSignal, mapped: str, task_type: TaskType) -> Verdict:
     if signal.kind in UNDOING_SIGNALS:
         return Ignore(f"a {signal.kind} undoes an outcome reached before it; the task has none yet")
     if task.status not in CLOSES_ON_SIGNAL:
@@ -133,7 +137,7 @@ def _while_open(task: TaskView, signal: ObservedSignal, mapped: str, task_type: 
     return Close(mapped, status, f"{signal.kind} observed{_amount(signal)}")
 
 
-def _after_close(task: TaskView, signal: ObservedSignal, mapped: str, task_type: Any) -> Verdict:
+def _after_close(task: TaskView, signal: ObservedSignal, mapped: str, task_type: TaskType) -> Verdict:
     assert task.closed_at is not None
     window = attribution_window(task_type.goal.signals, signal.kind)
     if signal.at > task.closed_at + window:
@@ -150,7 +154,7 @@ def _after_close(task: TaskView, signal: ObservedSignal, mapped: str, task_type:
                   f"as {task.outcome}, inside the {window.days}-day attribution window")
 
 
-def _settled(current: Any) -> bool:
+def _settled(current: Outcome | None) -> bool:
     """An outcome a later signal does not change: one a fact reached (revenue, not provisional) or self-resolved."""
     return current is not None and (current.code == SELF_RESOLVED or (current.attribute_revenue and not current.provisional))
 

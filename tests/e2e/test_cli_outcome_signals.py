@@ -55,6 +55,8 @@ def test_signals_downgrade_a_verbal_commitment_attribute_a_late_checkin_and_clos
         assert cli("tick", "--now", f"2026-{day}T13:00:00Z").returncode == 0
     assert outcome(cli, "ann") == ("completed", "engaged_conversation")
     assert "outcome verbal_commitment downgraded to engaged_conversation" in summaries(cli, "ann")
+    progress = cli.json("tasks", "files", "ann", "progress.md", "--tenant", GYM)["content"]
+    assert "outcome engaged_conversation (neutral)" in progress  # the task's memory follows the revision
     assert outcome(cli, "ben") == ("cancelled", "unresponsive")
 
     observed(cli, tmp_path, "ben", "checkin", "2026-06-18T10:00:00Z")
