@@ -92,3 +92,14 @@ def test_an_outcome_without_revenue_on_a_task_worth_nothing_records_nothing(loop
 
     credited = [(e.outcome, e.value) for e in loopline.events() if isinstance(e, Task.ValueAttributed)]
     assert credited == [("verbal_commitment", 87.5), ("engaged_conversation", 0.0)]
+
+
+def test_a_snapshot_keeps_the_value_and_one_taken_before_attribution_loads_worth_nothing(
+    loopline: InMemoryLoopline,
+) -> None:
+    credited = Task.Snapshot.take(_verbal_commitment(loopline))
+    older = Task.Snapshot.take(loopline.task(GYM, "churn"))
+    older.state.pop("attributed_value")  # as a snapshot taken before attribution existed
+
+    assert credited.mutate(None).attributed_value == 87.5
+    assert older.mutate(None).attributed_value == 0.0
