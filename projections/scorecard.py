@@ -70,6 +70,7 @@ scorecard_events = Table(
     *_periods("at"),
 )
 
+
 def _task_events() -> list[type]:
     found = (getattr(Task, name) for name in dir(Task))
     return [cls for cls in found if isinstance(cls, type) and issubclass(cls, TaskEvent)]
@@ -173,8 +174,7 @@ def _changes(conn: Connection, event: Any, position: int, row: dict[str, Any]) -
 
 def _task_event(conn: Connection, event: Any, position: int) -> None:
     row = writes.row(conn, scorecard_tasks, str(event.originator_id))
-    if row is None:
-        return
+    assert row is not None, f"task {event.task_ref} of {event.tenant} has events before its Task.Created"
     changes = _changes(conn, event, position, row)
     if changes:
         writes.update(conn, scorecard_tasks, str(event.originator_id), set=changes)
