@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Literal
+from zoneinfo import ZoneInfo
 
 from loopline.domain.errors import DomainError
 from loopline.domain.send_ledger import local_day
@@ -59,3 +60,16 @@ def _check(kind: PeriodKind, text: str) -> None:
         date.fromisocalendar(int(text[:4]), int(text[6:]), 1)
     else:
         date(int(text[:4]), int(text[5:]), 1)
+
+
+def next_local_hour(after: datetime, timezone: str, hour: int) -> datetime:
+    """The first moment after `after` that is `hour`:00 on the clock of the IANA `timezone` (a day whose clock skips
+    that hour, for daylight saving, has its next existing instant), in UTC as timers are filed."""
+    local = after.astimezone(ZoneInfo(timezone))
+    day = local.date()
+    while True:
+        wall = datetime(day.year, day.month, day.day, hour, tzinfo=ZoneInfo(timezone))
+        moment = datetime.fromtimestamp(wall.timestamp(), ZoneInfo(timezone))  # a skipped hour moves past the gap
+        if moment > local:
+            return moment.astimezone(UTC)
+        day += timedelta(days=1)

@@ -39,8 +39,10 @@ OWNER_DECISIONS: dict[tuple[TaskStatus, TaskStatus], str] = {
 """Transitions `task.update` may not make, with the command that makes each."""
 
 
-class Task(TaskInbox, TaskReview, TaskDecisions, TaskOutreach, TaskTimers, TaskNotices, TaskAttribution, TaskOutcomes,
-           TaskProgress, LooplineAggregate):
+class Task(
+    TaskInbox, TaskReview, TaskDecisions, TaskOutreach, TaskTimers, TaskNotices, TaskAttribution, TaskOutcomes,
+    TaskProgress, LooplineAggregate,
+):
     """Events carry the business time as their timestamp and every field their `apply` needs.
 
     The state stays small (counters, not lists of everything that happened; the read models

@@ -70,6 +70,7 @@ scorecard_events = Table(
     *_periods("at"),
 )
 
+
 def _task_events() -> list[type]:
     found = (getattr(Task, name) for name in dir(Task))
     return [cls for cls in found if isinstance(cls, type) and issubclass(cls, TaskEvent)]
@@ -79,13 +80,8 @@ MOVING = tuple(cls for cls in _task_events() if any("status" in vars(k).get("__a
 """Every Task event that names the status it leads to."""
 
 REVISED = (Task.AttributedLate, Task.OutcomeDowngraded, Task.OutcomeUndone, Task.OutcomeOverridden)
-"""A closed task's outcome revised (`domain/task_outcomes.py`, or by the owner: `domain/task_progress.py`); its value
-follows in a `ValueAttributed`."""
-
-NO_OUTCOME: dict[str, Any] = {column: None for column in (
-    "outcome", "outcome_kind", "outcome_provisional", "outcome_position", "outcome_at", "first_outcome_position",
-    "outcome_day", "outcome_week", "outcome_month")}
-"""A task with no outcome yet, or reopened by the owner: it counts once it closes, in the period of that close."""
+"""A closed task's outcome revised by a signal (`domain/task_outcomes.py`) or the owner (`domain/task_progress.py`);
+its value follows in a `ValueAttributed`."""
 
 HELD_ENDS_WITH = (Task.ActionRecorded, Task.GuidanceGiven, Task.OwnerAnswered)
 """What ends a draft's wait for the owner (as `Task._hold(None)` does): a message sent, guidance, an answer."""
@@ -117,7 +113,9 @@ def _created(conn: Connection, event: Task.Created, position: int) -> None:
         "created_position": position, **_stamped(conn, "created", event), "escalated_position": None,
         "attention_reason": event.reason if event.status == TaskStatus.PENDING_REVIEW else None,
         "attention_position": position if event.status == TaskStatus.PENDING_REVIEW else None,
-        "held_position": None, "messages_used": 0, **NO_OUTCOME, "value": None, "value_position": None,
+        "held_position": None, "messages_used": 0, "outcome": None, "outcome_kind": None, "outcome_provisional": None,
+        "outcome_position": None, "outcome_at": None, "first_outcome_position": None, "outcome_day": None,
+        "outcome_week": None, "outcome_month": None, "value": None, "value_position": None,
     })
 
 
@@ -130,13 +128,9 @@ def _fact(conn: Connection, event: Any, position: int, kind: str) -> None:
 
 def _outcome(conn: Connection, event: Any, position: int, row: dict[str, Any], code: str) -> dict[str, Any]:
     """The outcome the task is credited with now; the first one dates it."""
-    if isinstance(event, Task.OutcomeSet):
-        kind, provisional = event.kind, event.provisional
-    elif isinstance(event, REVISED):
-        kind, provisional = event.kind, False
-    else:
-        known = TASK_TYPES[row["task_type"]].outcome(code) if row["task_type"] in TASK_TYPES else None
-        kind, provisional = (known.kind, known.provisional) if known else ("neutral", False)
+    known = TASK_TYPES[row["task_type"]].outcome(code) if row["task_type"] in TASK_TYPES else None
+    provisional = event.provisional if isinstance(event, Task.OutcomeSet) else bool(known and known.provisional)
+    kind = getattr(event, "kind", None) or (known.kind if known else "neutral")  # a revision names its kind
     changes = {"outcome": code, "outcome_kind": kind, "outcome_provisional": provisional, "outcome_position": position}
     if row["outcome_at"] is None:
         changes |= {"outcome_at": format_time(event.timestamp), "first_outcome_position": position,
@@ -150,17 +144,18 @@ def _changes(conn: Connection, event: Any, position: int, row: dict[str, Any]) -
     if isinstance(event, MOVING):
         changes["status"] = event.status
         if event.status != row["status"] and event.status in (TaskStatus.ESCALATED, TaskStatus.PENDING_REVIEW):
-            changes |= {"attention_reason": getattr(event, "reason", None), "attention_position": position}
-    if isinstance(event, Task.Reopened):
-        changes |= NO_OUTCOME
-    if isinstance(event, Task.Escalated) and row["escalated_position"] is None:
-        changes["escalated_position"] = position
+            why = getattr(event, "reason", None) or getattr(event, "notes", None)  # `task.update` gives notes
+            changes |= {"attention_reason": why, "attention_position": position}
+        if event.status == TaskStatus.ESCALATED and row["escalated_position"] is None:
+            changes["escalated_position"] = position
     if isinstance(event, Task.DraftHeldBack):
         changes["held_position"] = position
     elif isinstance(event, HELD_ENDS_WITH) and (not isinstance(event, Task.ActionRecorded) or event.sent_by_loopline):
         changes["held_position"] = None
     if isinstance(event, (Task.OutcomeSet, *REVISED)):
         changes |= _outcome(conn, event, position, row, event.code)
+    if isinstance(event, Task.Reopened):  # back to work: no outcome until it closes again (its first still dates it)
+        changes |= {"outcome": None, "outcome_kind": None, "outcome_provisional": None, "outcome_position": position}
     if isinstance(event, Task.ValueAttributed):
         changes |= _outcome(conn, event, position, row, event.outcome) | {"value": event.value, "value_position": position}
         if event.late:
@@ -179,8 +174,7 @@ def _changes(conn: Connection, event: Any, position: int, row: dict[str, Any]) -
 
 def _task_event(conn: Connection, event: Any, position: int) -> None:
     row = writes.row(conn, scorecard_tasks, str(event.originator_id))
-    if row is None:
-        return
+    assert row is not None, f"task {event.task_ref} of {event.tenant} has events before its Task.Created"
     changes = _changes(conn, event, position, row)
     if changes:
         writes.update(conn, scorecard_tasks, str(event.originator_id), set=changes)
@@ -191,8 +185,8 @@ def prefetch(conn: Connection, events: list[Any]) -> None:
     writes.preload(conn, scorecard_zones, list({e.tenant for e in events}))
 
 
-FOLLOWED = (*MOVING, Task.Escalated, Task.DraftHeldBack, *HELD_ENDS_WITH, Task.OutcomeSet, *REVISED, Task.ValueAttributed,
-            Task.TouchSent, Task.SendReturned, Task.SignalReceived)
+FOLLOWED = (*MOVING, Task.DraftHeldBack, *HELD_ENDS_WITH, Task.OutcomeSet, *REVISED, Task.Reopened,
+            Task.ValueAttributed, Task.TouchSent, Task.SendReturned, Task.SignalReceived)
 
 name = "scorecard"
 cost = 2  # not measured: taken as the `tasks` read model's, which changes a row per task on most of the same events

@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.engine import Connection, Engine
 
-from loopline.domain.periods import Period, PeriodKind, labels_at
+from loopline.domain.periods import Period, PeriodKind, labels_at, parse_period
 from loopline.domain.status import TERMINAL, TaskStatus
 from loopline.domain.timeutil import parse_time
 from loopline.projections.scorecard import scorecard_events, scorecard_tasks, scorecard_zones
@@ -56,7 +56,7 @@ def scorecard(conn: Connection, tenant: str, period: Period) -> dict[str, Any]:
     """The numbers (`numbers`), what waits on the owner (`needs_attention`) and the events behind each number
     (`events`, by the number's name; an outcome's is `outcomes.<type>.<code>`)."""
     created = _rows(conn, scorecard_tasks, tenant, f"created_{period.kind}", period.label)
-    ended = _rows(conn, scorecard_tasks, tenant, f"outcome_{period.kind}", period.label)
+    ended = [r for r in _rows(conn, scorecard_tasks, tenant, f"outcome_{period.kind}", period.label) if r["outcome"]]
     facts = _rows(conn, scorecard_events, tenant, f"at_{period.kind}", period.label)
     numbers: dict[str, Any] = {}
     events: dict[str, list[dict[str, Any]]] = {}
@@ -137,11 +137,11 @@ def summary(card: dict[str, Any]) -> str:
             "shows the events behind each number.)")
 
 
-def day_scorecards(engine: Engine) -> Callable[[str, datetime], str]:
-    """Reads the summary of a tenant's scorecard of the local day a moment falls on (the owner's digest asks)."""
+def day_scorecards(engine: Engine) -> Callable[[str, str], str]:
+    """Reads the summary of a tenant's scorecard of a local day (`2026-03-05`), which the owner's digests carry."""
 
-    def of_day(tenant: str, at: datetime) -> str:
+    def of_day(tenant: str, day: str) -> str:
         with engine.connect() as conn:
-            return summary(scorecard(conn, tenant, current_period(conn, tenant, at, "day")))
+            return summary(scorecard(conn, tenant, parse_period(day)))
 
     return of_day

@@ -158,6 +158,7 @@ DESCRIPTIONS: dict[type, Describe] = {
         + ("; profile " + ", ".join(sorted(e.settings["profile"])) if e.settings.get("profile") else ""),
         None,
     ),
+    Tenant.DigestRecorded: lambda e: (f"daily digest: the owner is emailed the scorecard of {e.day}", None),
     Tenant.Paused: lambda e: (f"tenant paused by {e.by}: nothing is sent and no model is asked", e.reason),
     Tenant.WorkHeld: lambda e: (f"held while paused: {_held_work(e.work)}", None),
     Tenant.Resumed: lambda e: (f"tenant resumed by {e.by}: {len(e.released)} held step(s) go on", e.reason),
@@ -211,7 +212,7 @@ def _subject(event: Any) -> tuple[str | None, str | None, str]:
         return None, None, f"input {event.source}:{event.position}"
     if isinstance(event, (Tenant.WorkHeld, SystemSwitch.WorkHeld)):  # shown in the task's trail too
         return event.tenant, event.work["task_ref"], f"task {event.work['task_ref']}"
-    if isinstance(event, (Tenant.Configured, Tenant.Paused, Tenant.Resumed)):
+    if isinstance(event, (Tenant.Configured, Tenant.Paused, Tenant.Resumed, Tenant.DigestRecorded)):
         return event.tenant, None, f"tenant {event.tenant}"
     if isinstance(event, (SystemSwitch.Paused, SystemSwitch.Resumed)):
         return None, None, "Loopline"

@@ -64,8 +64,8 @@ def override_outcome(uow: UnitOfWork, msg: Message, cmd: TaskOverrideOutcome) ->
     task = load_task(uow, msg.tenant, cmd.task_id)
     previous = task.outcome
     task.override_outcome(code=cmd.outcome, reason=cmd.reason, by=cmd.by, now=msg.at)
-    value = attribute_value(uow, task, cmd.outcome, now=msg.at)
-    return f"{task.ref}: outcome {previous or 'none'} overridden with {cmd.outcome}; now worth {value:g}"
+    attribute_value(uow, task, cmd.outcome, now=msg.at)  # the owner's outcome is what the task is credited with
+    return f"{task.ref}: outcome {previous or 'none'} overridden with {cmd.outcome}"
 
 
 def reopen_task(uow: UnitOfWork, msg: Message, cmd: TaskReopen) -> str:

@@ -22,7 +22,7 @@ CONTACTS = [f"m{n:02d}@example.com" for n in range(1, 21)]
 REACTIVATED, PAID, DECLINED = CONTACTS[:8], {CONTACTS[8]: 199.0, CONTACTS[9]: 240.0}, CONTACTS[10:12]
 WOKEN, LATE = CONTACTS[12], CONTACTS[13]
 OUTCOME_EVENTS = ("Task.OutcomeSet", "Task.AttributedLate", "Task.OutcomeDowngraded", "Task.OutcomeUndone",
-                  "Task.ValueAttributed")
+                  "Task.OutcomeOverridden", "Task.ValueAttributed")
 
 
 @pytest.fixture
@@ -46,7 +46,7 @@ def task_id(contact: str) -> str:
 def run_the_batch(cli: Cli, tmp: Path) -> None:
     """Touch 1 to all, reactivations (two with the amount paid) and refusals on day 2, the cadence spent by the
     rest (dormant on day 30), one woken by a reactivation while dormant, the rest closed unresponsive at the dormant
-    end, and one of those reactivating inside the attribution window."""
+    end, and one of those reactivating inside the attribution window; the owner overrides one refusal."""
     start = [command("cfg", "tenant.configure", at(0), GYM, execution_mode="limited_auto", average_value=175,
                      daily_send_limit=100, send_window_start=0, send_window_end=24, timezone="America/New_York")]
     start += [command(f"c{n}", "task.create", at(0), GYM, task_id=task_id(contact), title=f"Win back {contact}",
@@ -65,6 +65,9 @@ def run_the_batch(cli: Cli, tmp: Path) -> None:
     assert cli.publish(tmp, [observed("woke", 60, WOKEN)], "woke").returncode == 0
     assert cli("tick", "--now", at(121)).returncode == 0
     assert cli.publish(tmp, [observed("late", 125, LATE)], "late").returncode == 0
+    override = command("o", "task.override_outcome", at(126), GYM, task_id=task_id(DECLINED[0]), outcome="interested",
+                       reason="she called: she wants to come back in the autumn")
+    assert cli.publish(tmp, [override], "override").returncode == 0
 
 
 def from_audit(cli: Cli) -> tuple[Counter[tuple[str, str]], dict[str, float], dict[str, int]]:
@@ -99,8 +102,8 @@ def test_a_win_back_batch_of_20_scores_as_its_audit_trail_implies(cli: Cli, tmp_
         for task_type, codes in card["numbers"]["outcomes"].items():
             shown.update({(task_type, code): n for code, n in codes.items()})
     assert shown == outcomes
-    assert outcomes == Counter({("win_back", "recovered"): 12, ("win_back", "declined"): 2,
-                                ("win_back", "unresponsive"): 6})
+    assert outcomes == Counter({("win_back", "recovered"): 12, ("win_back", "declined"): 1,
+                                ("win_back", "interested"): 1, ("win_back", "unresponsive"): 6})
     retained = {task: value for task, value in values.items() if value > 0}
     assert sum(card["numbers"]["members_retained"] for card in cards) == len(retained) == 12
     assert round(sum(card["numbers"]["revenue_retained"] for card in cards), 2) == round(sum(retained.values()), 2)

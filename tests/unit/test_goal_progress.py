@@ -80,7 +80,7 @@ def test_a_rejected_proposal_and_a_completed_follow_through_task_are_evaluated_t
 def test_the_owner_overrides_a_closed_outcome_and_it_is_evaluated_again() -> None:
     world = closed_by_the_model()
     outcome = world.command("task.override_outcome", 3, task_id="ann", outcome="retained", reason="she came Tuesday")
-    assert outcome.accepted and outcome.detail == "ann: outcome engaged_conversation overridden with retained; now worth 150"
+    assert outcome.accepted and outcome.detail == "ann: outcome engaged_conversation overridden with retained"
     [overridden] = [e for e in world.events() if isinstance(e, Task.OutcomeOverridden)]
     assert (overridden.previous, overridden.code, overridden.by) == ("engaged_conversation", "retained", "owner")
     assert [(e.outcome, e.outcome_score) for e in evaluations(world)] == [("engaged_conversation", 0), ("retained", 100)]

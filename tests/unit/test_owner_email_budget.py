@@ -131,10 +131,11 @@ def test_the_digest_carries_the_scorecard_of_its_day() -> None:
             "to": "user", "kind": "task_completed", "tenant": GYM, "title": key, "text": "closed",
             "at": format_time(T0 + timedelta(hours=hours)), "for_digest": True})
 
-    def scorecard_of(tenant: str, at: datetime) -> str:
-        return f"Scorecard of {tenant} on {format_time(at)}"
+    def scorecard_of(tenant: str, day: str) -> str:
+        return f"Scorecard of {tenant} on {day}"
 
-    [digest] = OwnerEmails(FakeLedger(), lambda tenant: TenantSettings(), scorecard_of).fold(
-        [notice("a:1", 1), notice("b:1", 2)], stands=lambda attempt: True)
+    settings = TenantSettings(timezone="Asia/Tokyo")  # 10 hours after T0 is the next day there
+    [digest] = OwnerEmails(FakeLedger(), lambda tenant: settings, scorecard_of).fold(
+        [notice("a:1", 1), notice("b:1", 10)], stands=lambda attempt: True)
 
-    assert digest.message["text"].endswith(f"\n\nScorecard of {GYM} on {format_time(T0 + timedelta(hours=2))}")
+    assert digest.message["text"].endswith(f"\n\nScorecard of {GYM} on 2026-03-03")
