@@ -11,6 +11,7 @@ from loopline.domain.base import LooplineAggregate, TaskEvent, TaskMoved
 from loopline.domain.errors import DomainError
 from loopline.domain.status import TERMINAL, TaskStatus, check_transition, parse_status
 from loopline.domain.task_decisions import TaskDecisions
+from loopline.domain.task_escalation import TaskEscalation
 from loopline.domain.task_notices import TaskNotices
 from loopline.domain.task_outreach import TaskOutreach
 from loopline.domain.task_review import TaskReview
@@ -35,7 +36,7 @@ OWNER_DECISIONS: dict[tuple[TaskStatus, TaskStatus], str] = {
 """Transitions `task.update` may not make, with the command that makes each."""
 
 
-class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, TaskNotices, LooplineAggregate):
+class Task(TaskReview, TaskEscalation, TaskDecisions, TaskOutreach, TaskTimers, TaskNotices, LooplineAggregate):
     """Events carry the business time as their timestamp and every field their `apply` needs.
 
     The state stays small (counters, not lists of everything that happened; the read models
