@@ -3,7 +3,7 @@ then cancel, and the pause an escalated task puts on the pipeline under it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 from loopline.domain.base import TaskEvent
 from loopline.domain.conversation import conversation_of
 from loopline.domain.status import TaskStatus
-from loopline.domain.timeutil import format_time
+from loopline.domain.timeutil import format_time, parse_time
+from loopline.domain.wording import count, when
 
 if TYPE_CHECKING:
     from loopline.domain.task import Task
@@ -28,6 +29,8 @@ AGENT_CAUSES = frozenset({
 MEMBER_CAUSES = frozenset({"anomaly_replies", "contact_replied"})
 """Causes where what the contact wrote stopped the task."""
 REMINDER_KIND = "escalation_reminder"
+UNRESOLVED = "escalated_unresolved"
+"""The outcome a type may give a task cancelled because its escalation was never answered."""
 
 
 def blocked_by(cause: str) -> str:
@@ -58,13 +61,64 @@ class Timeouts:
         return tuple(at for at in (self.remind_at, self.cancel_at) if at is not None)
 
 
+def escalation_context(task: Task, *, cause: str, reason: str, question: str | None, history: Iterable[Any],
+                       draft: dict[str, Any] | None, actions: list[dict[str, Any]], timeouts: Timeouts) -> dict[str, Any]:
+    """The fields of `EscalationContextRecorded`, from the task and its events so far (`history`)."""
+    events = list(history)
+    turns = [turn for turn in conversation_of(events) if turn.author != "system"][-CONVERSATION_SNAPSHOT:]
+    decisions = [e for e in events if type(e).__qualname__ == "Task.DecisionRecorded"][-DECISIONS_TRIED:]
+    tried = {
+        "touches": task.touch, "messages_used": task.messages_used, "turns_used": task.turns_used,
+        "actions": task.actions_count,
+        "decisions": [{"at": format_time(e.timestamp), "decision": e.decision, "confidence": e.confidence,
+                       "reasoning": e.reasoning} for e in decisions],
+    }
+    if task.is_acting:
+        resume = (f"With your guidance the agent drafts its answer to {task.contact} in this thread and goes on with "
+                  "the cadence; after your own reply or an approved draft it waits for theirs.")
+    else:
+        resume = "With your guidance the task resumes: the agent reads it in the conversation and goes on."
+    return {
+        "blocked_by": blocked_by(cause), "reason": reason, "question": question or None, "tried": tried,
+        "draft_reply": dict(draft) if draft else None, "suggested_actions": list(actions),
+        "conversation": [{"author": t.author, "at": format_time(t.at), "text": t.text} for t in turns],
+        "resume_instructions": resume, "remind_at": timeouts.remind_at, "cancel_at": timeouts.cancel_at,
+    }
+
+
+def render_handoff(context: Mapping[str, Any]) -> str:
+    """The context as the owner reads it (a notice, `tasks show`): the event's fields, or its audit payload."""
+    tried = context["tried"]
+    lines = [f"Blocked by the {context['blocked_by']}. Tried so far: {count(tried['touches'], 'touch', 'touches')}, "
+             f"{count(tried['messages_used'], 'message')} and {count(tried['turns_used'], 'turn')} of conversation, "
+             f"{count(tried['actions'], 'action')} recorded."]
+    lines += [f"  decided {d['decision']} ({d['confidence']:.2f}) {when(parse_time(d['at']))}: {d['reasoning']}"
+              for d in tried["decisions"]]
+    if context["conversation"]:
+        lines.append("Last messages:")
+        lines += [f"  {turn['author']}, {when(parse_time(turn['at']))}: {_one_line(turn['text'])}"
+                  for turn in context["conversation"]]
+    lines.append(context["resume_instructions"])
+    left_alone = [f"{what} {when(parse_time(at))}" for what, at in
+                  (("you are reminded", context["remind_at"]), ("it is cancelled", context["cancel_at"])) if at]
+    if left_alone:
+        lines.append(f"Left alone, {' and '.join(left_alone)}.")
+    return "\n".join(lines)
+
+
+def _one_line(text: str, most: int = 200) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= most else flat[: most - 1] + "…"
+
+
 class TaskEscalation:
     """A direct base of `Task`: its escalation's context; eventsourcing redefines the event as `Task.<Name>`."""
 
     class EscalationContextRecorded(TaskEvent):
-        """What the owner needs to decide at a glance (§17.3): why and by whom the task stopped, the contact's
-        question, what was tried, the draft held back, what they can do, the last messages, what happens when
-        they answer, and when they are reminded and the task is cancelled if nobody does."""
+        """What the owner needs to decide at a glance (§17.3), recorded as the task enters `escalated`: why and
+        by whom it stopped, the contact's question, what was tried, the draft held back, what the owner can do,
+        the last messages, what happens when they answer, and when they are reminded and the task is cancelled
+        if nobody does."""
 
         blocked_by: str
         reason: str
@@ -77,32 +131,8 @@ class TaskEscalation:
         remind_at: datetime | None
         cancel_at: datetime | None
 
-    def record_escalation_context(self, *, cause: str, reason: str, question: str | None, history: Iterable[Any],
-                                  draft: dict[str, Any] | None, actions: list[dict[str, Any]], timeouts: Timeouts,
-                                  now: datetime) -> None:
-        """Written with every escalation, from the task's history (`history`, the task's events so far)."""
-        events = list(history)
-        turns = [turn for turn in conversation_of(events) if turn.author != "system"][-CONVERSATION_SNAPSHOT:]
-        decisions = [e for e in events if type(e).__qualname__ == "Task.DecisionRecorded"][-DECISIONS_TRIED:]
-        tried = {
-            "touches": self.touch, "messages_used": self.messages_used, "turns_used": self.turns_used,
-            "actions": self.actions_count,
-            "decisions": [{"at": format_time(e.timestamp), "decision": e.decision, "confidence": e.confidence,
-                           "reasoning": e.reasoning} for e in decisions],
-        }
-        self.trigger_event(
-            self.EscalationContextRecorded, timestamp=now, blocked_by=blocked_by(cause), reason=reason,
-            question=question or None, tried=tried, draft_reply=dict(draft) if draft else None,
-            suggested_actions=list(actions), conversation=[{"author": t.author, "at": format_time(t.at), "text": t.text} for t in turns],
-            resume_instructions=self._resume_instructions, remind_at=timeouts.remind_at, cancel_at=timeouts.cancel_at,
-        )
-
-    @property
-    def _resume_instructions(self) -> str:
-        if self.is_acting:
-            return (f"With your guidance the agent drafts its answer to {self.contact} in this thread and goes on with "
-                    "the cadence; with your own reply or an approved draft it waits for theirs.")
-        return "With your guidance the task resumes: the agent reads it in the conversation and goes on."
+    def record_escalation_context(self, context: Mapping[str, Any], *, now: datetime) -> None:
+        self.trigger_event(self.EscalationContextRecorded, timestamp=now, **context)
 
 
 def current_escalation(history: Iterable[Any]) -> tuple[Any, bool] | None:
