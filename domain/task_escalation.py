@@ -70,8 +70,8 @@ def escalation_context(task: Task, *, cause: str, reason: str, question: str | N
     tried = {
         "touches": task.touch, "messages_used": task.messages_used, "turns_used": task.turns_used,
         "actions": task.actions_count,
-        "decisions": [{"at": format_time(e.timestamp), "decision": e.decision, "confidence": e.confidence,
-                       "reasoning": e.reasoning} for e in decisions],
+        "decisions": [{"at": format_time(e.timestamp), "point": e.point, "decision": e.decision,
+                       "confidence": e.confidence, "reasoning": e.reasoning} for e in decisions],
     }
     if task.is_acting:
         resume = (f"With your guidance the agent drafts its answer to {task.contact} in this thread and goes on with "
@@ -79,7 +79,7 @@ def escalation_context(task: Task, *, cause: str, reason: str, question: str | N
     else:
         resume = "With your guidance the task resumes: the agent reads it in the conversation and goes on."
     return {
-        "blocked_by": blocked_by(cause), "reason": reason, "question": question or None, "tried": tried,
+        "blocked_by": blocked_by(cause), "cause": cause, "reason": reason, "question": question or None, "tried": tried,
         "draft_reply": dict(draft) if draft else None, "suggested_actions": list(actions),
         "conversation": [{"author": t.author, "at": format_time(t.at), "text": t.text} for t in turns],
         "resume_instructions": resume, "remind_at": timeouts.remind_at, "cancel_at": timeouts.cancel_at,
@@ -89,11 +89,13 @@ def escalation_context(task: Task, *, cause: str, reason: str, question: str | N
 def render_handoff(context: Mapping[str, Any]) -> str:
     """The context as the owner reads it (a notice, `tasks show`): the event's fields, or its audit payload."""
     tried = context["tried"]
-    lines = [f"Blocked by the {context['blocked_by']}. Tried so far: {count(tried['touches'], 'touch', 'touches')}, "
+    lines = [f"Blocked by the {context['blocked_by']} ({context['cause']}). Tried so far: {count(tried['touches'], 'touch', 'touches')}, "
              f"{count(tried['messages_used'], 'message')} and {count(tried['turns_used'], 'turn')} of conversation, "
              f"{count(tried['actions'], 'action')} recorded."]
-    lines += [f"  decided {d['decision']} ({d['confidence']:.2f}) {when(parse_time(d['at']))}: {d['reasoning']}"
-              for d in tried["decisions"]]
+    if tried["decisions"]:
+        lines.append("Its last decisions:")
+    lines += [f"  {when(parse_time(d['at']))}, {d['point']}: decided {d['decision']} ({d['confidence']:.2f}): "
+              f"{d['reasoning']}" for d in tried["decisions"]]
     if context["conversation"]:
         lines.append("Last messages:")
         lines += [f"  {turn['author']}, {when(parse_time(turn['at']))}: {_one_line(turn['text'])}"
@@ -121,6 +123,8 @@ class TaskEscalation:
         if nobody does."""
 
         blocked_by: str
+        cause: str
+        """The rule or decision that escalated (§18.4's `appliedRule`): `low_confidence`, `model_escalated`, …"""
         reason: str
         question: str | None
         tried: dict[str, Any]

@@ -86,9 +86,10 @@ class Gym:
 def test_an_escalation_hands_the_owner_her_question_what_was_tried_the_last_messages_and_its_timeouts() -> None:
     gym = Gym()
     [context] = gym.events(Task.EscalationContextRecorded)
-    assert (context.blocked_by, context.reason, context.question) == ("agent", "she asks about the discount", SHE_ASKS)
+    assert (context.blocked_by, context.cause, context.reason) == ("agent", "model_escalated", "she asks about the discount")
+    assert context.question == SHE_ASKS
     assert context.tried["touches"] == 1 and context.tried["messages_used"] == 1
-    assert [d["decision"] for d in context.tried["decisions"]][-1] == "escalate"
+    assert [(d["point"], d["decision"]) for d in context.tried["decisions"]][-1] == ("evaluate_reply", "escalate")
     assert [(turn["author"], turn["text"]) for turn in context.conversation][-1] == ("contact", SHE_ASKS)
     assert context.conversation[0]["author"] == "agent"
     assert "task.guidance" in [action["command"] for action in context.suggested_actions]
@@ -96,7 +97,8 @@ def test_an_escalation_hands_the_owner_her_question_what_was_tried_the_last_mess
 
     [notice] = gym.notices("escalation")
     assert notice.message.startswith("'Bring Ann back' needs your decision: she asks about the discount")
-    assert "Blocked by the agent. Tried so far: 1 touch, 1 message" in notice.message
+    assert "Blocked by the agent (model_escalated). Tried so far: 1 touch, 1 message" in notice.message
+    assert "evaluate_reply: decided escalate (0.85): she asks about the discount" in notice.message
     assert f"contact, 5 May 2026 09:00 UTC: {SHE_ASKS}" in notice.message
     assert "Left alone, you are reminded 7 May 2026 09:00 UTC and it is cancelled 12 May 2026 09:00 UTC." in notice.message
 
