@@ -28,14 +28,20 @@ AGENT_CAUSES = frozenset({
 """Causes where the agent itself could not go on (its decision, its draft, its confidence)."""
 MEMBER_CAUSES = frozenset({"anomaly_replies", "contact_replied"})
 """Causes where what the contact wrote stopped the task."""
+SUBTASK_CAUSES = frozenset({"subtask_failed"})
+"""Causes where a required subtask could not go on, which stops its parent."""
 REMINDER_KIND = "escalation_reminder"
 UNRESOLVED = "escalated_unresolved"
 """The outcome a type may give a task cancelled because its escalation was never answered."""
 
 
 def blocked_by(cause: str) -> str:
-    """Who stopped the task (§17.3 `blockedBy`): the agent, the member, or the system (a budget, a limit, a fault)."""
-    return "agent" if cause in AGENT_CAUSES else "member" if cause in MEMBER_CAUSES else "system"
+    """Who stopped the task (§17.3 `blockedBy`): the agent, the member, a subtask, or the system (a budget, a limit,
+    a fault)."""
+    for who, causes in (("agent", AGENT_CAUSES), ("member", MEMBER_CAUSES), ("subtask", SUBTASK_CAUSES)):
+        if cause in causes:
+            return who
+    return "system"
 
 
 def pipeline_paused(task: Task, *ancestors: Task) -> Task | None:
