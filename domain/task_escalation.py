@@ -95,9 +95,9 @@ def escalation_context(task: Task, *, cause: str, reason: str, question: str | N
 def render_handoff(context: Mapping[str, Any]) -> str:
     """The context as the owner reads it (a notice, `tasks show`): the event's fields, or its audit payload."""
     tried = context["tried"]
-    lines = [f"Blocked by the {context['blocked_by']} ({context['cause']}). Tried so far: {count(tried['touches'], 'touch', 'touches')}, "
-             f"{count(tried['messages_used'], 'message')} and {count(tried['turns_used'], 'turn')} of conversation, "
-             f"{count(tried['actions'], 'action')} recorded."]
+    lines = [f"Blocked by the {context['blocked_by']} ({context['cause']}). Tried so far: "
+             f"{count(tried['touches'], 'touch', 'touches')}, {count(tried['messages_used'], 'message')} and "
+             f"{count(tried['turns_used'], 'turn')} of conversation, {count(tried['actions'], 'action')} recorded."]
     if tried["decisions"]:
         lines.append("Its last decisions:")
     lines += [f"  {when(parse_time(d['at']))}, {d['point']}: decided {d['decision']} ({d['confidence']:.2f}): "
