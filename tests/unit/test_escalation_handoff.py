@@ -162,3 +162,18 @@ def test_the_tenant_sets_the_timeouts_and_a_type_without_escalated_unresolved_is
     task = gym.task
     assert (task.status, task.outcome) == ("cancelled", None)
     assert gym.notices("escalation_reminder") == []
+
+
+def test_a_task_escalated_at_its_expiry_is_handed_off_as_blocked_by_the_system_with_the_same_timeouts() -> None:
+    loopline = InMemoryLoopline()
+    loopline.publish(
+        command("c1", "task.create", format_time(at(0)), GYM, task_id="nda", title="Get the NDA signed", expires_in_days=1),
+        command("c2", "action.record", format_time(at(0.1)), GYM, task_id="nda", action="send_email", to=ANN,
+                subject="NDA"),
+    )
+    loopline.tick(at(1))
+    task = loopline.task(GYM, "nda")
+    assert (task.status, task.escalation_cause) == ("escalated", "expiry")
+    [context] = [e for e in loopline.app.events.get(task.id) if isinstance(e, Task.EscalationContextRecorded)]
+    assert (context.blocked_by, context.cause, context.remind_at) == ("system", "expiry", at(1) + timedelta(hours=48))
+    assert context.resume_instructions.startswith("With your guidance the task resumes")
