@@ -26,6 +26,7 @@ CATEGORY_OF = {
     "task_completed": FEEDBACK, "task_cancelled": FEEDBACK, "task_expired": FEEDBACK, "escalation_timeout": FEEDBACK,
     "late_reply": FEEDBACK,
     "followup_sent": FEEDBACK, "followup_deferred": FEEDBACK, "reminder_sent": FEEDBACK, "signal": FEEDBACK,
+    "outcome_revised": FEEDBACK,
 }
 """Each kind of notice's category; a kind not named (a refused timer or decision, a paused tenant) is a system
 alert, so a notice nobody classified is never held back."""
