@@ -28,6 +28,7 @@ OWNER_ACTIONS: dict[str, tuple[tuple[str, str], ...]] = {
     "reply_in_review": REVIEW,
     "escalation": ESCALATED,
     "escalation_reply": ESCALATED,
+    "escalation_reminder": ESCALATED,
     "stalled": DECIDE,
     "loop_expired": DECIDE,
     "reminder_needed": DECIDE,
