@@ -1,4 +1,4 @@
-"""Owner notifications and agent wake-ups POSTed as signed JSON to LOOPLINE_WEBHOOK_URL.
+"""Owner notifications, agent wake-ups and a task's `call_webhook` actions POSTed as signed JSON to LOOPLINE_WEBHOOK_URL.
 
 `X-Loopline-Delivery` carries the idempotency key (the same on every retry, so the receiver can
 drop a repeat) and `X-Loopline-Signature` is `sha256=` + the hex HMAC-SHA256 of the body with
@@ -17,7 +17,8 @@ from typing import Any
 from loopline.processors.ports import DeliveryFailed
 
 SEND_TIMEOUT = 10.0
-AUDIENCES = ("user", "agent")
+AUDIENCES = ("user", "agent", "webhook")
+"""`webhook`: a `call_webhook` action (its `details` hold the `event` and `payload`)."""
 
 
 def signature(body: bytes, secret: str) -> str:

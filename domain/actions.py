@@ -111,6 +111,12 @@ ACTIONS: dict[str, ActionProfile] = {
 """Every action kind, by name (seed 002 §15.1's kinds that Loopline carries out itself)."""
 
 
+def reaches_contact(action: str) -> bool:
+    """Whether an action Loopline sends is read by the task's contact: every kind of the registry that affects them,
+    and the emails outreach sends itself (touches, follow-ups, reminders)."""
+    return action not in ACTIONS or ACTIONS[action].reaches_contact
+
+
 def action_profile(name: str) -> ActionProfile:
     try:
         return ACTIONS[name]

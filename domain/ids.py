@@ -99,6 +99,10 @@ def contact_index_id(tenant: str, contact: str) -> UUID:
     return _id("contact-index", tenant, contact.lower())
 
 
+def action_log_id(tenant: str, task_ref: str) -> UUID:
+    return _id("action-log", tenant, task_ref)
+
+
 def system_switch_id() -> UUID:
     return _id("system-switch")
 

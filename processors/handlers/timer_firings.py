@@ -25,6 +25,7 @@ from loopline.domain.timeutil import HOUR
 from loopline.domain.wording import count, when
 from loopline.processors.application import UnitOfWork
 from loopline.processors.bus import Fault, Handler
+from loopline.processors.handlers.actions import fire_task_actions
 from loopline.processors.handlers.deadline_actions import draft_followup, send_followup, take_deadline_action
 from loopline.processors.handlers.loops_and_timers import (
     close_task_loops,
@@ -177,6 +178,8 @@ TIMERS: dict[str, TimerRow] = {
     TimerKind.TASK_STALL_CHECK: TimerRow(_stall_check, "the stall check", ("task flagged stalled", "tasks flagged stalled")),
     TimerKind.TASK_WAKEUP: TimerRow(_wakeup, "the wake-up", ("task woken", "tasks woken")),
     TimerKind.TASK_STEP: TimerRow(_task_step, "the task's next step", ("task step taken", "task steps taken")),
+    TimerKind.TASK_ACTIONS: TimerRow(fire_task_actions, "the task's deferred actions and to-do reminders",
+                                     ("task's actions looked at", "tasks' actions looked at")),
 }
 """Every timer kind (`domain/timers.py` TimerKind) and nothing else; tests/unit/test_contracts.py holds them equal."""
 
