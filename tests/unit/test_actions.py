@@ -156,3 +156,13 @@ def test_a_text_message_is_refused_for_a_tenant_without_an_sms_gateway() -> None
         assert not refused.accepted and "no sms_url" in refused.detail
     finally:
         gym.loopline.close()
+
+
+def test_a_text_message_on_a_task_loopline_works_counts_against_its_message_budget(limited: Gym) -> None:
+    limited.send("task.create", 1, task_id="win", title="Win Ann back", task_type="win_back", contact=ANN,
+                 confidence=0.95, draft={"subject": "We miss you", "body": "Come back?"})
+    before = limited.loopline.task(GYM, "win").messages_used
+    limited.send("action.request", 2, task_id="win", action="send_sms", params={"to": "+14155550123", "body": "Hi"})
+    limited.send("action.approve", 2, task_id="win")
+    assert limited.loopline.task(GYM, "win").messages_used == before + 1
+    assert [sms["body"] for sms in limited.sms.sent] == ["Hi"]
