@@ -8,13 +8,10 @@ same on every retry, so a gateway can drop a repeat.
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
 from typing import Any
 
-from loopline.processors.ports import DeliveryFailed, SmsPort
-
-SEND_TIMEOUT = 10.0
+from loopline.adapters.webhook import post_json
+from loopline.processors.ports import SmsPort
 
 
 class HttpSms:
@@ -22,15 +19,7 @@ class HttpSms:
 
     def send_sms(self, *, endpoint: str, key: str, to: str, body: str) -> None:
         payload = json.dumps({"key": key, "to": to, "body": body}, sort_keys=True).encode("utf-8")
-        request = urllib.request.Request(endpoint, data=payload, method="POST",
-                                         headers={"Content-Type": "application/json", "X-Loopline-Delivery": key})
-        try:
-            with urllib.request.urlopen(request, timeout=SEND_TIMEOUT) as response:
-                response.read()
-        except urllib.error.HTTPError as error:
-            raise DeliveryFailed(f"SMS gateway {endpoint} answered {error.code} {error.reason}") from error
-        except (urllib.error.URLError, OSError) as error:
-            raise DeliveryFailed(f"SMS gateway {endpoint} failed: {getattr(error, 'reason', error)}") from error
+        post_json(endpoint, payload, {"X-Loopline-Delivery": key}, what=f"SMS gateway {endpoint}")
 
 
 class SmsChannel:
