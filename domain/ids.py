@@ -103,6 +103,11 @@ def action_log_id(tenant: str, task_ref: str) -> UUID:
     return _id("action-log", tenant, task_ref)
 
 
+def contact_outcomes_id(tenant: str, contact: str) -> UUID:
+    """The outcome signals observed for a contact, one contact as in `contact_index_id`."""
+    return _id("contact-outcomes", tenant, contact.lower())
+
+
 def system_switch_id() -> UUID:
     return _id("system-switch")
 

@@ -132,6 +132,13 @@ DESCRIPTIONS: dict[type, Describe] = {
     ActionLog.Dropped: lambda e: (f"action {e.key} dropped by {e.by}", e.reason),
     ActionLog.TodoReminded: lambda e: (f"owner reminded of to-do {e.key} (reminder {e.reminder})", None),
     ActionLog.TodoDone: lambda e: (f"to-do {e.key} done ({e.by})", e.note or None),
+    Task.OutcomeSignalReceived: lambda e: (
+        f"outcome signal {e.signal_kind}" + (f" ({e.value:g})" if e.value is not None else "")
+        + (f" by account {e.account}" if e.account else ""), e.effect,
+    ),
+    Task.AttributedLate: lambda e: (f"outcome {e.previous} became {e.code}: {e.signal_kind} attributed late", e.reason),
+    Task.OutcomeDowngraded: lambda e: (f"outcome {e.previous} downgraded to {e.code}", e.reason),
+    Task.OutcomeUndone: lambda e: (f"outcome {e.previous} undone by {e.signal_kind}: now {e.code}", e.reason),
     Tenant.Configured: lambda e: (
         f"tenant configured: {', '.join(f'{k}={v!r}' for k, v in sorted(e.settings.items()) if k != 'profile')}"
         + ("; profile " + ", ".join(sorted(e.settings["profile"])) if e.settings.get("profile") else ""),
