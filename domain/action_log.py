@@ -21,6 +21,8 @@ TODO_REMINDER_EVERY = timedelta(days=1)
 """A to-do not done is reminded at its due time and then once a day (seed 002 §31.3 nudges after 1 and 2 days)."""
 
 HELD, DEFERRED, TAKEN, DROPPED, DONE = "held", "deferred", "taken", "dropped", "done"
+PAUSED = "paused"
+"""The send check's rule for a tenant or the system paused (`domain/send_checks.py`)."""
 
 
 class NoSuchAction(DomainError):
@@ -61,7 +63,7 @@ class ActionLog(LooplineAggregate):
         def apply(self, log: ActionLog) -> None:
             log.actions[self.key] = {"action": self.action, "params": dict(self.params),
                                      "requested_by": self.requested_by, "state": DEFERRED,
-                                     "until": format_time(self.until)}
+                                     "until": format_time(self.until), "rule": self.rule}
 
     class Taken(TaskEvent):
         key: str
@@ -147,9 +149,10 @@ class ActionLog(LooplineAggregate):
         return next(iter(found.items()))
 
     def due_retries(self, now: datetime) -> list[tuple[str, dict[str, Any]]]:
-        """Deferred actions whose limit has freed up by `now`, in the order they were requested."""
-        return [(key, entry) for key, entry in self.actions.items()
-                if entry["state"] == DEFERRED and parse_time(entry["until"]) <= now]
+        """Deferred actions whose limit has freed up by `now`, in the order they were requested; one a pause held is
+        tried whenever the log is looked at (the resume hands its timer back), since a pause ends at no known time."""
+        return [(key, entry) for key, entry in self.actions.items() if entry["state"] == DEFERRED
+                and (entry["rule"] == PAUSED or parse_time(entry["until"]) <= now)]
 
     def due_reminders(self, now: datetime) -> list[tuple[str, dict[str, Any], int]]:
         """Open to-dos whose next reminder is due by `now`, with that reminder's number (1 at the due time)."""

@@ -15,10 +15,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from loopline.domain import ids
-from loopline.domain.action_log import ActionLog
+from loopline.domain.action_log import PAUSED, ActionLog
 from loopline.domain.actions import ACTIONS, ActionProfile, InvalidAction, action_profile, check_params, due_time
 from loopline.domain.actions import needs_approval
 from loopline.domain.errors import DomainError
+from loopline.domain.pause import held_timer
 from loopline.domain.safety_limits import TODO_REMINDERS
 from loopline.domain.status import TRANSITIONS, TaskStatus
 from loopline.domain.task import Task
@@ -30,6 +31,7 @@ from loopline.processors.application import UnitOfWork
 from loopline.processors.bus import Unchanged
 from loopline.processors.handlers.commands_actions import ActionDecision, ActionDone, ActionRequest
 from loopline.processors.handlers.loops_and_timers import load_task, set_timer
+from loopline.processors.handlers.pausing import hold
 from loopline.processors.handlers.sending import DEFERRED_NEVER, Deferred, send_to_contact
 from loopline.processors.handlers.tenants import tenant_settings
 from loopline.processors.messages import Message, TimerFired
@@ -48,21 +50,27 @@ class NoActionsYet(DomainError):
 
 def request_action(uow: UnitOfWork, msg: Message, cmd: ActionRequest) -> str:
     task = load_task(uow, msg.tenant, cmd.task_id)
+    return ask_for_action(uow, task, action=cmd.action, params=cmd.params, key=cmd.key or msg.ref,
+                          requested_by=cmd.requested_by, now=msg.at)
+
+
+def ask_for_action(uow: UnitOfWork, task: Task, *, action: str, params: dict[str, Any], key: str, requested_by: str,
+                   now: datetime) -> str:
+    """The one way a task asks for an action (a command, or a step of Loopline's own): checked against its kind,
+    taken once per `key`, held for the owner when its safety profile and the execution mode say so."""
     task.check_open()
-    profile = action_profile(cmd.action)
-    params = check_params(profile, cmd.params)
+    profile = action_profile(action)
+    params = check_params(profile, params)
     settings = tenant_settings(uow, task.tenant)
     _check_reachable(profile, task, params, settings)
     log = uow.get(ids.action_log_id(task.tenant, task.ref), ActionLog) or uow.add(
-        ActionLog.open(id=ids.action_log_id(task.tenant, task.ref), tenant=task.tenant, task_ref=task.ref, now=msg.at))
-    key = cmd.key or msg.ref
+        ActionLog.open(id=ids.action_log_id(task.tenant, task.ref), tenant=task.tenant, task_ref=task.ref, now=now))
     if key in log.actions:
         return Unchanged(f"action {key} of task {task.ref} was requested before ({log.actions[key]['state']}); "
                          "this request changed nothing")
     if needs_approval(profile, settings.execution_mode):
-        return _hold(task, log, key, profile, params, requested_by=cmd.requested_by, now=msg.at)
-    return take_action(uow, task, log, key, profile, params, requested_by=cmd.requested_by, settings=settings,
-                       now=msg.at)
+        return _hold(task, log, key, profile, params, requested_by=requested_by, now=now)
+    return take_action(uow, task, log, key, profile, params, requested_by=requested_by, settings=settings, now=now)
 
 
 def _check_reachable(profile: ActionProfile, task: Task, params: dict[str, Any], settings: TenantSettings) -> None:
@@ -106,6 +114,9 @@ def take_action(uow: UnitOfWork, task: Task, log: ActionLog, key: str, profile: 
             log.defer(key, action=profile.name, params=params, requested_by=requested_by, rule=sent.deferral.rule,
                       reason=sent.deferral.reason, until=until, now=now)
             set_timer(uow, kind=TimerKind.TASK_ACTIONS, target_id=task.id, due=until, now=now)
+            if sent.deferral.rule == PAUSED:  # the resume hands the timer back at once
+                hold(uow, task.tenant, held_timer(TimerKind.TASK_ACTIONS, task.id, task.ref), now)
+                return f"{profile.name} on {task.ref} waits for the pause to end: {sent.deferral.reason}"
             return f"{profile.name} on {task.ref} waits until {when(until)}: {sent.deferral.reason}"
         if task.is_acting:  # a message to the contact: the task's budget counts it (seed 002 §15.2)
             task.touch_sent(touch=task.touch, next_touch_at=task.next_touch_at, now=now)

@@ -166,3 +166,14 @@ def test_a_text_message_on_a_task_loopline_works_counts_against_its_message_budg
     limited.send("action.approve", 2, task_id="win")
     assert limited.loopline.task(GYM, "win").messages_used == before + 1
     assert [sms["body"] for sms in limited.sms.sent] == ["Hi"]
+
+
+def test_an_action_a_pause_holds_goes_at_the_first_tick_after_the_resume(limited: Gym) -> None:
+    limited.send("tenant.pause", 1, reason="owner on holiday", by="Mike")
+    limited.act(1, "send_sms", to="+14155550123", body="Welcome back")
+    assert "waits for the pause to end" in limited.send("action.approve", 2, task_id="ann").detail
+    limited.loopline.tick(T0 + timedelta(hours=3))
+    assert not limited.sms.sent
+    limited.send("tenant.resume", 4, reason="back")
+    limited.loopline.tick(T0 + timedelta(hours=4, minutes=5))
+    assert [sms["body"] for sms in limited.sms.sent] == ["Welcome back"]
