@@ -117,6 +117,9 @@ def test_manual_mode_holds_even_a_webhook_call_for_the_owner() -> None:
         assert not manual.webhook_calls()
         manual.send("action.approve", 2, task_id="ann")
         assert [call["details"]["event"] for call in manual.webhook_calls()] == ["tag_member"]
+        manual.send("action.request", 3, task_id="ann", action="call_webhook", params={"event": "tag_vip"},
+                    requested_by="owner")  # the owner's own request is their approval
+        assert [call["details"]["event"] for call in manual.webhook_calls()] == ["tag_member", "tag_vip"]
     finally:
         manual.loopline.close()
 
