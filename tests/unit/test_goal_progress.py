@@ -216,3 +216,13 @@ def test_a_verbal_commitment_downgraded_by_its_window_is_evaluated_again() -> No
     world.tick(16)  # churn_risk's 14-day verification window passes with no checkin
     assert [(e.outcome, e.outcome_score) for e in evaluations(world)] == [
         ("verbal_commitment", 60), ("engaged_conversation", 0)]
+
+
+def test_an_escalation_cancelled_after_seven_days_alone_is_evaluated() -> None:
+    world = gym()
+    world.tick(0.01)
+    world.model.evaluation = {"decision": "escalate", "confidence": 0.85, "reasoning": "she asks about the discount"}
+    world.reply(1, "Is the discount still on?")
+    world.tick(8.5)  # left alone: the reminder at 48 h, the cancellation at 7 days
+    [evaluated] = evaluations(world)
+    assert (world.task().status, evaluated.outcome, evaluated.outcome_score) == ("cancelled", "escalated_unresolved", 0)
