@@ -24,6 +24,10 @@ ESCALATED = (("task.guidance", "tell the agent what to do, in `text`: it drafts 
 ACTION_REVIEW = (("action.approve", "take the action above (name its `key` when several wait)"),
                  ("action.reject", "drop it, with a `reason`; the task goes on without it"),
                  ("task.cancel", "stop the task, with a `reason`"))
+ON_THE_OUTCOME = (("task.rate", "was this outcome right? `rating` up or down, with `why` and a `note`"),
+                  ("task.override_outcome", "set the outcome it should have, in `outcome`, with a `reason`"),
+                  ("task.reopen", "it is not done: back to work, with a `reason`"))
+"""The owner's word on a closed task's outcome (seed 002 §28.5: "Was this accurate? 👍 👎")."""
 SEND_HELD_DRAFT = ("task.approve", "send the agent's draft above, as it is or edited in `draft` {subject, body}")
 
 OWNER_ACTIONS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -39,6 +43,10 @@ OWNER_ACTIONS: dict[str, tuple[tuple[str, str], ...]] = {
     "reminder_needed": DECIDE,
     "timer_refused": DECIDE,
     "decision_refused": DECIDE,
+    "task_completed": ON_THE_OUTCOME,
+    "task_cancelled": ON_THE_OUTCOME,
+    "task_expired": ON_THE_OUTCOME,
+    "escalation_timeout": ON_THE_OUTCOME,
 }
 """The commands a notice of each kind offers the owner, each with what it does; a kind not named informs only."""
 

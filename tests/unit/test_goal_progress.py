@@ -77,6 +77,12 @@ def test_a_rejected_proposal_and_a_completed_follow_through_task_are_evaluated_t
     assert len(evaluations(world, "notes")) == 2
 
 
+def test_the_close_notice_asks_the_owner_whether_the_outcome_was_right() -> None:
+    [notice] = [e for e in closed_by_the_model().events() if isinstance(e, Task.UserNotified)
+                and e.kind == "task_completed"]
+    assert [action["command"] for action in notice.actions] == ["task.rate", "task.override_outcome", "task.reopen"]
+
+
 def test_the_owner_overrides_a_closed_outcome_and_it_is_evaluated_again() -> None:
     world = closed_by_the_model()
     outcome = world.command("task.override_outcome", 3, task_id="ann", outcome="retained", reason="she came Tuesday")
