@@ -10,6 +10,7 @@ import typer
 from loopline.cli.context import fail, flag, opened, parse_now
 from loopline.cli.help import App
 from loopline.cli.output import out, print_json, print_rows, print_table, styled
+from loopline.cli.task_goal import goal_record, print_goal
 from loopline.domain.status import TaskStatus
 from loopline.domain.task_types import TASK_TYPES, task_type
 from loopline.domain.timeutil import format_time, parse_time
@@ -65,11 +66,12 @@ def show(task_id: str, json_: Json = False, tenant: Tenant = None, now: Now = "n
         task["conversation"] = task_memory.conversation(conn, aggregate_id)
         task["loops"] = list_loops(conn, tenant=task["tenant"], task_id=task_id)
         task["inbox_items"] = inbox(conn, aggregate_id)
+        trail = task_trail(conn, task_id, task["tenant"])
         task["notifications_sent"] = [
             {"at": row["at"], "kind": row["reason"], "message": row["payload"]["message"]}
-            for row in task_trail(conn, task_id, task["tenant"])
-            if row["event"] == "Task.UserNotified"
+            for row in trail if row["event"] == "Task.UserNotified"
         ]
+        task["goal"] = goal_record(trail)
     if json_:
         print_json(task)
         return
@@ -82,6 +84,7 @@ def show(task_id: str, json_: Json = False, tenant: Tenant = None, now: Now = "n
     print_table("loops", task["loops"], ["loop_id", "channel", "deadline", "if_unresolved", "resolved", "resolved_by"])
     print_table("inbox", task["inbox_items"], ["received_at", "type", "signal_id", "data"])
     print_table("notifications", task["notifications_sent"], ["at", "kind", "message"])
+    print_goal(task["goal"])
 
 
 SHOWN = (

@@ -34,6 +34,7 @@ class TimerKind(StrEnum):
     TASK_STEP = "task_step"
     DORMANT_CHECK = "dormant_check"
     OUTCOME_VERIFICATION = "outcome_verification"
+    DAILY_DIGEST = "daily_digest"
 
 
 class BucketClosed(DomainError):

@@ -25,6 +25,7 @@ from loopline.domain.timeutil import HOUR
 from loopline.domain.wording import count, when
 from loopline.processors.application import UnitOfWork
 from loopline.processors.bus import Fault, Handler
+from loopline.processors.handlers.daily_digest import record_daily_digest
 from loopline.processors.handlers.deadline_actions import draft_followup, send_followup, take_deadline_action
 from loopline.processors.handlers.loops_and_timers import (
     close_task_loops,
@@ -182,6 +183,8 @@ TIMERS: dict[str, TimerRow] = {
                                       ("dormant task closed by a signal", "dormant tasks closed by a signal")),
     TimerKind.OUTCOME_VERIFICATION: TimerRow(verify_outcome, "the verification of a provisional outcome",
                                              ("provisional outcome downgraded", "provisional outcomes downgraded")),
+    TimerKind.DAILY_DIGEST: TimerRow(record_daily_digest, "the owner's daily digest",
+                                     ("daily digest recorded", "daily digests recorded")),
 }
 """Every timer kind (`domain/timers.py` TimerKind) and nothing else; tests/unit/test_contracts.py holds them equal."""
 
@@ -213,7 +216,7 @@ def _task_of(uow: UnitOfWork, timer: TimerFired) -> Task | None:
     if timer.kind == TimerKind.LOOP_DEADLINE:
         loop = uow.get(timer.target_id, OpenLoop)
         return uow.get(ids.task_id(loop.tenant, loop.task_ref), Task) if loop is not None else None
-    if timer.kind == TimerKind.PROACTIVE_RUN:
+    if timer.kind in (TimerKind.PROACTIVE_RUN, TimerKind.DAILY_DIGEST):
         return None
     return uow.get(timer.target_id, Task)
 

@@ -57,6 +57,9 @@ TOOLS: dict[str, dict[str, Any]] = {
                 "reply_body": {**_BODY, "description": "With reply: the text to send, greeting and sign-off included."},
                 "wait_days": {"type": "integer", "minimum": 1, "maximum": 60,
                               "description": "With wait: days until the next follow-up (3 if not given)."},
+                "goal_progress": {"type": "integer", "minimum": 0, "maximum": 100,
+                                  "description": "How far the goal is reached now, 0 to 100, judged against the "
+                                                 "evaluation rules (a progressive goal: the share of its milestones)."},
                 "confidence": _CONFIDENCE,
                 "reasoning": _REASONING,
             },
