@@ -150,9 +150,18 @@ def test_usage_errors_say_what_to_do(cli: Cli, tmp_path: Path) -> None:
     assert unknown.returncode == 1 and "loopline tasks list" in unknown.stderr
 
 
-def test_demo_plays_flow_1_to_completion(tmp_path: Path) -> None:
-    """The demo always runs embedded, whatever the environment says."""
+def test_demo_plays_flow_1_then_a_gyms_month_and_prints_its_scorecard(tmp_path: Path) -> None:
+    """The demo always runs embedded, whatever the environment says; its home answers queries afterwards."""
     result = Cli(tmp_path / "home")("demo", "--home", str(tmp_path / "demo"))
     assert result.returncode == 0, result.stderr
     assert "rahul@company.com hasn't replied to my email of 13 Mar 2026 10:00 UTC. I sent a follow-up" in result.stdout
-    assert "completed" in result.stdout
+    assert "Meeting booked with Rahul for Thursday 3pm" in result.stdout
+    for told in ("owner approved the task", "Emailed leo@example.com (touch 3)", "Emailed eve@example.com (reply)",
+                 "ben@example.com asked to hear no more", "verbal_commitment became retained", "The gym's scorecard"):
+        assert told in result.stdout, told
+
+    [card] = Cli(tmp_path / "demo").json("scorecard", "--tenant", "iron_temple", "--period", "2026-04")
+    assert card["numbers"]["outcomes"] == {"churn_risk": {"opted_out": 1, "retained": 1, "unresponsive": 1},
+                                           "lead_followup": {"converted": 1}, "payment_recovery": {"recovered": 1}}
+    assert (card["numbers"]["members_retained"], card["numbers"]["revenue_retained"]) == (3, 150 + 150 + 89)
+    assert "1 opted_out, 1 retained, 1 unresponsive" in result.stdout
