@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from loopline.domain.onboarding import RAMP
 
-Scope = Literal["task", "contact", "tenant", "tick", "run", "signal", "message", "delivery", "draft"]
+Scope = Literal["task", "contact", "tenant", "tick", "run", "signal", "message", "delivery", "draft", "batch", "template"]
 
 STEPS_PER_TICK = 20
 """At most this many acting tasks of one tenant take a step in one tick (seed 002 §6.3); the rest wait a minute."""
@@ -65,6 +65,12 @@ BOUNCE_RATE_MIN_SENDS = 20
 
 SOFT_BOUNCES_AS_HARD = 3
 """Soft bounces of one contact (a full mailbox, a server down) that count as one hard bounce (seed 002 §33.3)."""
+
+BATCH_CONTACTS = 50
+"""Contacts one `task.batch` names, one task each (seed 002 §31.7 `maxBatchSubtasksPerParent`)."""
+
+RECURRENCE_INSTANCES = 52
+"""Tasks one recurring template creates at most: a year of weekly ones (seed 002 §31.6 `max_instances`)."""
 
 
 @dataclass(frozen=True)
@@ -212,6 +218,16 @@ SAFETY_LIMITS: tuple[SafetyLimit, ...] = (
         UPSTREAM_FAILURES, "§34", "degraded mode, shown in `loopline status`: a failed decision is asked again every "
         "hour instead of going to the owner, nothing is sent without one, the owner is told on entering and on "
         "leaving; a channel's deliveries are retried, then parked; the next success ends it",
+    ),
+    SafetyLimit(
+        "batch_contacts", "batch", "contacts one `task.batch` names, one task each", BATCH_CONTACTS, "§31.7",
+        "the `task.batch` is refused whole, naming the limit: split it; each task it creates still passes every "
+        "contact and tenant limit above",
+    ),
+    SafetyLimit(
+        "recurrence_instances", "template", "tasks one recurring template (`task.recur`) creates", RECURRENCE_INSTANCES,
+        "§31.6", "the template ends after its last instance (`Recurrence.Ended` in `audit`) and the owner is told",
+        changed="`max_instances` on `task.recur`, at most the default",
     ),
     SafetyLimit(
         "draft_subject_chars", "draft", "characters of the subject line the model writes (one line)",

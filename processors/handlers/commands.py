@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -33,7 +34,9 @@ from loopline.processors.handlers.loops_and_timers import (
     schedule_stall_check,
     set_timer,
 )
+from loopline.processors.handlers.categories import create_batch, schedule_recurrence
 from loopline.processors.handlers.command_fields import STORED
+from loopline.processors.handlers.commands_categories import TaskBatch, TaskRecur
 from loopline.processors.handlers.commands_types import (
     ActionRecordCommon,
     ContactResubscribe,
@@ -301,6 +304,8 @@ COMMANDS: dict[str, CommandRoute] = {
         CommandRoute("system.pause", SystemPause, pause_system),
         CommandRoute("system.resume", SystemPause, resume_system),
         CommandRoute("contact.resubscribe", ContactResubscribe, resubscribe_contact),
+        CommandRoute("task.batch", TaskBatch, partial(create_batch, create=create_task)),
+        CommandRoute("task.recur", TaskRecur, schedule_recurrence),
     )
 }
 

@@ -25,6 +25,8 @@ from loopline.domain.timeutil import HOUR
 from loopline.domain.wording import count, when
 from loopline.processors.application import UnitOfWork
 from loopline.processors.bus import Fault, Handler
+from loopline.processors.handlers.categories import fire_recurrence
+from loopline.processors.handlers.commands import create_task
 from loopline.processors.handlers.deadline_actions import draft_followup, send_followup, take_deadline_action
 from loopline.processors.handlers.loops_and_timers import (
     close_task_loops,
@@ -156,6 +158,10 @@ def _task_step(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str | No
     return step_task(uow, task, now)
 
 
+def _recurrence(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str | None:
+    return fire_recurrence(uow, timer.target_id, timer.now, create=create_task)
+
+
 def _deferred_followup(uow: UnitOfWork, task: Task, now: datetime) -> str | None:
     deferred = task.deferred
     if deferred is None or deferred["until"] > now or "follow_up_of" not in deferred["draft"]:
@@ -177,6 +183,8 @@ TIMERS: dict[str, TimerRow] = {
     TimerKind.TASK_STALL_CHECK: TimerRow(_stall_check, "the stall check", ("task flagged stalled", "tasks flagged stalled")),
     TimerKind.TASK_WAKEUP: TimerRow(_wakeup, "the wake-up", ("task woken", "tasks woken")),
     TimerKind.TASK_STEP: TimerRow(_task_step, "the task's next step", ("task step taken", "task steps taken")),
+    TimerKind.RECURRENCE: TimerRow(_recurrence, "the recurring template's firing",
+                                   ("recurring task created", "recurring tasks created")),
 }
 """Every timer kind (`domain/timers.py` TimerKind) and nothing else; tests/unit/test_contracts.py holds them equal."""
 
@@ -208,7 +216,7 @@ def _task_of(uow: UnitOfWork, timer: TimerFired) -> Task | None:
     if timer.kind == TimerKind.LOOP_DEADLINE:
         loop = uow.get(timer.target_id, OpenLoop)
         return uow.get(ids.task_id(loop.tenant, loop.task_ref), Task) if loop is not None else None
-    if timer.kind == TimerKind.PROACTIVE_RUN:
+    if timer.kind in (TimerKind.PROACTIVE_RUN, TimerKind.RECURRENCE):
         return None
     return uow.get(timer.target_id, Task)
 

@@ -53,6 +53,10 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "tenant.resume": {"reason": "back from holiday"},
     "system.pause": {"reason": "a template went out wrong", "by": "on-call"},
     "system.resume": {"reason": "template fixed"},
+    "task.batch": {"batch_id": "b1", "task_type": "win_back", "title": "Come back",
+                   "contacts": [{"contact": "Ann <Ann@Example.com>", "to_name": "Ann"}, {"contact": "bo@example.com"}]},
+    "task.recur": {"template_id": "weekly-brief", "cron": "0 8 * * 1", "max_instances": 12,
+                   "template": {"title": "Weekly churn brief", "task_type": "monthly_churn_analysis"}},
 }
 
 

@@ -1,0 +1,154 @@
+"""Task categories beyond one task per contact (seed 002 §31.6, §31.7) on the in-memory store: a batch makes one task
+per contact, each through every limit a task created alone passes; a recurring template makes one task per firing of
+its cron, counted, and ends at its max_instances."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from loopline.adapters.messages import InvalidMessage, parse_message
+from loopline.domain import ids
+from loopline.domain.cron import InvalidCron, next_firing, parse_cron
+from loopline.domain.recurrence import Recurrence
+from loopline.domain.task import Task
+from loopline.domain.timeutil import format_time, parse_time
+from loopline.processors.application import UnitOfWork
+from tests.conftest import command, signal
+from tests.unit.in_memory import InMemoryLoopline
+
+GYM = "gym"
+T0 = parse_time("2026-03-02T09:00:00Z")  # a Monday
+"""A Monday."""
+
+
+def at(hours: float) -> str:
+    return format_time(T0 + timedelta(hours=hours))
+
+
+@pytest.fixture
+def loopline() -> Iterator[InMemoryLoopline]:
+    running = InMemoryLoopline()
+    running.publish(command("cfg", "tenant.configure", at(0), GYM, execution_mode="limited_auto",
+                            timezone="Europe/Berlin"))
+    yield running
+    running.close()
+
+
+def members(n: int) -> list[dict[str, str]]:
+    return [{"contact": f"m{i}@example.com", "to_name": f"Member {i}"} for i in range(1, n + 1)]
+
+
+def batch(loopline: InMemoryLoopline, ref: str, contacts: list[dict[str, str]], hours: float = 0) -> object:
+    [outcome] = loopline.publish(command(
+        ref, "task.batch", at(hours), GYM, batch_id="spring", task_type="win_back", title="We miss you",
+        contacts=contacts, confidence=0.95, context={"campaign": "spring"},
+    ))
+    return outcome
+
+
+def test_a_batch_makes_one_task_per_contact_each_with_the_batch_in_its_context(loopline: InMemoryLoopline) -> None:
+    outcome = batch(loopline, "b1", members(3))
+    assert outcome.accepted and outcome.detail == "batch spring: created 3 tasks of 3"
+    for i in (1, 2, 3):
+        task = loopline.task(GYM, f"spring/{i}")
+        assert (task.contact, task.title, task.task_type) == (f"m{i}@example.com", f"We miss you: Member {i}", "win_back")
+        assert task.context == {"campaign": "spring", "batch_id": "spring"}
+        assert task.is_acting
+
+
+def test_a_batch_sent_again_creates_nothing_twice(loopline: InMemoryLoopline) -> None:
+    batch(loopline, "b1", members(2))
+    again = batch(loopline, "b2", members(2), hours=1)
+    assert again.warning is not None and "created 0 tasks of 2" in again.warning
+    created = [e for e in loopline.events() if isinstance(e, Task.Created)]
+    assert len(created) == 2
+
+
+def test_every_contact_limit_still_holds_in_a_batch(loopline: InMemoryLoopline) -> None:
+    """A suppressed contact gets no task, one with an open task of the type has the batch's context merged into it,
+    and the tenant's daily task limit holds the tasks past it: the batch says which and why."""
+    loopline.publish(command("cfg2", "tenant.configure", at(0), GYM, daily_task_limit=3))
+    loopline.publish(signal("u1", "contact.unsubscribed", at(0), GYM, contact="m1@example.com"))
+    loopline.publish(command("c1", "task.create", at(0), GYM, task_id="own", title="Win back 2", task_type="win_back",
+                             contact="m2@example.com", confidence=0.95))
+    outcome = batch(loopline, "b1", members(5), hours=1)
+    assert outcome.accepted and outcome.warning is not None
+    assert outcome.warning.startswith("batch spring: created 2 tasks of 5; not created: spring/1: ")
+    assert "spring/2: merged into active task own" in outcome.warning
+    assert "spring/5: task spring/5 was not created" in outcome.warning and "daily_task_limit" in outcome.warning
+    assert [loopline.task(GYM, f"spring/{i}").contact for i in (3, 4)] == ["m3@example.com", "m4@example.com"]
+    assert loopline.task(GYM, "own").context["batch_id"] == "spring"
+
+
+def test_a_batch_of_more_than_50_contacts_is_refused_naming_the_limit() -> None:
+    too_many = command("b1", "task.batch", at(0), GYM, batch_id="big", task_type="win_back", title="Hi",
+                       contacts=members(51))
+    with pytest.raises(InvalidMessage, match="data.contacts: 51 contacts, more than the batch_contacts limit of 50"):
+        parse_message(json.dumps(too_many))
+    parse_message(json.dumps({**too_many, "data": {**too_many["data"], "contacts": members(50)}}))
+
+
+def recur(loopline: InMemoryLoopline, **data: object) -> object:
+    [outcome] = loopline.publish(command(
+        "r1", "task.recur", at(0), GYM, template_id="brief", cron="0 8 * * 1",
+        template={"title": "Weekly churn brief", "task_type": "monthly_churn_analysis", "context": {"scope": "all"}},
+        **data,
+    ))
+    return outcome
+
+
+def recurrence(loopline: InMemoryLoopline) -> Recurrence:
+    found = UnitOfWork(loopline.app).get(ids.recurrence_id(GYM, "brief"), Recurrence)
+    assert found is not None
+    return found
+
+
+def test_a_recurring_template_creates_an_instance_at_each_firing_until_its_max_instances(
+        loopline: InMemoryLoopline) -> None:
+    outcome = recur(loopline, max_instances=2)
+    # Mondays at 08:00 in Berlin (UTC+1 in March): the first after Monday 09:00 UTC is a week later, 07:00 UTC.
+    first = datetime(2026, 3, 9, 7, 0, tzinfo=timezone.utc)
+    assert outcome.accepted and recurrence(loopline).next_at == first
+    loopline.tick(first - timedelta(minutes=1))
+    assert recurrence(loopline).instances == 0
+    loopline.tick(first)
+    loopline.tick(first + timedelta(hours=1))  # the same firing swept again makes nothing more
+    task = loopline.task(GYM, "brief/1")
+    assert (task.title, task.context) == ("Weekly churn brief #1", {"scope": "all", "template_id": "brief", "instance": 1})
+    assert recurrence(loopline).instances == 1 and recurrence(loopline).next_at == first + timedelta(days=7)
+    loopline.tick(first + timedelta(days=7))
+    assert loopline.task(GYM, "brief/2").title == "Weekly churn brief #2"
+    assert recurrence(loopline).has_ended
+    ended = [e for e in loopline.events() if isinstance(e, Task.UserNotified) and e.kind == "recurrence_ended"]
+    assert len(ended) == 1 and "the last of the 2 instances" in ended[0].message
+    loopline.tick(first + timedelta(days=21))
+    assert not [e for e in loopline.events() if isinstance(e, Task.Created) and e.ref == "brief/3"]
+
+
+def test_a_recurring_template_refuses_more_than_52_instances_naming_the_limit() -> None:
+    message = command("r1", "task.recur", at(0), GYM, template_id="t", cron="0 8 * * 1", max_instances=53,
+                      template={"title": "Weekly"})
+    with pytest.raises(InvalidMessage, match="53 is more than the recurrence_instances limit of 52"):
+        parse_message(json.dumps(message))
+
+
+@pytest.mark.parametrize(("expression", "after", "expected"), [
+    ("0 8 * * 1", "2026-03-02T09:00:00+00:00", "2026-03-09T08:00:00+00:00"),
+    ("*/15 * * * *", "2026-03-02T09:07:00+00:00", "2026-03-02T09:15:00+00:00"),
+    ("30 6 1 * *", "2026-03-02T09:00:00+00:00", "2026-04-01T06:30:00+00:00"),
+    ("0 9 1 * 5", "2026-03-02T09:00:00+00:00", "2026-03-06T09:00:00+00:00"),  # either day field, as cron reads them
+    ("0 0 29 2 *", "2026-03-02T09:00:00+00:00", "2028-02-29T00:00:00+00:00"),
+    ("0 12 * * 0", "2026-03-02T09:00:00+00:00", "2026-03-08T12:00:00+00:00"),
+])
+def test_the_next_firing_of_a_cron_expression(expression: str, after: str, expected: str) -> None:
+    assert next_firing(parse_cron(expression), datetime.fromisoformat(after), "UTC") == datetime.fromisoformat(expected)
+
+
+@pytest.mark.parametrize("expression", ["0 8 * *", "60 8 * * 1", "0 8 * * mon", "0 8-6 * * *", "*/0 * * * *"])
+def test_a_cron_expression_out_of_its_bounds_is_refused(expression: str) -> None:
+    with pytest.raises(InvalidCron):
+        parse_cron(expression)
