@@ -18,7 +18,7 @@ Dutch); the first rule that matches decides:
 | 7     | vague      | maybe, busy, not sure, vielleicht, peut-être, misschien | wait 3 days                  | 0.6        |
 | 8     | commitment | see you, i'll be there, count me in, ich komme, j'y serai, nos vemos, ik kom | close with the provisional positive outcome (else the first positive one a reply can earn: never one that needs evidence, `retained`, `recovered`) | 0.7 |
 | 9     | thanks     | thanks, thank you, sounds good, danke, merci, gracias | reply with a short thank-you  | 0.7        |
-| -     | none       | nothing above                                        | escalate                       | 0.3        |
+| -     | none       | nothing above                                        | dont_know (the owner is asked) | 0.3        |
 
 A bare "yes" commits to nothing ("Yes?", "yes I read it"): only a commitment closes as a win. `bench/offline_policy.py`
 measures the table on the labelled replies of `tests/data/labelled_replies.jsonl`.
@@ -222,8 +222,9 @@ class OfflinePolicy:
                     "reasoning": "The offline policy writes from templates and cannot answer with your guidance: "
                     "send your answer in your own words with task.reply, or configure a model."}
         rule, keyword = classify(request.reply_text or "")
-        if rule is None:
-            return {"decision": "escalate", "confidence": 0.3,
+        if rule is None:  # §18.3: the policy cannot tell what the reply means, so it says so and asks
+            return {"decision": "dont_know", "confidence": 0.3,
+                    "question": "What does the contact mean, and what should I answer?",
                     "reasoning": "No keyword of the offline classifier matched the reply; the owner should read it."}
         because = f'The reply contains "{keyword}" ({rule.name} rule)'
         if rule.decision == "wait":

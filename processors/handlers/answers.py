@@ -10,6 +10,7 @@ from typing import Any
 
 from loopline.domain import ids
 from loopline.domain.errors import DomainError
+from loopline.domain.grey_area import SEND, resolve
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.outreach import (
     MIN_SEND_CONFIDENCE,
@@ -166,7 +167,7 @@ def _held_back(task: Task, item: Pending, decision: Decision) -> Escalate | None
         return Escalate(f"the skill file {missing} is missing, so the model worked from the type's inline description "
                         f"(it answered {output.get('decision', 'with a draft')}): nothing is sent or closed without you",
                         "missing_skill", draft)
-    if item.purpose == "followup" and decision.confidence < MIN_SEND_CONFIDENCE:
+    if item.purpose == "followup" and resolve(SEND, decision.confidence) != "act":
         return Escalate(f"the follow-up drafted has confidence {decision.confidence:.2f}, below {MIN_SEND_CONFIDENCE}: "
                         "the draft is saved for you to review", "low_confidence", draft)
     return None

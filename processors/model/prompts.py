@@ -229,9 +229,10 @@ def ask_layer(s: Situation) -> str:
         return (
             f"WHAT TO DO NOW: {who} just replied:\n\n{quoted}\n\n"
             "Decide with the evaluate_reply tool: `reply` (give reply_body), `close` (give one outcome code from the "
-            "list above), `escalate` (the owner decides), or `wait` (give wait_days). If you are unsure whether the "
-            "reply is positive, negative or ambiguous, or whether the goal has been achieved, choose `escalate`: it "
-            "is ALWAYS better to escalate than to guess wrong."
+            "list above), `escalate` (the owner decides), `wait` (give wait_days), or `dont_know` (give the question "
+            "the owner should answer). If you are unsure whether the reply is positive, negative or ambiguous, or "
+            "whether the goal has been achieved, choose `escalate` or `dont_know`: it is ALWAYS better to ask than to "
+            "guess wrong."
         )
     if s.purpose == "followup":
         return (f"WHAT TO DO NOW: {who} has not replied to the last email above. Write one short, polite follow-up "

@@ -24,7 +24,7 @@ _BODY = {"type": "string", "minLength": 1, "maxLength": DRAFT_BODY_CHARS}
 BOUNDED = ("subject", "body", "reply_body")
 """The fields a message is made of: their bounds hold whichever adapter answered (`check_bounds`)."""
 
-DECISIONS = ("reply", "close", "escalate", "wait")
+DECISIONS = ("reply", "close", "escalate", "wait", "dont_know")
 
 TOOLS: dict[str, dict[str, Any]] = {
     "draft_message": {
@@ -51,12 +51,15 @@ TOOLS: dict[str, dict[str, Any]] = {
             "properties": {
                 "decision": {"type": "string", "enum": list(DECISIONS),
                              "description": "reply: answer with reply_body; close: the goal is settled, give outcome; "
-                                            "escalate: the owner must decide; wait: follow up after wait_days."},
+                                            "escalate: the owner must decide; wait: follow up after wait_days; "
+                                            "dont_know: you cannot tell, ask the owner your question."},
                 "outcome": {"type": "string", "minLength": 1,
                             "description": "With close: one of the outcome codes listed in the prompt."},
                 "reply_body": {**_BODY, "description": "With reply: the text to send, greeting and sign-off included."},
                 "wait_days": {"type": "integer", "minimum": 1, "maximum": 60,
                               "description": "With wait: days until the next follow-up (3 if not given)."},
+                "question": {"type": "string", "minLength": 1, "maxLength": 500,
+                             "description": "With dont_know: what you would need the owner to tell you."},
                 "confidence": _CONFIDENCE,
                 "reasoning": _REASONING,
             },
@@ -66,7 +69,9 @@ TOOLS: dict[str, dict[str, Any]] = {
     },
 }
 
-REQUIRED_WITH: dict[str, dict[str, str]] = {"evaluate_reply": {"reply": "reply_body", "close": "outcome"}}
+REQUIRED_WITH: dict[str, dict[str, str]] = {
+    "evaluate_reply": {"reply": "reply_body", "close": "outcome", "dont_know": "question"},
+}
 """Fields a decision needs beyond the schema's own `required`: decision value -> the field it needs."""
 
 
