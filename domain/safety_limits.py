@@ -55,6 +55,7 @@ CONTACT_DAILY_MESSAGES = 1
 
 DRAFT_SUBJECT_CHARS = 200
 DRAFT_BODY_CHARS = 5_000
+REPORT_CHARS = 20_000
 """A message the model writes is an email a person at the business would write (seed 002 §36: a few sentences); far
 longer is a model that lost its way or obeys a contact's "write me 300 KB", so it is refused, not sent."""
 BOUNCE_RATE_PERCENT = 10
@@ -235,6 +236,10 @@ SAFETY_LIMITS: tuple[SafetyLimit, ...] = (
     ),
     SafetyLimit(
         "draft_body_chars", "draft", "characters of a message the model writes", DRAFT_BODY_CHARS, "§7.15", _OFF_SCHEMA,
+    ),
+    SafetyLimit(
+        "report_chars", "draft", "characters of a research task's report the model writes", REPORT_CHARS, "§31.4",
+        _OFF_SCHEMA,
     ),
 )
 

@@ -35,6 +35,7 @@ from loopline.processors.handlers.deadline_actions import send_followup
 from loopline.processors.handlers.escalation import escalate
 from loopline.processors.handlers.loops_and_timers import set_timer
 from loopline.processors.handlers.pausing import hold_requested_decision
+from loopline.processors.handlers.research import WRITE_REPORT, deliver_report
 from loopline.processors.handlers.tenants import tenant_settings
 from loopline.processors.messages import DecisionReturned, Held, Pending
 from loopline.processors.model.prompts import missing_skill
@@ -118,6 +119,8 @@ def _decided(uow: UnitOfWork, item: Pending, task: Task, decision: Decision, now
     )
     decided_by = f"{decision.adapter} {decision.model}"
     held = _held_back(task, item, decision)
+    if item.point == WRITE_REPORT:
+        return escalate(uow, task, held, now) if held is not None else deliver_report(uow, task, output, decided_by, now)
     if item.purpose == "followup":
         if held is not None:
             return escalate(uow, task, held, now)

@@ -139,7 +139,7 @@ def create_task(uow: UnitOfWork, msg: Message, cmd: TaskCreate) -> str:
         set_timer(uow, kind=TimerKind.TASK_EXPIRY, target_id=task.id, due=expires_at, now=msg.at)
     schedule_stall_check(uow, task, msg.at + timedelta(days=kind.stalled_after_days), msg.at)
     proactive_run(uow, tenant, msg.at)
-    if task.status is TaskStatus.READY:
+    if task.status in (TaskStatus.READY, TaskStatus.EXECUTING):  # a task Loopline does not work starts executing
         on_ready(uow, task, msg.at)
     elif task.status is TaskStatus.PENDING_REVIEW:
         task.notify_user(kind="review", message=f"'{task.title}' waits for your review: {reason}.", now=msg.at,

@@ -234,6 +234,10 @@ def ask_layer(s: Situation) -> str:
             "whether the goal has been achieved, choose `escalate` or `dont_know`: it is ALWAYS better to ask than to "
             "guess wrong."
         )
+    if s.point == "write_report":
+        return (f"WHAT TO DO NOW: Produce the deliverable: {s.kind.goal.deliverable_spec} Work only from the task's "
+                "context above; if it holds too little, write what is missing and choose the outcome that says so. "
+                "Use the write_report tool.")
     if s.purpose == "followup":
         return (f"WHAT TO DO NOW: {who} has not replied to the last email above. Write one short, polite follow-up "
                 "with the draft_message tool. Do not name the task's title or any id.")
@@ -322,6 +326,7 @@ def build_request(
         point=point, tenant=task.tenant, task_ref=task.ref, task_type=kind.name, purpose=purpose, contact=contact,
         contact_name=contact_name, touch=touch, tone=tone, reply_text=reply_text, conversation=conversation,
         budget_left=left, outcomes=kind.outcome_codes, settings=settings, prompt=compose_prompt(situation),
+        context=task.context,
     )
 
 

@@ -11,7 +11,7 @@ import math
 import re
 from typing import Any
 
-from loopline.domain.safety_limits import DRAFT_BODY_CHARS, DRAFT_SUBJECT_CHARS
+from loopline.domain.safety_limits import DRAFT_BODY_CHARS, DRAFT_SUBJECT_CHARS, REPORT_CHARS
 
 _CONFIDENCE = {"type": "number", "minimum": 0, "maximum": 1,
                "description": "How sure you are of this decision, from 0 to 1; below 0.5 the owner reviews it."}
@@ -21,8 +21,8 @@ _REASONING = {"type": "string", "minLength": 1,
 _SUBJECT = {"type": "string", "minLength": 1, "maxLength": DRAFT_SUBJECT_CHARS, "pattern": r"^[^\r\n]*$",
             "description": "The email's subject line: one line."}
 _BODY = {"type": "string", "minLength": 1, "maxLength": DRAFT_BODY_CHARS}
-BOUNDED = ("subject", "body", "reply_body")
-"""The fields a message is made of: their bounds hold whichever adapter answered (`check_bounds`)."""
+BOUNDED = ("subject", "body", "reply_body", "title", "content")
+"""The fields a message or a report is made of: their bounds hold whichever adapter answered (`check_bounds`)."""
 
 DECISIONS = ("reply", "close", "escalate", "wait", "dont_know")
 
@@ -64,6 +64,25 @@ TOOLS: dict[str, dict[str, Any]] = {
                 "reasoning": _REASONING,
             },
             "required": ["decision", "confidence", "reasoning"],
+            "additionalProperties": False,
+        },
+    },
+    "write_report": {
+        "name": "write_report",
+        "description": "Produce the task's deliverable (a research task, seed 002 §31.4): a report in markdown, and the "
+                       "outcome it reaches.",
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "title": {**_SUBJECT, "description": "The report's title: one line."},
+                "content": {"type": "string", "minLength": 1, "maxLength": REPORT_CHARS,
+                            "description": "The report in markdown, as the deliverable spec in the prompt asks."},
+                "outcome": {"type": "string", "minLength": 1,
+                            "description": "One of the outcome codes listed in the prompt (too little data: say so)."},
+                "confidence": _CONFIDENCE,
+                "reasoning": _REASONING,
+            },
+            "required": ["title", "content", "outcome", "confidence", "reasoning"],
             "additionalProperties": False,
         },
     },

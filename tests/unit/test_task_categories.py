@@ -1,6 +1,6 @@
-"""Task categories beyond one task per contact (seed 002 §31.6, §31.7) on the in-memory store: a batch makes one task
-per contact, each through every limit a task created alone passes; a recurring template makes one task per firing of
-its cron, counted, and ends at its max_instances."""
+"""Task categories beyond one task per contact (seed 002 §31.4, §31.6, §31.7) on the in-memory store: a batch makes one
+task per contact, each through every limit a task created alone passes; a recurring template makes one task per firing
+of its cron, counted, and ends at its max_instances; a research task writes its report into its memory and closes."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from loopline.adapters.messages import InvalidMessage, parse_message
+from loopline.adapters.offline_policy import OfflinePolicy
 from loopline.domain import ids
 from loopline.domain.cron import InvalidCron, next_firing, parse_cron
 from loopline.domain.recurrence import Recurrence
@@ -152,3 +153,25 @@ def test_the_next_firing_of_a_cron_expression(expression: str, after: str, expec
 def test_a_cron_expression_out_of_its_bounds_is_refused(expression: str) -> None:
     with pytest.raises(InvalidCron):
         parse_cron(expression)
+
+
+@pytest.fixture
+def offline() -> Iterator[InMemoryLoopline]:
+    running = InMemoryLoopline(model=OfflinePolicy())
+    yield running
+    running.close()
+
+
+@pytest.mark.parametrize(("context", "outcome"), [
+    ({"members": 120, "at_risk": 14}, "report_produced"), (None, "insufficient_data"),
+])
+def test_a_research_task_writes_its_report_into_task_memory_and_closes_with_its_outcome(
+        offline: InMemoryLoopline, context: dict[str, int] | None, outcome: str) -> None:
+    offline.publish(command("c1", "task.create", at(0), GYM, task_id="march", title="March churn",
+                            task_type="monthly_churn_analysis", confidence=0.96, context=context))
+    task = offline.task(GYM, "march")
+    assert (task.status, task.outcome) == ("completed", outcome)
+    [report] = [e for e in offline.events() if isinstance(e, Task.WorkflowOutputRecorded)]
+    assert report.workflow == "deliverable" and report.output.startswith("# Monthly Churn Analysis\n\n")
+    assert ("| at_risk | 14 |" in report.output) == (context is not None)
+    assert not offline.emails()
