@@ -15,6 +15,7 @@ from loopline.domain.inbound import InboundMessage, RejectedInput
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.pause import SystemSwitch
 from loopline.domain.proactive_run import ProactiveRun
+from loopline.domain.recurrence import Recurrence
 from loopline.domain.task import Task
 from loopline.domain.task_ledger import TenantTasks
 from loopline.domain.tenant import Tenant
@@ -156,6 +157,15 @@ DESCRIPTIONS: dict[type, Describe] = {
         f"{e.mode} run: {e.summary}; next at {format_time(e.next_run_at)}", e.next_run_reason
     ),
     TenantTasks.CreationHeld: lambda e: (f"task not created: the {e.rule} held it", e.reason),
+    Recurrence.Created: lambda e: (
+        f"recurring template {e.ref}: one {e.template.get('task_type') or 'ad_hoc'} task at each '{e.cron}' "
+        f"({e.timezone}), at most {e.max_instances}; the first {when(e.next_at)}", None,
+    ),
+    Recurrence.InstanceCreated: lambda e: (
+        f"instance {e.number} of template {e.template_ref}" + ("" if e.created else " not created"),
+        e.result + (f"; the next {when(e.next_at)}" if e.next_at else "; its last"),
+    ),
+    Recurrence.Ended: lambda e: (f"recurring template {e.template_ref} ended", e.reason),
     InboundMessage.Received: lambda e: (f"received {e.kind} {e.type} {e.ref}", f"from {e.source}"),
     InboundMessage.Rejected: lambda e: ("message rejected", e.reason),
     RejectedInput.Recorded: lambda e: (f"input rejected at {e.source}:{e.position}", e.reason),
@@ -187,6 +197,10 @@ def _subject(event: Any) -> tuple[str | None, str | None, str]:
         return event.tenant, None, f"tenant {event.tenant}"
     if isinstance(event, (SystemSwitch.Paused, SystemSwitch.Resumed)):
         return None, None, "Loopline"
+    if isinstance(event, Recurrence.Created):
+        return event.tenant, None, f"template {event.ref}"
+    if isinstance(event, Recurrence.Ended):
+        return event.tenant, None, f"template {event.template_ref}"
     if getattr(event, "loop_ref", None):  # a task's decision names the loop it answers, if any
         return event.tenant, event.task_ref, f"loop {event.loop_ref}"
     if hasattr(event, "task_ref"):

@@ -18,6 +18,7 @@ from loopline.domain.recurrence import Recurrence
 from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time, parse_time
 from loopline.processors.application import UnitOfWork
+from loopline.projections.timeline import DESCRIPTIONS
 from tests.conftest import command, signal
 from tests.unit.in_memory import InMemoryLoopline
 
@@ -96,7 +97,7 @@ def test_a_batch_of_more_than_50_contacts_is_refused_naming_the_limit() -> None:
 def recur(loopline: InMemoryLoopline, **data: object) -> object:
     [outcome] = loopline.publish(command(
         "r1", "task.recur", at(0), GYM, template_id="brief", cron="0 8 * * 1",
-        template={"title": "Weekly churn brief", "task_type": "monthly_churn_analysis", "context": {"scope": "all"}},
+        template={"title": "Weekly coach briefing", "context": {"scope": "all"}},
         **data,
     ))
     return outcome
@@ -119,15 +120,19 @@ def test_a_recurring_template_creates_an_instance_at_each_firing_until_its_max_i
     loopline.tick(first)
     loopline.tick(first + timedelta(hours=1))  # the same firing swept again makes nothing more
     task = loopline.task(GYM, "brief/1")
-    assert (task.title, task.context) == ("Weekly churn brief #1", {"scope": "all", "template_id": "brief", "instance": 1})
+    assert (task.title, task.context) == ("Weekly coach briefing #1",
+                                          {"scope": "all", "template_id": "brief", "instance": 1})
     assert recurrence(loopline).instances == 1 and recurrence(loopline).next_at == first + timedelta(days=7)
     loopline.tick(first + timedelta(days=7))
-    assert loopline.task(GYM, "brief/2").title == "Weekly churn brief #2"
+    assert loopline.task(GYM, "brief/2").title == "Weekly coach briefing #2"
     assert recurrence(loopline).has_ended
     ended = [e for e in loopline.events() if isinstance(e, Task.UserNotified) and e.kind == "recurrence_ended"]
     assert len(ended) == 1 and "the last of the 2 instances" in ended[0].message
     loopline.tick(first + timedelta(days=21))
     assert not [e for e in loopline.events() if isinstance(e, Task.Created) and e.ref == "brief/3"]
+    audit = [DESCRIPTIONS[type(e)](e)[0] for e in loopline.events() if isinstance(e, Recurrence.Event)]
+    assert audit[0].startswith("recurring template brief: one ad_hoc task at each '0 8 * * 1' (Europe/Berlin), at most 2")
+    assert audit[1:] == ["instance 1 of template brief", "instance 2 of template brief", "recurring template brief ended"]
 
 
 def test_a_recurring_template_refuses_more_than_52_instances_naming_the_limit() -> None:
