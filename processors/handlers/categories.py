@@ -19,7 +19,7 @@ from loopline.processors.bus import Notice
 from loopline.processors.handlers.commands_categories import TaskBatch, TaskRecur, instance_of
 from loopline.processors.handlers.commands_types import TaskCreate
 from loopline.processors.handlers.loops_and_timers import set_timer
-from loopline.processors.handlers.suppression import suppressed_why
+from loopline.processors.handlers.suppression import ContactSuppressed
 from loopline.processors.handlers.tenants import tenant_settings
 from loopline.processors.messages import Message
 
@@ -28,11 +28,15 @@ Create = Callable[[UnitOfWork, Message, TaskCreate], str]
 
 
 def _create(uow: UnitOfWork, msg: Message, cmd: TaskCreate, create: Create) -> tuple[bool, str]:
-    """Whether `task.create` made the task now, and what it answered (why not: it existed, merged or was held)."""
+    """Whether `task.create` made the task now, and what it answered (why not: it existed, merged, was held, or its
+    contact is suppressed: refused before anything is written, so the other tasks of a batch are still made)."""
     task_uuid = ids.task_id(msg.tenant, cmd.task_id)
     existed = uow.get(task_uuid, Task) is not None
-    result = create(uow, Message(kind="command", ref=cmd.task_id, type="task.create", tenant=msg.tenant, at=msg.at,
-                                 command=cmd), cmd)
+    try:
+        result = create(uow, Message(kind="command", ref=cmd.task_id, type="task.create", tenant=msg.tenant, at=msg.at,
+                                     command=cmd), cmd)
+    except ContactSuppressed as suppressed:
+        return False, str(suppressed)
     return not existed and uow.get(task_uuid, Task) is not None, result
 
 
@@ -41,12 +45,8 @@ def create_batch(uow: UnitOfWork, msg: Message, cmd: TaskBatch, *, create: Creat
     and a task a limit holds is not created: the answer says which and why."""
     created: list[str] = []
     skipped: list[str] = []
-    for index, member in enumerate(cmd.contacts):
+    for index in range(len(cmd.contacts)):
         task = cmd.task(index)
-        why = suppressed_why(uow, msg.tenant, member.contact)
-        if why is not None:
-            skipped.append(f"{task.task_id}: {why}")
-            continue
         made, result = _create(uow, msg, task, create)
         (created if made else skipped).append(task.task_id if made else f"{task.task_id}: {result}")
     summary = f"batch {cmd.batch_id}: created {count(len(created), 'task')} of {len(cmd.contacts)}"

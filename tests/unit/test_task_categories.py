@@ -135,6 +135,19 @@ def test_a_recurring_template_creates_an_instance_at_each_firing_until_its_max_i
     assert audit[1:] == ["instance 1 of template brief", "instance 2 of template brief", "recurring template brief ended"]
 
 
+def test_an_instance_for_a_suppressed_contact_is_counted_not_created_and_the_template_goes_on(
+        loopline: InMemoryLoopline) -> None:
+    loopline.publish(signal("u1", "contact.unsubscribed", at(0), GYM, contact="m1@example.com"))
+    loopline.publish(command("r1", "task.recur", at(0), GYM, template_id="nudge", cron="0 9 * * *", template={
+        "title": "Daily nudge", "task_type": "churn_risk", "contact": "m1@example.com", "confidence": 0.9}))
+    loopline.tick(T0 + timedelta(days=1))
+    template = UnitOfWork(loopline.app).get(ids.recurrence_id(GYM, "nudge"), Recurrence)
+    assert template is not None and template.instances == 1 and not template.has_ended
+    [fired] = [e for e in loopline.events() if isinstance(e, Recurrence.InstanceCreated)]
+    assert not fired.created and "suppressed" in fired.result
+    assert not [e for e in loopline.events() if isinstance(e, Task.Created)]
+
+
 def test_a_recurring_template_refuses_more_than_52_instances_naming_the_limit() -> None:
     message = command("r1", "task.recur", at(0), GYM, template_id="t", cron="0 8 * * 1", max_instances=53,
                       template={"title": "Weekly"})
