@@ -3,11 +3,13 @@ per contact, and a recurring template, one task per firing of its cron. Each tas
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from loopline.domain.cron import InvalidCron, parse_cron
+from loopline.domain.task_types import UnknownTaskType, check_task_type
 from loopline.domain.safety_limits import BATCH_CONTACTS, RECURRENCE_INSTANCES
 from loopline.processors import limits
 from loopline.processors.handlers.command_fields import STORED, Contact, Id, ShortText, Strict, Text
@@ -45,6 +47,16 @@ class TaskBatch(Strict):
                              f"/1 to /{BATCH_CONTACTS}")
         return batch_id
 
+    @field_validator("task_type")
+    @classmethod
+    def _known_type(cls, name: str, info: ValidationInfo) -> str:
+        if info.context != STORED:
+            try:
+                check_task_type(name)
+            except UnknownTaskType as error:
+                raise ValueError(str(error)) from None
+        return name
+
     @field_validator("contacts")
     @classmethod
     def _at_most_the_limit(cls, contacts: list[BatchContact], info: ValidationInfo) -> list[BatchContact]:
@@ -68,11 +80,7 @@ class TaskBatch(Strict):
         """Each task is checked as its own `task.create` would be (a type that sends needs an address), named by index."""
         if info.context != STORED:
             for index in range(len(self.contacts)):
-                try:
-                    self.task(index, context=None)
-                except ValidationError as error:
-                    problem = error.errors()[0]
-                    raise ValueError(f"contacts[{index}]: {problem['msg'].removeprefix('Value error, ')}") from None
+                _checked(f"contacts[{index}]", lambda index=index: self.task(index, context=None))
         return self
 
     def task(self, index: int, context: dict[str, str] | None = STORED) -> TaskCreate:
@@ -138,13 +146,19 @@ class TaskRecur(Strict):
     @model_validator(mode="after")
     def _instance_valid(self, info: ValidationInfo) -> TaskRecur:
         if info.context != STORED:
-            try:
-                instance_of(self.template.model_dump(mode="json"), self.template_id, 1, context=None)
-            except ValidationError as error:
-                problem = error.errors()[0]
-                where = ".".join(str(part) for part in problem["loc"])
-                raise ValueError(f"template.{where}: {problem['msg'].removeprefix('Value error, ')}") from None
+            _checked("template", lambda: instance_of(self.template.model_dump(mode="json"), self.template_id, 1,
+                                                     context=None))
         return self
+
+
+def _checked(where: str, make: Callable[[], TaskCreate]) -> None:
+    """A task a command would make, checked as its own `task.create` is at the edge; the error names where it is."""
+    try:
+        make()
+    except ValidationError as error:
+        problem = error.errors()[0]
+        field = ".".join(str(part) for part in problem["loc"])
+        raise ValueError(f"{where}.{field}: {problem['msg'].removeprefix('Value error, ')}") from None
 
 
 def instance_of(template: dict[str, Any], template_id: str, number: int,
