@@ -15,7 +15,7 @@ from loopline.domain.task import Task
 from loopline.domain.timers import TimerKind
 from loopline.domain.wording import count, when
 from loopline.processors.application import UnitOfWork
-from loopline.processors.bus import Notice
+from loopline.processors.bus import Notice, Unchanged
 from loopline.processors.handlers.commands_categories import TaskBatch, TaskRecur, instance_of
 from loopline.processors.handlers.commands_types import TaskCreate
 from loopline.processors.handlers.loops_and_timers import set_timer
@@ -58,14 +58,18 @@ def create_batch(uow: UnitOfWork, msg: Message, cmd: TaskBatch, *, create: Creat
 def schedule_recurrence(uow: UnitOfWork, msg: Message, cmd: TaskRecur) -> str:
     """Keeps the template and files the timer of its first firing, in the tenant's time zone."""
     recurrence_id = ids.recurrence_id(msg.tenant, cmd.template_id)
-    existing = uow.get(recurrence_id, Recurrence)
+    existing, template = uow.get(recurrence_id, Recurrence), cmd.template.model_dump(mode="json")
     if existing is not None:
+        if (existing.cron, existing.template, existing.max_instances) != (cmd.cron, template, cmd.max_instances):
+            return Unchanged(f"template {cmd.template_id} already exists with cron {existing.cron!r} and "
+                             f"{count(existing.max_instances, 'instance')}; this task.recur changed nothing (give a new "
+                             "template_id for another template)")
         return f"template {cmd.template_id} already exists; nothing changed"
     zone = tenant_settings(uow, msg.tenant).timezone
     first = next_firing(parse_cron(cmd.cron), msg.at, zone)
     recurrence = uow.add(Recurrence.start(
         id=recurrence_id, now=msg.at, tenant=msg.tenant, ref=cmd.template_id, cron=cmd.cron, timezone=zone,
-        max_instances=cmd.max_instances, template=cmd.template.model_dump(mode="json"), next_at=first,
+        max_instances=cmd.max_instances, template=template, next_at=first,
     ))
     set_timer(uow, kind=TimerKind.RECURRENCE, target_id=recurrence.id, due=first, now=msg.at)
     return (f"template {cmd.template_id}: up to {count(cmd.max_instances, 'instance')}, the first "

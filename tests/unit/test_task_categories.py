@@ -94,9 +94,9 @@ def test_a_batch_of_more_than_50_contacts_is_refused_naming_the_limit() -> None:
     parse_message(json.dumps({**too_many, "data": {**too_many["data"], "contacts": members(50)}}))
 
 
-def recur(loopline: InMemoryLoopline, **data: object) -> object:
+def recur(loopline: InMemoryLoopline, ref: str = "r1", **data: object) -> object:
     [outcome] = loopline.publish(command(
-        "r1", "task.recur", at(0), GYM, template_id="brief", cron="0 8 * * 1",
+        ref, "task.recur", at(0), GYM, template_id="brief", cron="0 8 * * 1",
         template={"title": "Weekly coach briefing", "context": {"scope": "all"}},
         **data,
     ))
@@ -115,6 +115,8 @@ def test_a_recurring_template_creates_an_instance_at_each_firing_until_its_max_i
     # Mondays at 08:00 in Berlin (UTC+1 in March): the first after Monday 09:00 UTC is a week later, 07:00 UTC.
     first = datetime(2026, 3, 9, 7, 0, tzinfo=timezone.utc)
     assert outcome.accepted and recurrence(loopline).next_at == first
+    again = recur(loopline, "r2", max_instances=3)
+    assert again.warning is not None and "already exists with cron '0 8 * * 1' and 2 instances" in again.warning
     loopline.tick(first - timedelta(minutes=1))
     assert recurrence(loopline).instances == 0
     loopline.tick(first)
