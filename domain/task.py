@@ -10,9 +10,11 @@ from eventsourcing.domain import Aggregate
 from loopline.domain.base import LooplineAggregate, TaskEvent, TaskMoved
 from loopline.domain.errors import DomainError
 from loopline.domain.status import TERMINAL, TaskStatus, check_transition, parse_status
+from loopline.domain.task_attribution import TaskAttribution
 from loopline.domain.task_decisions import TaskDecisions
 from loopline.domain.task_inbox import TaskInbox
 from loopline.domain.task_notices import TaskNotices
+from loopline.domain.task_outcomes import TaskOutcomes
 from loopline.domain.task_outreach import TaskOutreach
 from loopline.domain.task_review import TaskReview
 from loopline.domain.task_timers import TaskTimers
@@ -36,7 +38,8 @@ OWNER_DECISIONS: dict[tuple[TaskStatus, TaskStatus], str] = {
 """Transitions `task.update` may not make, with the command that makes each."""
 
 
-class Task(TaskInbox, TaskReview, TaskDecisions, TaskOutreach, TaskTimers, TaskNotices, LooplineAggregate):
+class Task(TaskInbox, TaskReview, TaskDecisions, TaskOutreach, TaskTimers, TaskNotices, TaskAttribution, TaskOutcomes,
+           LooplineAggregate):
     """Events carry the business time as their timestamp and every field their `apply` needs.
 
     The state stays small (counters, not lists of everything that happened; the read models

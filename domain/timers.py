@@ -33,6 +33,8 @@ class TimerKind(StrEnum):
     TASK_WAKEUP = "task_wakeup"
     TASK_STEP = "task_step"
     RECURRENCE = "recurrence"
+    DORMANT_CHECK = "dormant_check"
+    OUTCOME_VERIFICATION = "outcome_verification"
 
 
 class BucketClosed(DomainError):

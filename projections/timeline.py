@@ -126,6 +126,13 @@ DESCRIPTIONS: dict[type, Describe] = {
         f"outcome {e.code} ({e.kind}{', provisional' if e.provisional else ''})", e.reason,
     ),
     Task.WentDormant: lambda e: (f"went dormant; closes as unresponsive at {format_time(e.until)}", e.reason),
+    Task.OutcomeSignalReceived: lambda e: (
+        f"outcome signal {e.signal_kind}" + (f" ({e.value:g})" if e.value is not None else "")
+        + (f" by account {e.account}" if e.account else ""), e.effect,
+    ),
+    Task.AttributedLate: lambda e: (f"outcome {e.previous} became {e.code}: {e.signal_kind} attributed late", e.reason),
+    Task.OutcomeDowngraded: lambda e: (f"outcome {e.previous} downgraded to {e.code}", e.reason),
+    Task.OutcomeUndone: lambda e: (f"outcome {e.previous} undone by {e.signal_kind}: now {e.code}", e.reason),
     Tenant.Configured: lambda e: (
         f"tenant configured: {', '.join(f'{k}={v!r}' for k, v in sorted(e.settings.items()) if k != 'profile')}"
         + ("; profile " + ", ".join(sorted(e.settings["profile"])) if e.settings.get("profile") else ""),
