@@ -73,6 +73,9 @@ BATCH_CONTACTS = 50
 RECURRENCE_INSTANCES = 52
 """Tasks one recurring template creates at most: a year of weekly ones (seed 002 §31.6 `max_instances`)."""
 
+TODO_REMINDERS = 3
+"""Reminders of a staff to-do not done: at its due time, then a day and two days later (seed 002 §31.3)."""
+
 
 @dataclass(frozen=True)
 class SafetyLimit:
@@ -229,6 +232,10 @@ SAFETY_LIMITS: tuple[SafetyLimit, ...] = (
         "recurrence_instances", "template", "tasks one recurring template (`task.recur`) creates", RECURRENCE_INSTANCES,
         "§31.6", "the template ends after its last instance (`Recurrence.Ended` in `audit`) and the owner is told",
         changed="`max_instances` on `task.recur`, at most the default",
+    ),
+    SafetyLimit(
+        "todo_reminders", "task", "reminders the owner gets of a staff to-do not marked done (`action.done`), a day "
+        "apart from its due time", TODO_REMINDERS, "§31.3", "no more reminders; the to-do stays open in `audit`",
     ),
     SafetyLimit(
         "draft_subject_chars", "draft", "characters of the subject line the model writes (one line)",

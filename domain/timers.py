@@ -33,6 +33,7 @@ class TimerKind(StrEnum):
     TASK_WAKEUP = "task_wakeup"
     TASK_STEP = "task_step"
     RECURRENCE = "recurrence"
+    TASK_ACTIONS = "task_actions"
     DORMANT_CHECK = "dormant_check"
     OUTCOME_VERIFICATION = "outcome_verification"
 

@@ -11,6 +11,7 @@ from uuid import UUID
 from sqlalchemy import JSON, Column, Integer, String, Table, Text, select
 from sqlalchemy.engine import Connection
 
+from loopline.domain.action_log import ActionLog
 from loopline.domain.inbound import InboundMessage, RejectedInput
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.pause import SystemSwitch
@@ -126,6 +127,12 @@ DESCRIPTIONS: dict[type, Describe] = {
         f"outcome {e.code} ({e.kind}{', provisional' if e.provisional else ''})", e.reason,
     ),
     Task.WentDormant: lambda e: (f"went dormant; closes as unresponsive at {format_time(e.until)}", e.reason),
+    Task.ActionDecided: lambda e: (f"owner {e.decision} the held {e.action} (key {e.key}); task is {e.status}", e.reason),
+    ActionLog.Held: lambda e: (f"{e.action} held for the owner's approval (key {e.key})", e.reason),
+    ActionLog.Deferred: lambda e: (f"{e.action} deferred until {format_time(e.until)} ({e.rule}; key {e.key})", e.reason),
+    ActionLog.Dropped: lambda e: (f"action {e.key} dropped by {e.by}", e.reason),
+    ActionLog.TodoReminded: lambda e: (f"owner reminded of to-do {e.key} (reminder {e.reminder})", None),
+    ActionLog.TodoDone: lambda e: (f"to-do {e.key} done ({e.by})", e.note or None),
     Task.OutcomeSignalReceived: lambda e: (
         f"outcome signal {e.signal_kind}" + (f" ({e.value:g})" if e.value is not None else "")
         + (f" by account {e.account}" if e.account else ""), e.effect,

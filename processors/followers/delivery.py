@@ -50,6 +50,8 @@ ROUTING = "routing"
 """The ledger's channel for an event that failed to become a message (parked; a retry routes it again)."""
 EMAIL = "smtp"
 """The channel that emails: a contact email it cannot take is given back (`processors/handlers/undelivered.py`)."""
+CONTACT_EMAILS = ("send_email", "send_reminder", "calendar_invite")
+"""The actions Loopline emails to a contact."""
 
 
 class Delivery:
@@ -229,8 +231,9 @@ def _describe(error: Exception) -> str:
 
 
 def is_contact_email(message: dict[str, Any]) -> bool:
-    """An email Loopline itself sends to a contact (a follow-up, a reminder), as opposed to the owner or the agent."""
-    return message.get("kind") in ("send_email", "send_reminder") and "@" in str(message.get("to") or "")
+    """An email Loopline itself sends to a contact (a follow-up, a reminder, an invitation), as opposed to the owner or
+    the agent."""
+    return message.get("kind") in CONTACT_EMAILS and "@" in str(message.get("to") or "")
 
 
 def is_owner_email(message: dict[str, Any]) -> bool:

@@ -27,6 +27,7 @@ from loopline.processors.application import UnitOfWork
 from loopline.processors.bus import Fault, Handler
 from loopline.processors.handlers.categories import fire_recurrence
 from loopline.processors.handlers.commands import create_task
+from loopline.processors.handlers.actions import fire_task_actions
 from loopline.processors.handlers.deadline_actions import draft_followup, send_followup, take_deadline_action
 from loopline.processors.handlers.loops_and_timers import (
     close_task_loops,
@@ -186,6 +187,8 @@ TIMERS: dict[str, TimerRow] = {
     TimerKind.TASK_STEP: TimerRow(_task_step, "the task's next step", ("task step taken", "task steps taken")),
     TimerKind.RECURRENCE: TimerRow(_recurrence, "the recurring template's firing",
                                    ("recurring task created", "recurring tasks created")),
+    TimerKind.TASK_ACTIONS: TimerRow(fire_task_actions, "the task's deferred actions and to-do reminders",
+                                     ("task's actions looked at", "tasks' actions looked at")),
     TimerKind.DORMANT_CHECK: TimerRow(dormant_check, "the dormant task's outcome check",
                                       ("dormant task closed by a signal", "dormant tasks closed by a signal")),
     TimerKind.OUTCOME_VERIFICATION: TimerRow(verify_outcome, "the verification of a provisional outcome",
