@@ -34,7 +34,7 @@ from loopline.processors.handlers.loops_and_timers import (
     schedule_stall_check,
     set_timer,
 )
-from loopline.processors.handlers.actions import approve_action, mark_todo_done, reject_action, request_action
+from loopline.processors.handlers.actions import approve_action, reject_action, request_action
 from loopline.processors.handlers.categories import create_batch, schedule_recurrence
 from loopline.processors.handlers.command_fields import STORED
 from loopline.processors.handlers.commands_categories import TaskBatch, TaskRecur
@@ -67,6 +67,7 @@ from loopline.processors.handlers.owner import approve_task, reply_to_contact, t
 from loopline.processors.handlers.pausing import pause_system, pause_tenant, resume_system, resume_tenant
 from loopline.processors.handlers.readiness import on_ready
 from loopline.processors.handlers.signals import replies_before_creation
+from loopline.processors.handlers.staff_todos import mark_done
 from loopline.processors.handlers.suppression import check_not_suppressed, resubscribe_contact
 from loopline.processors.handlers.task_limits import admit_task
 from loopline.processors.handlers.tenants import configure_tenant, tenant_settings
@@ -311,7 +312,7 @@ COMMANDS: dict[str, CommandRoute] = {
         CommandRoute("action.request", ActionRequest, request_action),
         CommandRoute("action.approve", ActionDecision, approve_action),
         CommandRoute("action.reject", ActionDecision, reject_action),
-        CommandRoute("action.done", ActionDone, mark_todo_done),
+        CommandRoute("action.done", ActionDone, mark_done),
     )
 }
 

@@ -2,7 +2,8 @@
 
 This is the one place the pipeline starts working a ready task: an acting task (one with an
 outreach plan) gets a `task_step` timer due at once, so the next tick sends its first touch
-(`processors/handlers/outreach.py`); a research task asks for its report (`processors/handlers/research.py`). A
+(`processors/handlers/outreach.py`); a research task asks for its report (`processors/handlers/research.py`), a staff to-do task for its to-do
+(`processors/handlers/staff_todos.py`). A
 follow-through task waits for its agent, as before issue 11.
 """
 
@@ -15,6 +16,7 @@ from loopline.domain.timers import TimerKind
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.loops_and_timers import set_timer
 from loopline.processors.handlers.research import is_research, request_report
+from loopline.processors.handlers.staff_todos import assign_todo, is_staff_todo
 
 
 def on_ready(uow: UnitOfWork, task: Task, now: datetime) -> None:
@@ -24,3 +26,5 @@ def on_ready(uow: UnitOfWork, task: Task, now: datetime) -> None:
         set_timer(uow, kind=TimerKind.TASK_STEP, target_id=task.id, due=now, now=now)
     elif is_research(task):
         request_report(uow, task, now)
+    elif is_staff_todo(task):
+        assign_todo(uow, task, now)

@@ -195,3 +195,18 @@ def test_a_research_task_writes_its_report_into_task_memory_and_closes_with_its_
     assert report.workflow == "deliverable" and report.output.startswith("# Monthly Churn Analysis\n\n")
     assert ("| at_risk | 14 |" in report.output) == (context is not None)
     assert not offline.emails()
+
+
+def test_a_staff_todo_task_assigns_its_to_do_and_closes_when_it_is_marked_done(loopline: InMemoryLoopline) -> None:
+    loopline.publish(command("c1", "task.create", at(0), GYM, task_id="call-ann", title="Call Ann about her knee",
+                             task_type="staff_call_member", contact="ann@example.com", confidence=0.9))
+    loopline.publish(command("a1", "task.approve", at(1), GYM, task_id="call-ann"))
+    todo = [e for e in loopline.events() if isinstance(e, Task.UserNotified) and e.kind == "staff_todo"]
+    assert len(todo) == 1 and "to-do for owner: Call Ann about her knee" in todo[0].message
+    loopline.tick(T0 + timedelta(days=1, hours=2))
+    assert [e for e in loopline.events() if isinstance(e, Task.UserNotified) and e.kind == "todo_reminder"]
+    [done] = loopline.publish(command("d1", "action.done", at(30), GYM, task_id="call-ann", note="back Monday"))
+    assert done.accepted and "closed as completed" in str(done.detail)
+    task = loopline.task(GYM, "call-ann")
+    assert (task.status, task.outcome) == ("completed", "completed")
+    assert not loopline.emails()
