@@ -34,7 +34,8 @@ from loopline.processors.handlers.loops_and_timers import (
     schedule_stall_check,
     set_timer,
 )
-from loopline.processors.handlers.actions import approve_action, reject_action, request_action
+from loopline.processors.handlers.actions import request_action
+from loopline.processors.handlers.automations import approve, reject
 from loopline.processors.handlers.categories import create_batch, schedule_recurrence
 from loopline.processors.handlers.command_fields import STORED
 from loopline.processors.handlers.commands_categories import TaskBatch, TaskRecur
@@ -310,8 +311,8 @@ COMMANDS: dict[str, CommandRoute] = {
         CommandRoute("task.batch", TaskBatch, partial(create_batch, create=create_task)),
         CommandRoute("task.recur", TaskRecur, schedule_recurrence),
         CommandRoute("action.request", ActionRequest, request_action),
-        CommandRoute("action.approve", ActionDecision, approve_action),
-        CommandRoute("action.reject", ActionDecision, reject_action),
+        CommandRoute("action.approve", ActionDecision, approve),
+        CommandRoute("action.reject", ActionDecision, reject),
         CommandRoute("action.done", ActionDone, mark_done),
     )
 }

@@ -210,3 +210,32 @@ def test_a_staff_todo_task_assigns_its_to_do_and_closes_when_it_is_marked_done(l
     task = loopline.task(GYM, "call-ann")
     assert (task.status, task.outcome) == ("completed", "completed")
     assert not loopline.emails()
+
+
+def automation(loopline: InMemoryLoopline, ref: str, **context: object) -> Task:
+    loopline.publish(command(f"c-{ref}", "task.create", at(0), GYM, task_id=ref, title="Tag the at-risk members",
+                             task_type="system_automation", confidence=0.96, context=context))
+    return loopline.task(GYM, ref)
+
+
+def test_an_automation_task_carries_out_its_action_and_closes_executed(loopline: InMemoryLoopline) -> None:
+    task = automation(loopline, "tag", action="call_webhook", params={"event": "tag_at_risk", "payload": {"n": 14}})
+    assert (task.status, task.outcome) == ("completed", "executed")
+    [taken] = [e for e in loopline.events() if isinstance(e, Task.ActionRecorded)]
+    assert (taken.action, taken.performed_by) == ("call_webhook", "loopline")
+    assert not loopline.emails()
+
+
+def test_an_automation_without_an_action_it_can_run_goes_to_the_owner(loopline: InMemoryLoopline) -> None:
+    task = automation(loopline, "tag", action="tag_members")
+    assert (task.status, task.escalation_cause) == ("escalated", "no_automation")
+    assert "action 'tag_members' is not one of" in str(task.escalation_reason)
+
+
+def test_an_automation_the_owner_must_approve_runs_on_approval(loopline: InMemoryLoopline) -> None:
+    loopline.publish(command("cfg-manual", "tenant.configure", at(0), GYM, execution_mode="manual"))
+    task = automation(loopline, "tag", action="call_webhook", params={"event": "tag_at_risk"})
+    assert task.outcome is None and not task.is_closed
+    [approved] = loopline.publish(command("ok", "action.approve", at(1), GYM, task_id="tag"))
+    assert approved.accepted, approved.detail
+    assert (loopline.task(GYM, "tag").status, loopline.task(GYM, "tag").outcome) == ("completed", "executed")
