@@ -10,12 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from loopline.domain.actions import Cost
+
 Call = Literal["act", "ask", "escalate"]
-Cost = Literal["low", "medium", "high"]
 
 
 def cost_of_being_wrong(*, external_side_effect: bool, reversible: bool) -> Cost:
-    """§18.1 from an action's safety profile (§15.2): what leaves Loopline and cannot be taken back costs most."""
+    """§18.1 from a step's safety profile (§15.2; an action's own is its `cost_of_error`, `domain/actions.py`): what
+    leaves Loopline and cannot be taken back costs most."""
     if not external_side_effect:
         return "low"
     return "medium" if reversible else "high"
