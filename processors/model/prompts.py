@@ -235,9 +235,9 @@ def ask_layer(s: Situation) -> str:
             "guess wrong."
         )
     if s.point == "write_report":
-        return (f"WHAT TO DO NOW: Produce the deliverable: {s.kind.goal.deliverable_spec} Work only from the task's "
-                "context above; if it holds too little, write what is missing and choose the outcome that says so. "
-                "Use the write_report tool.")
+        spec = s.kind.goal.deliverable_spec or s.kind.goal.summary
+        return (f"WHAT TO DO NOW: Produce the deliverable: {spec} Work only from the task's context above; if it holds "
+                "too little, write what is missing and choose the outcome that says so. Use the write_report tool.")
     if s.purpose == "followup":
         return (f"WHAT TO DO NOW: {who} has not replied to the last email above. Write one short, polite follow-up "
                 "with the draft_message tool. Do not name the task's title or any id.")

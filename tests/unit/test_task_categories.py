@@ -18,6 +18,7 @@ from loopline.domain.recurrence import Recurrence
 from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time, parse_time
 from loopline.processors.application import UnitOfWork
+from loopline.processors.ports import Decision, DecisionRequest
 from loopline.projections.timeline import DESCRIPTIONS
 from tests.conftest import command, signal
 from tests.unit.in_memory import InMemoryLoopline
@@ -175,9 +176,20 @@ def test_a_cron_expression_out_of_its_bounds_is_refused(expression: str) -> None
         parse_cron(expression)
 
 
+class RecordingPolicy(OfflinePolicy):
+    """The offline policy, remembering what it was asked."""
+
+    def __init__(self) -> None:
+        self.requests: list[DecisionRequest] = []
+
+    def decide(self, request: DecisionRequest) -> Decision:
+        self.requests.append(request)
+        return super().decide(request)
+
+
 @pytest.fixture
 def offline() -> Iterator[InMemoryLoopline]:
-    running = InMemoryLoopline(model=OfflinePolicy())
+    running = InMemoryLoopline(model=RecordingPolicy())
     yield running
     running.close()
 
@@ -195,6 +207,9 @@ def test_a_research_task_writes_its_report_into_task_memory_and_closes_with_its_
     assert report.workflow == "deliverable" and report.output.startswith("# Monthly Churn Analysis\n\n")
     assert ("| at_risk | 14 |" in report.output) == (context is not None)
     assert not offline.emails()
+    [asked] = offline.model.requests
+    assert asked.point == "write_report" and "Produce the deliverable: A report containing: total members" in (
+        asked.prompt.messages[0]["content"])
 
 
 def test_a_staff_todo_task_assigns_its_to_do_and_closes_when_it_is_marked_done(loopline: InMemoryLoopline) -> None:
