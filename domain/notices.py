@@ -31,6 +31,7 @@ OWNER_ACTIONS: dict[str, tuple[tuple[str, str], ...]] = {
     "reply_in_review": REVIEW,
     "escalation": ESCALATED,
     "escalation_reply": ESCALATED,
+    "escalation_reminder": ESCALATED,
     "action_review": ACTION_REVIEW,
     "todo_reminder": (("action.done", "mark the to-do done (name its `key` when several are open)"),),
     "stalled": DECIDE,

@@ -14,6 +14,7 @@ from loopline.domain.status import TERMINAL, TaskStatus, check_transition, parse
 from loopline.domain.task_actions import TaskActions
 from loopline.domain.task_attribution import TaskAttribution
 from loopline.domain.task_decisions import TaskDecisions
+from loopline.domain.task_escalation import TaskEscalation
 from loopline.domain.task_inbox import TaskInbox
 from loopline.domain.task_notices import TaskNotices
 from loopline.domain.task_outcomes import TaskOutcomes
@@ -40,8 +41,8 @@ OWNER_DECISIONS: dict[tuple[TaskStatus, TaskStatus], str] = {
 """Transitions `task.update` may not make, with the command that makes each."""
 
 
-class Task(TaskInbox, TaskReview, TaskDecisions, TaskOutreach, TaskTimers, TaskNotices, TaskAttribution, TaskOutcomes,
-           TaskActions, LooplineAggregate):
+class Task(TaskInbox, TaskReview, TaskEscalation, TaskDecisions, TaskOutreach, TaskTimers, TaskNotices,
+           TaskAttribution, TaskOutcomes, TaskActions, LooplineAggregate):
     """Events carry the business time as their timestamp and every field their `apply` needs.
 
     The state stays small (counters, not lists of everything that happened; the read models

@@ -111,6 +111,14 @@ class TenantSettings:
         "`HH:MM-HH:MM` in the tenant's time zone (`21:00-07:00`): the owner's emails wait until they end (system "
         "alerts excepted); absent: none", check=check_quiet_hours,
     )
+    escalation_reminder_hours: int = setting(
+        "hours an escalated task waits for the owner before they are reminded of it (seed 002 §17.5); 0: never; "
+        "absent: 48", 48, most=HOURS_A_DAY * 90,
+    )
+    escalation_cancel_days: int = setting(
+        "days an escalated task waits for the owner before it is cancelled (outcome `escalated_unresolved` where its "
+        "type has it); 0: never; absent: 7", 7, most=365,
+    )
     execution_mode: ExecutionMode = setting(
         "`manual`: every task Loopline works waits for review, and so does each touch it would send unasked; "
         "`limited_auto`: escalation triggers, then the type's threshold; absent: `manual`", "manual",

@@ -55,6 +55,10 @@ DESCRIPTIONS: dict[type, Describe] = {
     Task.Reviewed: lambda e: (f"owner {e.decision} the task", e.reason),
     Task.GuidanceGiven: lambda e: ("owner gave guidance; task resumed", e.text),
     Task.Escalated: lambda e: ("task escalated to the owner", e.reason),
+    Task.EscalationContextRecorded: lambda e: (
+        f"handed to the owner (blocked by {e.blocked_by}: {e.cause}); reminder {format_time(e.remind_at) or 'never'}, "
+        f"cancelled {format_time(e.cancel_at) or 'never'} if nobody acts", e.reason,
+    ),
     Task.DraftHeldBack: lambda e: (
         f"draft held back for the owner (task.approve sends it): {e.draft.get('subject') or '(a reply)'}",
         e.draft.get("body"),

@@ -57,7 +57,8 @@ def request_action(uow: UnitOfWork, msg: Message, cmd: ActionRequest) -> str:
 def ask_for_action(uow: UnitOfWork, task: Task, *, action: str, params: dict[str, Any], key: str, requested_by: str,
                    now: datetime) -> str:
     """The one way a task asks for an action (a command, or a step of Loopline's own): checked against its kind,
-    taken once per `key`, held for the owner when its safety profile and the execution mode say so."""
+    taken once per `key`, held for the owner when its safety profile and the execution mode say so (unless the owner
+    asked for it)."""
     task.check_open()
     profile = action_profile(action)
     params = check_params(profile, params)
@@ -68,7 +69,7 @@ def ask_for_action(uow: UnitOfWork, task: Task, *, action: str, params: dict[str
     if key in log.actions:
         return Unchanged(f"action {key} of task {task.ref} was requested before ({log.actions[key]['state']}); "
                          "this request changed nothing")
-    if needs_approval(profile, settings.execution_mode):
+    if requested_by != "owner" and needs_approval(profile, settings.execution_mode):  # the owner's ask is approval
         return _hold(task, log, key, profile, params, requested_by=requested_by, now=now)
     return take_action(uow, task, log, key, profile, params, requested_by=requested_by, settings=settings, now=now)
 

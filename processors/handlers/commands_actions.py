@@ -18,7 +18,8 @@ class ActionRequest(Strict):
     params: dict[str, Any] = Field(default_factory=dict, description="the action's params, checked by its kind")
     key: Id | None = Field(default=None, description="the idempotency key: a second request with it on the task "
                            "changes nothing; absent: the message's `id`")
-    requested_by: Literal["agent", "owner"] = Field(default="agent", description="who asks for it, kept with it")
+    requested_by: Literal["agent", "owner"] = Field(default="agent", description="who asks for it, kept with it; "
+                                                    "the owner's request is their approval (it is never held)")
 
     @model_validator(mode="after")
     def _params_fit_the_action(self) -> ActionRequest:

@@ -12,6 +12,7 @@ import pytest
 
 from loopline.adapters.sms import SmsChannel
 from loopline.adapters.webhook import WebhookChannel
+from loopline.domain.conversation import conversation_of
 from loopline.domain.status import TaskStatus
 from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time, parse_time
@@ -74,6 +75,9 @@ def test_a_text_message_waits_in_review_until_the_owner_approves_it_then_goes_on
     [sms] = limited.sms.sent
     assert sms["to"] == "+14155550123" and sms["endpoint"] == GATEWAY and sms["body"] == "Your spot at 6pm is saved!"
     assert limited.send("action.approve", 3, task_id="ann").accepted is False  # nothing is held any more
+    said = [turn.text for turn in conversation_of(limited.loopline.app.events.get(limited.task().id))
+            if turn.author == "agent"]
+    assert said == ["(by text message) Your spot at 6pm is saved!"]  # the model reads what the contact was sent
 
 
 def test_the_same_key_takes_its_action_once(limited: Gym) -> None:
@@ -113,6 +117,9 @@ def test_manual_mode_holds_even_a_webhook_call_for_the_owner() -> None:
         assert not manual.webhook_calls()
         manual.send("action.approve", 2, task_id="ann")
         assert [call["details"]["event"] for call in manual.webhook_calls()] == ["tag_member"]
+        manual.send("action.request", 3, task_id="ann", action="call_webhook", params={"event": "tag_vip"},
+                    requested_by="owner")  # the owner's own request is their approval
+        assert [call["details"]["event"] for call in manual.webhook_calls()] == ["tag_member", "tag_vip"]
     finally:
         manual.loopline.close()
 
