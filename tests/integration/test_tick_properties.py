@@ -52,6 +52,8 @@ operations = st.lists(
         st.tuples(st.sampled_from(["contact.resubscribe", "unsubscribe"]), st.sampled_from(CONTACTS)),
         st.tuples(st.just("task.batch"), st.lists(st.sampled_from(CONTACTS), min_size=1, max_size=2, unique=True)),
         st.tuples(st.just("task.recur"), st.sampled_from([None, *CONTACTS])),
+        st.tuples(st.sampled_from(["action.request", "action.approve", "action.reject", "action.done"]), task,
+                  st.sampled_from(["call_webhook", "staff_todo"])),
         st.tuples(st.just("tick"), st.integers(1, 72)),
     ),
     min_size=5, max_size=30,
@@ -59,7 +61,7 @@ operations = st.lists(
 COVERED = {"task.create", "action.record", "loop.register", "loop.resolve", "task.update", "task.complete", "task.cancel",
            "task.approve", "task.reject", "task.guidance", "task.reply", "task.takeover", "run.schedule", "task.wake", "workflow.output", "tenant.configure",
            "tenant.pause", "tenant.resume", "system.pause", "system.resume", "contact.resubscribe", "task.batch",
-           "task.recur"}
+           "task.recur", "action.request", "action.approve", "action.reject", "action.done"}
 
 
 def test_the_operations_cover_every_command_type() -> None:
@@ -110,6 +112,13 @@ def message(n: int, op: tuple, at: datetime) -> dict:
         return cmd(reason="the owner's call")
     if kind == "contact.resubscribe":
         return cmd(contact=args[0], reason="asked to hear from us again")
+    if kind == "action.request":
+        name, action = args
+        params = {"event": "tagged"} if action == "call_webhook" else {
+            "title": "call back", "assigned_to": "owner", "due_at": later(24)}
+        return cmd(task_id=name, action=action, params=params, key=f"k{n}")
+    if kind.startswith("action."):
+        return cmd(task_id=args[0])
     if kind == "task.batch":
         return cmd(batch_id=f"b{n}", task_type="churn_risk", title="come back", confidence=0.9,
                    contacts=[{"contact": contact} for contact in args[0]])
