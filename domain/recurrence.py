@@ -78,6 +78,13 @@ class Recurrence(LooplineAggregate):
         if self.has_ended:
             raise RecurrenceEnded(f"template {self.ref} made its {self.instances} instances and ended")
 
+    def stop(self, *, reason: str, now: datetime) -> bool:
+        """Ends the template before its last instance (the owner's `recurrence.stop`); False when it had ended."""
+        if self.has_ended:
+            return False
+        self.trigger_event(self.Ended, timestamp=now, reason=reason)
+        return True
+
     def record_instance(self, *, task_ref: str, created: bool, result: str, next_at: datetime, now: datetime) -> None:
         """Counts one firing; the last one the limit allows ends the template (`Ended`)."""
         self.check_may_fire()

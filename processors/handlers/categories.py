@@ -10,13 +10,14 @@ from uuid import UUID
 
 from loopline.domain import ids
 from loopline.domain.cron import next_firing, parse_cron
+from loopline.domain.errors import DomainError
 from loopline.domain.recurrence import Recurrence
 from loopline.domain.task import Task
 from loopline.domain.timers import TimerKind
 from loopline.domain.wording import count, when
 from loopline.processors.application import UnitOfWork
 from loopline.processors.bus import Notice, Unchanged
-from loopline.processors.handlers.commands_categories import TaskBatch, TaskRecur, instance_of
+from loopline.processors.handlers.commands_categories import RecurrenceStop, TaskBatch, TaskRecur, instance_of
 from loopline.processors.handlers.commands_types import TaskCreate
 from loopline.processors.handlers.loops_and_timers import set_timer
 from loopline.processors.handlers.suppression import ContactSuppressed
@@ -74,6 +75,19 @@ def schedule_recurrence(uow: UnitOfWork, msg: Message, cmd: TaskRecur) -> str:
     set_timer(uow, kind=TimerKind.RECURRENCE, target_id=recurrence.id, due=first, now=msg.at)
     return (f"template {cmd.template_id}: up to {count(cmd.max_instances, 'instance')}, the first "
             f"{when(first)} ({cmd.cron}, {zone})")
+
+
+class UnknownTemplate(DomainError):
+    """A recurring template the tenant does not have."""
+
+
+def stop_recurrence(uow: UnitOfWork, msg: Message, cmd: RecurrenceStop) -> str:
+    recurrence = uow.get(ids.recurrence_id(msg.tenant, cmd.template_id), Recurrence)
+    if recurrence is None:
+        raise UnknownTemplate(f"template_id: tenant {msg.tenant!r} has no recurring template {cmd.template_id!r}")
+    if not recurrence.stop(reason=f"stopped: {cmd.reason}", now=msg.at):
+        return f"template {cmd.template_id} had ended already; nothing changed"
+    return f"template {cmd.template_id} stopped after {count(recurrence.instances, 'instance')}"
 
 
 def fire_recurrence(uow: UnitOfWork, recurrence_id: UUID, now: datetime, *, create: Create) -> str | None:

@@ -36,9 +36,9 @@ from loopline.processors.handlers.loops_and_timers import (
 )
 from loopline.processors.handlers.actions import request_action
 from loopline.processors.handlers.automations import approve, reject
-from loopline.processors.handlers.categories import create_batch, schedule_recurrence
+from loopline.processors.handlers.categories import create_batch, schedule_recurrence, stop_recurrence
 from loopline.processors.handlers.command_fields import STORED
-from loopline.processors.handlers.commands_categories import TaskBatch, TaskRecur
+from loopline.processors.handlers.commands_categories import RecurrenceStop, TaskBatch, TaskRecur
 from loopline.processors.handlers.commands_actions import ActionDecision, ActionDone, ActionRequest
 from loopline.processors.handlers.commands_types import (
     ActionRecordCommon,
@@ -310,6 +310,7 @@ COMMANDS: dict[str, CommandRoute] = {
         CommandRoute("contact.resubscribe", ContactResubscribe, resubscribe_contact),
         CommandRoute("task.batch", TaskBatch, partial(create_batch, create=create_task)),
         CommandRoute("task.recur", TaskRecur, schedule_recurrence),
+        CommandRoute("recurrence.stop", RecurrenceStop, stop_recurrence),
         CommandRoute("action.request", ActionRequest, request_action),
         CommandRoute("action.approve", ActionDecision, approve),
         CommandRoute("action.reject", ActionDecision, reject),

@@ -151,6 +151,11 @@ class TaskRecur(Strict):
         return self
 
 
+class RecurrenceStop(Strict):
+    template_id: Id = Field(description="a template `task.recur` made; it creates no more instances (those made stay)")
+    reason: Text = Field(description="why, in the trail")
+
+
 def _checked(where: str, make: Callable[[], TaskCreate]) -> None:
     """A task a command would make, checked as its own `task.create` is at the edge; the error names where it is."""
     try:

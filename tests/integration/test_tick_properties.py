@@ -52,6 +52,7 @@ operations = st.lists(
         st.tuples(st.sampled_from(["contact.resubscribe", "unsubscribe"]), st.sampled_from(CONTACTS)),
         st.tuples(st.just("task.batch"), st.lists(st.sampled_from(CONTACTS), min_size=1, max_size=2, unique=True)),
         st.tuples(st.just("task.recur"), st.sampled_from([None, *CONTACTS])),
+        st.tuples(st.just("recurrence.stop"), st.integers(0, 30)),
         st.tuples(st.sampled_from(["action.request", "action.approve", "action.reject", "action.done"]), task,
                   st.sampled_from(["call_webhook", "staff_todo"])),
         st.tuples(st.just("tick"), st.integers(1, 72)),
@@ -61,7 +62,7 @@ operations = st.lists(
 COVERED = {"task.create", "action.record", "loop.register", "loop.resolve", "task.update", "task.complete", "task.cancel",
            "task.approve", "task.reject", "task.guidance", "task.reply", "task.takeover", "run.schedule", "task.wake", "workflow.output", "tenant.configure",
            "tenant.pause", "tenant.resume", "system.pause", "system.resume", "contact.resubscribe", "task.batch",
-           "task.recur", "action.request", "action.approve", "action.reject", "action.done"}
+           "task.recur", "recurrence.stop", "action.request", "action.approve", "action.reject", "action.done"}
 
 
 def test_the_operations_cover_every_command_type() -> None:
@@ -112,6 +113,8 @@ def message(n: int, op: tuple, at: datetime) -> dict:
         return cmd(reason="the owner's call")
     if kind == "contact.resubscribe":
         return cmd(contact=args[0], reason="asked to hear from us again")
+    if kind == "recurrence.stop":  # the template of the n-th operation, if that one was a task.recur
+        return cmd(template_id=f"r{args[0]}", reason="not needed any more")
     if kind == "action.request":
         name, action = args
         params = {"event": "tagged"} if action == "call_webhook" else {

@@ -57,6 +57,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                    "contacts": [{"contact": "Ann <Ann@Example.com>", "to_name": "Ann"}, {"contact": "bo@example.com"}]},
     "task.recur": {"template_id": "weekly-brief", "cron": "0 8 * * 1", "max_instances": 12,
                    "template": {"title": "Weekly churn brief", "task_type": "monthly_churn_analysis"}},
+    "recurrence.stop": {"template_id": "weekly-brief", "reason": "the coaches meet on Tuesdays now"},
     "action.request": {"task_id": "t1", "action": "send_sms", "params": {"to": "+14155550123", "body": "See you at 6!"},
                        "key": "t1-sms-1"},
     "action.approve": {"task_id": "t1", "key": "t1-sms-1"},

@@ -138,6 +138,20 @@ def test_a_recurring_template_creates_an_instance_at_each_firing_until_its_max_i
     assert audit[1:] == ["instance 1 of template brief", "instance 2 of template brief", "recurring template brief ended"]
 
 
+def test_a_stopped_template_creates_no_more_instances(loopline: InMemoryLoopline) -> None:
+    recur(loopline)
+    first = recurrence(loopline).next_at
+    assert first is not None
+    loopline.tick(first)
+    [stopped] = loopline.publish(command("s1", "recurrence.stop", at(24 * 8), GYM, template_id="brief",
+                                         reason="the coaches meet on Tuesdays now"))
+    assert stopped.detail == "template brief stopped after 1 instance"
+    loopline.tick(first + timedelta(days=14))
+    assert recurrence(loopline).has_ended and recurrence(loopline).instances == 1
+    [unknown] = loopline.publish(command("s2", "recurrence.stop", at(24 * 15), GYM, template_id="nope", reason="x"))
+    assert not unknown.accepted and "has no recurring template 'nope'" in str(unknown.detail)
+
+
 def test_an_instance_for_a_suppressed_contact_is_counted_not_created_and_the_template_goes_on(
         loopline: InMemoryLoopline) -> None:
     loopline.publish(signal("u1", "contact.unsubscribed", at(0), GYM, contact="m1@example.com"))
