@@ -66,6 +66,9 @@ BOUNCE_RATE_MIN_SENDS = 20
 SOFT_BOUNCES_AS_HARD = 3
 """Soft bounces of one contact (a full mailbox, a server down) that count as one hard bounce (seed 002 §33.3)."""
 
+TODO_REMINDERS = 3
+"""Reminders of a staff to-do not done: at its due time, then a day and two days later (seed 002 §31.3)."""
+
 
 @dataclass(frozen=True)
 class SafetyLimit:
@@ -212,6 +215,10 @@ SAFETY_LIMITS: tuple[SafetyLimit, ...] = (
         UPSTREAM_FAILURES, "§34", "degraded mode, shown in `loopline status`: a failed decision is asked again every "
         "hour instead of going to the owner, nothing is sent without one, the owner is told on entering and on "
         "leaving; a channel's deliveries are retried, then parked; the next success ends it",
+    ),
+    SafetyLimit(
+        "todo_reminders", "task", "reminders the owner gets of a staff to-do not marked done (`action.done`), a day "
+        "apart from its due time", TODO_REMINDERS, "§31.3", "no more reminders; the to-do stays open in `audit`",
     ),
     SafetyLimit(
         "draft_subject_chars", "draft", "characters of the subject line the model writes (one line)",

@@ -33,8 +33,10 @@ from loopline.processors.handlers.loops_and_timers import (
     schedule_stall_check,
     set_timer,
 )
+from loopline.processors.handlers.actions import approve_action, mark_todo_done, reject_action, request_action
 from loopline.processors.handlers.command_fields import STORED
 from loopline.processors.handlers.commands_goals import TaskOverrideOutcome, TaskRate, TaskReopen
+from loopline.processors.handlers.commands_actions import ActionDecision, ActionDone, ActionRequest
 from loopline.processors.handlers.commands_types import (
     ActionRecordCommon,
     ContactResubscribe,
@@ -306,6 +308,10 @@ COMMANDS: dict[str, CommandRoute] = {
         CommandRoute("system.pause", SystemPause, pause_system),
         CommandRoute("system.resume", SystemPause, resume_system),
         CommandRoute("contact.resubscribe", ContactResubscribe, resubscribe_contact),
+        CommandRoute("action.request", ActionRequest, request_action),
+        CommandRoute("action.approve", ActionDecision, approve_action),
+        CommandRoute("action.reject", ActionDecision, reject_action),
+        CommandRoute("action.done", ActionDone, mark_todo_done),
     )
 }
 
