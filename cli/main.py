@@ -19,6 +19,7 @@ from loopline.cli import contacts, loops, parked, projections, tasks
 from loopline.cli import limits as limits_module
 from loopline.cli import plan as plan_module
 from loopline.cli import prompt as prompt_module
+from loopline.cli import scorecard as scorecard_module
 from loopline.cli import tenants as tenants_module
 from loopline.cli.health import print_degraded, print_pauses
 from loopline.cli.context import NOTHING_ACCEPTED, REJECTED, explain, fail, flag, opened, parse_now
@@ -49,6 +50,7 @@ app.command("demo")(demo_module.demo)
 app.command("prompt")(prompt_module.prompt)
 app.command("limits")(limits_module.limits)
 app.command("plan")(plan_module.plan)
+app.command("scorecard")(scorecard_module.scorecard_command)
 
 Json = Annotated[bool, flag("--json", "Print JSON instead of text.")]
 debugging = False

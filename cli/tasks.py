@@ -10,6 +10,7 @@ import typer
 from loopline.cli.context import fail, flag, opened, parse_now
 from loopline.cli.help import App
 from loopline.cli.output import out, print_json, print_rows, print_table, styled
+from loopline.cli.task_goal import goal_record, print_goal
 from loopline.domain.status import TaskStatus
 from loopline.domain.task_escalation import render_handoff
 from loopline.domain.task_types import TASK_TYPES, task_type
@@ -72,6 +73,7 @@ def show(task_id: str, json_: Json = False, tenant: Tenant = None, now: Now = "n
             {"at": row["at"], "kind": row["reason"], "message": row["payload"]["message"]}
             for row in trail if row["event"] == "Task.UserNotified"
         ]
+        task["goal"] = goal_record(trail)
         handoffs = [row["payload"] for row in trail if row["event"] == "Task.EscalationContextRecorded"]
         task["escalation"] = handoffs[-1] if handoffs and task["status"] == TaskStatus.ESCALATED else None
     if json_:
@@ -88,6 +90,7 @@ def show(task_id: str, json_: Json = False, tenant: Tenant = None, now: Now = "n
     print_table("loops", task["loops"], ["loop_id", "channel", "deadline", "if_unresolved", "resolved", "resolved_by"])
     print_table("inbox", task["inbox_items"], ["received_at", "type", "signal_id", "data"])
     print_table("notifications", task["notifications_sent"], ["at", "kind", "message"])
+    print_goal(task["goal"])
 
 
 SHOWN = (

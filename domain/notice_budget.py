@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from datetime import datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-ESCALATION, APPROVAL, NUDGE, FEEDBACK, ALERT = (
-    "escalation", "approval_needed", "staff_todo_nudge", "outcome_feedback", "system_alert"
+ESCALATION, APPROVAL, NUDGE, FEEDBACK, ALERT, DAILY = (
+    "escalation", "approval_needed", "staff_todo_nudge", "outcome_feedback", "system_alert", "daily_digest"
 )
-PRIORITY = (ALERT, ESCALATION, APPROVAL, NUDGE, FEEDBACK)
+PRIORITY = (ALERT, ESCALATION, APPROVAL, NUDGE, FEEDBACK, DAILY)
 """The categories, most urgent first: a digest lists its notices in this order."""
-DAILY_BUDGET: dict[str, int | None] = {ESCALATION: None, APPROVAL: 5, NUDGE: 2, FEEDBACK: 3, ALERT: None}
+DAILY_BUDGET: dict[str, int | None] = {ESCALATION: None, APPROVAL: 5, NUDGE: 2, FEEDBACK: 3, ALERT: None, DAILY: None}
 """Emails of a category one tenant's owner gets singly in a local day (§35.2); None: every one, never batched."""
 CATEGORY_OF = {
     "escalation": ESCALATION, "escalation_reply": ESCALATION, "escalation_reminder": ESCALATION,
@@ -26,7 +26,7 @@ CATEGORY_OF = {
     "task_completed": FEEDBACK, "task_cancelled": FEEDBACK, "task_expired": FEEDBACK, "escalation_timeout": FEEDBACK,
     "late_reply": FEEDBACK,
     "followup_sent": FEEDBACK, "followup_deferred": FEEDBACK, "reminder_sent": FEEDBACK, "signal": FEEDBACK,
-    "outcome_revised": FEEDBACK,
+    "outcome_revised": FEEDBACK, "daily_digest": DAILY,  # one a day by its timer: never over a budget
 }
 """Each kind of notice's category; a kind not named (a refused timer or decision, a paused tenant) is a system
 alert, so a notice nobody classified is never held back."""

@@ -19,6 +19,7 @@ from loopline.domain.task_inbox import TaskInbox
 from loopline.domain.task_notices import TaskNotices
 from loopline.domain.task_outcomes import TaskOutcomes
 from loopline.domain.task_outreach import TaskOutreach
+from loopline.domain.task_progress import TaskProgress
 from loopline.domain.task_review import TaskReview
 from loopline.domain.task_timers import TaskTimers
 
@@ -41,8 +42,10 @@ OWNER_DECISIONS: dict[tuple[TaskStatus, TaskStatus], str] = {
 """Transitions `task.update` may not make, with the command that makes each."""
 
 
-class Task(TaskInbox, TaskReview, TaskEscalation, TaskDecisions, TaskOutreach, TaskTimers, TaskNotices,
-           TaskAttribution, TaskOutcomes, TaskActions, LooplineAggregate):
+class Task(
+    TaskInbox, TaskReview, TaskEscalation, TaskDecisions, TaskOutreach, TaskTimers, TaskNotices, TaskAttribution,
+    TaskOutcomes, TaskActions, TaskProgress, LooplineAggregate,
+):
     """Events carry the business time as their timestamp and every field their `apply` needs.
 
     The state stays small (counters, not lists of everything that happened; the read models
@@ -55,9 +58,9 @@ class Task(TaskInbox, TaskReview, TaskEscalation, TaskDecisions, TaskOutreach, T
 
     OWNER = {"tenant": "tenant", "task_ref": "ref"}
 
-    class_version = 4
+    class_version = 5
     """Version 2 adds the outreach plan and its counters, version 3 when the task last stopped waiting, version 4
-    its model calls (the upcasters give old snapshots their defaults)."""
+    its model calls, version 5 its goal progress (the upcasters give old snapshots their defaults)."""
 
     class Created(Aggregate.Created):
         tenant: str
@@ -208,6 +211,7 @@ class Task(TaskInbox, TaskReview, TaskEscalation, TaskDecisions, TaskOutreach, T
         self.deferred: dict[str, Any] | None = None
         """A send a limit deferred, with its draft, sent as is when the limit frees up."""
         self.outcome: str | None = None
+        self.progress: dict[str, Any] | None = None
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, Any]) -> None:
@@ -224,6 +228,11 @@ class Task(TaskInbox, TaskReview, TaskEscalation, TaskDecisions, TaskOutreach, T
     def upcast_v3_v4(state: dict[str, Any]) -> None:
         """A version-3 snapshot's model calls were not counted: its task limit counts from the snapshot on."""
         state.update(model_calls=0)
+
+    @staticmethod
+    def upcast_v4_v5(state: dict[str, Any]) -> None:
+        """A version-4 snapshot recorded no goal progress."""
+        state.update(progress=None)
 
     @classmethod
     def create(cls, *, id: Any, now: datetime, **fields: Any) -> Task:  # noqa: A002
@@ -323,15 +332,6 @@ class Task(TaskInbox, TaskReview, TaskEscalation, TaskDecisions, TaskOutreach, T
         if owner_decision:
             raise OwnerDecision(f"task.update cannot move task {self.ref} from {self.status} to {target}; {owner_decision}")
         self.trigger_event(self.ProgressNoted, timestamp=now, notes=notes, status=target)
-
-    def complete(self, *, summary: str, now: datetime) -> None:
-        self.trigger_event(self.Completed, timestamp=now, summary=summary, status=self._target(TaskStatus.COMPLETED))
-
-    def cancel(self, *, reason: str, now: datetime) -> None:
-        self.trigger_event(self.Cancelled, timestamp=now, reason=reason, status=self._target(TaskStatus.CANCELLED))
-
-    def expire(self, *, reason: str, now: datetime) -> None:
-        self.trigger_event(self.Expired, timestamp=now, reason=reason, status=self._target(TaskStatus.EXPIRED))
 
     def record_workflow_output(self, *, workflow: str, output: Any, now: datetime) -> str:
         """Stores one output of a workflow the task owns, under a file name unique within the task."""

@@ -18,9 +18,9 @@ class TaskAttribution:
     """What the task is worth now; a class default, so snapshots taken before attribution existed need no upcaster."""
 
     class ValueAttributed(TaskEvent):
-        """The task is now worth `value` (it replaces any value before: a downgrade or an override sets 0): from the
-        signal's amount or `multiplier` × `average_value` (`basis`), for `outcome`; `late` when a signal came after
-        the close, inside the type's attribution window."""
+        """The task is credited for `outcome` and now worth `value`, replacing what it was credited before (a downgrade
+        or an override to an outcome without revenue sets 0): the signal's amount or `multiplier` × `average_value`
+        (`basis`); `late` when a signal came after the close, inside the type's attribution window."""
 
         outcome: str
         value: float
@@ -34,12 +34,11 @@ class TaskAttribution:
             task.attributed_value = self.value
 
     def attribute(self, *, outcome: str, value: float, basis: str, multiplier: float | None, average_value: float,
-                  signal_ref: str | None, late: bool, now: datetime) -> bool:
-        """Records the value unless it changes nothing (no revenue for a task never credited any); True if recorded."""
-        if value == self.attributed_value and basis == "none":
-            return False
+                  signal_ref: str | None, late: bool, now: datetime) -> None:
+        """Records the value unless it changes nothing: an outcome without revenue on a task never credited any."""
+        if basis == "none" and self.attributed_value == 0:
+            return
         self.trigger_event(
             self.ValueAttributed, timestamp=now, outcome=outcome, value=value, basis=basis, multiplier=multiplier,
             average_value=average_value, signal_ref=signal_ref, late=late,
         )
-        return True

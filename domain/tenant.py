@@ -173,6 +173,10 @@ class TenantSettings:
         "multiplier times this, unless its signal names an amount (seed 002 §9); absent: 150", 150,
         most=MAX_AVERAGE_VALUE,
     )
+    daily_digest_hour: int | None = setting(
+        "the local hour (0 to 23) at which the owner is emailed the day before's scorecard (seed 002 §10); absent: "
+        "no daily digest", most=23,
+    )
     profile: TenantProfile = setting("merged key by key with what was set before", factory=TenantProfile)
 
     @property
@@ -230,6 +234,9 @@ def check_settings(settings: Mapping[str, Any]) -> None:
     value = settings.get("average_value", 0)
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= MAX_AVERAGE_VALUE:
         raise InvalidSettings(f"average_value must be a number from 0 to {MAX_AVERAGE_VALUE}, not {value!r}")
+    hour = settings.get("daily_digest_hour")
+    if hour is not None and (isinstance(hour, bool) or not isinstance(hour, int) or not 0 <= hour < HOURS_A_DAY):
+        raise InvalidSettings(f"daily_digest_hour must be a local hour from 0 to 23, not {hour!r}")
     for flag in ("send_on_weekends", "warm_up", "dry_run"):
         if not isinstance(settings.get(flag, True), bool):
             raise InvalidSettings(f"{flag} must be true or false, not {settings[flag]!r}")
@@ -330,6 +337,18 @@ class Tenant(Pausable, LooplineAggregate):
         def apply(self, tenant: Tenant) -> None:
             tenant.held.append(self.work)
 
+    class DigestRecorded(TenantEvent):
+        """The owner's daily digest (seed 002 §10): the scorecard of the local `day` before it went, emailed by
+        delivery from the scorecard read model."""
+
+        day: str
+
+        def apply(self, tenant: Tenant) -> None:
+            tenant.digest_day = self.day
+
+    digest_day: str | None = None
+    """The last day a digest was recorded for; a class default, so older snapshots need no upcaster."""
+
     def __init__(self, tenant: str) -> None:
         self.tenant = tenant
         self.settings: dict[str, Any] = {}
@@ -349,6 +368,13 @@ class Tenant(Pausable, LooplineAggregate):
         if merged == self.settings:
             return False
         self.trigger_event(self.Configured, timestamp=now, settings=dict(settings))
+        return True
+
+    def record_digest(self, *, day: str, now: datetime) -> bool:
+        """Records the digest of `day` once; False for a day already covered (the hour moved later the same day)."""
+        if self.digest_day is not None and day <= self.digest_day:
+            return False
+        self.trigger_event(self.DigestRecorded, timestamp=now, day=day)
         return True
 
     @property

@@ -36,6 +36,7 @@ class TimerKind(StrEnum):
     TASK_ACTIONS = "task_actions"
     DORMANT_CHECK = "dormant_check"
     OUTCOME_VERIFICATION = "outcome_verification"
+    DAILY_DIGEST = "daily_digest"
     ESCALATION_TIMEOUT = "escalation_timeout"
 
 

@@ -130,6 +130,11 @@ DESCRIPTIONS: dict[type, Describe] = {
     Task.OutcomeSet: lambda e: (
         f"outcome {e.code} ({e.kind}{', provisional' if e.provisional else ''})", e.reason,
     ),
+    Task.ValueAttributed: lambda e: (
+        f"value attributed for {e.outcome}: {e.value:g}" + (" (a late signal)" if e.late else ""),
+        {"signal_amount": f"the amount of signal {e.signal_ref}",
+         "multiplier": f"{e.multiplier:g} x the average value {e.average_value:g}"}.get(e.basis, "no revenue for this outcome"),
+    ),
     Task.WentDormant: lambda e: (f"went dormant; closes as unresponsive at {format_time(e.until)}", e.reason),
     Task.ActionDecided: lambda e: (f"owner {e.decision} the held {e.action} (key {e.key}); task is {e.status}", e.reason),
     ActionLog.Held: lambda e: (f"{e.action} held for the owner's approval (key {e.key})", e.reason),
@@ -144,11 +149,28 @@ DESCRIPTIONS: dict[type, Describe] = {
     Task.AttributedLate: lambda e: (f"outcome {e.previous} became {e.code}: {e.signal_kind} attributed late", e.reason),
     Task.OutcomeDowngraded: lambda e: (f"outcome {e.previous} downgraded to {e.code}", e.reason),
     Task.OutcomeUndone: lambda e: (f"outcome {e.previous} undone by {e.signal_kind}: now {e.code}", e.reason),
+    Task.GoalProgressed: lambda e: (
+        f"goal progress {e.score}% ({e.evidence_type}, from the {e.source}); next: {e.recommended}"
+        + (f"; milestones {', '.join(e.milestones)}" if e.milestones else ""),
+        e.evidence,
+    ),
+    Task.Evaluated: lambda e: (
+        f"evaluated ({e.status}): {e.outcome or 'no outcome'} scores {e.outcome_score}/100", e.score_reason,
+    ),
+    Task.OutcomeOverridden: lambda e: (f"{e.by} overrode the outcome {e.previous or 'none'} with {e.code}", e.reason),
+    Task.Reopened: lambda e: (f"{e.by} reopened the task ({e.previous_status}); task is {e.status}", e.reason),
+    Task.OutcomeRated: lambda e: (
+        f"{e.by} rated the outcome {e.outcome or 'none'} {e.rating}: "
+        + ("agrees" if e.rating == "up" else "disagrees")
+        + (f" ({e.why})" if e.why else ""),
+        e.note,
+    ),
     Tenant.Configured: lambda e: (
         f"tenant configured: {', '.join(f'{k}={v!r}' for k, v in sorted(e.settings.items()) if k != 'profile')}"
         + ("; profile " + ", ".join(sorted(e.settings["profile"])) if e.settings.get("profile") else ""),
         None,
     ),
+    Tenant.DigestRecorded: lambda e: (f"daily digest: the owner is emailed the scorecard of {e.day}", None),
     Tenant.Paused: lambda e: (f"tenant paused by {e.by}: nothing is sent and no model is asked", e.reason),
     Tenant.WorkHeld: lambda e: (f"held while paused: {_held_work(e.work)}", None),
     Tenant.Resumed: lambda e: (f"tenant resumed by {e.by}: {len(e.released)} held step(s) go on", e.reason),
@@ -211,7 +233,7 @@ def _subject(event: Any) -> tuple[str | None, str | None, str]:
         return None, None, f"input {event.source}:{event.position}"
     if isinstance(event, (Tenant.WorkHeld, SystemSwitch.WorkHeld)):  # shown in the task's trail too
         return event.tenant, event.work["task_ref"], f"task {event.work['task_ref']}"
-    if isinstance(event, (Tenant.Configured, Tenant.Paused, Tenant.Resumed)):
+    if isinstance(event, (Tenant.Configured, Tenant.Paused, Tenant.Resumed, Tenant.DigestRecorded)):
         return event.tenant, None, f"tenant {event.tenant}"
     if isinstance(event, (SystemSwitch.Paused, SystemSwitch.Resumed)):
         return None, None, "Loopline"

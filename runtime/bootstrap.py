@@ -22,7 +22,9 @@ from loopline.processors.handlers.table import build_bus
 from loopline.processors.ports import DecisionModel, OutboundChannel
 from loopline.processors.followers.router import Router
 from loopline.processors.followers.scheduler import Scheduler
+from loopline.projections import scorecard
 from loopline.projections.runner import Projection
+from loopline.projections.scorecard_numbers import day_scorecards
 from loopline.runtime.stores import READ_MODELS, open_stores
 from loopline.runtime.system import System
 
@@ -47,7 +49,8 @@ def build(settings: Settings | None = None, read_models: Sequence[Projection] = 
         log=EmbeddedLog(app),
         router=Router(bus),
         scheduler=Scheduler(bus),
-        delivery=Delivery(app, SqlDeliveryLedger(stores.ledger_engine), channels, clock=SystemClock()),
+        delivery=Delivery(app, SqlDeliveryLedger(stores.ledger_engine), channels, clock=SystemClock(),
+                          scorecard_of=day_scorecards(stores.projections.engine) if scorecard in read_models else None),
         projections=stores.projections,
         leader=leader,
         ledger_engine=stores.ledger_engine,

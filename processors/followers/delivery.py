@@ -22,7 +22,7 @@ their daily budgets and quiet hours (`processors/followers/owner_emails.py`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from uuid import UUID
@@ -36,7 +36,7 @@ from loopline.domain.actions import ACTIONS
 from loopline.domain.notices import moot_by
 from loopline.domain.safety_limits import DELIVERY_ATTEMPTS, DELIVERY_BACKOFF_SECONDS
 from loopline.domain.task import Task
-from loopline.domain.tenant import TenantSettings
+from loopline.domain.tenant import Tenant, TenantSettings
 from loopline.domain.timeutil import format_time
 from loopline.processors.application import Loopline
 from loopline.processors.bus import is_infrastructure
@@ -45,10 +45,13 @@ from loopline.processors.handlers.undelivered import give_back_undelivered
 from loopline.processors.ports import Attempt, Clock, DeliveryFailed, DeliveryLedger, OutboundChannel
 
 TOPICS = [
-    get_topic(Task.UserNotified), get_topic(Task.ActionRecorded), get_topic(Task.WokenUp), get_topic(Task.SignalReceived)
+    get_topic(Task.UserNotified), get_topic(Task.ActionRecorded), get_topic(Task.WokenUp), get_topic(Task.SignalReceived),
+    get_topic(Tenant.DigestRecorded),
 ]
 ROUTING = "routing"
 """The ledger's channel for an event that failed to become a message (parked; a retry routes it again)."""
+DAILY_DIGEST = "daily_digest"
+"""The kind of the owner's daily digest (`Tenant.DigestRecorded`)."""
 EMAIL = "smtp"
 """The channel that emails: a contact email it cannot take is given back (`processors/handlers/undelivered.py`)."""
 CONTACT_EMAILS = ("send_reminder", *(name for name, profile in ACTIONS.items() if profile.channel == EMAIL))
@@ -68,6 +71,7 @@ class Delivery:
         batch_size: int = 200,
         max_attempts: int = DELIVERY_ATTEMPTS,
         backoff: float = DELIVERY_BACKOFF_SECONDS,
+        scorecard_of: Callable[[str, str], str] | None = None,
     ) -> None:
         self.app = app
         self.ledger = ledger
@@ -80,7 +84,8 @@ class Delivery:
         """Why a notice is withdrawn (None: it stands), by key, for one pass: its channels ask once."""
         self._settings: dict[str, TenantSettings] = {}
         """Each tenant's settings, read once a pass."""
-        self.owner_emails = OwnerEmails(ledger, self._tenant_settings)
+        self.scorecard_of = scorecard_of
+        self.owner_emails = OwnerEmails(ledger, self._tenant_settings, scorecard_of)
 
     def _now(self) -> float:
         """Retry times are wall-clock seconds: how long a channel has been down, not business time."""
@@ -128,10 +133,20 @@ class Delivery:
         message = outbound_message(event)
         if message is None:
             return []
-        message = {"tenant": event.tenant, "task_id": event.task_ref, **message}
+        message = {"tenant": event.tenant, "task_id": getattr(event, "task_ref", None), **message}
         if isinstance(event, Task.UserNotified):
             message.update(self._owner(event))
+        if isinstance(event, Tenant.DigestRecorded):
+            message.update(self._daily_digest(event))
         return self._routes(key, message)
+
+    def _daily_digest(self, digest: Tenant.DigestRecorded) -> dict[str, Any]:
+        """The day's scorecard in words (from the read model, when this deployment keeps it), emailed to the owner."""
+        told = {"title": f"daily digest of {digest.day}"}
+        if self.scorecard_of is not None:
+            told["text"] = self.scorecard_of(digest.tenant, digest.day)
+        owner_email = self._tenant_settings(digest.tenant).owner_email
+        return {**told, "owner_email": owner_email} if owner_email else told
 
     def _owner(self, notice: Any) -> dict[str, Any]:
         """Where the owner reads a notice by email, and the task's title for its subject: nothing without `owner_email`."""
@@ -255,6 +270,9 @@ def outbound_message(event: object) -> dict | None:
         # when it was processed: that keeps the outbox the same in any processing order.
         return {"to": "agent", "kind": "task_signal", "signal_type": event.signal_type, "signal_id": event.signal_ref,
                 "text": f"{event.signal_type} {event.signal_ref} arrived", "at": format_time(event.timestamp)}
+    if isinstance(event, Tenant.DigestRecorded):
+        return {"to": "user", "kind": DAILY_DIGEST, "day": event.day, "text": f"the scorecard of {event.day}",
+                "at": format_time(event.timestamp)}
     if isinstance(event, Task.ActionRecorded) and event.sent_by_loopline:
         return {"to": event.details.get("to", "counterpart"), "kind": event.action, "text": event.summary,
                 "details": event.details, "at": format_time(event.timestamp)}

@@ -22,9 +22,13 @@ DIGEST = "digest"
 
 
 class OwnerEmails:
-    def __init__(self, ledger: DeliveryLedger, settings_of: Callable[[str], TenantSettings]) -> None:
+    def __init__(self, ledger: DeliveryLedger, settings_of: Callable[[str], TenantSettings],
+                 scorecard_of: Callable[[str, str], str] | None = None) -> None:
         self.ledger = ledger
         self.settings_of = settings_of
+        self.scorecard_of = scorecard_of
+        """The tenant's scorecard of a local day (`2026-03-05`), in words, which digests carry (none without the read
+        model)."""
 
     def held(self, attempt: Attempt, now: datetime) -> bool:
         """True when the owner's email must wait (the ledger then holds it); else it is counted and may go now."""
@@ -59,15 +63,22 @@ class OwnerEmails:
             else:
                 (waited if attempt.message.get("waited") else kept).append(attempt)
         waited.sort(key=lambda attempt: PRIORITY.index(category_of(attempt.message["kind"])))
-        return kept + waited + [_digest(notices) for notices in digests.values()]
+        return kept + waited + [self._digest(notices) for notices in digests.values()]
+
+    def _digest(self, notices: list[Attempt]) -> Attempt:
+        if self.scorecard_of is None:
+            return _digest(notices, None)
+        tenant = notices[0].message["tenant"]  # the day of the latest notice: business time, as the notices' own
+        day = local_day(parse_time(_latest(notices)), self.settings_of(tenant).timezone).isoformat()
+        return _digest(notices, self.scorecard_of(tenant, day))
 
 
-def _digest(notices: list[Attempt]) -> Attempt:
+def _digest(notices: list[Attempt], scorecard: str | None) -> Attempt:
     ordered = sorted(notices, key=lambda a: (PRIORITY.index(category_of(a.message["kind"])), parse_time(a.message["at"])))
     first = ordered[0]
     lines = [f"- {n.message['title']} ({n.message['kind']}, {n.message['at']}): {n.message['text']}" for n in ordered]
     text = (f"{len(ordered)} notice(s) over today's email budget, most urgent first (each is in the outbox and "
-            "`loopline tasks show` with its commands):\n" + "\n".join(lines))
+            "`loopline tasks show` with its commands):\n" + "\n".join(lines)) + (f"\n\n{scorecard}" if scorecard else "")
     message = {**first.message, "kind": DIGEST, "title": f"{len(ordered)} notice(s)", "text": text, "quote": None,
                "draft": None, "actions": [], "at": _latest(ordered), "for_digest": False,
                "digest_of": [{"key": n.key, "attempts": n.attempts} for n in ordered[1:]]}

@@ -34,6 +34,7 @@ from loopline.processors.application import UnitOfWork
 from loopline.processors.bus import Fault, Handler
 from loopline.processors.handlers.deadline_actions import send_followup
 from loopline.processors.handlers.escalation import escalate
+from loopline.processors.handlers.goal_progress import record_judgment
 from loopline.processors.handlers.loops_and_timers import set_timer
 from loopline.processors.handlers.pausing import hold_requested_decision
 from loopline.processors.handlers.research import WRITE_REPORT, deliver_report
@@ -118,6 +119,8 @@ def _decided(uow: UnitOfWork, item: Pending, task: Task, decision: Decision, now
         output_tokens=decision.output_tokens, output=output, now=now, cache_read_tokens=decision.cache_read_tokens,
         cache_write_tokens=decision.cache_write_tokens, day=local_day(now, tenant_settings(uow, task.tenant).timezone),
     )
+    if decision.point == "evaluate_reply":
+        record_judgment(task, output, decision.confidence, now)
     decided_by = f"{decision.adapter} {decision.model}"
     held = _held_back(task, item, decision)
     if item.point == WRITE_REPORT:

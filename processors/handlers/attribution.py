@@ -14,8 +14,8 @@ from loopline.processors.handlers.tenants import tenant_settings
 
 def attribute_value(uow: UnitOfWork, task: Task, outcome_code: str, *, now: datetime, signal_ref: str | None = None,
                     amount: float | None = None, late: bool = False) -> float:
-    """Credits the task with what `outcome_code` is worth under the tenant's `average_value` (or the signal's
-    `amount`); an outcome without revenue takes back a value credited before. Returns the task's value."""
+    """Credits the task with `outcome_code` and what it is worth under the tenant's `average_value` (or the signal's
+    `amount`); an outcome without revenue is worth 0, taking back a value credited before. Returns the value."""
     outcome = task_type(task.task_type).outcome(outcome_code)
     average = float(tenant_settings(uow, task.tenant).average_value)
     value, basis = attributed_value(outcome, average, amount)

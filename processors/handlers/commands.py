@@ -38,8 +38,9 @@ from loopline.processors.handlers.actions import request_action
 from loopline.processors.handlers.automations import approve, reject
 from loopline.processors.handlers.categories import create_batch, schedule_recurrence, stop_recurrence
 from loopline.processors.handlers.command_fields import STORED
-from loopline.processors.handlers.commands_categories import RecurrenceStop, TaskBatch, TaskRecur
 from loopline.processors.handlers.commands_actions import ActionDecision, ActionDone, ActionRequest
+from loopline.processors.handlers.commands_categories import RecurrenceStop, TaskBatch, TaskRecur
+from loopline.processors.handlers.commands_goals import TaskOverrideOutcome, TaskRate, TaskReopen
 from loopline.processors.handlers.commands_types import (
     ActionRecordCommon,
     ContactResubscribe,
@@ -63,6 +64,7 @@ from loopline.processors.handlers.commands_types import (
     action_schema,
 )
 from loopline.processors.messages import Message
+from loopline.processors.handlers.goal_progress import override_outcome, rate_outcome, reopen_task
 from loopline.processors.handlers.outreach import answer_with_guidance
 from loopline.processors.handlers.owner import approve_task, reply_to_contact, take_over
 from loopline.processors.handlers.pausing import pause_system, pause_tenant, resume_system, resume_tenant
@@ -299,6 +301,9 @@ COMMANDS: dict[str, CommandRoute] = {
         CommandRoute("task.guidance", TaskGuidance, give_guidance),
         CommandRoute("task.reply", TaskReply, reply_to_contact),
         CommandRoute("task.takeover", TaskTakeover, take_over),
+        CommandRoute("task.override_outcome", TaskOverrideOutcome, override_outcome),
+        CommandRoute("task.reopen", TaskReopen, reopen_task),
+        CommandRoute("task.rate", TaskRate, rate_outcome),
         CommandRoute("run.schedule", RunSchedule, schedule_proactive_run),
         CommandRoute("task.wake", TaskWake, schedule_wakeup),
         CommandRoute("workflow.output", WorkflowOutput, record_workflow_output),

@@ -294,13 +294,14 @@ def close(uow: UnitOfWork, task: Task, action: Close, now: datetime, quote: str 
     task.set_outcome(code=action.outcome, kind=outcome.kind if outcome else "neutral",
                      provisional=outcome.provisional if outcome else False, reason=action.reason, now=now)
     signal_ref, amount = evidence or (None, None)
-    attribute_value(uow, task, action.outcome, now=now, signal_ref=signal_ref, amount=amount)
+    value = attribute_value(uow, task, action.outcome, now=now, signal_ref=signal_ref, amount=amount)
     if action.status.value == "completed":
         task.complete(summary=f"{action.outcome}: {action.reason}", now=now)
     else:
         task.cancel(reason=f"{action.outcome}: {action.reason}", now=now)
     watch_provisional(uow, task, now)
-    next_step = f" Next: {outcome.next_step}" if outcome and outcome.next_step else ""
+    worth = f" Worth {value:g}." if value else ""  # what the outcome is credited with (`average_value`, a payment)
+    next_step = worth + (f" Next: {outcome.next_step}" if outcome and outcome.next_step else "")
     task.notify_user(kind=f"task_{action.status}",
                      message=f"'{task.title}' closed as {action.outcome}: {action.reason}.{next_step}", now=now,
                      quote=quote)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from loopline.domain import ids
 from loopline.domain.tenant import Tenant, TenantSettings
 from loopline.processors.application import UnitOfWork
+from loopline.processors.handlers.daily_digest import file_daily_digest
 from loopline.processors.handlers.commands_types import TenantConfigure
 from loopline.processors.messages import Message
 
@@ -24,6 +25,8 @@ def configure_tenant(uow: UnitOfWork, msg: Message, cmd: TenantConfigure) -> str
     )
     if not tenant.configure(given, now=msg.at):
         return f"tenant {msg.tenant} already has these settings; nothing changed"
+    if "daily_digest_hour" in given:
+        file_daily_digest(uow, tenant, msg.at)
     settings = tenant.current
     return (f"configured tenant {msg.tenant} ({', '.join(sorted(given))}): mode {settings.execution_mode}, "
             f"timezone {settings.timezone}, limits {settings.member_weekly_limit}/contact/week and "

@@ -29,6 +29,7 @@ from loopline.processors.bus import Fault, Handler
 from loopline.processors.handlers.categories import fire_recurrence
 from loopline.processors.handlers.commands import create_task
 from loopline.processors.handlers.actions import fire_task_actions
+from loopline.processors.handlers.daily_digest import record_daily_digest
 from loopline.processors.handlers.deadline_actions import draft_followup, send_followup, take_deadline_action
 from loopline.processors.handlers.escalation import escalate, escalation_timeout
 from loopline.processors.handlers.loops_and_timers import (
@@ -198,6 +199,8 @@ TIMERS: dict[str, TimerRow] = {
                                       ("dormant task closed by a signal", "dormant tasks closed by a signal")),
     TimerKind.OUTCOME_VERIFICATION: TimerRow(verify_outcome, "the verification of a provisional outcome",
                                              ("provisional outcome downgraded", "provisional outcomes downgraded")),
+    TimerKind.DAILY_DIGEST: TimerRow(record_daily_digest, "the owner's daily digest",
+                                     ("daily digest recorded", "daily digests recorded")),
     TimerKind.ESCALATION_TIMEOUT: TimerRow(_escalation_timeout, "the escalation's reminder or cancellation",
                                            ("escalation left alone acted on", "escalations left alone acted on")),
 }
@@ -231,7 +234,7 @@ def _task_of(uow: UnitOfWork, timer: TimerFired) -> Task | None:
     if timer.kind == TimerKind.LOOP_DEADLINE:
         loop = uow.get(timer.target_id, OpenLoop)
         return uow.get(ids.task_id(loop.tenant, loop.task_ref), Task) if loop is not None else None
-    if timer.kind in (TimerKind.PROACTIVE_RUN, TimerKind.RECURRENCE):
+    if timer.kind in (TimerKind.PROACTIVE_RUN, TimerKind.RECURRENCE, TimerKind.DAILY_DIGEST):
         return None
     return uow.get(timer.target_id, Task)
 

@@ -27,6 +27,7 @@ from loopline.domain import ids
 from loopline.domain.contact_index import ContactIndex
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.conversation import Turn, conversation_of
+from loopline.domain.goal_progress import milestone_names
 from loopline.domain.outreach import MIN_CLOSE_CONFIDENCE, NEEDS_EVIDENCE, Plan
 from loopline.domain.reply_routing import answered_signal, unanswered_replies
 from loopline.domain.task import Task
@@ -85,6 +86,8 @@ class Situation:
     """One line per other task of the same contact (§21.4)."""
     guidance: str | None = None
     """The owner's guidance on how to answer the reply (a decision guidance asked for)."""
+    progress: dict[str, Any] | None = None
+    """How far the task is towards its goal (`Task.progress`), once anything showed it (§37.4)."""
 
 
 def compose_prompt(situation: Situation) -> Prompt:
@@ -101,7 +104,7 @@ def compose_prompt(situation: Situation) -> Prompt:
     blocks = tuple(layer + LAYER_BREAK for layer in layers[:-1]) + tuple(layers[-1:])
     user = "\n\n".join(part for part in (
         _task_layer(s), cross_task_layer(s.other_tasks, s.kind), conversation_layer(s.conversation),
-        budget_layer(s.budget_left), ask_layer(s),
+        budget_layer(s.budget_left), progress_layer(s.progress, s.kind), ask_layer(s),
     ) if part)
     messages = ({"role": "user", "content": user},)
     return Prompt(system=system, messages=messages, digest=prompt_digest(system, messages), system_blocks=blocks)
@@ -214,6 +217,16 @@ def budget_layer(budget_left: dict[str, int | None]) -> str:
     )
 
 
+def progress_layer(progress: dict[str, Any] | None, kind: TaskType) -> str:
+    """Seed 002 §37.4: the progress so far and, for a progressive goal, which milestones are reached."""
+    if not progress:
+        return ""
+    names = milestone_names(kind.goal)
+    marks = " | ".join(f"{'✓' if name in progress['milestones'] else '○'} {name}" for name in names)
+    return f"GOAL PROGRESS: {progress['score']}% ({progress['evidence_type'].replace('_', ' ')})" + (
+        f"\nMilestones: {marks}" if marks else "")
+
+
 def ask_layer(s: Situation) -> str:
     who = s.contact_name or s.contact or "the contact"
     if s.point == "evaluate_reply" and s.purpose == "guidance":
@@ -320,7 +333,7 @@ def build_request(
         context=task.context, contact=contact, contact_name=contact_name, touch=touch,
         touches=Plan.of(plan).touches if plan else None,
         tone=tone, reply_text=reply_text, conversation=conversation, budget_left=left,
-        other_tasks=other_tasks(app, task), guidance=guidance,
+        other_tasks=other_tasks(app, task), guidance=guidance, progress=task.progress,
     )
     return DecisionRequest(
         point=point, tenant=task.tenant, task_ref=task.ref, task_type=kind.name, purpose=purpose, contact=contact,

@@ -60,6 +60,9 @@ TOOLS: dict[str, dict[str, Any]] = {
                               "description": "With wait: days until the next follow-up (3 if not given)."},
                 "question": {"type": "string", "minLength": 1, "maxLength": 500,
                              "description": "With dont_know: what you would need the owner to tell you."},
+                "goal_progress": {"type": "integer", "minimum": 0, "maximum": 100,
+                                  "description": "How far the goal is reached now, 0 to 100, judged against the "
+                                                 "evaluation rules (a progressive goal: the share of its milestones)."},
                 "confidence": _CONFIDENCE,
                 "reasoning": _REASONING,
             },

@@ -74,3 +74,16 @@ def test_the_member_receives_the_owners_edited_draft_then_the_owners_reply_in_th
                  "owner wrote to the contact; task is executing", "outcome owner_handled (neutral)",
                  "booked her in at the desk"):
         assert line in trail, trail
+
+    # The owner's word on the outcome: each close is evaluated, an override is evaluated again, a rating is kept.
+    _publish(cli, tmp_path, "word",
+             command("c6", "task.override_outcome", "2026-05-07T09:00:00Z", GYM, task_id="ann", outcome="retained",
+                     reason="she checked in Saturday"),
+             command("c7", "task.rate", "2026-05-07T09:01:00Z", GYM, task_id="ann", rating="up", note="right call"))
+    goal = cli.json("tasks", "show", "ann", "--tenant", GYM)["goal"]
+    assert [(e["outcome"], e["outcome_score"]) for e in goal["evaluations"]] == [("owner_handled", 0), ("retained", 100)]
+    assert goal["evaluations"][-1]["budget"]["messages_used"] == 2
+    assert [(word["what"], word["by"], word["why"]) for word in goal["owner"]] == [
+        ("override", "owner", "she checked in Saturday"), ("rating", "owner", "right call")]
+    shown = cli("tasks", "show", "ann", "--tenant", GYM).stdout
+    assert "evaluation: retained scores 100/100 (retained (positive): the goal was reached); used 2/3 messages" in shown

@@ -1,5 +1,5 @@
 """The owner's email budget on the real delivery ledger (SQLite and PostgreSQL) and a local SMTP server: an email in
-quiet hours waits in the ledger, and approvals over the day's budget go in one digest."""
+quiet hours waits in the ledger, and approvals over the day's budget go in one digest, with the day's scorecard."""
 
 from __future__ import annotations
 
@@ -36,6 +36,10 @@ def test_owner_emails_wait_for_quiet_hours_and_those_over_the_budget_go_in_one_d
         clock.moment = parse_time("2026-03-03T17:00:00Z")  # 12:00: the digest
         system.drain()
         assert [email["X-Loopline-Notice"] for email in smtp.messages][5:] == ["digest"]
-        assert "win back m" in smtp.messages[5].get_content()
+        digest = smtp.messages[5].get_content()
+        assert "win back m" in digest
+        # The day of its notices (22:00 in New York), as the scorecard read model counts it.
+        assert "Scorecard of 2026-03-02 (America/New_York): 6 task(s) created, 0 message(s) sent." in digest
+        assert "Waiting on you: m0 (in review), m1 (in review)" in digest
     finally:
         system.close()

@@ -58,13 +58,15 @@ def _verbal_commitment(loopline: InMemoryLoopline) -> Task:
     return loopline.task(GYM, "churn")
 
 
-def test_a_close_with_a_revenue_outcome_credits_the_task_at_the_tenants_average_value(loopline: InMemoryLoopline) -> None:
+def test_a_close_with_a_revenue_outcome_credits_the_task_and_tells_the_owner_its_worth(loopline: InMemoryLoopline) -> None:
     task = _verbal_commitment(loopline)
 
     credited = [e for e in loopline.events() if isinstance(e, Task.ValueAttributed)]
     assert task.outcome == "verbal_commitment" and task.attributed_value == 87.5
     assert [(e.outcome, e.value, e.basis, e.multiplier, e.average_value, e.late) for e in credited] == [
         ("verbal_commitment", 87.5, "multiplier", 0.5, 175.0, False)]
+    [closed] = [e for e in loopline.events() if isinstance(e, Task.UserNotified) and e.kind == "task_completed"]
+    assert "closed as verbal_commitment" in closed.message and "Worth 87.5." in closed.message
 
 
 def test_an_outcome_without_revenue_takes_back_the_value_credited_before(loopline: InMemoryLoopline) -> None:
@@ -90,3 +92,14 @@ def test_an_outcome_without_revenue_on_a_task_worth_nothing_records_nothing(loop
 
     credited = [(e.outcome, e.value) for e in loopline.events() if isinstance(e, Task.ValueAttributed)]
     assert credited == [("verbal_commitment", 87.5), ("engaged_conversation", 0.0)]
+
+
+def test_a_snapshot_keeps_the_value_and_one_taken_before_attribution_loads_worth_nothing(
+    loopline: InMemoryLoopline,
+) -> None:
+    credited = Task.Snapshot.take(_verbal_commitment(loopline))
+    older = Task.Snapshot.take(loopline.task(GYM, "churn"))
+    older.state.pop("attributed_value")  # as a snapshot taken before attribution existed
+
+    assert credited.mutate(None).attributed_value == 87.5
+    assert older.mutate(None).attributed_value == 0.0

@@ -123,3 +123,19 @@ def test_when_quiet_hours_end_the_most_urgent_waiting_notices_go_first() -> None
 def test_quiet_hours_not_written_hh_mm_to_hh_mm_are_refused_naming_the_field() -> None:
     with pytest.raises(InvalidMessage, match="data.owner_quiet_hours: owner_quiet_hours '9-5' is not HH:MM-HH:MM"):
         parse_message(json.dumps(command("q", "tenant.configure", format_time(T0), GYM, owner_quiet_hours="9-5")))
+
+
+def test_the_digest_carries_the_scorecard_of_its_day() -> None:
+    def notice(key: str, hours: int) -> Attempt:
+        return Attempt(key=key, channel="smtp", attempts=1, message={
+            "to": "user", "kind": "task_completed", "tenant": GYM, "title": key, "text": "closed",
+            "at": format_time(T0 + timedelta(hours=hours)), "for_digest": True})
+
+    def scorecard_of(tenant: str, day: str) -> str:
+        return f"Scorecard of {tenant} on {day}"
+
+    settings = TenantSettings(timezone="Asia/Tokyo")  # 10 hours after T0 is the next day there
+    [digest] = OwnerEmails(FakeLedger(), lambda tenant: settings, scorecard_of).fold(
+        [notice("a:1", 1), notice("b:1", 10)], stands=lambda attempt: True)
+
+    assert digest.message["text"].endswith(f"\n\nScorecard of {GYM} on 2026-03-03")
