@@ -66,6 +66,15 @@ BOUNCE_RATE_MIN_SENDS = 20
 SOFT_BOUNCES_AS_HARD = 3
 """Soft bounces of one contact (a full mailbox, a server down) that count as one hard bounce (seed 002 §33.3)."""
 
+SUBTASKS_PER_PARENT = 8
+"""Subtasks one task may have (seed 002 §7.8 `maxSubtasksPerParent`); the next one escalates the parent instead."""
+
+SUBTASK_DEPTH = 2
+"""Tasks in a chain of parents, the top one included (§7.8 `maxSubtaskDepth`): a subtask has no subtasks of its own."""
+
+SUBTASKS_PER_EVALUATION = 2
+"""Subtasks the agent adds to one parent before one of them ends and it evaluates again (§7.8, §14.5)."""
+
 
 @dataclass(frozen=True)
 class SafetyLimit:
@@ -182,6 +191,24 @@ SAFETY_LIMITS: tuple[SafetyLimit, ...] = (
         "daily_spawned_task_limit", "tenant", "tasks the agent spawns from another task's work in one local day", 10,
         "§7.13", "the `task.create` creates nothing; `TenantTasks.CreationHeld` in `audit` (a spawned task that is "
         "created always waits for the owner's review)", setting="daily_spawned_task_limit",
+    ),
+    SafetyLimit(
+        "subtasks_per_parent", "task", "subtasks one task has (`task.add_subtask`)", SUBTASKS_PER_PARENT, "§7.8",
+        "no subtask is created and the parent goes to the owner (`escalated`, cause `subtasks_per_parent`)",
+    ),
+    SafetyLimit(
+        "subtask_depth", "task", "tasks in a chain of parents, the top one included: a subtask has no subtasks",
+        SUBTASK_DEPTH, "§7.8", "the `task.add_subtask` is refused naming the limit",
+    ),
+    SafetyLimit(
+        "subtasks_per_evaluation", "task", "subtasks the agent adds to one task before one of them ends",
+        SUBTASKS_PER_EVALUATION, "§7.8, §14.5", "the `task.add_subtask` is refused naming the limit (the owner's "
+        "are not counted)",
+    ),
+    SafetyLimit(
+        "parent_message_budget", "task", "emails a task and all its subtasks send together", "the parent's budget",
+        "§14.3", "the subtask's send is refused for good, as for its own budget; `Task.SendDeferred` in `audit`",
+        changed="the parent's task type's budget; each subtask also has its own (`budget` on `task.add_subtask`)",
     ),
     SafetyLimit(
         "run_task_limit", "run", "tasks one analysis run of the agent creates (`origin` `run`)", TASKS_PER_RUN, "§7.9",

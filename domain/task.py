@@ -14,6 +14,7 @@ from loopline.domain.task_decisions import TaskDecisions
 from loopline.domain.task_notices import TaskNotices
 from loopline.domain.task_outreach import TaskOutreach
 from loopline.domain.task_review import TaskReview
+from loopline.domain.task_subtasks import TaskSubtasks, no_subtasks
 from loopline.domain.task_timers import TaskTimers
 
 
@@ -35,7 +36,7 @@ OWNER_DECISIONS: dict[tuple[TaskStatus, TaskStatus], str] = {
 """Transitions `task.update` may not make, with the command that makes each."""
 
 
-class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, TaskNotices, LooplineAggregate):
+class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, TaskNotices, TaskSubtasks, LooplineAggregate):
     """Events carry the business time as their timestamp and every field their `apply` needs.
 
     The state stays small (counters, not lists of everything that happened; the read models
@@ -48,9 +49,9 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, TaskNotices, Loo
 
     OWNER = {"tenant": "tenant", "task_ref": "ref"}
 
-    class_version = 4
+    class_version = 5
     """Version 2 adds the outreach plan and its counters, version 3 when the task last stopped waiting, version 4
-    its model calls (the upcasters give old snapshots their defaults)."""
+    its model calls, version 5 its subtasks (the upcasters give old snapshots their defaults)."""
 
     class Created(Aggregate.Created):
         tenant: str
@@ -181,19 +182,9 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, TaskNotices, Loo
             task.context = {**task.context, **self.context}
 
     def __init__(
-        self,
-        tenant: str,
-        ref: str,
-        title: str,
-        description: str,
-        task_type: str,
-        status: str,
-        expires_at: datetime | None,
-        priority: str | None,
-        contact: str | None,
-        confidence: float | None,
-        context: dict[str, Any],
-        reason: str,
+        self, tenant: str, ref: str, title: str, description: str, task_type: str, status: str,
+        expires_at: datetime | None, priority: str | None, contact: str | None, confidence: float | None,
+        context: dict[str, Any], reason: str,
     ) -> None:
         self.tenant = tenant
         self.ref = ref
@@ -233,6 +224,7 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, TaskNotices, Loo
         self.deferred: dict[str, Any] | None = None
         """A send a limit deferred, with its draft, sent as is when the limit frees up."""
         self.outcome: str | None = None
+        self.__dict__.update(no_subtasks())
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, Any]) -> None:
@@ -249,6 +241,11 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, TaskNotices, Loo
     def upcast_v3_v4(state: dict[str, Any]) -> None:
         """A version-3 snapshot's model calls were not counted: its task limit counts from the snapshot on."""
         state.update(model_calls=0)
+
+    @staticmethod
+    def upcast_v4_v5(state: dict[str, Any]) -> None:
+        """A version-4 snapshot is of a task that is nobody's subtask and has none."""
+        state.update(no_subtasks())
 
     @classmethod
     def create(cls, *, id: Any, now: datetime, **fields: Any) -> Task:  # noqa: A002

@@ -62,6 +62,8 @@ from loopline.processors.handlers.owner import approve_task, reply_to_contact, t
 from loopline.processors.handlers.pausing import pause_system, pause_tenant, resume_system, resume_tenant
 from loopline.processors.handlers.readiness import on_ready
 from loopline.processors.handlers.signals import replies_before_creation
+from loopline.processors.handlers.commands_subtasks import TaskAddSubtask
+from loopline.processors.handlers.subtasks import add_subtask
 from loopline.processors.handlers.suppression import check_not_suppressed, resubscribe_contact
 from loopline.processors.handlers.task_limits import admit_task
 from loopline.processors.handlers.tenants import configure_tenant, tenant_settings
@@ -301,6 +303,8 @@ COMMANDS: dict[str, CommandRoute] = {
         CommandRoute("system.pause", SystemPause, pause_system),
         CommandRoute("system.resume", SystemPause, resume_system),
         CommandRoute("contact.resubscribe", ContactResubscribe, resubscribe_contact),
+        CommandRoute("task.add_subtask", TaskAddSubtask,
+                     lambda uow, msg, cmd: add_subtask(uow, msg, cmd, create=create_task)),
     )
 }
 

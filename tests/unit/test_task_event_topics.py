@@ -19,7 +19,8 @@ def test_every_event_of_a_task_concern_is_a_task_event_under_the_task_topic() ->
     concerns = [base for base in Task.__mro__[1:] if base.__module__.startswith("loopline.domain.task_")]
     names = _event_names(Task).union(*(_event_names(concern) for concern in concerns))
 
-    assert {concern.__name__ for concern in concerns} == {"TaskReview", "TaskDecisions", "TaskOutreach", "TaskTimers", "TaskNotices"}
+    assert {concern.__name__ for concern in concerns} == {"TaskReview", "TaskDecisions", "TaskOutreach", "TaskTimers", "TaskNotices",
+                                                              "TaskSubtasks"}
     for name in names:
         topic = get_topic(getattr(Task, name))
         assert topic == f"loopline.domain.task:Task.{name}", f"{name} is stored as {topic}"

@@ -1,0 +1,196 @@
+"""Subtasks inside a step (seed 002 §14): `task.add_subtask` under the spawn limits, what holds a subtask back (its
+start, its blockers, a parent with the owner), and the parent following its children after every step that moved one.
+
+`settle_subtasks` runs at the end of every step the bus applies (`processors/handlers/table.py`), so whatever moved a
+subtask (a command, a signal, a timer, a model's answer, a close) updates its parent in the same unit of work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from math import ceil
+from typing import Any
+
+from loopline.domain import ids
+from loopline.domain.outreach import Escalate
+from loopline.domain.status import TERMINAL, TRANSITIONS, TaskStatus
+from loopline.domain.subtasks import (
+    FINISHED,
+    TAKEN_BY_PARENT,
+    Child,
+    Requirement,
+    SpawnRefused,
+    check_spawn,
+    children_of,
+    family_messages,
+    open_blockers,
+    over_subtask_limit,
+    parent_status,
+    why_derived,
+)
+from loopline.domain.task import Task
+from loopline.domain.timers import TimerKind
+from loopline.domain.timeutil import format_time
+from loopline.processors.application import UnitOfWork
+from loopline.processors.bus import Notice
+from loopline.processors.handlers.commands_subtasks import TaskAddSubtask
+from loopline.processors.handlers.escalation import escalate
+from loopline.processors.handlers.loops_and_timers import load_task, set_timer
+from loopline.processors.messages import Message
+
+CreateTask = Callable[[UnitOfWork, Message, Any], str]
+
+
+def add_subtask(uow: UnitOfWork, msg: Message, cmd: TaskAddSubtask, *, create: CreateTask) -> str:
+    """Creates the subtask with `create` (`task.create`'s handler, every creation limit included) and links it to its
+    parent; a parent at its subtask limit goes to the owner instead."""
+    parent = load_task(uow, msg.tenant, cmd.parent_id)
+    parent.check_open()
+    if uow.get(ids.task_id(msg.tenant, cmd.task_id), Task) is not None:
+        return f"task {cmd.task_id} already exists; nothing changed"
+    if parent.status is TaskStatus.PENDING_REVIEW:
+        raise SpawnRefused(f"parent_id: task {parent.ref} waits for the owner's review; approve it before adding steps")
+    check_spawn(parent_ref=parent.ref, parent_depth=parent.subtask_depth,
+                spawned_this_evaluation=parent.spawned_since_evaluation, by=cmd.by)
+    unknown = [ref for ref in cmd.depends_on if ref not in parent.subtasks]
+    if unknown:
+        raise SpawnRefused(f"depends_on: {', '.join(unknown)} is not a subtask of task {parent.ref}; name its subtasks")
+    over = over_subtask_limit(parent.ref, len(parent.subtasks))
+    if over is not None:
+        escalate(uow, parent, Escalate(over, "subtasks_per_parent"), msg.at)
+        return Notice(f"task {cmd.task_id} was not created: {over}; task {parent.ref} went to the owner")
+    starts_at = cmd.starts_at if cmd.starts_at is not None and cmd.starts_at > msg.at else None
+    lives = cmd.budget.days + (ceil((starts_at - msg.at) / timedelta(days=1)) if starts_at else 0)
+    created = create(uow, msg, cmd.subtask(expires_in_days=min(lives, cmd.expires_in_days or lives)))
+    child = uow.get(ids.task_id(msg.tenant, cmd.task_id), Task)
+    if child is None:  # a creation limit held it, or the contact's open task of its type took its context
+        return created
+    child.link_to_parent(parent_ref=parent.ref, requirement=cmd.requirement, depends_on=list(cmd.depends_on),
+                         depth=parent.subtask_depth + 1, starts_at=starts_at, budget_messages=cmd.budget.messages,
+                         budget_turns=cmd.budget.turns, now=msg.at)
+    if starts_at is not None and not child.is_acting:
+        child.schedule_wakeup(f"{child.ref}/start", at=starts_at, loop_ref=None,
+                              reason="a deferred subtask starts", now=msg.at)
+        set_timer(uow, kind=TimerKind.TASK_WAKEUP, target_id=child.id, due=starts_at, now=msg.at)
+        child.start_waiting(reason=f"a deferred subtask: it starts at {format_time(starts_at)}", now=msg.at)
+    _hold_if_blocked(parent, child, tuple(cmd.depends_on), msg.at)
+    parent.add_subtask(child, requirement=cmd.requirement, depends_on=list(cmd.depends_on), by=cmd.by, now=msg.at)
+    follow_children(uow, parent, msg.at)
+    return f"{created}: a {cmd.requirement} subtask of {parent.ref}"
+
+
+def settle_subtasks(uow: UnitOfWork) -> None:
+    """After a step: every subtask the step changed is recorded on its parent, a finished one lets the siblings that
+    waited for it start, and the parent takes the status its children give it; a parent back from the owner lets
+    the steps it held go on."""
+    parents: dict[Any, tuple[Task, datetime]] = {}
+    for task in [each for each in uow.stepped() if isinstance(each, Task) and each.pending_events]:
+        now = task.pending_events[-1].timestamp
+        if task.subtasks and task.status is not TaskStatus.ESCALATED and not task.is_closed:
+            _resume_held(uow, task, now)
+        if task.subtask_of is None:
+            continue
+        parent = uow.get(ids.task_id(task.tenant, task.subtask_of["ref"]), Task)
+        if parent is None or task.ref not in parent.subtasks or not parent.note_subtask(task, note=_note(task), now=now):
+            continue
+        parents[parent.id] = (parent, now)
+        if task.status in FINISHED:
+            _release_dependents(uow, parent, task.ref, now)
+        elif task.status is TaskStatus.EXECUTING:
+            _hold_if_blocked(parent, task, tuple(task.subtask_of["depends_on"]), now)
+    for parent, now in parents.values():
+        follow_children(uow, parent, now)
+
+
+def follow_children(uow: UnitOfWork, parent: Task, now: datetime) -> None:
+    """The parent takes the status §14.4 derives from its children; one with the owner stays there until the owner
+    resumes it, and a closed one stays closed."""
+    if parent.is_closed or parent.status is TaskStatus.ESCALATED or not parent.subtasks:
+        return
+    children = children_of(parent.subtasks)
+    derived = parent_status(children)
+    reason = why_derived(derived, children)
+    if derived == TaskStatus.ESCALATED:
+        escalate(uow, parent, Escalate(reason, "subtask_failed"), now)
+        return
+    status = TAKEN_BY_PARENT[derived]
+    if status is parent.status or status in TRANSITIONS[parent.status]:
+        parent.follow_subtasks(derived=derived, status=status, reason=reason, now=now)
+
+
+def subtask_hold(uow: UnitOfWork, task: Task, now: datetime) -> str | None:
+    """Why a subtask Loopline works takes no step now: before its start (its step is filed for then), while a sibling
+    it depends on has not finished, or while its parent is with the owner (each lets it go on); None when it may."""
+    link = task.subtask_of
+    if link is None:
+        return None
+    if link["starts_at"] is not None and link["starts_at"] > now:
+        set_timer(uow, kind=TimerKind.TASK_STEP, target_id=task.id, due=link["starts_at"], now=now)
+        return f"'{task.title}': a deferred subtask, it starts at {format_time(link['starts_at'])}"
+    parent = uow.get(ids.task_id(task.tenant, link["ref"]), Task)
+    if parent is None or task.ref not in parent.subtasks:
+        return None
+    if parent.status is TaskStatus.ESCALATED:
+        parent.pause_subtask(task.ref, reason=f"{parent.ref} is with the owner", now=now)
+        return f"'{task.title}': held while its parent {parent.ref} is with the owner"
+    blockers = open_blockers(Child.of(task.ref, parent.subtasks[task.ref]), _siblings(parent))
+    return f"'{task.title}': waits for subtask {', '.join(blockers)} to finish" if blockers else None
+
+
+def family_budget(uow: UnitOfWork, task: Task) -> tuple[int, int] | None:
+    """(Emails the subtask's parent and all its subtasks sent, the parent's budget), or None without a parent budget."""
+    if task.subtask_of is None:
+        return None
+    parent = uow.get(ids.task_id(task.tenant, task.subtask_of["ref"]), Task)
+    if parent is None or parent.outreach is None:
+        return None
+    return family_messages(parent.messages_used, parent.subtasks), parent.outreach["budget_messages"]
+
+
+def _siblings(parent: Task) -> dict[str, Child]:
+    return {child.ref: child for child in children_of(parent.subtasks)}
+
+
+def _note(task: Task) -> str:
+    """What the owner is told of an optional step that failed (§14.6); a best-effort one fails silently."""
+    assert task.subtask_of is not None
+    if task.subtask_of["requirement"] == Requirement.OPTIONAL and task.status in (TaskStatus.ESCALATED,
+                                                                                   TaskStatus.EXPIRED):
+        return f"optional subtask {task.ref} {task.status}: the parent goes on without it"
+    return ""
+
+
+def _hold_if_blocked(parent: Task, child: Task, depends_on: tuple[str, ...], now: datetime) -> None:
+    """A started subtask the agent works waits while a sibling it depends on has not finished (one Loopline works has
+    its step held instead, `subtask_hold`)."""
+    blockers = [ref for ref in depends_on if ref not in parent.subtasks or parent.subtasks[ref]["status"] not in FINISHED]
+    if blockers and not child.is_acting:
+        child.hold_for_blockers(blockers, now=now)
+
+
+def _release_dependents(uow: UnitOfWork, parent: Task, finished: str, now: datetime) -> None:
+    """The subtasks that waited for `finished` start once nothing else holds them: one the agent works is woken (it
+    is told), one Loopline works steps at once."""
+    siblings = _siblings(parent)
+    for child in siblings.values():
+        if finished not in child.depends_on or child.status in TERMINAL or open_blockers(child, siblings):
+            continue
+        task = uow.get(ids.task_id(parent.tenant, child.ref), Task)
+        assert task is not None
+        if task.is_acting:
+            set_timer(uow, kind=TimerKind.TASK_STEP, target_id=task.id, due=now, now=now)
+        elif _waits_only_for_blockers(task, now):
+            task.wake(f"{task.ref}/blockers", cause="subtask_unblocked",
+                      reason=f"subtask {', '.join(child.depends_on)} finished", now=now)
+
+
+def _waits_only_for_blockers(task: Task, now: datetime) -> bool:
+    starts_at = task.subtask_of["starts_at"] if task.subtask_of else None
+    return (task.status is TaskStatus.WAITING and not task.open_loops and not task.wakeups
+            and not task.pending_decisions and (starts_at is None or starts_at <= now))
+
+
+def _resume_held(uow: UnitOfWork, parent: Task, now: datetime) -> None:
+    for ref in parent.resume_subtasks(now=now):
+        set_timer(uow, kind=TimerKind.TASK_STEP, target_id=ids.task_id(parent.tenant, ref), due=now, now=now)
