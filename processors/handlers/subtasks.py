@@ -139,13 +139,12 @@ def subtask_hold(uow: UnitOfWork, task: Task, now: datetime) -> str | None:
 
 
 def family_budget(uow: UnitOfWork, task: Task) -> tuple[int, int] | None:
-    """(Emails the subtask's parent and all its subtasks sent, the parent's budget), or None without a parent budget."""
-    if task.subtask_of is None:
+    """(Emails a parent and all its subtasks sent, the parent's budget) for the parent or one of its subtasks; None
+    for a task in no family, or one whose parent has no budget (the agent works it)."""
+    head = task if task.subtask_of is None else uow.get(ids.task_id(task.tenant, task.subtask_of["ref"]), Task)
+    if head is None or head.outreach is None or not head.subtasks:
         return None
-    parent = uow.get(ids.task_id(task.tenant, task.subtask_of["ref"]), Task)
-    if parent is None or parent.outreach is None:
-        return None
-    return family_messages(parent.messages_used, parent.subtasks), parent.outreach["budget_messages"]
+    return family_messages(head.messages_used, head.subtasks), head.outreach["budget_messages"]
 
 
 def _siblings(parent: Task) -> dict[str, Child]:
