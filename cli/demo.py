@@ -17,7 +17,7 @@ from loopline.cli.output import out, print_table, styled
 from loopline.domain.timeutil import parse_time
 from loopline.projections.open_loops import list_loops
 from loopline.projections.proactive_runs import list_runs
-from loopline.projections.tasks import list_tasks
+from loopline.projections.task_queries import list_tasks
 from loopline.projections.timeline import timeline
 from loopline.runtime.bootstrap import build
 from loopline.runtime.system import System

@@ -15,7 +15,7 @@ from loopline.domain.task_types import TASK_TYPES, task_type
 from loopline.domain.timeutil import format_time, parse_time
 from loopline.projections import task_memory
 from loopline.projections.open_loops import list_loops
-from loopline.projections.tasks import find_tasks, inbox, list_tasks, outreach
+from loopline.projections.task_queries import find_tasks, inbox, list_tasks, outreach
 from loopline.projections.timeline import task_trail
 
 app = App(help="Tasks: status, loops, inbox, memory files, context for agent prompts.", no_args_is_help=True)

@@ -11,6 +11,7 @@ from loopline.domain.base import LooplineAggregate, TaskEvent, TaskMoved
 from loopline.domain.errors import DomainError
 from loopline.domain.status import TERMINAL, TaskStatus, check_transition, parse_status
 from loopline.domain.task_decisions import TaskDecisions
+from loopline.domain.task_inbox import TaskInbox
 from loopline.domain.task_notices import TaskNotices
 from loopline.domain.task_outreach import TaskOutreach
 from loopline.domain.task_review import TaskReview
@@ -36,13 +37,15 @@ OWNER_DECISIONS: dict[tuple[TaskStatus, TaskStatus], str] = {
 """Transitions `task.update` may not make, with the command that makes each."""
 
 
-class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, TaskNotices, TaskSubtasks, LooplineAggregate):
+class Task(
+    TaskInbox, TaskReview, TaskDecisions, TaskOutreach, TaskTimers, TaskNotices, TaskSubtasks, LooplineAggregate,
+):
     """Events carry the business time as their timestamp and every field their `apply` needs.
 
     The state stays small (counters, not lists of everything that happened; the read models
     keep the history), so snapshots of long-running tasks stay cheap to write and to load.
     Every event names its tenant and task, and every event that moves the task names the
-    status it leads to. The owner's review, model decisions, outreach, clocks and notices are written
+    status it leads to. The inbox, the owner's review, model decisions, outreach, clocks and notices are written
     in the modules beside this one, as the bases above; eventsourcing redefines each event of a
     direct base as `Task.<Name>` in this module, the topic stored events carry.
     """
@@ -101,38 +104,6 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, TaskNotices, Tas
         def apply(self, task: Task) -> None:
             task.open_loops.remove(self.loop_ref)
             task.last_wait_ended_at = self.timestamp
-
-    class SignalReceived(TaskEvent):
-        signal_ref: str
-        signal_type: str
-        data: dict[str, Any]
-        resolved_loops: list[str]
-        status: str
-
-        def apply(self, task: Task) -> None:
-            task.inbox_count += 1
-            task.heard_from_contact()
-            for loop_ref in self.resolved_loops:
-                task.open_loops.remove(loop_ref)
-            # The contact answered what a follow-up was to chase: the follow-up being drafted or held back goes.
-            for ref, pending in list(task.pending_decisions.items()):
-                if pending["loop_ref"] in self.resolved_loops:
-                    del task.pending_decisions[ref]
-            if task.deferred is not None and task.deferred["draft"].get("follow_up_of") in self.resolved_loops:
-                task.deferred = None
-            task._moved(self.status, self.timestamp)
-
-    class ReplyNoted(TaskEvent):
-        """The contact wrote, and another of their tasks answers it: this one keeps it in its inbox and its
-        context, and neither answers it nor stops waiting for a reply of its own."""
-
-        signal_ref: str
-        data: dict[str, Any]
-        answered_by: str
-
-        def apply(self, task: Task) -> None:
-            task.inbox_count += 1
-            task.heard_from_contact()
 
     class ProgressNoted(TaskMoved):
         notes: str
@@ -333,35 +304,6 @@ class Task(TaskReview, TaskDecisions, TaskOutreach, TaskTimers, TaskNotices, Tas
     def close_loop(self, loop_ref: str, *, resolved_by: str, now: datetime) -> None:
         if loop_ref in self.open_loops:
             self.trigger_event(self.LoopClosed, timestamp=now, loop_ref=loop_ref, resolved_by=resolved_by)
-
-    def receive_signal(
-        self, *, signal_ref: str, signal_type: str, data: dict[str, Any], resolved_loops: list[str], now: datetime
-    ) -> None:
-        """Stores the signal in the inbox and wakes a waiting or dormant task."""
-        status = self.status
-        if status in (TaskStatus.WAITING, TaskStatus.DORMANT):
-            status = self._target(TaskStatus.EXECUTING)
-        resolved = [ref for ref in resolved_loops if ref in self.open_loops]
-        self.trigger_event(
-            self.SignalReceived, timestamp=now, signal_ref=signal_ref, signal_type=signal_type, data=data,
-            resolved_loops=resolved, status=status,
-        )
-        self._wake_for_signal(resolved, signal_ref=signal_ref, signal_type=signal_type, now=now)
-
-    def note_reply(self, *, signal_ref: str, data: dict[str, Any], answered_by: str, now: datetime) -> None:
-        """Keeps a reply another task of the same contact answers (`ReplyNoted`)."""
-        self.trigger_event(self.ReplyNoted, timestamp=now, signal_ref=signal_ref, data=data, answered_by=answered_by)
-
-    def close_loop_by_signal_in_inbox(self, loop_ref: str, *, signal_ref: str, signal_type: str, now: datetime) -> None:
-        """A signal this task already received resolves one more of its loops (registered late): no second
-        inbox entry, but the loop closes and its wake-up wakes as if both had been resolved together."""
-        self.close_loop(loop_ref, resolved_by="signal_match", now=now)
-        self._wake_for_signal([loop_ref], signal_ref=signal_ref, signal_type=signal_type, now=now)
-
-    def _wake_for_signal(self, resolved: list[str], *, signal_ref: str, signal_type: str, now: datetime) -> None:
-        for wake_ref, wakeup in list(self.wakeups.items()):
-            if wakeup["loop_ref"] in resolved:
-                self.wake(wake_ref, cause="signal", reason=f"{signal_type} {signal_ref} came first", now=now)
 
     def note_progress(self, *, notes: str, status: str | None, now: datetime) -> None:
         self.check_open()

@@ -14,7 +14,7 @@ from loopline.adapters.messages import parse_message
 from loopline.domain import ids
 from loopline.domain.timeutil import parse_time
 from loopline.processors.followers.scheduler import TickReport
-from loopline.projections import open_loops, proactive_runs, tasks, timeline
+from loopline.projections import open_loops, proactive_runs, task_queries, timeline
 from loopline.projections.runner import metadata
 from loopline.runtime.system import System
 from tests.conftest import command, signal
@@ -73,7 +73,7 @@ def event_count(system: System) -> int:
 
 def task_rows(system: System, **filters: Any) -> list[dict[str, Any]]:
     with system.projections.engine.connect() as conn:
-        return tasks.list_tasks(conn, **filters)
+        return task_queries.list_tasks(conn, **filters)
 
 
 def _the_row(rows: list[dict[str, Any]], column: str, value: str, tenant: str) -> dict[str, Any]:
@@ -108,7 +108,7 @@ def run_row(system: System, tenant: str = TENANT) -> dict[str, Any]:
 
 def inbox(system: System, task_id: str, tenant: str = TENANT) -> list[dict[str, Any]]:
     with system.projections.engine.connect() as conn:
-        return tasks.inbox(conn, str(ids.task_id(tenant, task_id)))
+        return task_queries.inbox(conn, str(ids.task_id(tenant, task_id)))
 
 
 def trail(system: System, task_id: str, tenant: str = TENANT) -> list[dict[str, Any]]:

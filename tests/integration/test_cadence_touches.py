@@ -17,7 +17,7 @@ from loopline.domain.task import Task
 from loopline.domain.task_types import TASK_TYPES, TaskType
 from loopline.domain.timeutil import parse_time
 from loopline.processors.model.prompts import next_request
-from loopline.projections import tasks
+from loopline.projections import task_queries
 from tests.conftest import build_system, command, publish
 from tests.integration.helpers import task_row
 
@@ -63,7 +63,7 @@ def test_tick_prompt_and_tasks_show_agree_on_the_cadences_touch_count(gym: Syste
     while len(sent) <= touches:
         actions = gym.tick(parse_time(now)).actions
         sent += [a for a in actions if re.search(r"sent touch \d+ of \d+", a)]
-        shown = tasks.outreach(task_row(gym, "t1", GYM), parse_time(now))
+        shown = task_queries.outreach(task_row(gym, "t1", GYM), parse_time(now))
         assert shown is not None and shown["touches"] == touches
         next_action = shown["next_action"]
         if next_action is None or not next_action["what"].startswith("touch"):

@@ -9,7 +9,7 @@ from typing import Any
 from loopline.domain import ids
 from loopline.domain.task import Task
 from loopline.domain.timeutil import parse_time
-from loopline.projections import task_memory, tasks
+from loopline.projections import task_memory, task_queries
 from loopline.runtime.system import System
 from tests.conftest import command, publish, signal
 from tests.integration.helpers import dump, task_row, tick, trail
@@ -90,8 +90,8 @@ def first_touch(system: System) -> None:
 
 def view(system: System, now: str, task_ref: str = "churn-maya") -> dict[str, Any]:
     with system.projections.engine.connect() as conn:
-        ((_, row),) = tasks.find_tasks(conn, task_ref, GYM)
-    return tasks.outreach(row, parse_time(now))
+        ((_, row),) = task_queries.find_tasks(conn, task_ref, GYM)
+    return task_queries.outreach(row, parse_time(now))
 
 
 def test_after_the_first_touch_the_task_shows_budgets_used_and_left_and_when_touch_2_goes(system: System) -> None:
@@ -329,8 +329,8 @@ def test_a_reply_another_task_answers_is_in_the_inbox_conversation_and_audit_wit
                                                          answered_by="winback-maya")))
 
     with system.projections.engine.connect() as conn:
-        ((aggregate_id, row),) = tasks.find_tasks(conn, "churn-maya", GYM)
-        [item] = tasks.inbox(conn, aggregate_id)
+        ((aggregate_id, row),) = task_queries.find_tasks(conn, "churn-maya", GYM)
+        [item] = task_queries.inbox(conn, aggregate_id)
         conversation = task_memory.conversation(conn, aggregate_id)
     assert row["inbox"] == 1 and item["data"] == {"sender": MAYA, "body": "See you!", "answered_by": "winback-maya"}
     assert conversation[-1]["author"] == "system" and "do not answer it here" in conversation[-1]["text"]
