@@ -23,8 +23,8 @@ class TaskSubtasks:
     `subtasks_derived` and `spawned_since_evaluation`; eventsourcing redefines its events as `Task.<Name>`."""
 
     class SubtaskLinked(TaskEvent):
-        """This task is a step of `parent_ref`'s plan. Its own mini-budget narrows its type's (§14.3 rule 2): the
-        budgets of an acting task's outreach plan are the lower of the two."""
+        """This task is a step of `parent_ref`'s plan, with its own mini-budget (§14.3 rule 2): for a task Loopline
+        works, the lower of it and its type's budgets."""
 
         parent_ref: str
         requirement: str
@@ -33,13 +33,14 @@ class TaskSubtasks:
         starts_at: datetime | None
         budget_messages: int
         budget_turns: int
+        acting: bool
+        """Loopline works it: its outreach plan's budgets become `budget_messages` and `budget_turns`."""
 
         def apply(self, task: Task) -> None:
             task.subtask_of = {"ref": self.parent_ref, "requirement": self.requirement,
                                "depends_on": list(self.depends_on), "depth": self.depth, "starts_at": self.starts_at}
-            if task.outreach is not None:
-                task.outreach["budget_messages"] = min(task.outreach["budget_messages"], self.budget_messages)
-                task.outreach["budget_turns"] = min(task.outreach["budget_turns"], self.budget_turns)
+            if self.acting:
+                task.outreach.update(budget_messages=self.budget_messages, budget_turns=self.budget_turns)
 
     class SubtaskHeld(TaskMoved):
         """The subtask waits for the siblings it depends on (`blockers`) before it may start."""
@@ -117,9 +118,13 @@ class TaskSubtasks:
         self, *, parent_ref: str, requirement: str, depends_on: list[str], depth: int,
         starts_at: datetime | None, budget_messages: int, budget_turns: int, now: datetime,
     ) -> None:
-        self.trigger_event(self.SubtaskLinked, timestamp=now, parent_ref=parent_ref, requirement=requirement,
-                           depends_on=list(depends_on), depth=depth, starts_at=starts_at,
-                           budget_messages=budget_messages, budget_turns=budget_turns)
+        plan = self.outreach
+        self.trigger_event(
+            self.SubtaskLinked, timestamp=now, parent_ref=parent_ref, requirement=requirement,
+            depends_on=list(depends_on), depth=depth, starts_at=starts_at, acting=plan is not None,
+            budget_messages=min(budget_messages, plan["budget_messages"]) if plan else budget_messages,
+            budget_turns=min(budget_turns, plan["budget_turns"]) if plan else budget_turns,
+        )
 
     def hold_for_blockers(self, blockers: list[str], *, now: datetime) -> None:
         """A started subtask whose blockers have not finished waits for them (a task Loopline works has its step held

@@ -125,6 +125,19 @@ DESCRIPTIONS: dict[type, Describe] = {
         f"outcome {e.code} ({e.kind}{', provisional' if e.provisional else ''})", e.reason,
     ),
     Task.WentDormant: lambda e: (f"went dormant; closes as unresponsive at {format_time(e.until)}", e.reason),
+    Task.SubtaskLinked: lambda e: (
+        f"a {e.requirement} subtask of {e.parent_ref}; own budget {e.budget_messages} message(s), {e.budget_turns} "
+        "turn(s)" + (f"; starts at {format_time(e.starts_at)}" if e.starts_at else ""),
+        f"waits for {', '.join(e.depends_on)}" if e.depends_on else None,
+    ),
+    Task.SubtaskHeld: lambda e: (f"held until its blockers finish; task is {e.status}", e.reason),
+    Task.SubtaskAdded: lambda e: (f"subtask {e.subtask_ref} added by the {e.by} ({e.requirement}, {e.subtask_status})",
+                                  f"waits for {', '.join(e.depends_on)}" if e.depends_on else None),
+    Task.SubtaskMoved: lambda e: (f"subtask {e.subtask_ref} is {e.subtask_status} ({e.messages} message(s) sent)",
+                                  e.note or None),
+    Task.SubtaskPaused: lambda e: (f"subtask {e.subtask_ref}'s step held", e.reason),
+    Task.SubtasksResumed: lambda e: (f"subtask(s) {', '.join(e.subtask_refs)} go on", None),
+    Task.SubtasksDerived: lambda e: (f"its subtasks make it {e.derived}; task is {e.status}", e.reason),
     Tenant.Configured: lambda e: (
         f"tenant configured: {', '.join(f'{k}={v!r}' for k, v in sorted(e.settings.items()) if k != 'profile')}"
         + ("; profile " + ", ".join(sorted(e.settings["profile"])) if e.settings.get("profile") else ""),

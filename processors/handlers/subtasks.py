@@ -113,6 +113,7 @@ def follow_children(uow: UnitOfWork, parent: Task, now: datetime) -> None:
     reason = why_derived(derived, children)
     if derived == TaskStatus.ESCALATED:
         escalate(uow, parent, Escalate(reason, "subtask_failed"), now)
+        parent.follow_subtasks(derived=derived, status=TaskStatus.ESCALATED, reason=reason, now=now)
         return
     status = TAKEN_BY_PARENT[derived]
     if status is parent.status or status in TRANSITIONS[parent.status]:
