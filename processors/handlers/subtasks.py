@@ -36,7 +36,7 @@ from loopline.processors.application import UnitOfWork
 from loopline.processors.bus import Notice
 from loopline.processors.handlers.commands_subtasks import TaskAddSubtask
 from loopline.processors.handlers.escalation import escalate
-from loopline.processors.handlers.loops_and_timers import load_task, set_timer
+from loopline.processors.handlers.loops_and_timers import close_task_loops, load_task, set_timer
 from loopline.processors.messages import Message
 
 CreateTask = Callable[[UnitOfWork, Message, Any], str]
@@ -45,10 +45,10 @@ CreateTask = Callable[[UnitOfWork, Message, Any], str]
 def add_subtask(uow: UnitOfWork, msg: Message, cmd: TaskAddSubtask, *, create: CreateTask) -> str:
     """Creates the subtask with `create` (`task.create`'s handler, every creation limit included) and links it to its
     parent; a parent at its subtask limit goes to the owner instead."""
-    parent = load_task(uow, msg.tenant, cmd.parent_id)
-    parent.check_open()
     if uow.get(ids.task_id(msg.tenant, cmd.task_id), Task) is not None:
         return f"task {cmd.task_id} already exists; nothing changed"
+    parent = load_task(uow, msg.tenant, cmd.parent_id)
+    parent.check_open()
     if parent.status is TaskStatus.PENDING_REVIEW:
         raise SpawnRefused(f"parent_id: task {parent.ref} waits for the owner's review; approve it before adding steps")
     check_spawn(parent_ref=parent.ref, parent_depth=parent.subtask_depth,
@@ -87,7 +87,9 @@ def settle_subtasks(uow: UnitOfWork) -> None:
     parents: dict[Any, tuple[Task, datetime]] = {}
     for task in [each for each in uow.stepped() if isinstance(each, Task) and each.pending_events]:
         now = task.pending_events[-1].timestamp
-        if task.subtasks and task.status is not TaskStatus.ESCALATED and not task.is_closed:
+        if task.subtasks and task.is_closed:
+            _cancel_open_subtasks(uow, task, now)
+        elif task.subtasks and task.status is not TaskStatus.ESCALATED:
             _resume_held(uow, task, now)
         if task.subtask_of is None:
             continue
@@ -194,3 +196,19 @@ def _waits_only_for_blockers(task: Task, now: datetime) -> bool:
 def _resume_held(uow: UnitOfWork, parent: Task, now: datetime) -> None:
     for ref in parent.resume_subtasks(now=now):
         set_timer(uow, kind=TimerKind.TASK_STEP, target_id=ids.task_id(parent.tenant, ref), due=now, now=now)
+
+
+def _cancel_open_subtasks(uow: UnitOfWork, parent: Task, now: datetime) -> None:
+    """A closed parent's goal is settled (met, given up or out of time): its steps still open are cancelled, so none
+    acts for it any more."""
+    for ref, entry in parent.subtasks.items():
+        if TaskStatus(entry["status"]) in TERMINAL:
+            continue
+        child = uow.get(ids.task_id(parent.tenant, ref), Task)
+        assert child is not None
+        if not child.is_closed:
+            reason = f"its parent {parent.ref} is {parent.status}"
+            close_task_loops(uow, child, resolved_by="cancelled", reason=f"task cancelled: {reason}", now=now)
+            child.cancel(reason=reason, now=now)
+        parent.note_subtask(child, note="", now=now)
+

@@ -211,3 +211,19 @@ def test_a_version_4_snapshot_loads_as_a_task_without_subtasks(loopline: InMemor
     loaded = old.mutate(None)
 
     assert loaded.subtask_of is None and loaded.subtasks == {} and loaded.subtask_depth == 1
+
+
+def test_a_closed_parent_cancels_its_open_subtasks(loopline: InMemoryLoopline) -> None:
+    plan(loopline)
+    add(loopline, "research")
+    add(loopline, "follow_up", starts_at=format_time(T0 + timedelta(days=3)))
+    send(loopline, "research-done", "task.complete", task_id="research", summary="history pulled")
+
+    assert send(loopline, "won", "task.complete", task_id="goal", summary="Alex rejoined").accepted
+
+    follow_up = loopline.task(USER, "follow_up")
+    assert follow_up.status is S.CANCELLED
+    [cancelled] = [e for e in subtask_events(loopline, Task.Cancelled) if e.task_ref == "follow_up"]
+    assert cancelled.reason == "its parent goal is completed"
+    assert loopline.task(USER, "research").status is S.COMPLETED
+    assert loopline.task(USER, "goal").subtasks["follow_up"]["status"] == S.CANCELLED
