@@ -107,19 +107,19 @@ def settle_subtasks(uow: UnitOfWork) -> None:
 
 def follow_children(uow: UnitOfWork, parent: Task, now: datetime) -> None:
     """The parent takes the status §14.4 derives from its children; one with the owner stays there until the owner
-    resumes it, and a closed one stays closed."""
+    resumes it, a closed one stays closed, and one that cannot move there (a dormant parent cannot be escalated)
+    keeps its own."""
     if parent.is_closed or parent.status is TaskStatus.ESCALATED or not parent.subtasks:
         return
     children = children_of(parent.subtasks)
     derived = parent_status(children)
-    reason = why_derived(derived, children)
-    if derived == TaskStatus.ESCALATED:
-        escalate(uow, parent, Escalate(reason, "subtask_failed"), now)
-        parent.follow_subtasks(derived=derived, status=TaskStatus.ESCALATED, reason=reason, now=now)
-        return
     status = TAKEN_BY_PARENT[derived]
-    if status is parent.status or status in TRANSITIONS[parent.status]:
-        parent.follow_subtasks(derived=derived, status=status, reason=reason, now=now)
+    if status is not parent.status and status not in TRANSITIONS[parent.status]:
+        return
+    reason = why_derived(derived, children)
+    if status is TaskStatus.ESCALATED:
+        escalate(uow, parent, Escalate(reason, "subtask_failed"), now)
+    parent.follow_subtasks(derived=derived, status=status, reason=reason, now=now)
 
 
 def subtask_hold(uow: UnitOfWork, task: Task, now: datetime) -> str | None:
