@@ -101,7 +101,9 @@ def why_derived(derived: str, children: Iterable[Child]) -> str:
     if derived == NEEDS_EVALUATION:
         done = sum(c.status is S.COMPLETED for c in children)
         return f"every subtask has ended ({done} of {len(children)} completed): the parent's goal is to be evaluated"
-    return f"subtasks {', '.join(f'{c.ref} {c.status}' for c in children)}"
+    deciding = {S.EXECUTING: (S.EXECUTING, S.READY), S.WAITING: (S.WAITING, S.DORMANT)}.get(derived, (derived,))
+    named = [c for c in children if c.status in deciding] or [c for c in children if not c.ended]
+    return f"subtask {', '.join(f'{c.ref} is {c.status}' for c in named)}"
 
 
 def open_blockers(child: Child, siblings: Mapping[str, Child]) -> list[str]:
