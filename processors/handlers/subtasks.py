@@ -80,12 +80,26 @@ def add_subtask(uow: UnitOfWork, msg: Message, cmd: TaskAddSubtask, *, create: C
     return f"{created}: a {cmd.requirement} subtask of {parent.ref}"
 
 
+SETTLE_PASSES = 3
+"""A step's effects on a family settle within three passes: a subtask moved moves its parent, whose move (back from
+the owner) starts another subtask, whose start the parent records; subtasks have none of their own."""
+
+
 def settle_subtasks(uow: UnitOfWork) -> None:
     """After a step: every subtask the step changed is recorded on its parent, a finished one lets the siblings that
-    waited for it start, and the parent takes the status its children give it; a parent back from the owner lets
-    the steps it held go on."""
+    waited for it start, the parent takes the status its children give it, a parent back from the owner lets the
+    subtasks it held go on, and a closed one cancels those still open."""
+    for _ in range(SETTLE_PASSES):
+        if not _settle_pass(uow):
+            return
+
+
+def _settle_pass(uow: UnitOfWork) -> bool:
+    """One pass over the step's tasks; says whether it recorded anything (then the tasks it changed are looked at)."""
+    tasks = [each for each in uow.stepped() if isinstance(each, Task) and each.pending_events]
+    before = sum(len(task.pending_events) for task in tasks)
     parents: dict[Any, tuple[Task, datetime]] = {}
-    for task in [each for each in uow.stepped() if isinstance(each, Task) and each.pending_events]:
+    for task in tasks:
         now = task.pending_events[-1].timestamp
         if task.subtasks and task.is_closed:
             _cancel_open_subtasks(uow, task, now)
@@ -103,6 +117,8 @@ def settle_subtasks(uow: UnitOfWork) -> None:
             _hold_if_blocked(parent, task, tuple(task.subtask_of["depends_on"]), now)
     for parent, now in parents.values():
         follow_children(uow, parent, now)
+    after = [each for each in uow.stepped() if isinstance(each, Task) and each.pending_events]
+    return sum(len(task.pending_events) for task in after) > before
 
 
 def follow_children(uow: UnitOfWork, parent: Task, now: datetime) -> None:
@@ -172,19 +188,27 @@ def _hold_if_blocked(parent: Task, child: Task, depends_on: tuple[str, ...], now
 
 
 def _release_dependents(uow: UnitOfWork, parent: Task, finished: str, now: datetime) -> None:
-    """The subtasks that waited for `finished` start once nothing else holds them: one the agent works is woken (it
-    is told), one Loopline works steps at once."""
+    """The subtasks that waited for `finished` start once nothing else holds them, or at the owner's answer while
+    their parent is with the owner (§17.2)."""
     siblings = _siblings(parent)
     for child in siblings.values():
         if finished not in child.depends_on or child.status in TERMINAL or open_blockers(child, siblings):
             continue
-        task = uow.get(ids.task_id(parent.tenant, child.ref), Task)
-        assert task is not None
-        if task.is_acting:
-            set_timer(uow, kind=TimerKind.TASK_STEP, target_id=task.id, due=now, now=now)
-        elif _waits_only_for_blockers(task, now):
-            task.wake(f"{task.ref}/blockers", cause="subtask_unblocked",
-                      reason=f"subtask {', '.join(child.depends_on)} finished", now=now)
+        if parent.status is TaskStatus.ESCALATED:
+            parent.pause_subtask(child.ref, reason=f"{parent.ref} is with the owner", now=now)
+        else:
+            _start(uow, parent, child.ref, f"subtask {', '.join(child.depends_on)} finished", now)
+
+
+def _start(uow: UnitOfWork, parent: Task, ref: str, reason: str, now: datetime) -> None:
+    """A subtask free to go on: one Loopline works steps at once, one the agent works waiting only for its blockers is
+    woken (the agent is told)."""
+    task = uow.get(ids.task_id(parent.tenant, ref), Task)
+    assert task is not None
+    if task.is_acting:
+        set_timer(uow, kind=TimerKind.TASK_STEP, target_id=task.id, due=now, now=now)
+    elif _waits_only_for_blockers(task, now):
+        task.wake(f"{task.ref}/blockers", cause="subtask_unblocked", reason=reason, now=now)
 
 
 def _waits_only_for_blockers(task: Task, now: datetime) -> bool:
@@ -195,7 +219,7 @@ def _waits_only_for_blockers(task: Task, now: datetime) -> bool:
 
 def _resume_held(uow: UnitOfWork, parent: Task, now: datetime) -> None:
     for ref in parent.resume_subtasks(now=now):
-        set_timer(uow, kind=TimerKind.TASK_STEP, target_id=ids.task_id(parent.tenant, ref), due=now, now=now)
+        _start(uow, parent, ref, f"its parent {parent.ref} is back from the owner", now)
 
 
 def _cancel_open_subtasks(uow: UnitOfWork, parent: Task, now: datetime) -> None:

@@ -227,3 +227,20 @@ def test_a_closed_parent_cancels_its_open_subtasks(loopline: InMemoryLoopline) -
     assert cancelled.reason == "its parent goal is completed"
     assert loopline.task(USER, "research").status is S.COMPLETED
     assert loopline.task(USER, "goal").subtasks["follow_up"]["status"] == S.CANCELLED
+
+
+def test_a_parent_with_the_owner_starts_no_subtask_until_the_owners_guidance(loopline: InMemoryLoopline) -> None:
+    plan(loopline)
+    add(loopline, "research")
+    add(loopline, "draft", depends_on=["research"])
+    send(loopline, "stuck", "task.update", task_id="goal", status="escalated", notes="which offer may we make?")
+
+    send(loopline, "done", "task.complete", task_id="research", summary="history pulled")
+    assert loopline.task(USER, "draft").status is S.WAITING
+
+    send(loopline, "answer", "task.guidance", task_id="goal", text="offer a free month")
+
+    assert loopline.task(USER, "draft").status is S.EXECUTING
+    [woken] = [e for e in subtask_events(loopline, Task.WokenUp) if e.task_ref == "draft"]
+    assert woken.reason == "its parent goal is back from the owner"
+    assert loopline.task(USER, "goal").subtasks["draft"]["status"] == S.EXECUTING
