@@ -47,7 +47,8 @@ approved parent does not go back to review); one whose children all ended is the
 
 
 class SpawnRefused(DomainError):
-    """A subtask a spawn limit (seed 002 §7.8) does not allow: nothing is created."""
+    """A subtask that cannot be added (a spawn limit of seed 002 §7.8, a parent not yet approved, a sibling it names
+    that is none): nothing is created."""
 
 
 @dataclass(frozen=True)
