@@ -20,7 +20,7 @@ from loopline.processors.limits import shown
 from loopline.domain.channels import CHANNELS, ChannelRule, SignalField
 from loopline.domain.expectations import EXPECTATIONS, ConflictingFields, UnknownAction, expectation_for
 from loopline.domain.timeutil import format_time
-from loopline.processors.handlers.command_fields import Id, Mailbox, ShortText, Strict, Text, Timestamp
+from loopline.processors.handlers.command_fields import Contact, Id, Mailbox, Strict, Text, Timestamp
 from loopline.processors.handlers.commands import COMMANDS
 from loopline.processors.handlers.commands_types import ACTION_SCHEMAS, ActionRecord, ActionRecordCommon
 from loopline.processors.messages import Message
@@ -64,9 +64,18 @@ class UserSeen(Signal):
 
 
 class OutcomeObserved(Signal):
-    contact: ShortText = Field(description="who the outcome is about")
-    outcome: Text = Field(description="what came of it, kept as a record")
-    value: float | None = Field(default=None, description="a number for it, kept as a record")
+    """A fact about a contact (seed 002 §9): it closes, or revises the outcome of, their tasks whose type counts it."""
+
+    contact: Contact = Field(description="who the outcome is about (an address is kept as its mailbox); it reaches "
+                             "their tasks")
+    outcome: Text = Field(description="the signal's kind: `checkin`, `payment_succeeded`, `reactivation`, "
+                          "`trial_booked`, `class_booked`, `refund`, `cancellation`, …; each task type maps the kinds "
+                          "it counts to an outcome of its own")
+    value: float | None = Field(default=None, description="an amount (a payment's): the value the outcome is credited "
+                                "with instead of the type's multiplier")
+    account: str | None = Field(default=None, description="the member account behind it when it is not the "
+                                "contact's own (a family member's checkin): it then counts for none of the contact's tasks, unless a task's "
+                                "context names it as theirs")
 
 
 class ContactUnsubscribed(Signal):

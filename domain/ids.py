@@ -99,6 +99,11 @@ def contact_index_id(tenant: str, contact: str) -> UUID:
     return _id("contact-index", tenant, contact.lower())
 
 
+def contact_outcomes_id(tenant: str, contact: str) -> UUID:
+    """The outcome signals observed for a contact, one contact as in `contact_index_id`."""
+    return _id("contact-outcomes", tenant, contact.lower())
+
+
 def system_switch_id() -> UUID:
     return _id("system-switch")
 

@@ -25,6 +25,7 @@ CATEGORY_OF = {
     "stalled": NUDGE, "reminder_needed": NUDGE, "loop_expired": NUDGE,
     "task_completed": FEEDBACK, "task_cancelled": FEEDBACK, "task_expired": FEEDBACK, "late_reply": FEEDBACK,
     "followup_sent": FEEDBACK, "followup_deferred": FEEDBACK, "reminder_sent": FEEDBACK, "signal": FEEDBACK,
+    "outcome_revised": FEEDBACK,
 }
 """Each kind of notice's category; a kind not named (a refused timer or decision, a paused tenant) is a system
 alert, so a notice nobody classified is never held back."""

@@ -10,9 +10,11 @@ from eventsourcing.domain import Aggregate
 from loopline.domain.base import LooplineAggregate, TaskEvent, TaskMoved
 from loopline.domain.errors import DomainError
 from loopline.domain.status import TERMINAL, TaskStatus, check_transition, parse_status
+from loopline.domain.task_attribution import TaskAttribution
 from loopline.domain.task_decisions import TaskDecisions
 from loopline.domain.task_inbox import TaskInbox
 from loopline.domain.task_notices import TaskNotices
+from loopline.domain.task_outcomes import TaskOutcomes
 from loopline.domain.task_outreach import TaskOutreach
 from loopline.domain.task_review import TaskReview
 from loopline.domain.task_subtasks import TaskSubtasks, no_subtasks
@@ -38,7 +40,8 @@ OWNER_DECISIONS: dict[tuple[TaskStatus, TaskStatus], str] = {
 
 
 class Task(
-    TaskInbox, TaskReview, TaskDecisions, TaskOutreach, TaskTimers, TaskNotices, TaskSubtasks, LooplineAggregate,
+    TaskInbox, TaskReview, TaskDecisions, TaskOutreach, TaskTimers, TaskNotices, TaskAttribution, TaskOutcomes,
+    TaskSubtasks, LooplineAggregate,
 ):
     """Events carry the business time as their timestamp and every field their `apply` needs.
 

@@ -65,6 +65,8 @@ class Outcome:
     provisional: bool = False
     next_step: str | None = None
     """What the owner does next when a task ends so (a conversion: book the class), told in the notice."""
+    downgrades_to: str | None = None
+    """A provisional outcome's code once its verification window passes with no confirming signal."""
 
 
 @dataclass(frozen=True)
@@ -121,6 +123,9 @@ class TaskType:
     follow_through_threshold: float | None = None
     """Below this confidence a follow-through task (no contact) waits for review; None: `auto_threshold`."""
     assignment: str = "agent"
+    signal_outcomes: tuple[tuple[str, str], ...] = ()
+    """Outcome signal kind (`outcome.observed`'s `outcome`) -> the code of this type's spectrum it closes the task with
+    (`domain/completion.py`); a kind not named changes nothing."""
 
     @property
     def expires_in_days(self) -> int | None:
@@ -151,10 +156,10 @@ class TaskType:
 
 
 def outcome(code: str, label: str, kind: OutcomeKind, description: str, revenue: float | None = None,
-            provisional: bool = False, next_step: str | None = None) -> Outcome:
+            provisional: bool = False, next_step: str | None = None, downgrades_to: str | None = None) -> Outcome:
     """An outcome; a revenue multiplier means revenue is attributed to it."""
     return Outcome(code, label, kind, description, attribute_revenue=revenue is not None,
-                   revenue_multiplier=revenue, provisional=provisional, next_step=next_step)
+                   revenue_multiplier=revenue, provisional=provisional, next_step=next_step, downgrades_to=downgrades_to)
 
 
 OWNER_HANDLED = outcome("owner_handled", "Owner Handled", "neutral", "The owner took the task over and handled it themselves")

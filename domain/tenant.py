@@ -27,6 +27,8 @@ EXECUTION_MODES: tuple[str, ...] = get_args(ExecutionMode)
 MAX_SEND_LIMIT = 100_000
 """The most a send limit may be set to."""
 HOURS_A_DAY = 24
+MAX_AVERAGE_VALUE = 1_000_000
+"""The most `average_value` may be set to."""
 
 
 class InvalidSettings(DomainError):
@@ -149,6 +151,11 @@ class TenantSettings:
         "`true`: every step runs and is recorded (limits, ledgers, the trail) but no email reaches a contact: delivery "
         "marks each one `dry_run` and `audit` shows what would have gone; absent: `false`", False,
     )
+    average_value: float = setting(
+        "what a retained member is worth, in the tenant's currency: an outcome's value is its type's revenue "
+        "multiplier times this, unless its signal names an amount (seed 002 §9); absent: 150", 150,
+        most=MAX_AVERAGE_VALUE,
+    )
     profile: TenantProfile = setting("merged key by key with what was set before", factory=TenantProfile)
 
     @property
@@ -201,6 +208,9 @@ def check_settings(settings: Mapping[str, Any]) -> None:
             raise InvalidSettings(f"{limit} must be a whole number of 0 or more, not {value!r}")
     if "ramp_phase" in settings and settings["ramp_phase"] not in RAMP_PHASES:
         raise InvalidSettings(f"ramp_phase {settings['ramp_phase']!r} is not one of {', '.join(RAMP_PHASES)}")
+    value = settings.get("average_value", 0)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= MAX_AVERAGE_VALUE:
+        raise InvalidSettings(f"average_value must be a number from 0 to {MAX_AVERAGE_VALUE}, not {value!r}")
     for flag in ("send_on_weekends", "warm_up", "dry_run"):
         if not isinstance(settings.get(flag, True), bool):
             raise InvalidSettings(f"{flag} must be true or false, not {settings[flag]!r}")

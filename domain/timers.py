@@ -32,6 +32,8 @@ class TimerKind(StrEnum):
     TASK_STALL_CHECK = "task_stall_check"
     TASK_WAKEUP = "task_wakeup"
     TASK_STEP = "task_step"
+    DORMANT_CHECK = "dormant_check"
+    OUTCOME_VERIFICATION = "outcome_verification"
 
 
 class BucketClosed(DomainError):

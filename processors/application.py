@@ -12,6 +12,7 @@ from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.persistence import ProcessRecorder, Tracking
 
 from loopline.domain.base import LooplineAggregate
+from loopline.domain.contact_outcomes import ContactOutcomes
 from loopline.domain.model_ledger import TenantModelCalls
 from loopline.domain.pause import SystemSwitch
 from loopline.domain.send_ledger import ContactSends, TenantSends
@@ -73,7 +74,7 @@ class Loopline(Application[UUID]):
     name = "loopline"
     snapshotting_intervals: ClassVar[dict[type, int]] = {
         TimerBucket: 100, WatchIndex: 100, Task: 50, ContactSends: 50, TenantSends: 100, TenantTasks: 100,
-        TenantModelCalls: 100, Tenant: 100, SystemSwitch: 100,
+        TenantModelCalls: 100, Tenant: 100, SystemSwitch: 100, ContactOutcomes: 50,
     }
 
     def __init__(self, env: Any = None) -> None:

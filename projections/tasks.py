@@ -10,6 +10,7 @@ from sqlalchemy.engine import Connection
 
 from loopline.domain.outreach import planned_touches
 from loopline.domain.task import Task
+from loopline.domain.task_outcomes import OutcomeRevision
 from loopline.domain.timeutil import format_time
 from loopline.projections import writes
 from loopline.projections.runner import metadata
@@ -85,7 +86,8 @@ QUIET = (
     Task.UserNotified, Task.StallFlagged, Task.WakeupScheduled, Task.LoopLinked, Task.LoopClosed, Task.OutreachPlanned,
     Task.ContextMerged, Task.DecisionRequested, Task.DecisionHeld, Task.DecisionRecorded, Task.DecisionFailed,
     Task.SendDeferred, Task.OutcomeSet, Task.TouchSent, Task.NextTouchScheduled, Task.OutOfOfficeReceived,
-    Task.ReplyNoted, Task.SendReturned,
+    Task.ReplyNoted, Task.SendReturned, Task.OutcomeSignalReceived, Task.AttributedLate, Task.OutcomeDowngraded,
+    Task.OutcomeUndone,
 )
 """Events that are no activity of their own: a send is activity through its ActionRecorded, a close through Completed."""
 
@@ -232,6 +234,11 @@ def _outcome(conn: Connection, event: Task.OutcomeSet, position: int) -> None:
     _update(conn, event, outcome=event.code, outcome_kind=event.kind, outcome_provisional=event.provisional)
 
 
+def _outcome_revised(conn: Connection, event: OutcomeRevision, position: int) -> None:
+    """A closed task's outcome revised by a signal or its verification window (`domain/task_outcomes.py`)."""
+    _update(conn, event, outcome=event.code, outcome_kind=event.kind, outcome_provisional=False)
+
+
 def _dormant(conn: Connection, event: Task.WentDormant, position: int) -> None:
     _update(
         conn, event, status=event.status, status_reason=event.reason, next_action="dormant_end",
@@ -283,6 +290,9 @@ handlers = {
     Task.DecisionFailed: _decision_failed,
     Task.DecisionHeld: _decision_held,
     Task.OutcomeSet: _outcome,
+    Task.AttributedLate: _outcome_revised,
+    Task.OutcomeDowngraded: _outcome_revised,
+    Task.OutcomeUndone: _outcome_revised,
     Task.WentDormant: _dormant,
     Task.NextTouchScheduled: _next_touch,
     Task.OutOfOfficeReceived: _out_of_office,

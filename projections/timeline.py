@@ -138,6 +138,13 @@ DESCRIPTIONS: dict[type, Describe] = {
     Task.SubtaskPaused: lambda e: (f"subtask {e.subtask_ref}'s step held", e.reason),
     Task.SubtasksResumed: lambda e: (f"subtask(s) {', '.join(e.subtask_refs)} go on", None),
     Task.SubtasksDerived: lambda e: (f"its subtasks make it {e.derived}; task is {e.status}", e.reason),
+    Task.OutcomeSignalReceived: lambda e: (
+        f"outcome signal {e.signal_kind}" + (f" ({e.value:g})" if e.value is not None else "")
+        + (f" by account {e.account}" if e.account else ""), e.effect,
+    ),
+    Task.AttributedLate: lambda e: (f"outcome {e.previous} became {e.code}: {e.signal_kind} attributed late", e.reason),
+    Task.OutcomeDowngraded: lambda e: (f"outcome {e.previous} downgraded to {e.code}", e.reason),
+    Task.OutcomeUndone: lambda e: (f"outcome {e.previous} undone by {e.signal_kind}: now {e.code}", e.reason),
     Tenant.Configured: lambda e: (
         f"tenant configured: {', '.join(f'{k}={v!r}' for k, v in sorted(e.settings.items()) if k != 'profile')}"
         + ("; profile " + ", ".join(sorted(e.settings["profile"])) if e.settings.get("profile") else ""),

@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from loopline.domain import ids
+from loopline.domain.completion import weigh_commitment
 from loopline.domain.errors import DomainError
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.outreach import (
@@ -137,8 +138,10 @@ def _decided(uow: UnitOfWork, item: Pending, task: Task, decision: Decision, now
             return send_message(uow, task, draft=written, touch=touch, now=now)
         return _act_holding(uow, task, action, {**written, "touch": touch}, now)
     kind = task_type(task.task_type)
-    action = held or apply_evaluation(output, decision.confidence, plan=plan, progress=progress, outcomes=kind.outcome_codes,
-                                      now=now, provisional=tuple(o.code for o in kind.goal.outcomes if o.provisional))
+    action = held or weigh_commitment(
+        apply_evaluation(output, decision.confidence, plan=plan, progress=progress, outcomes=kind.outcome_codes, now=now,
+                         provisional=tuple(o.code for o in kind.goal.outcomes if o.provisional)),
+        item.request.reply_text, task_type=kind)
     if isinstance(action, SendReply):
         return send_message(uow, task, draft={**draft, "subject": item.reply_subject or "", "body": action.body},
                             touch=task.touch, now=now, reply=True)

@@ -121,7 +121,10 @@ def prefetch(uow: UnitOfWork, inbound: list[Inbound]) -> None:
     # An email reaches one of its contact's acting tasks: the contact's index and those tasks are read.
     contact_ids += [ids.contact_index_id(m.tenant, str(m.data["sender"])) for m in messages
                     if m.kind == "signal" and m.type == "email.received" and m.data.get("sender")]
-    uow.prefetch(contact_ids)
+    # An outcome signal is kept for its contact and reaches their tasks (`handlers/outcome_signals.py`).
+    observed = [m for m in messages if m.kind == "signal" and m.type == "outcome.observed" and m.data.get("contact")]
+    contact_ids += [ids.contact_index_id(m.tenant, str(m.data["contact"])) for m in observed]
+    uow.prefetch([*contact_ids, *(ids.contact_outcomes_id(m.tenant, str(m.data["contact"])) for m in observed)])
     contacts = [index for index in map(uow.peek, contact_ids) if isinstance(index, ContactIndex)]
     uow.prefetch(ids.task_id(index.tenant, ref) for index in contacts for ref in index.tasks.values())
     indexes = [index for index in map(uow.peek, index_ids) if isinstance(index, WatchIndex)]

@@ -36,7 +36,9 @@ from loopline.domain.task_types import PRIORITY_ORDER, task_type
 from loopline.domain.timers import TimerKind
 from loopline.domain.wording import when
 from loopline.processors.application import UnitOfWork
+from loopline.processors.handlers.attribution import attribute_value
 from loopline.processors.handlers.escalation import escalate
+from loopline.processors.handlers.goal_signals import goal_reached, watch_dormant, watch_provisional
 from loopline.processors.handlers.loops_and_timers import (
     close_loop,
     close_task_loops,
@@ -154,7 +156,10 @@ def _approved_by_owner(uow: UnitOfWork, task: Task) -> bool:
 
 def send_touch(uow: UnitOfWork, task: Task, action: SendTouch, now: datetime) -> str:
     """A kept (deferred) draft or the creation draft goes out as is, a touch of the agent's only if the mode lets it
-    go unasked (else it is held for the owner's `task.approve`); otherwise the model is asked for one."""
+    go unasked (else it is held for the owner's `task.approve`); otherwise the model is asked for one. The stale guard
+    first: a task whose goal its contact's outcome signals show reached closes instead (seed 002 §30)."""
+    if (resolved := goal_reached(uow, task)) is not None:
+        return close(uow, task, resolved, now)
     if task.deferred is not None and "body" in task.deferred["draft"]:
         draft = dict(task.deferred["draft"])
         touch, reply = draft.get("touch", action.touch), bool(draft.get("reply"))
@@ -276,20 +281,26 @@ def open_reply_loop(uow: UnitOfWork, task: Task, *, deadline: datetime, now: dat
     )
 
 
-def close(uow: UnitOfWork, task: Task, action: Close, now: datetime, quote: str | None = None) -> str:
+def close(uow: UnitOfWork, task: Task, action: Close, now: datetime, quote: str | None = None,
+          evidence: tuple[str, float | None] | None = None) -> str:
     """Sets the outcome, then closes: completed for an outcome reached, cancelled otherwise (unresponsive); the
     owner is told at once, with the contact's words when a reply closed it (an opt-out, a conversion) and what to
-    do next when the outcome asks for them (a conversion: book the class)."""
+    do next when the outcome asks for them (a conversion: book the class). `evidence`: the outcome signal's ref and
+    amount when one closed it; a provisional outcome is verified when its window ends."""
     outcome = task_type(task.task_type).outcome(action.outcome)
     if task.status is TaskStatus.READY:  # the contact answered before the first touch: the task is worked now
         task.note_progress(notes=f"closing: {action.reason}", status=str(TaskStatus.EXECUTING), now=now)
-    close_task_loops(uow, task, resolved_by=str(action.status), reason=f"task closed: {action.reason}", now=now)
+    resolved_by = "task_completed" if action.status is TaskStatus.COMPLETED else str(action.status)
+    close_task_loops(uow, task, resolved_by=resolved_by, reason=f"task closed: {action.reason}", now=now)
     task.set_outcome(code=action.outcome, kind=outcome.kind if outcome else "neutral",
                      provisional=outcome.provisional if outcome else False, reason=action.reason, now=now)
+    signal_ref, amount = evidence or (None, None)
+    attribute_value(uow, task, action.outcome, now=now, signal_ref=signal_ref, amount=amount)
     if action.status.value == "completed":
         task.complete(summary=f"{action.outcome}: {action.reason}", now=now)
     else:
         task.cancel(reason=f"{action.outcome}: {action.reason}", now=now)
+    watch_provisional(uow, task, now)
     next_step = f" Next: {outcome.next_step}" if outcome and outcome.next_step else ""
     task.notify_user(kind=f"task_{action.status}",
                      message=f"'{task.title}' closed as {action.outcome}: {action.reason}.{next_step}", now=now,
@@ -301,6 +312,7 @@ def go_dormant(uow: UnitOfWork, task: Task, action: GoDormant, now: datetime) ->
     """Sends nothing more; a loop on the contact's replies stays open so a reply wakes the task, until `until`."""
     task.go_dormant(until=action.until, reason=action.reason, now=now)
     open_reply_loop(uow, task, deadline=action.until, now=now)
+    watch_dormant(uow, task, now)
     return f"'{task.title}': dormant until {when(action.until)} ({action.reason})"
 
 

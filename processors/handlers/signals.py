@@ -21,6 +21,7 @@ from loopline.domain.wording import when
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.loops_and_timers import load_task, proactive_run, resolve_by_signal, watch_index
 from loopline.processors.messages import Message
+from loopline.processors.handlers.outcome_signals import on_outcome_observed
 from loopline.processors.handlers.outreach import automatic_reply, on_reply, pause_for_auto_reply
 from loopline.processors.handlers.suppression import SUPPRESSING_SIGNALS, opt_out_words, suppress_contact
 
@@ -124,6 +125,8 @@ def handle_signal(uow: UnitOfWork, msg: Message) -> str:
         return "tenant activity noted"
     if msg.type in SUPPRESSING_SIGNALS:
         return SUPPRESSING_SIGNALS[msg.type](uow, msg)
+    if msg.type == "outcome.observed":
+        return on_outcome_observed(uow, msg)
     rule = CHANNEL_BY_SIGNAL.get(msg.type)
     if rule is None:
         return f"{msg.type} recorded; it resolves no loops"

@@ -36,6 +36,7 @@ from loopline.processors.handlers.loops_and_timers import (
 )
 from loopline.processors.messages import BucketSwept, TimerFired, WheelSwept
 from loopline.processors.handlers.pausing import hold_step
+from loopline.processors.handlers.outcome_signals import dormant_check, verify_outcome
 from loopline.processors.handlers.outreach import has_step, retry_due_decisions, step_task
 from loopline.processors.ports import Draft, Drafter
 from loopline.processors.handlers.wakeups import wake_due
@@ -177,6 +178,10 @@ TIMERS: dict[str, TimerRow] = {
     TimerKind.TASK_STALL_CHECK: TimerRow(_stall_check, "the stall check", ("task flagged stalled", "tasks flagged stalled")),
     TimerKind.TASK_WAKEUP: TimerRow(_wakeup, "the wake-up", ("task woken", "tasks woken")),
     TimerKind.TASK_STEP: TimerRow(_task_step, "the task's next step", ("task step taken", "task steps taken")),
+    TimerKind.DORMANT_CHECK: TimerRow(dormant_check, "the dormant task's outcome check",
+                                      ("dormant task closed by a signal", "dormant tasks closed by a signal")),
+    TimerKind.OUTCOME_VERIFICATION: TimerRow(verify_outcome, "the verification of a provisional outcome",
+                                             ("provisional outcome downgraded", "provisional outcomes downgraded")),
 }
 """Every timer kind (`domain/timers.py` TimerKind) and nothing else; tests/unit/test_contracts.py holds them equal."""
 

@@ -11,6 +11,7 @@ from sqlalchemy.engine import Connection
 from loopline.domain import ids
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.task import Task
+from loopline.domain.task_outcomes import OutcomeRevision
 from loopline.domain.timeutil import format_time
 from loopline.projections import writes
 from loopline.projections.task_memory.conversation import record_turn
@@ -193,6 +194,10 @@ def _outcome_set(conn: Connection, aggregate_id: str, state: dict[str, Any], eve
     state["outreach"]["outcome"] = {"code": event.code, "kind": event.kind, "provisional": event.provisional}
 
 
+def _outcome_revised(conn: Connection, aggregate_id: str, state: dict[str, Any], event: OutcomeRevision) -> None:
+    state["outreach"]["outcome"] = {"code": event.code, "kind": event.kind, "provisional": False}
+
+
 def _context_merged(conn: Connection, aggregate_id: str, state: dict[str, Any], event: Task.ContextMerged) -> None:
     state["context"] = {**state["context"], **event.context}
 
@@ -229,6 +234,10 @@ handlers = {
     Task.ContextMerged: _handle(_context_merged),
     Task.TouchSent: _handle(_touch_sent),
     Task.OutcomeSet: _handle(_outcome_set),
+    Task.OutcomeSignalReceived: _handle(_only_logged),
+    Task.AttributedLate: _handle(_outcome_revised),
+    Task.OutcomeDowngraded: _handle(_outcome_revised),
+    Task.OutcomeUndone: _handle(_outcome_revised),
     Task.WentDormant: _handle(_status()),
     Task.DecisionRequested: _handle(_only_logged),
     Task.DecisionRecorded: _handle(_only_logged),

@@ -31,9 +31,9 @@ SEED_NUMBERS = {
 OUTCOMES = {
     "churn_risk": ("retained", "verbal_commitment", "engaged_conversation", "self_resolved", "unresponsive",
                    "opted_out", "churned", "escalated_unresolved"),
-    "win_back": ("recovered", "interested", "unresponsive", "declined", "opted_out"),
+    "win_back": ("recovered", "interested", "unresponsive", "declined", "opted_out", "self_resolved", "refunded"),
     "lead_followup": ("converted", "engaged", "unresponsive", "not_interested"),
-    "payment_recovery": ("recovered", "self_resolved", "acknowledged", "unresponsive", "cancelled"),
+    "payment_recovery": ("recovered", "self_resolved", "acknowledged", "unresponsive", "cancelled", "refunded"),
     "onboarding": ("habit_formed", "some_engagement", "no_show", "unresponsive"),
     "staff_call_member": ("completed", "member_unreachable", "skipped"),
     "monthly_churn_analysis": ("report_produced", "insufficient_data"),
