@@ -207,7 +207,8 @@ SAFETY_LIMITS: tuple[SafetyLimit, ...] = (
     ),
     SafetyLimit(
         "parent_message_budget", "task", "emails a task and all its subtasks send together", "the parent's budget",
-        "§14.3", "the subtask's send is refused for good, as for its own budget; `Task.SendDeferred` in `audit`",
+        "§14.3", "the send waits, looked at again each day, until the task's days run out (`Task.SendDeferred` in "
+        "`audit`): the count falls only when an email never left",
         changed="the parent's task type's budget; each subtask also has its own (`budget` on `task.add_subtask`)",
     ),
     SafetyLimit(
