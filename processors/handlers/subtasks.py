@@ -99,6 +99,7 @@ def _settle_pass(uow: UnitOfWork) -> bool:
     tasks = [each for each in uow.stepped() if isinstance(each, Task) and each.pending_events]
     before = sum(len(task.pending_events) for task in tasks)
     parents: dict[Any, tuple[Task, datetime]] = {}
+    ended: dict[Any, list[str]] = {}
     for task in tasks:
         now = task.pending_events[-1].timestamp
         if task.subtasks and task.is_closed:
@@ -111,12 +112,19 @@ def _settle_pass(uow: UnitOfWork) -> bool:
         if parent is None or task.ref not in parent.subtasks or not parent.note_subtask(task, note=_note(task), now=now):
             continue
         parents[parent.id] = (parent, now)
+        if task.is_closed:
+            ended.setdefault(parent.id, []).append(f"{task.ref} {task.status}")
         if task.status in FINISHED:
             _release_dependents(uow, parent, task.ref, now)
         elif task.status is TaskStatus.EXECUTING:
             _hold_if_blocked(parent, task, tuple(task.subtask_of["depends_on"]), now)
     for parent, now in parents.values():
         follow_children(uow, parent, now)
+        if parent.id in ended and parent.status is TaskStatus.EXECUTING:
+            # §14.5: whoever plans the parent evaluates after every step that ends, when its plan is its turn (not
+            # waiting on a step, nor with the owner); the wake-up tells its agent.
+            parent.wake(f"{parent.ref}/subtasks/{parent.version}", cause="subtask_ended", now=now,
+                        reason=f"subtask {', '.join(ended[parent.id])}; its subtasks make it {parent.subtasks_derived}")
     after = [each for each in uow.stepped() if isinstance(each, Task) and each.pending_events]
     return sum(len(task.pending_events) for task in after) > before
 

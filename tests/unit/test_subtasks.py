@@ -244,3 +244,19 @@ def test_a_parent_with_the_owner_starts_no_subtask_until_the_owners_guidance(loo
     [woken] = [e for e in subtask_events(loopline, Task.WokenUp) if e.task_ref == "draft"]
     assert woken.reason == "its parent goal is back from the owner"
     assert loopline.task(USER, "goal").subtasks["draft"]["status"] == S.EXECUTING
+
+
+def test_the_parents_agent_is_woken_to_evaluate_after_every_subtask_that_ends(loopline: InMemoryLoopline) -> None:
+    plan(loopline)
+    add(loopline, "research")
+    add(loopline, "tag", requirement="optional")
+
+    send(loopline, "done", "task.complete", task_id="research", summary="history pulled")
+    send(loopline, "off", "task.cancel", task_id="tag", reason="tags are off")
+
+    woken = [e for e in subtask_events(loopline, Task.WokenUp) if e.task_ref == "goal"]
+    assert [(e.cause, e.reason) for e in woken] == [
+        ("subtask_ended", "subtask research completed; its subtasks make it executing"),
+        ("subtask_ended", "subtask tag cancelled; its subtasks make it needs_evaluation"),
+    ]
+    assert loopline.task(USER, "goal").status is S.EXECUTING
