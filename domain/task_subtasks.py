@@ -43,7 +43,8 @@ class TaskSubtasks:
                 task.outreach.update(budget_messages=self.budget_messages, budget_turns=self.budget_turns)
 
     class SubtaskHeld(TaskMoved):
-        """The subtask waits for the siblings it depends on (`blockers`) before it may start."""
+        """The started subtask waits: for the siblings it depends on (`blockers`), or, none named, for its parent to
+        be back from the owner (seed 002 §17.2)."""
 
         blockers: list[str]
         reason: str
@@ -126,12 +127,11 @@ class TaskSubtasks:
             budget_turns=min(budget_turns, plan["budget_turns"]) if plan else budget_turns,
         )
 
-    def hold_for_blockers(self, blockers: list[str], *, now: datetime) -> None:
-        """A started subtask whose blockers have not finished waits for them (a task Loopline works has its step held
-        instead, `processors/handlers/subtasks.py` `subtask_hold`)."""
+    def hold_subtask(self, *, blockers: list[str], reason: str, now: datetime) -> None:
+        """A started subtask waits (a task Loopline works has its step held instead, `processors/handlers/subtasks.py`
+        `subtask_hold`)."""
         if self.status is TaskStatus.EXECUTING:
-            self.trigger_event(self.SubtaskHeld, timestamp=now, blockers=list(blockers),
-                               reason=f"waits for subtask {', '.join(blockers)} to finish",
+            self.trigger_event(self.SubtaskHeld, timestamp=now, blockers=list(blockers), reason=reason,
                                status=self._target(TaskStatus.WAITING))
 
     def add_subtask(self, subtask: Task, *, requirement: str, depends_on: list[str], by: str,

@@ -104,7 +104,9 @@ def _settle_pass(uow: UnitOfWork) -> bool:
         now = task.pending_events[-1].timestamp
         if task.subtasks and task.is_closed:
             _cancel_open_subtasks(uow, task, now)
-        elif task.subtasks and task.status is not TaskStatus.ESCALATED:
+        elif task.subtasks and task.status is TaskStatus.ESCALATED:
+            _pause_started(uow, task, now)
+        elif task.subtasks:
             _resume_held(uow, task, now)
         if task.subtask_of is None:
             continue
@@ -118,6 +120,7 @@ def _settle_pass(uow: UnitOfWork) -> bool:
             _release_dependents(uow, parent, task.ref, now)
         elif task.status is TaskStatus.EXECUTING:
             _hold_if_blocked(parent, task, tuple(task.subtask_of["depends_on"]), now)
+            _pause_if_parent_escalated(parent, task, now)
     for parent, now in parents.values():
         follow_children(uow, parent, now)
         if parent.id in ended and parent.status is TaskStatus.EXECUTING:
@@ -192,7 +195,24 @@ def _hold_if_blocked(parent: Task, child: Task, depends_on: tuple[str, ...], now
     its step held instead, `subtask_hold`)."""
     blockers = [ref for ref in depends_on if ref not in parent.subtasks or parent.subtasks[ref]["status"] not in FINISHED]
     if blockers and not child.is_acting:
-        child.hold_for_blockers(blockers, now=now)
+        child.hold_subtask(blockers=blockers, reason=f"waits for subtask {', '.join(blockers)} to finish", now=now)
+
+
+def _pause_if_parent_escalated(parent: Task, child: Task, now: datetime) -> None:
+    """A started subtask the agent works waits while its parent is with the owner (§17.2: the whole pipeline pauses),
+    and is woken at the owner's answer."""
+    if parent.status is TaskStatus.ESCALATED and child.status is TaskStatus.EXECUTING and not child.is_acting:
+        reason = f"its parent {parent.ref} is with the owner"
+        child.hold_subtask(blockers=[], reason=reason, now=now)
+        parent.pause_subtask(child.ref, reason=reason, now=now)
+
+
+def _pause_started(uow: UnitOfWork, parent: Task, now: datetime) -> None:
+    for ref, entry in parent.subtasks.items():
+        if entry["status"] == TaskStatus.EXECUTING and not entry["paused"]:
+            child = uow.get(ids.task_id(parent.tenant, ref), Task)
+            assert child is not None
+            _pause_if_parent_escalated(parent, child, now)
 
 
 def _release_dependents(uow: UnitOfWork, parent: Task, finished: str, now: datetime) -> None:

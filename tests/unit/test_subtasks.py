@@ -98,10 +98,11 @@ def test_a_parent_takes_the_status_its_required_optional_and_best_effort_subtask
             end_as(loopline, ref, outcome)
         if "expired" in outcomes:
             loopline.tick(T0 + timedelta(days=2))
-        assert [loopline.task(USER, ref).status for ref in refs] == [
-            S.EXPIRED if o == "expired" else S(o) for o in outcomes]
-
         derived, status = expected(*outcomes)
+        # A parent with the owner pauses its started subtasks (§17.2): they wait for the owner's answer.
+        paused = {"expired": S.EXPIRED, **({"executing": S.WAITING} if status is S.ESCALATED else {})}
+        assert [loopline.task(USER, ref).status for ref in refs] == [paused.get(o, S(o)) for o in outcomes]
+
         parent = loopline.task(USER, "goal")
         assert (parent.status, parent.subtasks_derived) == (status, derived)
     finally:
@@ -259,4 +260,18 @@ def test_the_parents_agent_is_woken_to_evaluate_after_every_subtask_that_ends(lo
         ("subtask_ended", "subtask research completed; its subtasks make it executing"),
         ("subtask_ended", "subtask tag cancelled; its subtasks make it needs_evaluation"),
     ]
+    assert loopline.task(USER, "goal").status is S.EXECUTING
+
+
+def test_a_parent_going_to_the_owner_pauses_its_started_subtasks_until_the_guidance(loopline: InMemoryLoopline) -> None:
+    plan(loopline)
+    add(loopline, "research")
+    add(loopline, "tag", requirement="optional")
+
+    send(loopline, "stuck", "task.update", task_id="goal", status="escalated", notes="which offer may we make?")
+    assert [loopline.task(USER, ref).status for ref in ("research", "tag")] == [S.WAITING, S.WAITING]
+
+    send(loopline, "answer", "task.guidance", task_id="goal", text="offer a free month")
+
+    assert [loopline.task(USER, ref).status for ref in ("research", "tag")] == [S.EXECUTING, S.EXECUTING]
     assert loopline.task(USER, "goal").status is S.EXECUTING
