@@ -80,9 +80,9 @@ def add_subtask(uow: UnitOfWork, msg: Message, cmd: TaskAddSubtask, *, create: C
     return f"{created}: a {cmd.requirement} subtask of {parent.ref}"
 
 
-SETTLE_PASSES = 3
-"""A step's effects on a family settle within three passes: a subtask moved moves its parent, whose move (back from
-the owner) starts another subtask, whose start the parent records; subtasks have none of their own."""
+SETTLE_PASSES = 4
+"""A step's effects on a family settle within four passes: a subtask that fails escalates its parent, which pauses its
+other started subtasks, whose pauses the parent records (the fourth finds nothing); subtasks have none of their own."""
 
 
 def settle_subtasks(uow: UnitOfWork) -> None:
