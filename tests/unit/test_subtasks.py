@@ -98,12 +98,13 @@ def test_a_parent_takes_the_status_its_required_optional_and_best_effort_subtask
             end_as(loopline, ref, outcome)
         if "expired" in outcomes:
             loopline.tick(T0 + timedelta(days=2))
+
         derived, status = expected(*outcomes)
         # A parent with the owner pauses its started subtasks (§17.2): they wait for the owner's answer.
         paused = {"expired": S.EXPIRED, **({"executing": S.WAITING} if status is S.ESCALATED else {})}
         assert [loopline.task(USER, ref).status for ref in refs] == [paused.get(o, S(o)) for o in outcomes]
-
         parent = loopline.task(USER, "goal")
+        assert [parent.subtasks[ref]["status"] for ref in refs] == [paused.get(o, S(o)) for o in outcomes]
         assert (parent.status, parent.subtasks_derived) == (status, derived)
     finally:
         loopline.close()
