@@ -3,7 +3,7 @@ lists its subtasks and what they make it, and the trail says each step."""
 
 from __future__ import annotations
 
-from loopline.projections import task_queries
+from loopline.projections import task_memory, task_queries
 from loopline.runtime.system import System
 from tests.conftest import command, publish
 from tests.integration.helpers import TENANT, task_row, trail
@@ -24,6 +24,8 @@ def test_a_parent_shows_its_subtasks_and_the_status_they_give_it(system: System)
 
     with system.projections.engine.connect() as conn:
         steps = task_queries.subtasks(conn, TENANT, "goal")
+        [memory] = task_memory.find(conn, "goal", TENANT)
+        log = task_memory.read(conn, memory, "log.md")
     assert [(s["task_id"], s["requirement"], s["status"]) for s in steps] == [
         ("research", "required", "completed"), ("tag", "optional", "cancelled")]
     parent = task_row(system, "goal")
@@ -33,5 +35,6 @@ def test_a_parent_shows_its_subtasks_and_the_status_they_give_it(system: System)
     summaries = [row["summary"] for row in trail(system, "goal")]
     assert "subtask tag added by the agent (optional, waiting)" in summaries
     assert "its subtasks make it needs_evaluation; task is executing" in summaries
+    assert "its subtasks make it needs_evaluation; task is executing" in log
     tag = [row for row in trail(system, "tag") if row["event"] == "Task.WokenUp"]
     assert tag and tag[0]["reason"] == "subtask research finished"
