@@ -50,13 +50,15 @@ operations = st.lists(
         st.tuples(st.just("reply"), st.sampled_from(CONTACTS)),
         st.tuples(st.sampled_from(["tenant.pause", "tenant.resume", "system.pause", "system.resume"])),
         st.tuples(st.sampled_from(["contact.resubscribe", "unsubscribe"]), st.sampled_from(CONTACTS)),
+        st.tuples(st.just("task.add_subtask"), task, task, st.sampled_from(["required", "optional", "best_effort"]),
+                  st.sampled_from([None, *CONTACTS]), st.one_of(st.none(), hours)),
         st.tuples(st.just("tick"), st.integers(1, 72)),
     ),
     min_size=5, max_size=30,
 )
 COVERED = {"task.create", "action.record", "loop.register", "loop.resolve", "task.update", "task.complete", "task.cancel",
            "task.approve", "task.reject", "task.guidance", "task.reply", "task.takeover", "run.schedule", "task.wake", "workflow.output", "tenant.configure",
-           "tenant.pause", "tenant.resume", "system.pause", "system.resume", "contact.resubscribe"}
+           "tenant.pause", "tenant.resume", "system.pause", "system.resume", "contact.resubscribe", "task.add_subtask"}
 
 
 def test_the_operations_cover_every_command_type() -> None:
@@ -107,6 +109,11 @@ def message(n: int, op: tuple, at: datetime) -> dict:
         return cmd(reason="the owner's call")
     if kind == "contact.resubscribe":
         return cmd(contact=args[0], reason="asked to hear from us again")
+    if kind == "task.add_subtask":
+        parent, name, requirement, contact, h = args
+        acting = {"task_type": "churn_risk", "contact": contact, "confidence": 0.9} if contact else {}
+        return cmd(parent_id=parent, task_id=name, title=name, requirement=requirement, by="owner", **acting,
+                   **({"starts_at": later(h)} if h else {}))
     if kind == "unsubscribe":
         return signal(ref, "contact.unsubscribed", stamp, contact=args[0])
     assert kind == "reply"
