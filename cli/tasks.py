@@ -11,6 +11,7 @@ from loopline.cli.context import fail, flag, opened, parse_now
 from loopline.cli.help import App
 from loopline.cli.output import out, print_json, print_rows, print_table, styled
 from loopline.domain.status import TaskStatus
+from loopline.domain.task_escalation import render_handoff
 from loopline.domain.task_types import TASK_TYPES, task_type
 from loopline.domain.timeutil import format_time, parse_time
 from loopline.projections import task_memory
@@ -55,8 +56,8 @@ Now = Annotated[str, typer.Option(help="Time to count the days left at: an RFC 3
 
 @app.command("show")
 def show(task_id: str, json_: Json = False, tenant: Tenant = None, now: Now = "now") -> None:
-    """Show one task: its state, budgets, cadence position, next action, outcome, subtasks, conversation, loops and
-    inbox."""
+    """Show one task: its state, the escalation's handoff while it is with the owner, budgets, cadence position, next
+    action, outcome, subtasks, conversation, loops and inbox."""
     moment = parse_now(now)
     with opened() as system, system.projections.engine.connect() as conn:
         aggregate_id, row = _one(find_tasks(conn, task_id, tenant), task_id, tenant, lambda found: found[1]["tenant"])
@@ -69,11 +70,13 @@ def show(task_id: str, json_: Json = False, tenant: Tenant = None, now: Now = "n
         task["parent"] = {"task_id": row["parent_id"], "requirement": row["requirement"]} if row["parent_id"] else None
         task["subtasks"] = subtasks(conn, task["tenant"], task_id)
         task["subtasks_derived"] = row["subtasks_derived"]
+        trail = task_trail(conn, task_id, task["tenant"])
         task["notifications_sent"] = [
             {"at": row["at"], "kind": row["reason"], "message": row["payload"]["message"]}
-            for row in task_trail(conn, task_id, task["tenant"])
-            if row["event"] == "Task.UserNotified"
+            for row in trail if row["event"] == "Task.UserNotified"
         ]
+        handoffs = [row["payload"] for row in trail if row["event"] == "Task.EscalationContextRecorded"]
+        task["escalation"] = handoffs[-1] if handoffs and task["status"] == TaskStatus.ESCALATED else None
     if json_:
         print_json(task)
         return
@@ -82,6 +85,8 @@ def show(task_id: str, json_: Json = False, tenant: Tenant = None, now: Now = "n
         out.print(styled(key, "bold", f": {task[key]}{beside}"))
     if task["parent"]:
         out.print(styled("parent", "bold", f": {task['parent']['task_id']} ({task['parent']['requirement']} subtask)"))
+    if task["escalation"]:
+        out.print(styled("escalation", "bold", f": {task['escalation']['reason']}\n{render_handoff(task['escalation'])}"))
     if task["outreach"]:
         _print_outreach(task["outreach"])
     if task["subtasks"]:

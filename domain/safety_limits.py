@@ -75,6 +75,9 @@ SUBTASK_DEPTH = 2
 SUBTASKS_PER_EVALUATION = 2
 """Subtasks the agent adds to one parent before one of them ends and it evaluates again (§7.8, §14.5)."""
 
+TODO_REMINDERS = 3
+"""Reminders of a staff to-do not done: at its due time, then a day and two days later (seed 002 §31.3)."""
+
 
 @dataclass(frozen=True)
 class SafetyLimit:
@@ -240,6 +243,10 @@ SAFETY_LIMITS: tuple[SafetyLimit, ...] = (
         UPSTREAM_FAILURES, "§34", "degraded mode, shown in `loopline status`: a failed decision is asked again every "
         "hour instead of going to the owner, nothing is sent without one, the owner is told on entering and on "
         "leaving; a channel's deliveries are retried, then parked; the next success ends it",
+    ),
+    SafetyLimit(
+        "todo_reminders", "task", "reminders the owner gets of a staff to-do not marked done (`action.done`), a day "
+        "apart from its due time", TODO_REMINDERS, "§31.3", "no more reminders; the to-do stays open in `audit`",
     ),
     SafetyLimit(
         "draft_subject_chars", "draft", "characters of the subject line the model writes (one line)",

@@ -7,11 +7,14 @@ from typing import Any
 
 from eventsourcing.domain import Aggregate
 
+from loopline.domain.actions import reaches_contact
 from loopline.domain.base import LooplineAggregate, TaskEvent, TaskMoved
 from loopline.domain.errors import DomainError
 from loopline.domain.status import TERMINAL, TaskStatus, check_transition, parse_status
+from loopline.domain.task_actions import TaskActions
 from loopline.domain.task_attribution import TaskAttribution
 from loopline.domain.task_decisions import TaskDecisions
+from loopline.domain.task_escalation import TaskEscalation
 from loopline.domain.task_inbox import TaskInbox
 from loopline.domain.task_notices import TaskNotices
 from loopline.domain.task_outcomes import TaskOutcomes
@@ -40,8 +43,8 @@ OWNER_DECISIONS: dict[tuple[TaskStatus, TaskStatus], str] = {
 
 
 class Task(
-    TaskInbox, TaskReview, TaskDecisions, TaskOutreach, TaskTimers, TaskNotices, TaskAttribution, TaskOutcomes,
-    TaskSubtasks, LooplineAggregate,
+    TaskInbox, TaskReview, TaskEscalation, TaskDecisions, TaskOutreach, TaskTimers, TaskNotices, TaskAttribution,
+    TaskOutcomes, TaskActions, TaskSubtasks, LooplineAggregate,
 ):
     """Events carry the business time as their timestamp and every field their `apply` needs.
 
@@ -82,7 +85,7 @@ class Task(
 
         def apply(self, task: Task) -> None:
             task.actions_count += 1
-            if self.sent_by_loopline:
+            if self.sent_by_loopline and reaches_contact(self.action):
                 task.deferred = None  # what a limit held back has gone out (or a newer message replaced it)
                 task._hold(None)  # the contact got an answer: a draft held back for the owner is moot
             if "thread" in self.details:

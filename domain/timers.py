@@ -32,8 +32,10 @@ class TimerKind(StrEnum):
     TASK_STALL_CHECK = "task_stall_check"
     TASK_WAKEUP = "task_wakeup"
     TASK_STEP = "task_step"
+    TASK_ACTIONS = "task_actions"
     DORMANT_CHECK = "dormant_check"
     OUTCOME_VERIFICATION = "outcome_verification"
+    ESCALATION_TIMEOUT = "escalation_timeout"
 
 
 class BucketClosed(DomainError):

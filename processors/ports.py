@@ -129,6 +129,14 @@ class OutboundChannel(Protocol):
         ...
 
 
+class SmsPort(Protocol):
+    """A tenant's SMS gateway: sends one text message; the key lets the gateway drop a repeat."""
+
+    def send_sms(self, *, endpoint: str, key: str, to: str, body: str) -> None:
+        """Raises DeliveryFailed when the message did not go out."""
+        ...
+
+
 @dataclass(frozen=True)
 class Attempt:
     """One claimed delivery of a key on a channel: this process may send it now."""

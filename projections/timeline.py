@@ -11,6 +11,7 @@ from uuid import UUID
 from sqlalchemy import JSON, Column, Integer, String, Table, Text, select
 from sqlalchemy.engine import Connection
 
+from loopline.domain.action_log import ActionLog
 from loopline.domain.inbound import InboundMessage, RejectedInput
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.pause import SystemSwitch
@@ -53,6 +54,10 @@ DESCRIPTIONS: dict[type, Describe] = {
     Task.Reviewed: lambda e: (f"owner {e.decision} the task", e.reason),
     Task.GuidanceGiven: lambda e: ("owner gave guidance; task resumed", e.text),
     Task.Escalated: lambda e: ("task escalated to the owner", e.reason),
+    Task.EscalationContextRecorded: lambda e: (
+        f"handed to the owner (blocked by {e.blocked_by}: {e.cause}); reminder {format_time(e.remind_at) or 'never'}, "
+        f"cancelled {format_time(e.cancel_at) or 'never'} if nobody acts", e.reason,
+    ),
     Task.DraftHeldBack: lambda e: (
         f"draft held back for the owner (task.approve sends it): {e.draft.get('subject') or '(a reply)'}",
         e.draft.get("body"),
@@ -138,6 +143,12 @@ DESCRIPTIONS: dict[type, Describe] = {
     Task.SubtaskPaused: lambda e: (f"subtask {e.subtask_ref}'s step held", e.reason),
     Task.SubtasksResumed: lambda e: (f"subtask(s) {', '.join(e.subtask_refs)} go on", None),
     Task.SubtasksDerived: lambda e: (f"its subtasks make it {e.derived}; task is {e.status}", e.reason),
+    Task.ActionDecided: lambda e: (f"owner {e.decision} the held {e.action} (key {e.key}); task is {e.status}", e.reason),
+    ActionLog.Held: lambda e: (f"{e.action} held for the owner's approval (key {e.key})", e.reason),
+    ActionLog.Deferred: lambda e: (f"{e.action} deferred until {format_time(e.until)} ({e.rule}; key {e.key})", e.reason),
+    ActionLog.Dropped: lambda e: (f"action {e.key} dropped by {e.by}", e.reason),
+    ActionLog.TodoReminded: lambda e: (f"owner reminded of to-do {e.key} (reminder {e.reminder})", None),
+    ActionLog.TodoDone: lambda e: (f"to-do {e.key} done ({e.by})", e.note or None),
     Task.OutcomeSignalReceived: lambda e: (
         f"outcome signal {e.signal_kind}" + (f" ({e.value:g})" if e.value is not None else "")
         + (f" by account {e.account}" if e.account else ""), e.effect,

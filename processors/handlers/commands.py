@@ -33,7 +33,9 @@ from loopline.processors.handlers.loops_and_timers import (
     schedule_stall_check,
     set_timer,
 )
+from loopline.processors.handlers.actions import approve_action, mark_todo_done, reject_action, request_action
 from loopline.processors.handlers.command_fields import STORED
+from loopline.processors.handlers.commands_actions import ActionDecision, ActionDone, ActionRequest
 from loopline.processors.handlers.commands_types import (
     ActionRecordCommon,
     ContactResubscribe,
@@ -305,6 +307,10 @@ COMMANDS: dict[str, CommandRoute] = {
         CommandRoute("contact.resubscribe", ContactResubscribe, resubscribe_contact),
         CommandRoute("task.add_subtask", TaskAddSubtask,
                      lambda uow, msg, cmd: add_subtask(uow, msg, cmd, create=create_task)),
+        CommandRoute("action.request", ActionRequest, request_action),
+        CommandRoute("action.approve", ActionDecision, approve_action),
+        CommandRoute("action.reject", ActionDecision, reject_action),
+        CommandRoute("action.done", ActionDone, mark_todo_done),
     )
 }
 

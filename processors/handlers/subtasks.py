@@ -30,6 +30,7 @@ from loopline.domain.subtasks import (
     why_derived,
 )
 from loopline.domain.task import Task
+from loopline.domain.task_escalation import pipeline_paused
 from loopline.domain.timers import TimerKind
 from loopline.domain.timeutil import format_time
 from loopline.processors.application import UnitOfWork
@@ -104,7 +105,7 @@ def _settle_pass(uow: UnitOfWork) -> bool:
         now = task.pending_events[-1].timestamp
         if task.subtasks and task.is_closed:
             _cancel_open_subtasks(uow, task, now)
-        elif task.subtasks and task.status is TaskStatus.ESCALATED:
+        elif task.subtasks and pipeline_paused(task):
             _pause_started(uow, task, now)
         elif task.subtasks:
             _resume_held(uow, task, now)
@@ -161,7 +162,7 @@ def subtask_hold(uow: UnitOfWork, task: Task, now: datetime) -> str | None:
     parent = uow.get(ids.task_id(task.tenant, link["ref"]), Task)
     if parent is None or task.ref not in parent.subtasks:
         return None
-    if parent.status is TaskStatus.ESCALATED:
+    if pipeline_paused(task, parent) is parent:
         parent.pause_subtask(task.ref, reason=f"{parent.ref} is with the owner", now=now)
         return f"'{task.title}': held while its parent {parent.ref} is with the owner"
     blockers = open_blockers(Child.of(task.ref, parent.subtasks[task.ref]), _siblings(parent))
@@ -201,7 +202,7 @@ def _hold_if_blocked(parent: Task, child: Task, depends_on: tuple[str, ...], now
 def _pause_if_parent_escalated(parent: Task, child: Task, now: datetime) -> None:
     """A started subtask the agent works waits while its parent is with the owner (§17.2: the whole pipeline pauses),
     and is woken at the owner's answer."""
-    if parent.status is TaskStatus.ESCALATED and child.status is TaskStatus.EXECUTING and not child.is_acting:
+    if pipeline_paused(child, parent) is parent and child.status is TaskStatus.EXECUTING and not child.is_acting:
         reason = f"its parent {parent.ref} is with the owner"
         child.hold_subtask(blockers=[], reason=reason, now=now)
         parent.pause_subtask(child.ref, reason=reason, now=now)
@@ -222,7 +223,7 @@ def _release_dependents(uow: UnitOfWork, parent: Task, finished: str, now: datet
     for child in siblings.values():
         if finished not in child.depends_on or child.status in TERMINAL or open_blockers(child, siblings):
             continue
-        if parent.status is TaskStatus.ESCALATED:
+        if pipeline_paused(parent):
             parent.pause_subtask(child.ref, reason=f"{parent.ref} is with the owner", now=now)
         else:
             _start(uow, parent, child.ref, f"subtask {', '.join(child.depends_on)} finished", now)

@@ -56,6 +56,11 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "tenant.resume": {"reason": "back from holiday"},
     "system.pause": {"reason": "a template went out wrong", "by": "on-call"},
     "system.resume": {"reason": "template fixed"},
+    "action.request": {"task_id": "t1", "action": "send_sms", "params": {"to": "+14155550123", "body": "See you at 6!"},
+                       "key": "t1-sms-1"},
+    "action.approve": {"task_id": "t1", "key": "t1-sms-1"},
+    "action.reject": {"task_id": "t1", "reason": "she prefers email"},
+    "action.done": {"task_id": "t1", "note": "called her, she is back on Monday"},
 }
 
 
