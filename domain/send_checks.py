@@ -54,7 +54,8 @@ class SendAttempt:
     pause: Pause | None = None
     """The pause in force for the tenant (the system's first, then its own), if any."""
     family: tuple[int, int] | None = None
-    """A subtask's (emails its parent and all its subtasks sent, the parent's budget); None without a parent budget."""
+    """For a parent or one of its subtasks: (emails the parent and all its subtasks sent, the parent's budget); None
+    for a task in no family, or whose parent has no budget."""
 
 
 def paused(attempt: SendAttempt) -> Deferral | None:
