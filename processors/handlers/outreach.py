@@ -89,9 +89,8 @@ def has_step(task: Task, now: datetime) -> bool:
 
 
 def step_task(uow: UnitOfWork, task: Task, now: datetime) -> str | None:
-    """One step of an acting task at `now`: a retry of a failed decision that is due, else what the rules say; while
-    paused, a step that would do something is held for the resume, and a subtask's while its start, a sibling it
-    depends on or its parent with the owner holds it."""
+    """One step of an acting task at `now`: a retry of a failed decision that is due, else what the rules say; a step
+    that would do something is held while paused, and a subtask's while `subtask_hold` says."""
     if not has_step(task, now):
         return None
     held = hold_step(uow, task, TimerKind.TASK_STEP, task.id, now) or subtask_hold(uow, task, now)
