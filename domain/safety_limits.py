@@ -73,6 +73,15 @@ BATCH_CONTACTS = 50
 RECURRENCE_INSTANCES = 52
 """Tasks one recurring template creates at most: a year of weekly ones (seed 002 §31.6 `max_instances`)."""
 
+SUBTASKS_PER_PARENT = 8
+"""Subtasks one task may have (seed 002 §7.8 `maxSubtasksPerParent`); the next one escalates the parent instead."""
+
+SUBTASK_DEPTH = 2
+"""Tasks in a chain of parents, the top one included (§7.8 `maxSubtaskDepth`): a subtask has no subtasks of its own."""
+
+SUBTASKS_PER_EVALUATION = 2
+"""Subtasks the agent adds to one parent before one of them ends and it evaluates again (§7.8, §14.5)."""
+
 TODO_REMINDERS = 3
 """Reminders of a staff to-do not done: at its due time, then a day and two days later (seed 002 §31.3)."""
 
@@ -192,6 +201,25 @@ SAFETY_LIMITS: tuple[SafetyLimit, ...] = (
         "daily_spawned_task_limit", "tenant", "tasks the agent spawns from another task's work in one local day", 10,
         "§7.13", "the `task.create` creates nothing; `TenantTasks.CreationHeld` in `audit` (a spawned task that is "
         "created always waits for the owner's review)", setting="daily_spawned_task_limit",
+    ),
+    SafetyLimit(
+        "subtasks_per_parent", "task", "subtasks one task has (`task.add_subtask`)", SUBTASKS_PER_PARENT, "§7.8",
+        "no subtask is created and the parent goes to the owner (`escalated`, cause `subtasks_per_parent`)",
+    ),
+    SafetyLimit(
+        "subtask_depth", "task", "tasks in a chain of parents, the top one included: a subtask has no subtasks",
+        SUBTASK_DEPTH, "§7.8", "the `task.add_subtask` is refused naming the limit",
+    ),
+    SafetyLimit(
+        "subtasks_per_evaluation", "task", "subtasks the agent adds to one task before one of them ends",
+        SUBTASKS_PER_EVALUATION, "§7.8, §14.5", "the `task.add_subtask` is refused naming the limit (the owner's "
+        "are not counted)",
+    ),
+    SafetyLimit(
+        "parent_message_budget", "task", "emails a task and all its subtasks send together", "the parent's budget",
+        "§14.3", "the send waits, looked at again each day, until the task's days run out (`Task.SendDeferred` in "
+        "`audit`): the count falls only when an email never left",
+        changed="the parent's task type's budget; each subtask also has its own (`budget` on `task.add_subtask`)",
     ),
     SafetyLimit(
         "run_task_limit", "run", "tasks one analysis run of the agent creates (`origin` `run`)", TASKS_PER_RUN, "§7.9",

@@ -41,6 +41,7 @@ from loopline.processors.handlers.command_fields import STORED
 from loopline.processors.handlers.commands_actions import ActionDecision, ActionDone, ActionRequest
 from loopline.processors.handlers.commands_categories import RecurrenceStop, TaskBatch, TaskRecur
 from loopline.processors.handlers.commands_goals import TaskOverrideOutcome, TaskRate, TaskReopen
+from loopline.processors.handlers.commands_subtasks import TaskAddSubtask
 from loopline.processors.handlers.commands_types import (
     ActionRecordCommon,
     ContactResubscribe,
@@ -71,6 +72,7 @@ from loopline.processors.handlers.pausing import pause_system, pause_tenant, res
 from loopline.processors.handlers.readiness import on_ready
 from loopline.processors.handlers.signals import replies_before_creation
 from loopline.processors.handlers.staff_todos import mark_done
+from loopline.processors.handlers.subtasks import add_subtask
 from loopline.processors.handlers.suppression import check_not_suppressed, resubscribe_contact
 from loopline.processors.handlers.task_limits import admit_task
 from loopline.processors.handlers.tenants import configure_tenant, tenant_settings
@@ -316,6 +318,8 @@ COMMANDS: dict[str, CommandRoute] = {
         CommandRoute("task.batch", TaskBatch, partial(create_batch, create=create_task)),
         CommandRoute("task.recur", TaskRecur, schedule_recurrence),
         CommandRoute("recurrence.stop", RecurrenceStop, stop_recurrence),
+        CommandRoute("task.add_subtask", TaskAddSubtask,
+                     lambda uow, msg, cmd: add_subtask(uow, msg, cmd, create=create_task)),
         CommandRoute("action.request", ActionRequest, request_action),
         CommandRoute("action.approve", ActionDecision, approve),
         CommandRoute("action.reject", ActionDecision, reject),

@@ -55,6 +55,8 @@ operations = st.lists(
         st.tuples(st.just("recurrence.stop"), st.integers(0, 30)),
         st.tuples(st.sampled_from(["action.request", "action.approve", "action.reject", "action.done"]), task,
                   st.sampled_from(["call_webhook", "staff_todo"])),
+        st.tuples(st.just("task.add_subtask"), task, task, st.sampled_from(["required", "optional", "best_effort"]),
+                  st.sampled_from([None, *CONTACTS]), st.one_of(st.none(), hours)),
         st.tuples(st.just("tick"), st.integers(1, 72)),
     ),
     min_size=5, max_size=30,
@@ -62,7 +64,8 @@ operations = st.lists(
 COVERED = {"task.create", "action.record", "loop.register", "loop.resolve", "task.update", "task.complete", "task.cancel",
            "task.approve", "task.reject", "task.guidance", "task.reply", "task.takeover", "run.schedule", "task.wake", "workflow.output", "tenant.configure",
            "tenant.pause", "tenant.resume", "system.pause", "system.resume", "contact.resubscribe", "task.batch",
-           "task.recur", "recurrence.stop", "action.request", "action.approve", "action.reject", "action.done"}
+           "task.recur", "recurrence.stop", "action.request", "action.approve", "action.reject", "action.done",
+           "task.add_subtask"}
 
 
 def test_the_operations_cover_every_command_type() -> None:
@@ -128,6 +131,11 @@ def message(n: int, op: tuple, at: datetime) -> dict:
     if kind == "task.recur":  # hourly, so the ticks fire it; with a contact, Loopline works each instance
         acting = {"task_type": "churn_risk", "contact": args[0], "confidence": 0.9} if args[0] else {}
         return cmd(template_id=f"r{n}", cron="0 * * * *", max_instances=3, template={"title": "hourly", **acting})
+    if kind == "task.add_subtask":
+        parent, name, requirement, contact, h = args
+        acting = {"task_type": "churn_risk", "contact": contact, "confidence": 0.9} if contact else {}
+        return cmd(parent_id=parent, task_id=name, title=name, requirement=requirement, by="owner", **acting,
+                   **({"starts_at": later(h)} if h else {}))
     if kind == "unsubscribe":
         return signal(ref, "contact.unsubscribed", stamp, contact=args[0])
     assert kind == "reply"
