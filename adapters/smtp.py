@@ -16,6 +16,7 @@ from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from loopline.adapters.config import InvalidSetting
+from loopline.adapters.ics import invitation
 from loopline.domain.notices import render
 from loopline.domain.timeutil import parse_time
 from loopline.processors.followers.delivery import is_contact_email, is_owner_email
@@ -103,6 +104,10 @@ def compose(*, key: str, message: dict[str, Any], sender: str) -> EmailMessage:
     email["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
     email["X-Loopline-Delivery"] = key
     email.set_content(details.get("body") or message.get("text") or "")
+    if message.get("kind") == "calendar_invite":  # the body says it in words, the attachment in the calendar's
+        uid = message_id(key, sender).strip("<>")
+        email.add_attachment(invitation(uid=uid, details=details, organizer=sender, sent_at=parse_time(message["at"])),
+                             subtype="calendar", filename="invite.ics", params={"method": "REQUEST"})
     return email
 
 

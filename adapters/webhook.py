@@ -1,4 +1,4 @@
-"""Owner notifications and agent wake-ups POSTed as signed JSON to LOOPLINE_WEBHOOK_URL.
+"""Owner notifications, agent wake-ups and a task's `call_webhook` actions POSTed as signed JSON to LOOPLINE_WEBHOOK_URL.
 
 `X-Loopline-Delivery` carries the idempotency key (the same on every retry, so the receiver can
 drop a repeat) and `X-Loopline-Signature` is `sha256=` + the hex HMAC-SHA256 of the body with
@@ -17,7 +17,8 @@ from typing import Any
 from loopline.processors.ports import DeliveryFailed
 
 SEND_TIMEOUT = 10.0
-AUDIENCES = ("user", "agent")
+AUDIENCES = ("user", "agent", "webhook")
+"""`webhook`: a `call_webhook` action (its `details` hold the `event` and `payload`)."""
 
 
 def signature(body: bytes, secret: str) -> str:
@@ -37,15 +38,18 @@ class WebhookChannel:
 
     def send(self, *, key: str, message: dict[str, Any]) -> None:
         body = json.dumps({"key": key, **message}, sort_keys=True).encode("utf-8")
-        request = urllib.request.Request(
-            self.url, data=body, method="POST",
-            headers={"Content-Type": "application/json", "X-Loopline-Delivery": key,
-                     "X-Loopline-Signature": signature(body, self.secret)},
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=SEND_TIMEOUT) as response:
-                response.read()
-        except urllib.error.HTTPError as error:
-            raise DeliveryFailed(f"POST {self.url} answered {error.code} {error.reason}") from error
-        except (urllib.error.URLError, OSError) as error:
-            raise DeliveryFailed(f"POST {self.url} failed: {getattr(error, 'reason', error)}") from error
+        post_json(self.url, body, {"X-Loopline-Delivery": key, "X-Loopline-Signature": signature(body, self.secret)},
+                  what=f"POST {self.url}")
+
+
+def post_json(url: str, body: bytes, headers: dict[str, str], *, what: str) -> None:
+    """POSTs a JSON body; a 2xx answer means the receiver took it, anything else is a DeliveryFailed naming `what`."""
+    request = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": "application/json",
+                                                                             **headers})
+    try:
+        with urllib.request.urlopen(request, timeout=SEND_TIMEOUT) as response:
+            response.read()
+    except urllib.error.HTTPError as error:
+        raise DeliveryFailed(f"{what} answered {error.code} {error.reason}") from error
+    except (urllib.error.URLError, OSError) as error:
+        raise DeliveryFailed(f"{what} failed: {getattr(error, 'reason', error)}") from error

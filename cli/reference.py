@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from loopline.adapters import messages
+from loopline.domain.actions import ACTIONS, needs_approval
 from loopline.domain.channels import CHANNELS
 from loopline.domain.expectations import EXPECTATIONS
 from loopline.domain.safety_limits import SAFETY_LIMITS
@@ -249,6 +250,22 @@ def safety_table() -> str:
     return "\n".join(lines) + "\n"
 
 
+_REACHES = {"contact": "the contact", "staff": "the business's people", "system": "another system"}
+
+
+def actions_beyond_email_table() -> str:
+    """Every action kind of `domain/actions.py` with its safety profile and when it waits for the owner."""
+    lines = ["| action | reaches | undone? | cost if wrong | waits for the owner | params (required in bold) |",
+             "|---|---|---|---|---|---|"]
+    for profile in ACTIONS.values():
+        waits = ("always" if needs_approval(profile, "limited_auto") else
+                 "in `manual` mode" if needs_approval(profile, "manual") else "never")
+        params = ", ".join(f"**`{p.name}`**" if p.required else f"`{p.name}`" for p in profile.params)
+        lines.append(f"| `{profile.name}` | {_REACHES[profile.affects]} | {'yes' if profile.reversible else 'no'} | "
+                     f"{profile.cost_of_error} | {waits} | {params} |")
+    return "\n".join(lines) + "\n"
+
+
 if __name__ == "__main__":
     print(message_tables())
     print(action_tables())
@@ -256,4 +273,5 @@ if __name__ == "__main__":
     print(task_type_table())
     print(cadence_table())
     print(tenant_table())
-    print(safety_table(), end="")
+    print(safety_table())
+    print(actions_beyond_email_table(), end="")

@@ -13,9 +13,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
+from loopline.domain.actions import ACTIONS
+
 Author = Literal["agent", "contact", "owner", "system"]
-SENT_TO_CONTACT = ("send_email", "send_reminder")
-"""Actions whose details carry the subject and body a contact reads."""
+SENT_TO_CONTACT = ("send_reminder", *(name for name, profile in ACTIONS.items() if profile.reaches_contact))
+"""Actions whose details carry the subject and body a contact reads: outreach's reminders and every action of the
+registry that reaches the contact (an email, a text message, an invitation)."""
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,8 @@ def _sent(event: Any) -> Turn | None:
     text = _message(event.details.get("subject"), event.details.get("body"))
     if not text:
         return None
+    if event.action == "send_sms":  # the model should know the contact read it on their phone, not in the thread
+        text = f"(by text message) {text}"
     if event.performed_by == "owner":  # the owner's words to the contact, not guidance to the agent
         return Turn("owner", event.timestamp, f"Wrote to {event.details.get('to') or 'the contact'}:\n\n{text}")
     return Turn("agent", event.timestamp, text)

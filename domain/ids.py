@@ -99,6 +99,10 @@ def contact_index_id(tenant: str, contact: str) -> UUID:
     return _id("contact-index", tenant, contact.lower())
 
 
+def action_log_id(tenant: str, task_ref: str) -> UUID:
+    return _id("action-log", tenant, task_ref)
+
+
 def contact_outcomes_id(tenant: str, contact: str) -> UUID:
     """The outcome signals observed for a contact, one contact as in `contact_index_id`."""
     return _id("contact-outcomes", tenant, contact.lower())
@@ -110,3 +114,7 @@ def system_switch_id() -> UUID:
 
 def upstream_health_id(tenant: str, upstream: str) -> UUID:
     return _id("upstream-health", tenant, upstream)
+
+
+def recurrence_id(tenant: str, template_ref: str) -> UUID:
+    return _id("recurrence", tenant, template_ref)

@@ -20,10 +20,11 @@ PRIORITY = (ALERT, ESCALATION, APPROVAL, NUDGE, FEEDBACK, DAILY)
 DAILY_BUDGET: dict[str, int | None] = {ESCALATION: None, APPROVAL: 5, NUDGE: 2, FEEDBACK: 3, ALERT: None, DAILY: None}
 """Emails of a category one tenant's owner gets singly in a local day (§35.2); None: every one, never batched."""
 CATEGORY_OF = {
-    "escalation": ESCALATION, "escalation_reply": ESCALATION,
-    "review": APPROVAL, "reply_in_review": APPROVAL,
-    "stalled": NUDGE, "reminder_needed": NUDGE, "loop_expired": NUDGE,
-    "task_completed": FEEDBACK, "task_cancelled": FEEDBACK, "task_expired": FEEDBACK, "late_reply": FEEDBACK,
+    "escalation": ESCALATION, "escalation_reply": ESCALATION, "escalation_reminder": ESCALATION,
+    "review": APPROVAL, "reply_in_review": APPROVAL, "action_review": APPROVAL,
+    "stalled": NUDGE, "reminder_needed": NUDGE, "loop_expired": NUDGE, "staff_todo": NUDGE, "todo_reminder": NUDGE,
+    "task_completed": FEEDBACK, "task_cancelled": FEEDBACK, "task_expired": FEEDBACK, "escalation_timeout": FEEDBACK,
+    "late_reply": FEEDBACK,
     "followup_sent": FEEDBACK, "followup_deferred": FEEDBACK, "reminder_sent": FEEDBACK, "signal": FEEDBACK,
     "outcome_revised": FEEDBACK, "daily_digest": DAILY,  # one a day by its timer: never over a budget
 }

@@ -21,6 +21,9 @@ ESCALATED = (("task.guidance", "tell the agent what to do, in `text`: it drafts 
              ("task.reply", "write to the contact yourself, in `body`, in the task's thread"),
              ("task.takeover", "handle it yourself: the agent stops (outcome owner_handled)"),
              ("task.cancel", "stop it, with a `reason`"))
+ACTION_REVIEW = (("action.approve", "take the action above (name its `key` when several wait)"),
+                 ("action.reject", "drop it, with a `reason`; the task goes on without it"),
+                 ("task.cancel", "stop the task, with a `reason`"))
 SEND_HELD_DRAFT = ("task.approve", "send the agent's draft above, as it is or edited in `draft` {subject, body}")
 
 OWNER_ACTIONS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -28,6 +31,9 @@ OWNER_ACTIONS: dict[str, tuple[tuple[str, str], ...]] = {
     "reply_in_review": REVIEW,
     "escalation": ESCALATED,
     "escalation_reply": ESCALATED,
+    "escalation_reminder": ESCALATED,
+    "action_review": ACTION_REVIEW,
+    "todo_reminder": (("action.done", "mark the to-do done (name its `key` when several are open)"),),
     "stalled": DECIDE,
     "loop_expired": DECIDE,
     "reminder_needed": DECIDE,
@@ -36,7 +42,8 @@ OWNER_ACTIONS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 """The commands a notice of each kind offers the owner, each with what it does; a kind not named informs only."""
 
-OWNER_EVENTS = frozenset({"Reviewed", "GuidanceGiven", "OwnerAnswered", "Completed", "Cancelled", "Expired"})
+OWNER_EVENTS = frozenset({"Reviewed", "GuidanceGiven", "OwnerAnswered", "ActionDecided", "Completed", "Cancelled",
+                          "Expired"})
 """Task events after which a notice asking the owner to act is moot: the owner decided or answered, or the task
 closed (a takeover closes it too)."""
 

@@ -7,17 +7,21 @@ from typing import Any
 
 from eventsourcing.domain import Aggregate
 
+from loopline.domain.actions import reaches_contact
 from loopline.domain.base import LooplineAggregate, TaskEvent, TaskMoved
 from loopline.domain.errors import DomainError
 from loopline.domain.status import TERMINAL, TaskStatus, check_transition, parse_status
+from loopline.domain.task_actions import TaskActions
 from loopline.domain.task_attribution import TaskAttribution
 from loopline.domain.task_decisions import TaskDecisions
+from loopline.domain.task_escalation import TaskEscalation
 from loopline.domain.task_inbox import TaskInbox
 from loopline.domain.task_notices import TaskNotices
 from loopline.domain.task_outcomes import TaskOutcomes
 from loopline.domain.task_outreach import TaskOutreach
 from loopline.domain.task_progress import TaskProgress
 from loopline.domain.task_review import TaskReview
+from loopline.domain.task_subtasks import TaskSubtasks, no_subtasks
 from loopline.domain.task_timers import TaskTimers
 
 
@@ -40,8 +44,8 @@ OWNER_DECISIONS: dict[tuple[TaskStatus, TaskStatus], str] = {
 
 
 class Task(
-    TaskInbox, TaskReview, TaskDecisions, TaskOutreach, TaskTimers, TaskNotices, TaskAttribution, TaskOutcomes,
-    TaskProgress, LooplineAggregate,
+    TaskInbox, TaskReview, TaskEscalation, TaskDecisions, TaskOutreach, TaskTimers, TaskNotices, TaskAttribution,
+    TaskOutcomes, TaskActions, TaskProgress, TaskSubtasks, LooplineAggregate,
 ):
     """Events carry the business time as their timestamp and every field their `apply` needs.
 
@@ -57,7 +61,7 @@ class Task(
 
     class_version = 5
     """Version 2 adds the outreach plan and its counters, version 3 when the task last stopped waiting, version 4
-    its model calls, version 5 its goal progress (the upcasters give old snapshots their defaults)."""
+    its model calls, version 5 its goal progress and subtasks (the upcasters give old snapshots their defaults)."""
 
     class Created(Aggregate.Created):
         tenant: str
@@ -82,7 +86,7 @@ class Task(
 
         def apply(self, task: Task) -> None:
             task.actions_count += 1
-            if self.sent_by_loopline:
+            if self.sent_by_loopline and reaches_contact(self.action):
                 task.deferred = None  # what a limit held back has gone out (or a newer message replaced it)
                 task._hold(None)  # the contact got an answer: a draft held back for the owner is moot
             if "thread" in self.details:
@@ -156,19 +160,9 @@ class Task(
             task.context = {**task.context, **self.context}
 
     def __init__(
-        self,
-        tenant: str,
-        ref: str,
-        title: str,
-        description: str,
-        task_type: str,
-        status: str,
-        expires_at: datetime | None,
-        priority: str | None,
-        contact: str | None,
-        confidence: float | None,
-        context: dict[str, Any],
-        reason: str,
+        self, tenant: str, ref: str, title: str, description: str, task_type: str, status: str,
+        expires_at: datetime | None, priority: str | None, contact: str | None, confidence: float | None,
+        context: dict[str, Any], reason: str,
     ) -> None:
         self.tenant = tenant
         self.ref = ref
@@ -209,6 +203,7 @@ class Task(
         """A send a limit deferred, with its draft, sent as is when the limit frees up."""
         self.outcome: str | None = None
         self.progress: dict[str, Any] | None = None
+        self.__dict__.update(no_subtasks())
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, Any]) -> None:
@@ -228,8 +223,8 @@ class Task(
 
     @staticmethod
     def upcast_v4_v5(state: dict[str, Any]) -> None:
-        """A version-4 snapshot recorded no goal progress."""
-        state.update(progress=None)
+        """A version-4 snapshot recorded no goal progress, and is of a task that is nobody's subtask and has none."""
+        state.update(progress=None, **no_subtasks())
 
     @classmethod
     def create(cls, *, id: Any, now: datetime, **fields: Any) -> Task:  # noqa: A002

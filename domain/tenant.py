@@ -47,6 +47,11 @@ def check_quiet_hours(value: Any) -> None:
         raise InvalidSettings(f"owner_quiet_hours {value!r} is not HH:MM-HH:MM in the tenant's time zone (e.g. 21:00-07:00)")
 
 
+def check_sms_url(value: Any) -> None:
+    if not isinstance(value, str) or not value.startswith(("http://", "https://")) or any(c.isspace() for c in value):
+        raise InvalidSettings(f"sms_url {value!r} is not an http(s) URL (e.g. https://sms.example.com/messages)")
+
+
 def setting(doc: str, default: Any = None, *, factory: Callable[[], Any] | None = None, most: int | None = None,
             check: Callable[[Any], None] | None = None) -> Any:
     """One setting: its default, what it means (the README's words), the most a number may be, and the check
@@ -98,9 +103,21 @@ class TenantSettings:
         check=check_timezone,
     )
     owner_email: str | None = setting("where the owner is told about reviews and escalations")
+    sms_url: str | None = setting(
+        "where `send_sms` actions are POSTed (JSON `to`, `body`; the `X-Loopline-Delivery` header is the idempotency "
+        "key); absent: the tenant sends no SMS", check=check_sms_url,
+    )
     owner_quiet_hours: str | None = setting(
         "`HH:MM-HH:MM` in the tenant's time zone (`21:00-07:00`): the owner's emails wait until they end (system "
         "alerts excepted); absent: none", check=check_quiet_hours,
+    )
+    escalation_reminder_hours: int = setting(
+        "hours an escalated task waits for the owner before they are reminded of it (seed 002 §17.5); 0: never; "
+        "absent: 48", 48, most=HOURS_A_DAY * 90,
+    )
+    escalation_cancel_days: int = setting(
+        "days an escalated task waits for the owner before it is cancelled (outcome `escalated_unresolved` where its "
+        "type has it); 0: never; absent: 7", 7, most=365,
     )
     execution_mode: ExecutionMode = setting(
         "`manual`: every task Loopline works waits for review, and so does each touch it would send unasked; "
@@ -202,6 +219,8 @@ def check_settings(settings: Mapping[str, Any]) -> None:
         check_timezone(settings["timezone"])
     if "owner_quiet_hours" in settings:
         check_quiet_hours(settings["owner_quiet_hours"])
+    if settings.get("sms_url") is not None:
+        check_sms_url(settings["sms_url"])
     if "execution_mode" in settings and settings["execution_mode"] not in EXECUTION_MODES:
         raise InvalidSettings(
             f"execution_mode {settings['execution_mode']!r} is not one of {', '.join(EXECUTION_MODES)}"

@@ -14,6 +14,7 @@ from loopline.adapters.leader import leader_for
 from loopline.adapters.offline_policy import OfflinePolicy
 from loopline.adapters.reachability import check_reachable
 from loopline.adapters.smtp import SmtpChannel, SmtpServer
+from loopline.adapters.sms import HttpSms, SmsChannel
 from loopline.adapters.webhook import WebhookChannel
 from loopline.processors.followers.agent import Agent, concurrency_from_env
 from loopline.processors.followers.delivery import Delivery
@@ -86,8 +87,9 @@ def model_concurrency() -> int:
 
 
 def channels_for(settings: Settings) -> list[OutboundChannel]:
-    """The JSONL outbox always; email to contacts and webhooks to the owner and agent when configured."""
-    channels: list[OutboundChannel] = [JsonlOutbox(settings.home / "outbox.jsonl")]
+    """The JSONL outbox and text messages (each tenant's `sms_url`) always; email to contacts and webhooks to the
+    owner and agent when configured."""
+    channels: list[OutboundChannel] = [JsonlOutbox(settings.home / "outbox.jsonl"), SmsChannel(HttpSms())]
     if settings.smtp_url:
         channels.append(SmtpChannel(SmtpServer.from_url(settings.smtp_url), settings.email_from))
     if settings.webhook_url:

@@ -32,6 +32,7 @@ from eventsourcing.persistence import IntegrityError, Tracking
 from eventsourcing.utils import get_topic
 
 from loopline.domain import ids
+from loopline.domain.actions import ACTIONS
 from loopline.domain.notices import moot_by
 from loopline.domain.safety_limits import DELIVERY_ATTEMPTS, DELIVERY_BACKOFF_SECONDS
 from loopline.domain.task import Task
@@ -53,6 +54,8 @@ DAILY_DIGEST = "daily_digest"
 """The kind of the owner's daily digest (`Tenant.DigestRecorded`)."""
 EMAIL = "smtp"
 """The channel that emails: a contact email it cannot take is given back (`processors/handlers/undelivered.py`)."""
+CONTACT_EMAILS = ("send_reminder", *(name for name, profile in ACTIONS.items() if profile.channel == EMAIL))
+"""The actions Loopline emails to a contact: outreach's reminders and the registry's actions SMTP carries."""
 
 
 class Delivery:
@@ -244,8 +247,9 @@ def _describe(error: Exception) -> str:
 
 
 def is_contact_email(message: dict[str, Any]) -> bool:
-    """An email Loopline itself sends to a contact (a follow-up, a reminder), as opposed to the owner or the agent."""
-    return message.get("kind") in ("send_email", "send_reminder") and "@" in str(message.get("to") or "")
+    """An email Loopline itself sends to a contact (a follow-up, a reminder, an invitation), as opposed to the owner or
+    the agent."""
+    return message.get("kind") in CONTACT_EMAILS and "@" in str(message.get("to") or "")
 
 
 def is_owner_email(message: dict[str, Any]) -> bool:

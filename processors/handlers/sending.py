@@ -27,6 +27,7 @@ from loopline.domain.wording import when
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.loops_and_timers import set_timer
 from loopline.processors.handlers.pausing import current_pause, hold
+from loopline.processors.handlers.subtasks import family_budget
 
 DEFERRED_NEVER = timedelta(days=1)
 """A limit that never frees up (a deferral without `until`) is looked at again the next day."""
@@ -47,15 +48,16 @@ class Deferred:
 def send_to_contact(
     uow: UnitOfWork, task: Task, *, details: dict[str, Any], now: datetime, settings: TenantSettings,
     summary: str | None = None, answers_contact: bool = False, yields_to: tuple[str, ...] = (),
-    performed_by: str = "loopline", action: str = "send_email",
+    performed_by: str = "loopline", action: str = "send_email", recipient: str | None = None, awaits: bool = True,
 ) -> Sent | Deferred:
     """Emails `details["to"]` for the task (a `send_email` or `send_reminder` action by Loopline, or by the owner, which
     delivery sends) unless a check in `SEND_CHECKS` defers it; the contact's and the tenant's ledgers count the
-    send in the same save. `answers_contact` and `yields_to` are what the one-message-a-day check reads."""
-    contact = _recipient(details["to"])
+    send in the same save. `answers_contact` and `yields_to` are what the one-message-a-day check reads. Another
+    action that reaches the contact (a text message) names the person the ledgers count in `recipient`."""
+    contact = _recipient(recipient or details["to"])
     if isinstance(contact, Deferral):
         return Deferred(contact)
-    details = {**details, "to": contact}
+    details = details if recipient else {**details, "to": contact}
     if "subject" in details:
         details["subject"] = one_line(str(details["subject"]))
     contact_sends, tenant_sends = ledgers(uow, task, contact, now)
@@ -66,7 +68,8 @@ def send_to_contact(
     summary = summary or f"Emailed {contact}: {details.get('subject', '')}"
     if settings.dry_run:  # recorded and counted like any send, so the trail and the limits are what they would be
         details, summary = {**details, "dry_run": True}, f"[dry run, not delivered] {summary}"
-    task.record_action(action=action, details=details, summary=summary, performed_by=performed_by, now=now)
+    task.record_action(action=action, details=details, summary=summary, performed_by=performed_by, now=now,
+                       awaits=awaits)
     uow.add(contact_sends).record(task_ref=task.ref, now=now)
     uow.add(tenant_sends).record(task_ref=task.ref, day=local_day(now, settings.timezone), now=now)
     return Sent(contact)
@@ -128,5 +131,5 @@ def _attempt(uow: UnitOfWork, task: Task, contact: str, contact_sends: ContactSe
         contact=contact, messages_used=task.messages_used, messages_budget=plan["budget_messages"] if plan else None,
         contact_sends=contact_sends, tenant_sends=tenant_sends, limits=settings, now=now,
         answers_contact=answers_contact, yields_to=yields_to, pause=current_pause(uow, task.tenant),
-        task=str(task.id),
+        task=str(task.id), family=family_budget(uow, task),
     )

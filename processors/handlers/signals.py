@@ -23,7 +23,12 @@ from loopline.processors.handlers.loops_and_timers import load_task, proactive_r
 from loopline.processors.messages import Message
 from loopline.processors.handlers.outcome_signals import on_outcome_observed
 from loopline.processors.handlers.outreach import automatic_reply, on_reply, pause_for_auto_reply
-from loopline.processors.handlers.suppression import SUPPRESSING_SIGNALS, opt_out_words, suppress_contact
+from loopline.processors.handlers.suppression import (
+    SUPPRESSING_SIGNALS,
+    opt_out_words,
+    suppress_contact,
+    suppressed_why,
+)
 
 WORKED = frozenset({TaskStatus.READY, TaskStatus.EXECUTING, TaskStatus.WAITING, TaskStatus.DORMANT})
 """The statuses in which Loopline itself answers an acting task's reply (not one with the owner)."""
@@ -179,8 +184,9 @@ def handle_signal(uow: UnitOfWork, msg: Message) -> str:
                 other.note_reply(signal_ref=msg.ref, data=dict(msg.data), answered_by=answering.ref, now=msg.at)
                 if other.status in WORKED and stop is None:  # a contact away is away for every task
                     pause_for_auto_reply(uow, other, msg.data, msg.at)
-    if stop is not None:
-        # A rule, before any model call (seed 002 §22.3): every task of the contact closes in this step.
+    if stop is not None and (reached or suppressed_why(uow, msg.tenant, str(msg.data["sender"])) is None):
+        # A rule, before any model call (seed 002 §22.3): every task of the contact closes in this step. A contact
+        # suppressed already who writes to no open task is heard as any late reply below: the owner reads it.
         return suppress_contact(uow, msg.tenant, msg.data["sender"], reason="member_request", source="inbound_reply",
                                 words=stop, now=msg.at, quote=reply_words(msg), told_on=answering)
     if not reached:

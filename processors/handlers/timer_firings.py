@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from loopline.domain import ids
 from loopline.domain.errors import DomainError
 from loopline.domain.open_loop import OpenLoop
+from loopline.domain.outreach import Escalate
 from loopline.domain.proactive_run import ProactiveRun
 from loopline.domain.status import TaskStatus
 from loopline.domain.task import Task
@@ -25,8 +26,12 @@ from loopline.domain.timeutil import HOUR
 from loopline.domain.wording import count, when
 from loopline.processors.application import UnitOfWork
 from loopline.processors.bus import Fault, Handler
+from loopline.processors.handlers.categories import fire_recurrence
+from loopline.processors.handlers.commands import create_task
+from loopline.processors.handlers.actions import fire_task_actions
 from loopline.processors.handlers.daily_digest import record_daily_digest
 from loopline.processors.handlers.deadline_actions import draft_followup, send_followup, take_deadline_action
+from loopline.processors.handlers.escalation import escalate, escalation_timeout
 from loopline.processors.handlers.loops_and_timers import (
     close_task_loops,
     load_task,
@@ -79,9 +84,7 @@ def _task_expiry(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str | 
         else:
             waiting, label = f"while with the owner ({task.escalation_reason})", "reached its expiry while escalated"
         reason = f"reached its expiry after {count(age, 'day')} {waiting}; decide: extend, notify or cancel"
-        task.escalate(reason=reason, cause="expiry", now=now)
-        task.notify_user(kind="escalation", message=f"'{task.title}' needs your decision: {reason}", now=now)
-        proactive_run(uow, task.tenant, now).queue_escalation(task_ref=task.ref, loop_ref=None, reason=reason, now=now)
+        escalate(uow, task, Escalate(reason, "expiry"), now)
         return f"'{task.title}': escalated to the owner ({label})"
     reason = expiry_reason(
         task_history(uow, task), created_on=task.created_on, last_activity_at=task.last_activity_at,
@@ -143,6 +146,11 @@ def _wakeup(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str | None:
     return wake_due(uow, timer.target_id, timer.now)
 
 
+def _escalation_timeout(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str | None:
+    task = uow.get(timer.target_id, Task)
+    return escalation_timeout(uow, task, timer.now) if task is not None else None
+
+
 def _task_step(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str | None:
     """An acting task's next step; one not chosen for this tick (its tenant's share is taken) waits a minute."""
     task, now = uow.get(timer.target_id, Task), timer.now
@@ -156,6 +164,10 @@ def _task_step(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str | No
             set_timer(uow, kind=TimerKind.TASK_STEP, target_id=task.id, due=now + REFILE_AFTER, now=now)
         return None
     return step_task(uow, task, now)
+
+
+def _recurrence(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str | None:
+    return fire_recurrence(uow, timer.target_id, timer.now, create=create_task)
 
 
 def _deferred_followup(uow: UnitOfWork, task: Task, now: datetime) -> str | None:
@@ -179,12 +191,18 @@ TIMERS: dict[str, TimerRow] = {
     TimerKind.TASK_STALL_CHECK: TimerRow(_stall_check, "the stall check", ("task flagged stalled", "tasks flagged stalled")),
     TimerKind.TASK_WAKEUP: TimerRow(_wakeup, "the wake-up", ("task woken", "tasks woken")),
     TimerKind.TASK_STEP: TimerRow(_task_step, "the task's next step", ("task step taken", "task steps taken")),
+    TimerKind.RECURRENCE: TimerRow(_recurrence, "the recurring template's firing",
+                                   ("recurring task created", "recurring tasks created")),
+    TimerKind.TASK_ACTIONS: TimerRow(fire_task_actions, "the task's deferred actions and to-do reminders",
+                                     ("task's actions looked at", "tasks' actions looked at")),
     TimerKind.DORMANT_CHECK: TimerRow(dormant_check, "the dormant task's outcome check",
                                       ("dormant task closed by a signal", "dormant tasks closed by a signal")),
     TimerKind.OUTCOME_VERIFICATION: TimerRow(verify_outcome, "the verification of a provisional outcome",
                                              ("provisional outcome downgraded", "provisional outcomes downgraded")),
     TimerKind.DAILY_DIGEST: TimerRow(record_daily_digest, "the owner's daily digest",
                                      ("daily digest recorded", "daily digests recorded")),
+    TimerKind.ESCALATION_TIMEOUT: TimerRow(_escalation_timeout, "the escalation's reminder or cancellation",
+                                           ("escalation left alone acted on", "escalations left alone acted on")),
 }
 """Every timer kind (`domain/timers.py` TimerKind) and nothing else; tests/unit/test_contracts.py holds them equal."""
 
@@ -216,7 +234,7 @@ def _task_of(uow: UnitOfWork, timer: TimerFired) -> Task | None:
     if timer.kind == TimerKind.LOOP_DEADLINE:
         loop = uow.get(timer.target_id, OpenLoop)
         return uow.get(ids.task_id(loop.tenant, loop.task_ref), Task) if loop is not None else None
-    if timer.kind in (TimerKind.PROACTIVE_RUN, TimerKind.DAILY_DIGEST):
+    if timer.kind in (TimerKind.PROACTIVE_RUN, TimerKind.RECURRENCE, TimerKind.DAILY_DIGEST):
         return None
     return uow.get(timer.target_id, Task)
 

@@ -175,3 +175,18 @@ class RecordingBus:
         messages = list(batch.messages)
         self.batches.append(messages)
         return [Outcome(message, accepted=True, detail=f"handled {type(message).__name__}") for message in messages]
+
+
+class FakeSms:
+    """The SMS port: records each text message it is given; fails the first `failures` sends."""
+
+    def __init__(self, failures: int = 0) -> None:
+        self.failures = failures
+        self.sent: list[dict[str, str]] = []
+        self.tries = 0
+
+    def send_sms(self, *, endpoint: str, key: str, to: str, body: str) -> None:
+        self.tries += 1
+        if self.tries <= self.failures:
+            raise DeliveryFailed(f"the SMS gateway is down (try {self.tries})")
+        self.sent.append({"endpoint": endpoint, "key": key, "to": to, "body": body})

@@ -45,6 +45,9 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "task.override_outcome": {"task_id": "t1", "outcome": "retained", "reason": "she checked in", "by": "Mike"},
     "task.reopen": {"task_id": "t1", "reason": "she has not come in yet"},
     "task.rate": {"task_id": "t1", "rating": "down", "why": "wrong_member", "note": "her sister checked in"},
+    "task.add_subtask": {"parent_id": "t1", "task_id": "t1-tag", "title": "Tag Rahul", "requirement": "optional",
+                         "depends_on": ["t1-call"], "starts_at": "2026-03-20T09:00:00Z",
+                         "budget": {"messages": 0, "days": 2}, "by": "owner"},
     "run.schedule": {"at": "2026-03-14T08:00:00Z", "reason": "morning brief"},
     "task.wake": {"task_id": "t1", "when": {"channel": "email", "watch": {"sender": "a@b.c"},
                                             "deadline": "2026-03-16T10:00:00Z", "if_unresolved": "cancel_task"}},
@@ -56,6 +59,16 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "tenant.resume": {"reason": "back from holiday"},
     "system.pause": {"reason": "a template went out wrong", "by": "on-call"},
     "system.resume": {"reason": "template fixed"},
+    "task.batch": {"batch_id": "b1", "task_type": "win_back", "title": "Come back",
+                   "contacts": [{"contact": "Ann <Ann@Example.com>", "to_name": "Ann"}, {"contact": "bo@example.com"}]},
+    "task.recur": {"template_id": "weekly-brief", "cron": "0 8 * * 1", "max_instances": 12,
+                   "template": {"title": "Weekly churn brief", "task_type": "monthly_churn_analysis"}},
+    "recurrence.stop": {"template_id": "weekly-brief", "reason": "the coaches meet on Tuesdays now"},
+    "action.request": {"task_id": "t1", "action": "send_sms", "params": {"to": "+14155550123", "body": "See you at 6!"},
+                       "key": "t1-sms-1"},
+    "action.approve": {"task_id": "t1", "key": "t1-sms-1"},
+    "action.reject": {"task_id": "t1", "reason": "she prefers email"},
+    "action.done": {"task_id": "t1", "note": "called her, she is back on Monday"},
 }
 
 

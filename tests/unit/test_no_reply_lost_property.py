@@ -49,6 +49,9 @@ PHASES = tuple(Phase)[:-2] if os.environ.get("CI") else tuple(Phase)  # no minut
     [("create", ("churn_risk", 1), True, 0.95), ("tick", 1), ("unsubscribe", 1), ("tick", 72),
      ("create", ("lead_followup", 1), True, 0.95), ("resubscribe", 1), ("create", ("win_back", 1), True, 0.95),
      ("tick", 1), ("soft_bounce", 1), ("soft_bounce", 1), ("soft_bounce", 1), ("tick", 72)], "UTC")
+@example(  # "stop emailing me" from a member suppressed already (a complaint): the owner reads it, as a late reply
+    [("create", ("win_back", 1), False, 0.3), ("tick", 1), ("complaint", 1), ("reply", 1, 3, "win_back"),
+     ("tick", 39)], "UTC")
 def test_no_reply_is_lost_whatever_interleaves(ops: list[tuple], timezone_name: str) -> None:
     model = SwitchableModel(OfflinePolicy())
     loopline = InMemoryLoopline(model)  # type: ignore[arg-type]

@@ -10,6 +10,7 @@ from pathlib import Path
 from loopline.adapters.messages import parse_message
 from loopline.cli.reference import (
     action_tables,
+    actions_beyond_email_table,
     cadence_table,
     channel_table,
     message_tables,
@@ -75,6 +76,12 @@ def test_readme_safety_table_is_the_one_table_of_limits() -> None:
     expected = safety_table()
     assert expected in _section("## Safety"), f"put this in the README's Safety section:\n{expected}"
     assert "| `daily_task_limit` | tenant |" in expected and "`tenant.configure` `daily_send_limit`" in expected
+
+
+def test_readme_actions_beyond_email_table_is_the_action_registry() -> None:
+    expected = actions_beyond_email_table()
+    assert expected in _section("### Actions beyond email"), f"put this in the README's actions section:\n{expected}"
+    assert "| `send_sms` | the contact | no | high | always |" in expected
 
 
 def _section(heading: str) -> str:
