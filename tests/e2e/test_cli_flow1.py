@@ -141,12 +141,13 @@ def test_repeated_message_id_is_acknowledged_and_ignored(cli: Cli, tmp_path: Pat
     assert cli.json("audit", "task_abc") == before
 
 
-def test_usage_errors_say_what_to_do(cli: Cli, tmp_path: Path) -> None:
-    bad_time = cli("tick", "--now", "tomorrow")
+def test_usage_errors_say_what_to_do(embedded_cli: Cli, tmp_path: Path) -> None:
+    """Embedded: the CLI reads its arguments the same way whatever the deployment."""
+    bad_time = embedded_cli("tick", "--now", "tomorrow")
     assert bad_time.returncode == 2 and "RFC 3339" in bad_time.stderr
-    missing = cli("publish", str(tmp_path / "nope.jsonl"))
+    missing = embedded_cli("publish", str(tmp_path / "nope.jsonl"))
     assert missing.returncode == 2 and "cannot read" in missing.stderr
-    unknown = cli("tasks", "show", "task_zzz")
+    unknown = embedded_cli("tasks", "show", "task_zzz")
     assert unknown.returncode == 1 and "loopline tasks list" in unknown.stderr
 
 
