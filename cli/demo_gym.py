@@ -19,10 +19,10 @@ def _signal(ref: str, type_: str, at: str, **data: Any) -> dict[str, Any]:
     return {"kind": "signal", "id": ref, "type": type_, "tenant": GYM, "at": at, "data": data}
 
 
-def _task(ref: str, task_type: str, name: str, confidence: float) -> dict[str, Any]:
+def _task(ref: str, task_type: str, name: str, confidence: float, title: str) -> dict[str, Any]:
     contact = f"{name.lower()}@example.com"
-    return _command(f"gym-{ref}", "task.create", "2026-04-06T08:30:00Z", task_id=ref, title=f"{name}: {task_type}",
-                    task_type=task_type, contact=contact, to_name=name, confidence=confidence)
+    return _command(f"gym-{ref}", "task.create", "2026-04-06T08:30:00Z", task_id=ref, title=title, task_type=task_type,
+                    contact=contact, to_name=name, confidence=confidence)
 
 
 def _observed(ref: str, at: str, name: str, outcome: str, **value: float) -> dict[str, Any]:
@@ -38,9 +38,12 @@ GYM_MONTH: Steps = [
         _command("gym-cfg", "tenant.configure", "2026-04-06T08:00:00Z", name="Iron Temple", timezone="Europe/London",
                  owner_email="sam@irontemple.example", execution_mode="limited_auto",
                  profile={"display_name": "Iron Temple", "owner_first_name": "Sam", "sign_off": "Sam"}),
-        _task("churn-maya", "churn_risk", "Maya", 0.9), _task("churn-leo", "churn_risk", "Leo", 0.6),
-        _task("churn-ben", "churn_risk", "Ben", 0.9), _task("winback-cat", "win_back", "Cat", 0.9),
-        _task("pay-dan", "payment_recovery", "Dan", 0.95), _task("lead-eve", "lead_followup", "Eve", 0.9),
+        _task("churn-maya", "churn_risk", "Maya", 0.9, "Bring Maya back"),
+        _task("churn-leo", "churn_risk", "Leo", 0.6, "Check in on Leo"),
+        _task("churn-ben", "churn_risk", "Ben", 0.9, "Bring Ben back"),
+        _task("winback-cat", "win_back", "Cat", 0.9, "Win Cat back"),
+        _task("pay-dan", "payment_recovery", "Dan", 0.95, "Dan's card was declined"),
+        _task("lead-eve", "lead_followup", "Eve", 0.9, "Follow up Eve's enquiry"),
     ]),
     ("Sam approves the two tasks waiting for his review: Leo's (below the threshold) and Dan's payment", [
         _command("gym-ok-leo", "task.approve", "2026-04-06T08:45:00Z", task_id="churn-leo"),
