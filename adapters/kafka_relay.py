@@ -30,6 +30,7 @@ SYSTEM_KEY = "_system"
 # little longer.
 PRODUCER = {"request_timeout_ms": 10_000, "delivery_timeout_ms": 30_000, "max_block_ms": 10_000}
 FLUSH_TIMEOUT = 35.0
+CLOSE_TIMEOUT = 5.0
 REJECTED_TOPIC = get_topic(RejectedInput.Recorded)
 PARKED_TOPIC = get_topic(ParkedMessage.Parked)
 
@@ -119,7 +120,9 @@ class OutboxRelay:
         return json.loads(notification.state).get("tenant") or SYSTEM_KEY
 
     def close(self) -> None:
-        self._producer.close()
+        # Bounded: records not flushed are not lost (the position is recorded only after a flush), and a close
+        # waiting on a broker that went away held a leader's shutdown, and the relay's restart, for ever.
+        self._producer.close(timeout=CLOSE_TIMEOUT)
 
 
 def _value(notification: Any) -> bytes:

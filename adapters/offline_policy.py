@@ -18,7 +18,7 @@ Dutch); the first rule that matches decides:
 | 7     | vague      | maybe, busy, not sure, vielleicht, peut-être, misschien | wait 3 days                  | 0.6        |
 | 8     | commitment | see you, i'll be there, count me in, ich komme, j'y serai, nos vemos, ik kom | close with the provisional positive outcome (else the first positive one a reply can earn: never one that needs evidence, `retained`, `recovered`) | 0.7 |
 | 9     | thanks     | thanks, thank you, sounds good, danke, merci, gracias | reply with a short thank-you  | 0.7        |
-| -     | none       | nothing above                                        | escalate                       | 0.3        |
+| -     | none       | nothing above                                        | dont_know (the owner is asked) | 0.3        |
 
 A bare "yes" commits to nothing ("Yes?", "yes I read it"): only a commitment closes as a win. `bench/offline_policy.py`
 measures the table on the labelled replies of `tests/data/labelled_replies.jsonl`.
@@ -26,10 +26,14 @@ measures the table on the labelled replies of `tests/data/labelled_replies.jsonl
 A close only ever names a code from the request's `outcomes`; with none of the wanted kind, the
 reply escalates instead. An answer the owner's guidance asks for goes back to the owner: templates
 cannot follow guidance, and `task.reply` sends the owner's own words.
+
+A research task's report (seed 002 §31.4) analyses nothing: it lists the data the task was given in its context,
+closing with the type's first positive outcome, or, given none, says so with its first neutral one.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -190,6 +194,8 @@ class OfflinePolicy:
             output = self._draft(request)
         elif request.point == "evaluate_reply":
             output = self._evaluate(request)
+        elif request.point == "write_report":
+            output = _report(request)
         else:
             raise ModelUnavailable(f"the offline policy has no answer for decision point {request.point!r}")
         try:
@@ -222,8 +228,9 @@ class OfflinePolicy:
                     "reasoning": "The offline policy writes from templates and cannot answer with your guidance: "
                     "send your answer in your own words with task.reply, or configure a model."}
         rule, keyword = classify(request.reply_text or "")
-        if rule is None:
-            return {"decision": "escalate", "confidence": 0.3,
+        if rule is None:  # §18.3: the policy cannot tell what the reply means, so it says so and asks
+            return {"decision": "dont_know", "confidence": 0.3,
+                    "question": "What does the contact mean, and what should I answer?",
                     "reasoning": "No keyword of the offline classifier matched the reply; the owner should read it."}
         because = f'The reply contains "{keyword}" ({rule.name} rule)'
         if rule.decision == "wait":
@@ -242,6 +249,23 @@ class OfflinePolicy:
                     "reasoning": f"{because}: closing as {outcome}."}
         return {"decision": "escalate", "confidence": rule.confidence,
                 "reasoning": f"{because}: the owner should answer this one."}
+
+
+def _report(request: DecisionRequest) -> dict[str, Any]:
+    kind = task_type(request.task_type)
+    data = request.context or {}
+    wanted = "positive" if data else "neutral"
+    outcome = next((o.code for o in kind.goal.outcomes if o.kind == wanted and o.code in request.outcomes),
+                   request.outcomes[0])
+    if not data:
+        content = "The task was given no data to work from: give it in the task's context, or configure a model."
+    else:
+        rows = "\n".join(f"| {key} | {json.dumps(value, ensure_ascii=False, sort_keys=True)} |"
+                         for key, value in sorted(data.items()))
+        content = ("The offline policy analyses nothing; these are the data the task was given, for the owner to read."
+                   f"\n\n| item | value |\n|---|---|\n{rows}\n")
+    return {"title": kind.label, "content": content, "outcome": outcome, "confidence": 0.8,
+            "reasoning": f"Offline report: {len(data)} item(s) of context listed; no model was asked."}
 
 
 def _outcome(request: DecisionRequest, rule: Rule) -> str | None:

@@ -26,7 +26,7 @@ LABELLED = Path(__file__).resolve().parents[1] / "tests" / "data" / "labelled_re
 LABELS = ("opt_out", "out_of_office", "question", "complaint", "positive", "negative", "ambiguous_yes")
 OPTING_OUT_TYPES = sorted(name for name, kind in TASK_TYPES.items() if "opted_out" in kind.outcome_codes)
 """The types a reply can close as `opted_out`: the ones the opt-out recall is measured on."""
-COLUMNS = ("close:win", "close:opted_out", "close:negative", "escalate", "wait", "reply")
+COLUMNS = ("close:win", "close:opted_out", "close:negative", "escalate", "dont_know", "wait", "reply")
 
 
 def load() -> list[dict[str, str]]:

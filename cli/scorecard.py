@@ -43,10 +43,12 @@ def scorecard_command(tenant: TenantOption = None, period: PeriodOption = None, 
     if not cards:
         out.print("no tenant has tasks yet: the scorecard counts a tenant's tasks once it has some", style="dim")
     for card in cards:
-        _print(card)
+        print_scorecard(card)
 
 
-def _print(card: dict[str, Any]) -> None:
+def print_scorecard(card: dict[str, Any]) -> None:
+    """A scorecard as tables: its numbers, its outcomes per task type, what needs the owner, and (explained) the
+    events behind each number."""
     numbers = card["numbers"]
     rows = [{"number": name, "value": value} for name, value in numbers.items() if name != "outcomes"]
     print_table(f"scorecard of {card['tenant']}, {card['kind']} {card['period']} ({card['timezone']})", rows,

@@ -17,7 +17,7 @@ from loopline.domain.task_types import TASK_TYPES, task_type
 from loopline.domain.timeutil import format_time, parse_time
 from loopline.projections import task_memory
 from loopline.projections.open_loops import list_loops
-from loopline.projections.task_queries import find_tasks, inbox, list_tasks, outreach
+from loopline.projections.task_queries import find_tasks, inbox, list_tasks, outreach, subtasks
 from loopline.projections.timeline import task_trail
 
 app = App(help="Tasks: status, loops, inbox, memory files, context for agent prompts.", no_args_is_help=True)
@@ -58,7 +58,7 @@ Now = Annotated[str, typer.Option(help="Time to count the days left at: an RFC 3
 @app.command("show")
 def show(task_id: str, json_: Json = False, tenant: Tenant = None, now: Now = "now") -> None:
     """Show one task: its state, the escalation's handoff while it is with the owner, budgets, cadence position, next
-    action, outcome, conversation, loops and inbox."""
+    action, outcome, subtasks, conversation, loops and inbox."""
     moment = parse_now(now)
     with opened() as system, system.projections.engine.connect() as conn:
         aggregate_id, row = _one(find_tasks(conn, task_id, tenant), task_id, tenant, lambda found: found[1]["tenant"])
@@ -68,6 +68,9 @@ def show(task_id: str, json_: Json = False, tenant: Tenant = None, now: Now = "n
         task["conversation"] = task_memory.conversation(conn, aggregate_id)
         task["loops"] = list_loops(conn, tenant=task["tenant"], task_id=task_id)
         task["inbox_items"] = inbox(conn, aggregate_id)
+        task["parent"] = {"task_id": row["parent_id"], "requirement": row["requirement"]} if row["parent_id"] else None
+        task["subtasks"] = subtasks(conn, task["tenant"], task_id)
+        task["subtasks_derived"] = row["subtasks_derived"]
         trail = task_trail(conn, task_id, task["tenant"])
         task["notifications_sent"] = [
             {"at": row["at"], "kind": row["reason"], "message": row["payload"]["message"]}
@@ -82,10 +85,15 @@ def show(task_id: str, json_: Json = False, tenant: Tenant = None, now: Now = "n
     for key in ("tenant", "task_id", "title", "status", "status_reason", "task_type", "created_at", "expires_at", "last_note"):
         beside = f" (outcome {task['outcome']})" if key == "status" and task["outcome"] else ""
         out.print(styled(key, "bold", f": {task[key]}{beside}"))
+    if task["parent"]:
+        out.print(styled("parent", "bold", f": {task['parent']['task_id']} ({task['parent']['requirement']} subtask)"))
     if task["escalation"]:
         out.print(styled("escalation", "bold", f": {task['escalation']['reason']}\n{render_handoff(task['escalation'])}"))
     if task["outreach"]:
         _print_outreach(task["outreach"])
+    if task["subtasks"]:
+        out.print(styled("its subtasks make it", "bold", f": {task['subtasks_derived']}"))
+        print_table("subtasks", task["subtasks"], ["task_id", "title", "requirement", "status", "messages_used", "outcome"])
     print_table("conversation", task["conversation"], ["at", "author", "text"])
     print_table("loops", task["loops"], ["loop_id", "channel", "deadline", "if_unresolved", "resolved", "resolved_by"])
     print_table("inbox", task["inbox_items"], ["received_at", "type", "signal_id", "data"])

@@ -114,3 +114,7 @@ def system_switch_id() -> UUID:
 
 def upstream_health_id(tenant: str, upstream: str) -> UUID:
     return _id("upstream-health", tenant, upstream)
+
+
+def recurrence_id(tenant: str, template_ref: str) -> UUID:
+    return _id("recurrence", tenant, template_ref)

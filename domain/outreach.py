@@ -12,11 +12,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from loopline.domain.grey_area import CLOSE, DONT_KNOW, SEND, resolve
 from loopline.domain.status import TaskStatus
 
-MIN_SEND_CONFIDENCE = 0.5
+MIN_SEND_CONFIDENCE = SEND.threshold
 """Below this a drafted message is not sent: the task escalates with the draft saved (seed 002 §6.5, §7.4, §18.1)."""
-MIN_CLOSE_CONFIDENCE = 0.6
+MIN_CLOSE_CONFIDENCE = CLOSE.threshold
 """Below this an evaluation does not close the task: the owner decides (seed 002 §5.4)."""
 NEEDS_EVIDENCE = frozenset({"retained", "recovered", "self_resolved"})
 """Outcomes only a fact outside the conversation shows (a check-in, a reactivation, a payment): a contact's words
@@ -218,7 +219,7 @@ def apply_draft(
     if progress.messages_used >= plan.budget_messages:
         return Escalate(f"a touch was drafted but the message budget ({plan.budget_messages}) is spent", "message_budget",
                         draft)
-    if confidence < MIN_SEND_CONFIDENCE:
+    if resolve(SEND, confidence) != "act":
         return Escalate(f"the drafted message has confidence {confidence:.2f}, below {MIN_SEND_CONFIDENCE}: "
                         "the draft is saved for you to review", "low_confidence", draft)
     touch = progress.touch + 1
@@ -239,12 +240,13 @@ def apply_evaluation(
     output: dict[str, Any], confidence: float, *, plan: Plan, progress: Progress, outcomes: tuple[str, ...],
     now: datetime, provisional: tuple[str, ...] = (),
 ) -> EvaluationAction:
-    """What a reply's evaluation leads to (seed 002 §6.5): reply, close with an outcome, escalate or wait.
+    """What a reply's evaluation leads to (seed 002 §6.5): reply, close with an outcome, escalate, wait, or ask the
+    owner what the agent does not know (§18.3); below its point's threshold a reply or a close goes to the owner (§18.1).
     `provisional` are the type's outcomes a reply may reach before a fact confirms them (`verbal_commitment`)."""
     decision, reasoning = output.get("decision"), str(output.get("reasoning") or "")
     if decision == "reply":
         draft = {"body": output.get("reply_body") or ""}
-        if confidence < MIN_SEND_CONFIDENCE:
+        if resolve(SEND, confidence) != "act":
             return Escalate(f"the reply drafted has confidence {confidence:.2f}, below {MIN_SEND_CONFIDENCE}: "
                             "the draft is saved for you to review", "low_confidence", draft)
         if progress.messages_used >= plan.budget_messages:
@@ -258,7 +260,7 @@ def apply_evaluation(
         if outcome not in outcomes:
             return Escalate(f"the evaluation closed with outcome {outcome!r}, which is not one of this type's "
                             f"({', '.join(outcomes)}): {reasoning}", "unknown_outcome")
-        if confidence < MIN_CLOSE_CONFIDENCE:
+        if resolve(CLOSE, confidence) != "act":
             return Escalate(f"the evaluation would close as {outcome} with confidence {confidence:.2f}, below "
                             f"{MIN_CLOSE_CONFIDENCE}: you decide whether it is settled ({reasoning})", "low_confidence")
         if outcome in NEEDS_EVIDENCE:
@@ -269,6 +271,8 @@ def apply_evaluation(
         return WaitForContact(now + timedelta(days=days), reasoning or f"waiting {days} days")
     if decision == "escalate":
         return Escalate(reasoning or "the evaluation asks for the owner", "model_escalated")
+    if decision == DONT_KNOW:  # §18.3: not a guess, a question for the owner, whatever its confidence
+        return Escalate(f"the agent does not know, and asks you: {output.get('question')} ({reasoning})", DONT_KNOW)
     return Escalate(f"the evaluation's decision {decision!r} is not one Loopline knows", "unknown_decision")
 
 

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from loopline.domain.onboarding import RAMP
 
-Scope = Literal["task", "contact", "tenant", "tick", "run", "signal", "message", "delivery", "draft"]
+Scope = Literal["task", "contact", "tenant", "tick", "run", "signal", "message", "delivery", "draft", "batch", "template"]
 
 STEPS_PER_TICK = 20
 """At most this many acting tasks of one tenant take a step in one tick (seed 002 §6.3); the rest wait a minute."""
@@ -55,6 +55,7 @@ CONTACT_DAILY_MESSAGES = 1
 
 DRAFT_SUBJECT_CHARS = 200
 DRAFT_BODY_CHARS = 5_000
+REPORT_CHARS = 20_000
 """A message the model writes is an email a person at the business would write (seed 002 §36: a few sentences); far
 longer is a model that lost its way or obeys a contact's "write me 300 KB", so it is refused, not sent."""
 BOUNCE_RATE_PERCENT = 10
@@ -65,6 +66,21 @@ BOUNCE_RATE_MIN_SENDS = 20
 
 SOFT_BOUNCES_AS_HARD = 3
 """Soft bounces of one contact (a full mailbox, a server down) that count as one hard bounce (seed 002 §33.3)."""
+
+BATCH_CONTACTS = 50
+"""Contacts one `task.batch` names, one task each (seed 002 §31.7 `maxBatchSubtasksPerParent`)."""
+
+RECURRENCE_INSTANCES = 52
+"""Tasks one recurring template creates at most: a year of weekly ones (seed 002 §31.6 `max_instances`)."""
+
+SUBTASKS_PER_PARENT = 8
+"""Subtasks one task may have (seed 002 §7.8 `maxSubtasksPerParent`); the next one escalates the parent instead."""
+
+SUBTASK_DEPTH = 2
+"""Tasks in a chain of parents, the top one included (§7.8 `maxSubtaskDepth`): a subtask has no subtasks of its own."""
+
+SUBTASKS_PER_EVALUATION = 2
+"""Subtasks the agent adds to one parent before one of them ends and it evaluates again (§7.8, §14.5)."""
 
 TODO_REMINDERS = 3
 """Reminders of a staff to-do not done: at its due time, then a day and two days later (seed 002 §31.3)."""
@@ -187,6 +203,25 @@ SAFETY_LIMITS: tuple[SafetyLimit, ...] = (
         "created always waits for the owner's review)", setting="daily_spawned_task_limit",
     ),
     SafetyLimit(
+        "subtasks_per_parent", "task", "subtasks one task has (`task.add_subtask`)", SUBTASKS_PER_PARENT, "§7.8",
+        "no subtask is created and the parent goes to the owner (`escalated`, cause `subtasks_per_parent`)",
+    ),
+    SafetyLimit(
+        "subtask_depth", "task", "tasks in a chain of parents, the top one included: a subtask has no subtasks",
+        SUBTASK_DEPTH, "§7.8", "the `task.add_subtask` is refused naming the limit",
+    ),
+    SafetyLimit(
+        "subtasks_per_evaluation", "task", "subtasks the agent adds to one task before one of them ends",
+        SUBTASKS_PER_EVALUATION, "§7.8, §14.5", "the `task.add_subtask` is refused naming the limit (the owner's "
+        "are not counted)",
+    ),
+    SafetyLimit(
+        "parent_message_budget", "task", "emails a task and all its subtasks send together", "the parent's budget",
+        "§14.3", "the send waits, looked at again each day, until the task's days run out (`Task.SendDeferred` in "
+        "`audit`): the count falls only when an email never left",
+        changed="the parent's task type's budget; each subtask also has its own (`budget` on `task.add_subtask`)",
+    ),
+    SafetyLimit(
         "run_task_limit", "run", "tasks one analysis run of the agent creates (`origin` `run`)", TASKS_PER_RUN, "§7.9",
         "the `task.create` creates nothing; `TenantTasks.CreationHeld` in `audit`",
     ),
@@ -217,6 +252,16 @@ SAFETY_LIMITS: tuple[SafetyLimit, ...] = (
         "leaving; a channel's deliveries are retried, then parked; the next success ends it",
     ),
     SafetyLimit(
+        "batch_contacts", "batch", "contacts one `task.batch` names, one task each", BATCH_CONTACTS, "§31.7",
+        "the `task.batch` is refused whole, naming the limit: split it; each task it creates still passes every "
+        "contact and tenant limit above",
+    ),
+    SafetyLimit(
+        "recurrence_instances", "template", "tasks one recurring template (`task.recur`) creates", RECURRENCE_INSTANCES,
+        "§31.6", "the template ends after its last instance (`Recurrence.Ended` in `audit`) and the owner is told",
+        changed="`max_instances` on `task.recur`, at most the default",
+    ),
+    SafetyLimit(
         "todo_reminders", "task", "reminders the owner gets of a staff to-do not marked done (`action.done`), a day "
         "apart from its due time", TODO_REMINDERS, "§31.3", "no more reminders; the to-do stays open in `audit`",
     ),
@@ -226,6 +271,10 @@ SAFETY_LIMITS: tuple[SafetyLimit, ...] = (
     ),
     SafetyLimit(
         "draft_body_chars", "draft", "characters of a message the model writes", DRAFT_BODY_CHARS, "§7.15", _OFF_SCHEMA,
+    ),
+    SafetyLimit(
+        "report_chars", "draft", "characters of a research task's report the model writes", REPORT_CHARS, "§31.4",
+        _OFF_SCHEMA,
     ),
 )
 

@@ -53,6 +53,9 @@ class SendAttempt:
     """The sending task's id, which fixes its jitter after a send window opens."""
     pause: Pause | None = None
     """The pause in force for the tenant (the system's first, then its own), if any."""
+    family: tuple[int, int] | None = None
+    """For a parent or one of its subtasks: (emails the parent and all its subtasks sent, the parent's budget); None
+    for a task in no family, or whose parent has no budget."""
 
 
 def paused(attempt: SendAttempt) -> Deferral | None:
@@ -82,6 +85,15 @@ def task_message_budget(attempt: SendAttempt) -> Deferral | None:
         f"the task's message budget is spent ({attempt.messages_used} of {attempt.messages_budget} sent)",
         None,
     )
+
+
+def parent_message_budget(attempt: SendAttempt) -> Deferral | None:
+    """A parent's budget caps what it and all its subtasks send together (seed 002 §14.3 rule 1)."""
+    if attempt.family is None or attempt.family[0] < attempt.family[1]:
+        return None
+    used, budget = attempt.family
+    return Deferral("parent_message_budget",
+                    f"the parent task's message budget is spent by it and its subtasks ({used} of {budget} sent)", None)
 
 
 def member_weekly_limit(attempt: SendAttempt) -> Deferral | None:
@@ -191,8 +203,8 @@ def send_window(attempt: SendAttempt) -> Deferral | None:
 SendCheck = Callable[[SendAttempt], Deferral | None]
 
 SEND_CHECKS: tuple[SendCheck, ...] = (
-    paused, suppressed, task_message_budget, member_weekly_limit, member_daily_limit, tenant_daily_limit, warm_up,
-    send_window,
+    paused, suppressed, task_message_budget, parent_message_budget, member_weekly_limit, member_daily_limit,
+    tenant_daily_limit, warm_up, send_window,
 )
 """In order: the first that defers decides, so the reason names the tightest rule first met."""
 

@@ -21,6 +21,7 @@ from loopline.domain.task_outcomes import TaskOutcomes
 from loopline.domain.task_outreach import TaskOutreach
 from loopline.domain.task_progress import TaskProgress
 from loopline.domain.task_review import TaskReview
+from loopline.domain.task_subtasks import TaskSubtasks, no_subtasks
 from loopline.domain.task_timers import TaskTimers
 
 
@@ -44,7 +45,7 @@ OWNER_DECISIONS: dict[tuple[TaskStatus, TaskStatus], str] = {
 
 class Task(
     TaskInbox, TaskReview, TaskEscalation, TaskDecisions, TaskOutreach, TaskTimers, TaskNotices, TaskAttribution,
-    TaskOutcomes, TaskActions, TaskProgress, LooplineAggregate,
+    TaskOutcomes, TaskActions, TaskProgress, TaskSubtasks, LooplineAggregate,
 ):
     """Events carry the business time as their timestamp and every field their `apply` needs.
 
@@ -60,7 +61,7 @@ class Task(
 
     class_version = 5
     """Version 2 adds the outreach plan and its counters, version 3 when the task last stopped waiting, version 4
-    its model calls, version 5 its goal progress (the upcasters give old snapshots their defaults)."""
+    its model calls, version 5 its goal progress and subtasks (the upcasters give old snapshots their defaults)."""
 
     class Created(Aggregate.Created):
         tenant: str
@@ -159,19 +160,9 @@ class Task(
             task.context = {**task.context, **self.context}
 
     def __init__(
-        self,
-        tenant: str,
-        ref: str,
-        title: str,
-        description: str,
-        task_type: str,
-        status: str,
-        expires_at: datetime | None,
-        priority: str | None,
-        contact: str | None,
-        confidence: float | None,
-        context: dict[str, Any],
-        reason: str,
+        self, tenant: str, ref: str, title: str, description: str, task_type: str, status: str,
+        expires_at: datetime | None, priority: str | None, contact: str | None, confidence: float | None,
+        context: dict[str, Any], reason: str,
     ) -> None:
         self.tenant = tenant
         self.ref = ref
@@ -212,6 +203,7 @@ class Task(
         """A send a limit deferred, with its draft, sent as is when the limit frees up."""
         self.outcome: str | None = None
         self.progress: dict[str, Any] | None = None
+        self.__dict__.update(no_subtasks())
 
     @staticmethod
     def upcast_v1_v2(state: dict[str, Any]) -> None:
@@ -231,8 +223,8 @@ class Task(
 
     @staticmethod
     def upcast_v4_v5(state: dict[str, Any]) -> None:
-        """A version-4 snapshot recorded no goal progress."""
-        state.update(progress=None)
+        """A version-4 snapshot recorded no goal progress, and is of a task that is nobody's subtask and has none."""
+        state.update(progress=None, **no_subtasks())
 
     @classmethod
     def create(cls, *, id: Any, now: datetime, **fields: Any) -> Task:  # noqa: A002

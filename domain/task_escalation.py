@@ -23,7 +23,7 @@ DECISIONS_TRIED = 3
 """The last model decisions an escalation's context lists as tried."""
 AGENT_CAUSES = frozenset({
     "model_escalated", "low_confidence", "needs_evidence", "unknown_decision", "unknown_outcome", "empty_reply",
-    "missing_skill",
+    "missing_skill", "subtasks_per_parent",
 })
 """Causes where the agent itself could not go on (its decision, its draft, its confidence)."""
 MEMBER_CAUSES = frozenset({"anomaly_replies", "contact_replied"})

@@ -169,6 +169,20 @@ GYM_PACK: tuple[TaskType, ...] = (
         priority="low", budget=Budget(messages=0, days=1, turns=5), cadence=CADENCES["single_shot"],
         auto_threshold=0.95, escalation_triggers=(), outcome_signals=(), skill="monthly_churn_analysis.md",
     ),
+    TaskType(
+        name="system_automation", label="Automation", pack="gym", category="automation", agent="gm",
+        assignment="system", description="Carry out one system action (a webhook call) with no contact and no conversation",
+        goal=Goal(
+            summary="The action the task's context names is carried out", shape="binary", completion="signal",
+            signals=(), judgment_criteria=None,
+            outcomes=(
+                outcome("executed", "Executed", "positive", "The action was handed to its channel, which retries it"),
+                outcome("not_executed", "Not Executed", "negative", "The action was refused or the owner dropped it"),
+            ),
+        ),
+        priority="low", budget=Budget(messages=0, days=1, turns=0), cadence=CADENCES["single_shot"],
+        auto_threshold=0.95, escalation_triggers=(), outcome_signals=(), skill="system_automation.md",
+    ),
 )
 
 AD_HOC = TaskType(

@@ -32,6 +32,7 @@ class TimerKind(StrEnum):
     TASK_STALL_CHECK = "task_stall_check"
     TASK_WAKEUP = "task_wakeup"
     TASK_STEP = "task_step"
+    RECURRENCE = "recurrence"
     TASK_ACTIONS = "task_actions"
     DORMANT_CHECK = "dormant_check"
     OUTCOME_VERIFICATION = "outcome_verification"

@@ -170,6 +170,10 @@ class UnitOfWork:
             aggregate = event.mutate(aggregate)
         return aggregate
 
+    def stepped(self) -> list[LooplineAggregate]:
+        """The aggregates the current step got or added, changed or not."""
+        return list(self._step.values())
+
     def get_or_create(self, aggregate_id: UUID, cls: type[A], create: Callable[[], A]) -> A:
         return self.get(aggregate_id, cls) or self.add(create())
 

@@ -152,9 +152,12 @@ class KeptConflicting(RuntimeError):
 class Bus:
     """Applies, refuses, parks, commits and retries for every source, through one handler per kind of message."""
 
-    def __init__(self, app: Loopline, handlers: Mapping[type, Handler[Any]]) -> None:
+    def __init__(self, app: Loopline, handlers: Mapping[type, Handler[Any]],
+                 after_step: tuple[Callable[[UnitOfWork], None], ...] = ()) -> None:
         self.app = app
         self.handlers = handlers
+        self.after_step = after_step
+        """What every applied step does last, inside the step: its refusal undoes the whole step."""
 
     def process(self, source: Source) -> list[Outcome[Any]]:
         """Applies the source's batch and commits it with its position; on a conflict reads it again."""
@@ -178,6 +181,8 @@ class Bus:
             attempt += 1
             try:
                 detail = handler.apply(uow, message)
+                for follow_up in self.after_step:
+                    follow_up(uow)
             except DomainError as error:
                 uow.rollback_step()
                 handler.refuse(uow, message, error)

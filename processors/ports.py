@@ -55,7 +55,7 @@ class DecisionRequest:
     """Everything one decision needs, read from the task's events before any model is called."""
 
     point: str
-    """The decision asked: "draft_message" or "evaluate_reply" (a tool of processors/model/tools.py)."""
+    """The decision asked: "draft_message", "evaluate_reply" or "write_report" (a tool of processors/model/tools.py)."""
     tenant: str
     task_ref: str
     task_type: str
@@ -73,6 +73,8 @@ class DecisionRequest:
     """The outcome codes a `close` may choose from (the type's spectrum)."""
     settings: TenantSettings
     prompt: Prompt
+    context: dict[str, Any] | None = None
+    """The task's context (what its creator gave it): a research task's data."""
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,7 @@ limit_use = Table(
 ESCALATED_AT = {
     "turn_budget": "turn_budget", "model_unavailable": "decision_retries", "anomaly_turns": "anomaly_turns",
     "anomaly_replies": "anomaly_replies", "task_model_call_limit": "task_model_call_limit",
+    "subtasks_per_parent": "subtasks_per_parent",
 }
 """An escalation's cause -> the limit that caused it."""
 

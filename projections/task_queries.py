@@ -45,6 +45,15 @@ def find_tasks(conn: Connection, task_id: str, tenant: str | None = None) -> lis
     return [(row.aggregate_id, _row(row)) for row in conn.execute(query)]
 
 
+def subtasks(conn: Connection, tenant: str, parent_id: str) -> list[dict[str, Any]]:
+    """A task's subtasks, oldest first: each one's requirement, status, emails sent and outcome."""
+    query = (select(tasks.c.task_id, tasks.c.title, tasks.c.requirement, tasks.c.status, tasks.c.messages_used,
+                    tasks.c.outcome)
+             .where(tasks.c.tenant == tenant, tasks.c.parent_id == parent_id)
+             .order_by(tasks.c.created_at, tasks.c.task_id))
+    return [_row(row) for row in conn.execute(query)]
+
+
 def inbox(conn: Connection, aggregate_id: str) -> list[dict[str, Any]]:
     query = select(task_inbox).where(task_inbox.c.aggregate_id == aggregate_id).order_by(task_inbox.c.received_at)
     return [_row(row) for row in conn.execute(query)]

@@ -55,6 +55,10 @@ tasks = Table(
     Column("outcome_kind", String(16)),
     Column("outcome_provisional", Boolean),
     Column("away", JSON),  # the contact's automatic reply pausing the cadence: until when, and what gave it away
+    # A subtask's parent and requirement (seed 002 §14); a parent's children are the rows naming it.
+    Column("parent_id", String(200), index=True),
+    Column("requirement", String(16)),
+    Column("subtasks_derived", String(32)),
 )
 
 task_inbox = Table(
@@ -98,7 +102,7 @@ def _created(conn: Connection, event: Task.Created, position: int) -> None:
         "stalled_since": None, "cadence": None, "touches": None, "touch": 0, "on_exhaustion": None,
         "messages_budget": None, "messages_used": 0, "turns_budget": None, "turns_used": 0, "ends_at": None,
         **NO_NEXT_ACTION, "decisions": 0, "deferrals": 0, "outcome": None, "outcome_kind": None,
-        "outcome_provisional": None, "away": None,
+        "outcome_provisional": None, "away": None, "parent_id": None, "requirement": None, "subtasks_derived": None,
     })
 
 
@@ -251,6 +255,16 @@ def _dormant(conn: Connection, event: Task.WentDormant, position: int) -> None:
     )
 
 
+def _linked(conn: Connection, event: Task.SubtaskLinked, position: int) -> None:
+    budgets = {"messages_budget": event.budget_messages, "turns_budget": event.budget_turns} if event.acting else {}
+    writes.update(conn, tasks, str(event.originator_id),
+                  set={"parent_id": event.parent_ref, "requirement": event.requirement, **budgets})
+
+
+def _derived(conn: Connection, event: Task.SubtasksDerived, position: int) -> None:
+    _update(conn, event, status=event.status, status_reason=event.reason, subtasks_derived=event.derived)
+
+
 name = "tasks"
 cost = 2  # seconds to rebuild bench/rebuild.py's store alone, to share rebuild work evenly
 tables = (tasks, task_inbox)
@@ -293,4 +307,7 @@ handlers = {
     Task.WentDormant: _dormant,
     Task.NextTouchScheduled: _next_touch,
     Task.OutOfOfficeReceived: _out_of_office,
+    Task.SubtaskLinked: _linked,
+    Task.SubtaskHeld: _status("reason"),
+    Task.SubtasksDerived: _derived,
 }

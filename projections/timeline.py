@@ -16,6 +16,7 @@ from loopline.domain.inbound import InboundMessage, RejectedInput
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.pause import SystemSwitch
 from loopline.domain.proactive_run import ProactiveRun
+from loopline.domain.recurrence import Recurrence
 from loopline.domain.task import Task
 from loopline.domain.task_ledger import TenantTasks
 from loopline.domain.tenant import Tenant
@@ -135,6 +136,19 @@ DESCRIPTIONS: dict[type, Describe] = {
          "multiplier": f"{e.multiplier:g} x the average value {e.average_value:g}"}.get(e.basis, "no revenue for this outcome"),
     ),
     Task.WentDormant: lambda e: (f"went dormant; closes as unresponsive at {format_time(e.until)}", e.reason),
+    Task.SubtaskLinked: lambda e: (
+        f"a {e.requirement} subtask of {e.parent_ref}; own budget {e.budget_messages} message(s), {e.budget_turns} "
+        "turn(s)" + (f"; starts at {format_time(e.starts_at)}" if e.starts_at else ""),
+        f"waits for {', '.join(e.depends_on)}" if e.depends_on else None,
+    ),
+    Task.SubtaskHeld: lambda e: (f"held until its blockers finish; task is {e.status}", e.reason),
+    Task.SubtaskAdded: lambda e: (f"subtask {e.subtask_ref} added by the {e.by} ({e.requirement}, {e.subtask_status})",
+                                  f"waits for {', '.join(e.depends_on)}" if e.depends_on else None),
+    Task.SubtaskMoved: lambda e: (f"subtask {e.subtask_ref} is {e.subtask_status} ({e.messages} message(s) sent)",
+                                  e.note or None),
+    Task.SubtaskPaused: lambda e: (f"subtask {e.subtask_ref}'s step held", e.reason),
+    Task.SubtasksResumed: lambda e: (f"subtask(s) {', '.join(e.subtask_refs)} go on", None),
+    Task.SubtasksDerived: lambda e: (f"its subtasks make it {e.derived}; task is {e.status}", e.reason),
     Task.ActionDecided: lambda e: (f"owner {e.decision} the held {e.action} (key {e.key}); task is {e.status}", e.reason),
     ActionLog.Held: lambda e: (f"{e.action} held for the owner's approval (key {e.key})", e.reason),
     ActionLog.Deferred: lambda e: (f"{e.action} deferred until {format_time(e.until)} ({e.rule}; key {e.key})", e.reason),
@@ -196,6 +210,15 @@ DESCRIPTIONS: dict[type, Describe] = {
         f"{e.mode} run: {e.summary}; next at {format_time(e.next_run_at)}", e.next_run_reason
     ),
     TenantTasks.CreationHeld: lambda e: (f"task not created: the {e.rule} held it", e.reason),
+    Recurrence.Created: lambda e: (
+        f"recurring template {e.ref}: one {e.template.get('task_type') or 'ad_hoc'} task at each '{e.cron}' "
+        f"({e.timezone}), at most {e.max_instances}; the first {when(e.next_at)}", None,
+    ),
+    Recurrence.InstanceCreated: lambda e: (
+        f"instance {e.number} of template {e.template_ref}" + ("" if e.created else " not created"),
+        e.result + (f"; the next {when(e.next_at)}" if e.next_at else "; its last"),
+    ),
+    Recurrence.Ended: lambda e: (f"recurring template {e.template_ref} ended", e.reason),
     InboundMessage.Received: lambda e: (f"received {e.kind} {e.type} {e.ref}", f"from {e.source}"),
     InboundMessage.Rejected: lambda e: ("message rejected", e.reason),
     RejectedInput.Recorded: lambda e: (f"input rejected at {e.source}:{e.position}", e.reason),
@@ -227,6 +250,10 @@ def _subject(event: Any) -> tuple[str | None, str | None, str]:
         return event.tenant, None, f"tenant {event.tenant}"
     if isinstance(event, (SystemSwitch.Paused, SystemSwitch.Resumed)):
         return None, None, "Loopline"
+    if isinstance(event, Recurrence.Created):
+        return event.tenant, None, f"template {event.ref}"
+    if isinstance(event, Recurrence.Ended):
+        return event.tenant, None, f"template {event.template_ref}"
     if getattr(event, "loop_ref", None):  # a task's decision names the loop it answers, if any
         return event.tenant, event.task_ref, f"loop {event.loop_ref}"
     if hasattr(event, "task_ref"):

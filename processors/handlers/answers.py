@@ -11,6 +11,7 @@ from typing import Any
 from loopline.domain import ids
 from loopline.domain.completion import weigh_commitment
 from loopline.domain.errors import DomainError
+from loopline.domain.grey_area import SEND, resolve
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.outreach import (
     MIN_SEND_CONFIDENCE,
@@ -36,6 +37,7 @@ from loopline.processors.handlers.escalation import escalate
 from loopline.processors.handlers.goal_progress import record_judgment
 from loopline.processors.handlers.loops_and_timers import set_timer
 from loopline.processors.handlers.pausing import hold_requested_decision
+from loopline.processors.handlers.research import WRITE_REPORT, deliver_report
 from loopline.processors.handlers.tenants import tenant_settings
 from loopline.processors.messages import DecisionReturned, Held, Pending
 from loopline.processors.model.prompts import missing_skill
@@ -121,6 +123,8 @@ def _decided(uow: UnitOfWork, item: Pending, task: Task, decision: Decision, now
         record_judgment(task, output, decision.confidence, now)
     decided_by = f"{decision.adapter} {decision.model}"
     held = _held_back(task, item, decision)
+    if item.point == WRITE_REPORT:
+        return escalate(uow, task, held, now) if held is not None else deliver_report(uow, task, output, decided_by, now)
     if item.purpose == "followup":
         if held is not None:
             return escalate(uow, task, held, now)
@@ -172,7 +176,7 @@ def _held_back(task: Task, item: Pending, decision: Decision) -> Escalate | None
         return Escalate(f"the skill file {missing} is missing, so the model worked from the type's inline description "
                         f"(it answered {output.get('decision', 'with a draft')}): nothing is sent or closed without you",
                         "missing_skill", draft)
-    if item.purpose == "followup" and decision.confidence < MIN_SEND_CONFIDENCE:
+    if item.purpose == "followup" and resolve(SEND, decision.confidence) != "act":
         return Escalate(f"the follow-up drafted has confidence {decision.confidence:.2f}, below {MIN_SEND_CONFIDENCE}: "
                         "the draft is saved for you to review", "low_confidence", draft)
     return None

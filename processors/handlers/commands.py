@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -33,10 +34,14 @@ from loopline.processors.handlers.loops_and_timers import (
     schedule_stall_check,
     set_timer,
 )
-from loopline.processors.handlers.actions import approve_action, mark_todo_done, reject_action, request_action
+from loopline.processors.handlers.actions import request_action
+from loopline.processors.handlers.automations import approve, reject
+from loopline.processors.handlers.categories import create_batch, schedule_recurrence, stop_recurrence
 from loopline.processors.handlers.command_fields import STORED
-from loopline.processors.handlers.commands_goals import TaskOverrideOutcome, TaskRate, TaskReopen
 from loopline.processors.handlers.commands_actions import ActionDecision, ActionDone, ActionRequest
+from loopline.processors.handlers.commands_categories import RecurrenceStop, TaskBatch, TaskRecur
+from loopline.processors.handlers.commands_goals import TaskOverrideOutcome, TaskRate, TaskReopen
+from loopline.processors.handlers.commands_subtasks import TaskAddSubtask
 from loopline.processors.handlers.commands_types import (
     ActionRecordCommon,
     ContactResubscribe,
@@ -66,6 +71,8 @@ from loopline.processors.handlers.owner import approve_task, reply_to_contact, t
 from loopline.processors.handlers.pausing import pause_system, pause_tenant, resume_system, resume_tenant
 from loopline.processors.handlers.readiness import on_ready
 from loopline.processors.handlers.signals import replies_before_creation
+from loopline.processors.handlers.staff_todos import mark_done
+from loopline.processors.handlers.subtasks import add_subtask
 from loopline.processors.handlers.suppression import check_not_suppressed, resubscribe_contact
 from loopline.processors.handlers.task_limits import admit_task
 from loopline.processors.handlers.tenants import configure_tenant, tenant_settings
@@ -140,7 +147,7 @@ def create_task(uow: UnitOfWork, msg: Message, cmd: TaskCreate) -> str:
         set_timer(uow, kind=TimerKind.TASK_EXPIRY, target_id=task.id, due=expires_at, now=msg.at)
     schedule_stall_check(uow, task, msg.at + timedelta(days=kind.stalled_after_days), msg.at)
     proactive_run(uow, tenant, msg.at)
-    if task.status is TaskStatus.READY:
+    if task.status in (TaskStatus.READY, TaskStatus.EXECUTING):  # a task Loopline does not work starts executing
         on_ready(uow, task, msg.at)
     elif task.status is TaskStatus.PENDING_REVIEW:
         task.notify_user(kind="review", message=f"'{task.title}' waits for your review: {reason}.", now=msg.at,
@@ -308,10 +315,15 @@ COMMANDS: dict[str, CommandRoute] = {
         CommandRoute("system.pause", SystemPause, pause_system),
         CommandRoute("system.resume", SystemPause, resume_system),
         CommandRoute("contact.resubscribe", ContactResubscribe, resubscribe_contact),
+        CommandRoute("task.batch", TaskBatch, partial(create_batch, create=create_task)),
+        CommandRoute("task.recur", TaskRecur, schedule_recurrence),
+        CommandRoute("recurrence.stop", RecurrenceStop, stop_recurrence),
+        CommandRoute("task.add_subtask", TaskAddSubtask,
+                     lambda uow, msg, cmd: add_subtask(uow, msg, cmd, create=create_task)),
         CommandRoute("action.request", ActionRequest, request_action),
-        CommandRoute("action.approve", ActionDecision, approve_action),
-        CommandRoute("action.reject", ActionDecision, reject_action),
-        CommandRoute("action.done", ActionDone, mark_todo_done),
+        CommandRoute("action.approve", ActionDecision, approve),
+        CommandRoute("action.reject", ActionDecision, reject),
+        CommandRoute("action.done", ActionDone, mark_done),
     )
 }
 

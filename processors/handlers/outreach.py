@@ -48,6 +48,7 @@ from loopline.processors.handlers.loops_and_timers import (
 from loopline.processors.handlers.model_calls import held_reason, request_decision
 from loopline.processors.handlers.pausing import hold_step
 from loopline.processors.handlers.sending import Deferred, keep_for_later, send_deferral, send_to_contact
+from loopline.processors.handlers.subtasks import subtask_hold
 from loopline.processors.handlers.suppression import close_for_suppressed
 from loopline.processors.handlers.tenants import tenant_settings
 
@@ -88,11 +89,11 @@ def has_step(task: Task, now: datetime) -> bool:
 
 
 def step_task(uow: UnitOfWork, task: Task, now: datetime) -> str | None:
-    """One step of an acting task at `now`: a retry of a failed decision that is due, else what the rules say; while
-    paused, a step that would do something is held for the resume."""
+    """One step of an acting task at `now`: a retry of a failed decision that is due, else what the rules say; a step
+    that would do something is held while paused, and a subtask's while `subtask_hold` says."""
     if not has_step(task, now):
         return None
-    held = hold_step(uow, task, TimerKind.TASK_STEP, task.id, now)
+    held = hold_step(uow, task, TimerKind.TASK_STEP, task.id, now) or subtask_hold(uow, task, now)
     if held:
         return held
     retried = retry_due_decisions(uow, task, now)

@@ -27,6 +27,7 @@ from loopline.domain.wording import when
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.loops_and_timers import set_timer
 from loopline.processors.handlers.pausing import current_pause, hold
+from loopline.processors.handlers.subtasks import family_budget
 
 DEFERRED_NEVER = timedelta(days=1)
 """A limit that never frees up (a deferral without `until`) is looked at again the next day."""
@@ -130,5 +131,5 @@ def _attempt(uow: UnitOfWork, task: Task, contact: str, contact_sends: ContactSe
         contact=contact, messages_used=task.messages_used, messages_budget=plan["budget_messages"] if plan else None,
         contact_sends=contact_sends, tenant_sends=tenant_sends, limits=settings, now=now,
         answers_contact=answers_contact, yields_to=yields_to, pause=current_pause(uow, task.tenant),
-        task=str(task.id),
+        task=str(task.id), family=family_budget(uow, task),
     )

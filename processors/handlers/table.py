@@ -21,6 +21,7 @@ from loopline.processors.messages import (
 )
 from loopline.processors.ports import Drafter
 from loopline.processors.handlers.rejects import UNREADABLE
+from loopline.processors.handlers.subtasks import settle_subtasks
 from loopline.processors.handlers.timer_firings import BUCKET_SWEPT, WHEEL_SWEPT, timer_handler
 
 
@@ -38,4 +39,4 @@ def handlers(drafter: Drafter) -> dict[type, Handler[Any]]:
 
 def build_bus(app: Loopline, drafter: Drafter) -> Bus:
     """The bus every source of this process hands its batches to."""
-    return Bus(app, handlers(drafter))
+    return Bus(app, handlers(drafter), after_step=(settle_subtasks,))

@@ -26,8 +26,10 @@ from loopline.domain.timeutil import HOUR
 from loopline.domain.wording import count, when
 from loopline.processors.application import UnitOfWork
 from loopline.processors.bus import Fault, Handler
-from loopline.processors.handlers.daily_digest import record_daily_digest
+from loopline.processors.handlers.categories import fire_recurrence
+from loopline.processors.handlers.commands import create_task
 from loopline.processors.handlers.actions import fire_task_actions
+from loopline.processors.handlers.daily_digest import record_daily_digest
 from loopline.processors.handlers.deadline_actions import draft_followup, send_followup, take_deadline_action
 from loopline.processors.handlers.escalation import escalate, escalation_timeout
 from loopline.processors.handlers.loops_and_timers import (
@@ -164,6 +166,10 @@ def _task_step(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str | No
     return step_task(uow, task, now)
 
 
+def _recurrence(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str | None:
+    return fire_recurrence(uow, timer.target_id, timer.now, create=create_task)
+
+
 def _deferred_followup(uow: UnitOfWork, task: Task, now: datetime) -> str | None:
     deferred = task.deferred
     if deferred is None or deferred["until"] > now or "follow_up_of" not in deferred["draft"]:
@@ -185,6 +191,8 @@ TIMERS: dict[str, TimerRow] = {
     TimerKind.TASK_STALL_CHECK: TimerRow(_stall_check, "the stall check", ("task flagged stalled", "tasks flagged stalled")),
     TimerKind.TASK_WAKEUP: TimerRow(_wakeup, "the wake-up", ("task woken", "tasks woken")),
     TimerKind.TASK_STEP: TimerRow(_task_step, "the task's next step", ("task step taken", "task steps taken")),
+    TimerKind.RECURRENCE: TimerRow(_recurrence, "the recurring template's firing",
+                                   ("recurring task created", "recurring tasks created")),
     TimerKind.TASK_ACTIONS: TimerRow(fire_task_actions, "the task's deferred actions and to-do reminders",
                                      ("task's actions looked at", "tasks' actions looked at")),
     TimerKind.DORMANT_CHECK: TimerRow(dormant_check, "the dormant task's outcome check",
@@ -226,7 +234,7 @@ def _task_of(uow: UnitOfWork, timer: TimerFired) -> Task | None:
     if timer.kind == TimerKind.LOOP_DEADLINE:
         loop = uow.get(timer.target_id, OpenLoop)
         return uow.get(ids.task_id(loop.tenant, loop.task_ref), Task) if loop is not None else None
-    if timer.kind in (TimerKind.PROACTIVE_RUN, TimerKind.DAILY_DIGEST):
+    if timer.kind in (TimerKind.PROACTIVE_RUN, TimerKind.RECURRENCE, TimerKind.DAILY_DIGEST):
         return None
     return uow.get(timer.target_id, Task)
 

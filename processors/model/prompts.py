@@ -232,10 +232,15 @@ def ask_layer(s: Situation) -> str:
         return (
             f"WHAT TO DO NOW: {who} just replied:\n\n{quoted}\n\n"
             "Decide with the evaluate_reply tool: `reply` (give reply_body), `close` (give one outcome code from the "
-            "list above), `escalate` (the owner decides), or `wait` (give wait_days). If you are unsure whether the "
-            "reply is positive, negative or ambiguous, or whether the goal has been achieved, choose `escalate`: it "
-            "is ALWAYS better to escalate than to guess wrong."
+            "list above), `escalate` (the owner decides), `wait` (give wait_days), or `dont_know` (give the question "
+            "the owner should answer). If you are unsure whether the reply is positive, negative or ambiguous, or "
+            "whether the goal has been achieved, choose `escalate` or `dont_know`: it is ALWAYS better to ask than to "
+            "guess wrong."
         )
+    if s.point == "write_report":
+        spec = s.kind.goal.deliverable_spec or s.kind.goal.summary
+        return (f"WHAT TO DO NOW: Produce the deliverable: {spec} Work only from the task's context above; if it holds "
+                "too little, write what is missing and choose the outcome that says so. Use the write_report tool.")
     if s.purpose == "followup":
         return (f"WHAT TO DO NOW: {who} has not replied to the last email above. Write one short, polite follow-up "
                 "with the draft_message tool. Do not name the task's title or any id.")
@@ -324,6 +329,7 @@ def build_request(
         point=point, tenant=task.tenant, task_ref=task.ref, task_type=kind.name, purpose=purpose, contact=contact,
         contact_name=contact_name, touch=touch, tone=tone, reply_text=reply_text, conversation=conversation,
         budget_left=left, outcomes=kind.outcome_codes, settings=settings, prompt=compose_prompt(situation),
+        context=task.context,
     )
 
 

@@ -11,7 +11,7 @@ import math
 import re
 from typing import Any
 
-from loopline.domain.safety_limits import DRAFT_BODY_CHARS, DRAFT_SUBJECT_CHARS
+from loopline.domain.safety_limits import DRAFT_BODY_CHARS, DRAFT_SUBJECT_CHARS, REPORT_CHARS
 
 _CONFIDENCE = {"type": "number", "minimum": 0, "maximum": 1,
                "description": "How sure you are of this decision, from 0 to 1; below 0.5 the owner reviews it."}
@@ -21,10 +21,10 @@ _REASONING = {"type": "string", "minLength": 1,
 _SUBJECT = {"type": "string", "minLength": 1, "maxLength": DRAFT_SUBJECT_CHARS, "pattern": r"^[^\r\n]*$",
             "description": "The email's subject line: one line."}
 _BODY = {"type": "string", "minLength": 1, "maxLength": DRAFT_BODY_CHARS}
-BOUNDED = ("subject", "body", "reply_body")
-"""The fields a message is made of: their bounds hold whichever adapter answered (`check_bounds`)."""
+BOUNDED = ("subject", "body", "reply_body", "title", "content")
+"""The fields a message or a report is made of: their bounds hold whichever adapter answered (`check_bounds`)."""
 
-DECISIONS = ("reply", "close", "escalate", "wait")
+DECISIONS = ("reply", "close", "escalate", "wait", "dont_know")
 
 TOOLS: dict[str, dict[str, Any]] = {
     "draft_message": {
@@ -51,12 +51,15 @@ TOOLS: dict[str, dict[str, Any]] = {
             "properties": {
                 "decision": {"type": "string", "enum": list(DECISIONS),
                              "description": "reply: answer with reply_body; close: the goal is settled, give outcome; "
-                                            "escalate: the owner must decide; wait: follow up after wait_days."},
+                                            "escalate: the owner must decide; wait: follow up after wait_days; "
+                                            "dont_know: you cannot tell, ask the owner your question."},
                 "outcome": {"type": "string", "minLength": 1,
                             "description": "With close: one of the outcome codes listed in the prompt."},
                 "reply_body": {**_BODY, "description": "With reply: the text to send, greeting and sign-off included."},
                 "wait_days": {"type": "integer", "minimum": 1, "maximum": 60,
                               "description": "With wait: days until the next follow-up (3 if not given)."},
+                "question": {"type": "string", "minLength": 1, "maxLength": 500,
+                             "description": "With dont_know: what you would need the owner to tell you."},
                 "goal_progress": {"type": "integer", "minimum": 0, "maximum": 100,
                                   "description": "How far the goal is reached now, 0 to 100, judged against the "
                                                  "evaluation rules (a progressive goal: the share of its milestones)."},
@@ -67,9 +70,30 @@ TOOLS: dict[str, dict[str, Any]] = {
             "additionalProperties": False,
         },
     },
+    "write_report": {
+        "name": "write_report",
+        "description": "Produce the task's deliverable (a research task, seed 002 §31.4): a report in markdown, and the "
+                       "outcome it reaches.",
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "title": {**_SUBJECT, "description": "The report's title: one line."},
+                "content": {"type": "string", "minLength": 1, "maxLength": REPORT_CHARS,
+                            "description": "The report in markdown, as the deliverable spec in the prompt asks."},
+                "outcome": {"type": "string", "minLength": 1,
+                            "description": "One of the outcome codes listed in the prompt (too little data: say so)."},
+                "confidence": _CONFIDENCE,
+                "reasoning": _REASONING,
+            },
+            "required": ["title", "content", "outcome", "confidence", "reasoning"],
+            "additionalProperties": False,
+        },
+    },
 }
 
-REQUIRED_WITH: dict[str, dict[str, str]] = {"evaluate_reply": {"reply": "reply_body", "close": "outcome"}}
+REQUIRED_WITH: dict[str, dict[str, str]] = {
+    "evaluate_reply": {"reply": "reply_body", "close": "outcome", "dont_know": "question"},
+}
 """Fields a decision needs beyond the schema's own `required`: decision value -> the field it needs."""
 
 

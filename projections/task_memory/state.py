@@ -270,4 +270,9 @@ handlers = {
     Task.SendReturned: _handle(_only_logged),
     Task.NextTouchScheduled: _handle(_only_logged),
     Task.OutOfOfficeReceived: _handle(_only_logged),
+    Task.SubtaskLinked: _handle(_only_logged),
+    Task.SubtaskHeld: _handle(_status()),
+    Task.SubtaskAdded: _handle(_only_logged),
+    Task.SubtaskMoved: _handle(_only_logged),
+    Task.SubtasksDerived: _handle(_status()),
 }

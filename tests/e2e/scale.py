@@ -74,13 +74,17 @@ class Worker:
         self.process.send_signal(signals.SIGKILL)
         self.process.wait()
 
-    def stop(self) -> None:
+    def terminate(self) -> None:
+        """Asks the worker to stop (it finishes its pass, stops its leader and leaves its group), without waiting."""
         if self.process.poll() is None:
             self.process.terminate()
-            try:
-                self.process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.kill()
+
+    def stop(self) -> None:
+        self.terminate()
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.kill()
 
 
 class ScaleDeployment:
@@ -124,6 +128,8 @@ class ScaleDeployment:
         self.system.log.append([parse_message(json.dumps(m)) for m in messages], "test")
 
     def close(self) -> None:
+        for worker in self.workers:  # all asked at once, as compose stops its replicas: they shut down side by side
+            worker.terminate()
         for worker in self.workers:
             worker.stop()
         self.reconnect()

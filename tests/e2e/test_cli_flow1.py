@@ -141,18 +141,28 @@ def test_repeated_message_id_is_acknowledged_and_ignored(cli: Cli, tmp_path: Pat
     assert cli.json("audit", "task_abc") == before
 
 
-def test_usage_errors_say_what_to_do(cli: Cli, tmp_path: Path) -> None:
-    bad_time = cli("tick", "--now", "tomorrow")
+def test_usage_errors_say_what_to_do(embedded_cli: Cli, tmp_path: Path) -> None:
+    """Embedded: the CLI reads its arguments the same way whatever the deployment."""
+    bad_time = embedded_cli("tick", "--now", "tomorrow")
     assert bad_time.returncode == 2 and "RFC 3339" in bad_time.stderr
-    missing = cli("publish", str(tmp_path / "nope.jsonl"))
+    missing = embedded_cli("publish", str(tmp_path / "nope.jsonl"))
     assert missing.returncode == 2 and "cannot read" in missing.stderr
-    unknown = cli("tasks", "show", "task_zzz")
+    unknown = embedded_cli("tasks", "show", "task_zzz")
     assert unknown.returncode == 1 and "loopline tasks list" in unknown.stderr
 
 
-def test_demo_plays_flow_1_to_completion(tmp_path: Path) -> None:
-    """The demo always runs embedded, whatever the environment says."""
+def test_demo_plays_flow_1_then_a_gyms_month_and_prints_its_scorecard(tmp_path: Path) -> None:
+    """The demo always runs embedded, whatever the environment says; its home answers queries afterwards."""
     result = Cli(tmp_path / "home")("demo", "--home", str(tmp_path / "demo"))
     assert result.returncode == 0, result.stderr
     assert "rahul@company.com hasn't replied to my email of 13 Mar 2026 10:00 UTC. I sent a follow-up" in result.stdout
-    assert "completed" in result.stdout
+    assert "Meeting booked with Rahul for Thursday 3pm" in result.stdout
+    for told in ("owner approved the task", "Emailed leo@example.com (touch 3)", "Emailed eve@example.com (reply)",
+                 "ben@example.com asked to hear no more", "verbal_commitment became retained", "The gym's scorecard"):
+        assert told in result.stdout, told
+
+    [card] = Cli(tmp_path / "demo").json("scorecard", "--tenant", "iron_temple", "--period", "2026-04")
+    assert card["numbers"]["outcomes"] == {"churn_risk": {"opted_out": 1, "retained": 1, "unresponsive": 1},
+                                           "lead_followup": {"converted": 1}, "payment_recovery": {"recovered": 1}}
+    assert (card["numbers"]["members_retained"], card["numbers"]["revenue_retained"]) == (3, 150 + 150 + 89)
+    assert "1 opted_out, 1 retained, 1 unresponsive" in result.stdout

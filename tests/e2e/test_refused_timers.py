@@ -1,14 +1,24 @@
 """Timers the domain refuses, and tasks reaching expiry in every status, through the `loopline` command.
 
-One tenant per scenario on one home: a refusal stays with its task and never stops the others.
+One tenant per scenario on one home: a refusal stays with its task and never stops the others. Embedded: a timer
+fires in the same handler at scale (the tick's path there is test_cli_flow1's and the scale tests' subject).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import command
 from tests.e2e.cli import Cli
+
+
+@pytest.fixture
+def cli(embedded_cli: Cli) -> Cli:
+    """Embedded only (see the module's docstring)."""
+    return embedded_cli
+
 
 T0 = "2026-03-13T10:00:00Z"
 LATER = "2026-03-13T11:00:00Z"

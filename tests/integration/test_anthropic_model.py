@@ -68,7 +68,7 @@ def test_the_request_forces_the_decision_points_tool_and_carries_the_prompt(api:
     body = sent["json"]
     assert body["tool_choice"] == {"type": "tool", "name": "evaluate_reply"}
     assert [tool["name"] for tool in body["tools"]] == ["evaluate_reply"]
-    assert body["tools"][0]["input_schema"]["properties"]["decision"]["enum"] == ["reply", "close", "escalate", "wait"]
+    assert body["tools"][0]["input_schema"]["properties"]["decision"]["enum"] == ["reply", "close", "escalate", "wait", "dont_know"]
     assert body["system"] == "You write for CrossFit Renegade."
     assert body["messages"] == [{"role": "user", "content": "Draft touch 1."}]
     assert body["model"] == "claude-sonnet-5-5"

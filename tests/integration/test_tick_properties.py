@@ -50,13 +50,22 @@ operations = st.lists(
         st.tuples(st.just("reply"), st.sampled_from(CONTACTS)),
         st.tuples(st.sampled_from(["tenant.pause", "tenant.resume", "system.pause", "system.resume"])),
         st.tuples(st.sampled_from(["contact.resubscribe", "unsubscribe"]), st.sampled_from(CONTACTS)),
+        st.tuples(st.just("task.batch"), st.lists(st.sampled_from(CONTACTS), min_size=1, max_size=2, unique=True)),
+        st.tuples(st.just("task.recur"), st.sampled_from([None, *CONTACTS])),
+        st.tuples(st.just("recurrence.stop"), st.integers(0, 30)),
+        st.tuples(st.sampled_from(["action.request", "action.approve", "action.reject", "action.done"]), task,
+                  st.sampled_from(["call_webhook", "staff_todo"])),
+        st.tuples(st.just("task.add_subtask"), task, task, st.sampled_from(["required", "optional", "best_effort"]),
+                  st.sampled_from([None, *CONTACTS]), st.one_of(st.none(), hours)),
         st.tuples(st.just("tick"), st.integers(1, 72)),
     ),
     min_size=5, max_size=30,
 )
 COVERED = {"task.create", "action.record", "loop.register", "loop.resolve", "task.update", "task.complete", "task.cancel",
            "task.approve", "task.reject", "task.guidance", "task.reply", "task.takeover", "run.schedule", "task.wake", "workflow.output", "tenant.configure",
-           "tenant.pause", "tenant.resume", "system.pause", "system.resume", "contact.resubscribe"}
+           "tenant.pause", "tenant.resume", "system.pause", "system.resume", "contact.resubscribe", "task.batch",
+           "task.recur", "recurrence.stop", "action.request", "action.approve", "action.reject", "action.done",
+           "task.add_subtask"}
 
 
 def test_the_operations_cover_every_command_type() -> None:
@@ -107,6 +116,26 @@ def message(n: int, op: tuple, at: datetime) -> dict:
         return cmd(reason="the owner's call")
     if kind == "contact.resubscribe":
         return cmd(contact=args[0], reason="asked to hear from us again")
+    if kind == "recurrence.stop":  # the template of the n-th operation, if that one was a task.recur
+        return cmd(template_id=f"r{args[0]}", reason="not needed any more")
+    if kind == "action.request":
+        name, action = args
+        params = {"event": "tagged"} if action == "call_webhook" else {
+            "title": "call back", "assigned_to": "owner", "due_at": later(24)}
+        return cmd(task_id=name, action=action, params=params, key=f"k{n}")
+    if kind.startswith("action."):
+        return cmd(task_id=args[0])
+    if kind == "task.batch":
+        return cmd(batch_id=f"b{n}", task_type="churn_risk", title="come back", confidence=0.9,
+                   contacts=[{"contact": contact} for contact in args[0]])
+    if kind == "task.recur":  # hourly, so the ticks fire it; with a contact, Loopline works each instance
+        acting = {"task_type": "churn_risk", "contact": args[0], "confidence": 0.9} if args[0] else {}
+        return cmd(template_id=f"r{n}", cron="0 * * * *", max_instances=3, template={"title": "hourly", **acting})
+    if kind == "task.add_subtask":
+        parent, name, requirement, contact, h = args
+        acting = {"task_type": "churn_risk", "contact": contact, "confidence": 0.9} if contact else {}
+        return cmd(parent_id=parent, task_id=name, title=name, requirement=requirement, by="owner", **acting,
+                   **({"starts_at": later(h)} if h else {}))
     if kind == "unsubscribe":
         return signal(ref, "contact.unsubscribed", stamp, contact=args[0])
     assert kind == "reply"

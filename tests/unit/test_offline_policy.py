@@ -79,9 +79,10 @@ def test_a_vague_reply_waits_three_days_with_middling_confidence() -> None:
     assert (answer.output["wait_days"], answer.confidence) == (3, 0.6)
 
 
-def test_a_reply_without_any_keyword_goes_to_the_owner_with_low_confidence() -> None:
+def test_a_reply_without_any_keyword_is_one_the_policy_says_it_does_not_know_and_asks_about() -> None:
     answer = policy.decide(request("evaluate_reply", reply="Hmm."))
-    assert (answer.output["decision"], answer.confidence) == ("escalate", 0.3)
+    assert (answer.output["decision"], answer.confidence) == ("dont_know", 0.3)
+    assert answer.output["question"] and validate("evaluate_reply", answer.output) == answer.output
 
 
 def test_a_thank_you_is_answered_in_the_tenants_words() -> None:

@@ -45,10 +45,10 @@ def attempt(
     )
 
 
-def test_checks_run_pause_then_suppression_then_budget_then_member_week_then_tenant_day_then_warm_up_and_window() -> None:
+def test_checks_run_pause_then_suppression_then_budgets_then_member_week_then_tenant_day_then_warm_up_and_window() -> None:
     assert [check.__name__ for check in SEND_CHECKS] == [
-        "paused", "suppressed", "task_message_budget", "member_weekly_limit", "member_daily_limit",
-        "tenant_daily_limit", "warm_up", "send_window"]
+        "paused", "suppressed", "task_message_budget", "parent_message_budget", "member_weekly_limit",
+        "member_daily_limit", "tenant_daily_limit", "warm_up", "send_window"]
 
 
 def test_a_pause_holds_every_send_until_it_is_lifted_whatever_the_limits_left() -> None:

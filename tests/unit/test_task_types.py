@@ -11,7 +11,7 @@ from tests.unit.test_task_lifecycle import NOW, make_task
 SKILLS = Path(__file__).resolve().parents[2] / "skills"
 
 GYM = ("churn_risk", "win_back", "lead_followup", "payment_recovery", "onboarding", "staff_call_member",
-       "monthly_churn_analysis", "ad_hoc")
+       "monthly_churn_analysis", "system_automation", "ad_hoc")
 
 # type: (priority, (messages, days, turns), cadence, threshold, triggers, outcome signals)
 SEED_NUMBERS = {
@@ -25,6 +25,7 @@ SEED_NUMBERS = {
     "onboarding": ("medium", (4, 30, 6), "slow_burn", 0.85, (), ("checkin_count_3", "reply_positive")),
     "staff_call_member": ("high", (0, 3, 0), "staff_reminders", 0.0, ("always",), ("checkin",)),
     "monthly_churn_analysis": ("low", (0, 1, 5), "single_shot", 0.95, (), ()),
+    "system_automation": ("low", (0, 1, 0), "single_shot", 0.95, (), ()),
     "ad_hoc": ("medium", (3, 14, 6), "standard", 0.0, ("always",), ()),
 }
 
@@ -37,6 +38,7 @@ OUTCOMES = {
     "onboarding": ("habit_formed", "some_engagement", "no_show", "unresponsive"),
     "staff_call_member": ("completed", "member_unreachable", "skipped"),
     "monthly_churn_analysis": ("report_produced", "insufficient_data"),
+    "system_automation": ("executed", "not_executed"),
     "ad_hoc": ("resolved", "unresponsive", "owner_handled"),
 }
 
@@ -136,7 +138,7 @@ def test_an_unknown_type_is_refused_with_the_closest_and_every_known_type_named(
     assert str(refused.value) == (
         "unknown task type 'winback'; did you mean 'win_back'? the task types are ad_hoc, churn_risk, "
         "inbox_management, lead_followup, meeting_scheduling, monthly_churn_analysis, onboarding, payment_recovery, "
-        "staff_call_member, win_back")
+        "staff_call_member, system_automation, win_back")
     with pytest.raises(UnknownTaskType, match=r"'sales_blitz'; the task types are ad_hoc"):
         task_type("sales_blitz")
     assert (task_type(None), task_type("churn_risk")) == (AD_HOC, TASK_TYPES["churn_risk"])
