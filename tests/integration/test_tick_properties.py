@@ -57,6 +57,8 @@ operations = st.lists(
                   st.sampled_from(["call_webhook", "staff_todo"])),
         st.tuples(st.just("task.add_subtask"), task, task, st.sampled_from(["required", "optional", "best_effort"]),
                   st.sampled_from([None, *CONTACTS]), st.one_of(st.none(), hours)),
+        st.tuples(st.just("task.override_outcome"), task, st.sampled_from(["retained", "churned", "owner_handled"])),
+        st.tuples(st.sampled_from(["task.reopen", "task.rate"]), task),
         st.tuples(st.just("tick"), st.integers(1, 72)),
     ),
     min_size=5, max_size=30,
@@ -65,7 +67,7 @@ COVERED = {"task.create", "action.record", "loop.register", "loop.resolve", "tas
            "task.approve", "task.reject", "task.guidance", "task.reply", "task.takeover", "run.schedule", "task.wake", "workflow.output", "tenant.configure",
            "tenant.pause", "tenant.resume", "system.pause", "system.resume", "contact.resubscribe", "task.batch",
            "task.recur", "recurrence.stop", "action.request", "action.approve", "action.reject", "action.done",
-           "task.add_subtask"}
+           "task.add_subtask", "task.override_outcome", "task.reopen", "task.rate"}
 
 
 def test_the_operations_cover_every_command_type() -> None:
@@ -136,6 +138,12 @@ def message(n: int, op: tuple, at: datetime) -> dict:
         acting = {"task_type": "churn_risk", "contact": contact, "confidence": 0.9} if contact else {}
         return cmd(parent_id=parent, task_id=name, title=name, requirement=requirement, by="owner", **acting,
                    **({"starts_at": later(h)} if h else {}))
+    if kind == "task.override_outcome":
+        return cmd(task_id=args[0], outcome=args[1], reason="the owner knows better")
+    if kind == "task.reopen":
+        return cmd(task_id=args[0], reason="not done yet")
+    if kind == "task.rate":
+        return cmd(task_id=args[0], rating="down", why="other", note="not what happened")
     if kind == "unsubscribe":
         return signal(ref, "contact.unsubscribed", stamp, contact=args[0])
     assert kind == "reply"
