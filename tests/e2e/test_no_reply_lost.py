@@ -15,10 +15,11 @@ import pytest
 
 from loopline.domain.timeutil import format_time, parse_time
 from tests.conftest import command, signal
-from tests.e2e.agent import body, eventually
+from tests.e2e.agent import body
 from tests.e2e.cli import Cli
 from tests.messages_api import MessagesApi, Reply
 from tests.servers import SmtpSink
+from tests.waiting import eventually
 
 T0 = parse_time("2026-03-02T09:00:00Z")
 GYM = "iron_temple"
@@ -116,7 +117,8 @@ def test_a_reply_while_the_followup_is_held_back_is_kept_and_the_followup_never_
                     subject="Meeting next week?"))
     tick(cli, 3.1)
     held = "a follow-up to rahul@company.com waits"
-    assert eventually(lambda: any(held in notice for notice in owner_notices(cli)))  # the limit holds it, undrafted
+    # the limit holds it, undrafted
+    assert eventually(lambda: any(held in notice for notice in owner_notices(cli)), "the owner's notice of the held send")
 
     publish(cli, tmp_path, "reply",
             signal("rahul-1", "email.received", at(3.5), GYM, sender=RAHUL, subject="Re: Meeting next week?",
@@ -125,7 +127,8 @@ def test_a_reply_while_the_followup_is_held_back_is_kept_and_the_followup_never_
     for day in (4.2, 10.2):  # the limit freed up, and the time a send held back a day would go
         tick(cli, day)
 
-    assert eventually(lambda: "Thursday 3pm works for me." in json.dumps(shown(cli, "rahul")["inbox_items"]))
+    assert eventually(lambda: "Thursday 3pm works for me." in json.dumps(shown(cli, "rahul")["inbox_items"]),
+                      "Rahul's reply in his task's inbox")
     cli.settle(delivered=True)  # at scale, the leader has decided and delivered all it will; embedded, the commands did
     assert smtp.messages == []
     assert messages_api.requests == []  # no model call for a send a limit held, nor after the reply ended it

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +17,9 @@ from loopline.adapters.leader import LEADER_KEY
 from tests.conftest import command
 from tests.e2e.cli import Cli, run_in_process
 from tests.e2e.scale import PARTITIONS, ScaleDeployment, Worker
-from tests.e2e.test_scale_workers import email_follow_up, group_members, wait_for
+from tests.e2e.test_scale_workers import email_follow_up, group_members
 from tests.servers import Broker, Postgres
+from tests.waiting import eventually
 
 PROGRESS_EVERY = "0.5"
 
@@ -53,17 +53,9 @@ def holding(worker: Worker) -> list[str]:
     return max(changes, key=lambda entry: entry["at"])["holding"] if changes else []
 
 
-def eventually(condition: Callable[[], Any], what: str, timeout: float = 30.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while not (found := condition()):
-        assert time.monotonic() < deadline, f"timed out after {timeout:.0f} s waiting for {what}"
-        time.sleep(0.1)
-    return found
-
-
 def test_workers_log_their_partitions_and_the_lead_and_status_shows_them(loopline: ScaleDeployment) -> None:
     workers = [loopline.start_worker(), loopline.start_worker()]
-    wait_for(lambda: group_members(loopline) == 2, "both workers to join the consumer group")
+    eventually(lambda: group_members(loopline) == 2, "both workers to join the consumer group")
     tenants = [f"tenant{n:02d}" for n in range(20)]
     loopline.publish([m for tenant in tenants for m in email_follow_up(tenant)[:2]])
     loopline.settle(inbound=2 * len(tenants))

@@ -16,7 +16,8 @@ from loopline.domain.send_ledger import local_day
 from loopline.domain.timeutil import format_time, parse_time
 from tests.conftest import command
 from tests.e2e.scale import ROOT, ScaleDeployment
-from tests.e2e.test_scale_workers import Deploy, deploy, group_members, wait_for  # noqa: F401 - the fixture
+from tests.e2e.test_scale_workers import Deploy, deploy, group_members  # noqa: F401 - the fixture
+from tests.waiting import eventually
 
 __all__ = ["deploy"]
 
@@ -53,7 +54,7 @@ def racing_ticks(deployment: ScaleDeployment, at: str) -> None:
 def test_racing_ticks_keep_one_voice_the_weekly_and_the_daily_limits(deploy: Deploy) -> None:
     loopline = deploy()
     loopline.start_worker(), loopline.start_worker()
-    wait_for(lambda: group_members(loopline) == 2, "both workers to join the consumer group")
+    eventually(lambda: group_members(loopline) == 2, "both workers to join the consumer group")
     messages = [command(f"cfg-{tenant}", "tenant.configure", format_time(T0 - timedelta(hours=1)), tenant=tenant,
                         execution_mode="limited_auto", timezone=ZONE, **limits)
                 for tenant, limits in ((GYM, {}), (TIGHT, TIGHT_LIMITS))]

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import subprocess
 from collections import Counter
-from typing import Any
 
 from loopline.adapters.kafka_log import Topics
 from loopline.domain.task import Task
@@ -20,9 +19,10 @@ from tests.conftest import command
 from tests.e2e.cli import Cli
 from tests.e2e.scale import ScaleDeployment
 from tests.e2e.test_scale_workers import (  # noqa: F401 - deploy is a fixture
-    AT, Deploy, consume_all, deploy, email_follow_up, group_members, produce_raw, wait_for,
+    AT, Deploy, consume_all, deploy, email_follow_up, group_members, produce_raw,
 )
 from tests.hooks import hooked
+from tests.waiting import eventually
 
 FAULTS = "handler:POISON-IN-HANDLER,projection:POISON-IN-READ-MODEL"
 
@@ -41,7 +41,7 @@ def test_poison_is_parked_at_scale_while_every_other_tenant_goes_on_and_retry_ap
     deployment = deploy()
     deployment.environ.update(hooked(LOOPLINE_TEST_FAULTS=FAULTS))
     workers = [deployment.start_worker(), deployment.start_worker()]
-    wait_for(lambda: group_members(deployment) == 2, "both workers to join the consumer group")
+    eventually(lambda: group_members(deployment) == 2, "both workers to join the consumer group")
     tenants = [f"tenant{n:02d}" for n in range(24)]
     messages = [m for tenant in tenants for m in email_follow_up(tenant)[:2]]
     messages.insert(10, command("h-1", "task.create", AT, "handler_victim", task_id="t", title="POISON-IN-HANDLER"))
@@ -76,7 +76,7 @@ def test_poison_is_parked_at_scale_while_every_other_tenant_goes_on_and_retry_ap
     assert again.returncode == 1 and "retried already" in again.stderr
     for row in read_model:
         assert loopline(deployment, "parked", "retry", row["id"]).returncode == 0
-    wait_for(lambda: "handler_victim" in task_titles(deployment), "the retried message to be projected")
+    eventually(lambda: "handler_victim" in task_titles(deployment), "the retried message to be projected")
     assert task_titles(deployment)["read_model_victim"] == "POISON-IN-READ-MODEL"
     assert Counter(event.tenant for event in deployment.events(Task.Created))["handler_victim"] == 1
     status = json.loads(loopline(deployment, "status", "--json").stdout)
@@ -88,7 +88,7 @@ def test_the_reported_poison_records_are_dead_lettered_with_their_reasons_while_
     # `publish`, which would refuse them first): each must reach the dead-letter topic with its reason.
     deployment = deploy()
     workers = [deployment.start_worker(), deployment.start_worker()]
-    wait_for(lambda: group_members(deployment) == 2, "both workers to join the consumer group")
+    eventually(lambda: group_members(deployment) == 2, "both workers to join the consumer group")
     pairs = [
         (command("x-1", "task.create", AT, "victim", task_id="a", title="Far", expires_in_days=3_000_000), "data.expires_in_days: Input should be less than or equal to 3650"),
         ({**command("x-2", "task.create", AT, "victim", task_id="b", title="Late"), "at": "9999-12-31T23:59:59Z"}, "at: must fall in the years 2000 to 2100"),

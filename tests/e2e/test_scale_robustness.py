@@ -18,9 +18,10 @@ from loopline.domain.inbound import InboundMessage
 from loopline.domain.task import Task
 from tests.conftest import command
 from tests.e2e.scale import PARTITIONS, ScaleDeployment
-from tests.e2e.test_scale_workers import AT, Deploy, consume_all, deploy, email_follow_up, wait_for  # noqa: F401 - the fixture
+from tests.e2e.test_scale_workers import AT, Deploy, consume_all, deploy, email_follow_up  # noqa: F401 - the fixture
 from tests.hooks import hooked
 from tests.servers import Broker
+from tests.waiting import eventually
 
 __all__ = ["deploy"]
 
@@ -48,7 +49,7 @@ def hang_flag(tmp_path: Path) -> Iterator[Path]:
 
 def hung_leader(loopline: ScaleDeployment, flag: Path) -> int:
     """Waits for the first leader to block for good (LOOPLINE_TEST_LEADER_HANG); returns its pid."""
-    wait_for(lambda: flag.exists() and flag.read_text() != "", "a leader to take the lock and hang")
+    eventually(lambda: flag.exists() and flag.read_text() != "", "a leader to take the lock and hang")
     return int(flag.read_text())
 
 
@@ -61,14 +62,14 @@ def test_a_killed_workers_blocked_leader_dies_with_it_and_another_worker_deliver
     second = loopline.start_worker()
     tenants = [f"tenant{n:02d}" for n in range(6)]
     loopline.publish(completed_tasks(tenants))
-    wait_for(lambda: len(loopline.events(Task.Completed)) == len(tenants), "the workers to apply every command")
+    eventually(lambda: len(loopline.events(Task.Completed)) == len(tenants), "the workers to apply every command")
     time.sleep(2)
     assert loopline.outbox() == [], "the hung leader holds the lock: nothing should be delivered yet"
 
     first.kill()
     killed = time.monotonic()
-    wait_for(lambda: gone(leader), "the leader to die with its worker", timeout=5)
-    wait_for(lambda: len(loopline.outbox()) == len(tenants), "the other worker to deliver", timeout=30)
+    eventually(lambda: gone(leader), "the leader to die with its worker", timeout=5)
+    eventually(lambda: len(loopline.outbox()) == len(tenants), "the other worker to deliver", timeout=30)
 
     assert time.monotonic() - killed < 30
     assert [e["pid"] for e in first.events("lead.taken")] == [leader]
@@ -88,9 +89,9 @@ def test_a_stuck_leader_gives_up_the_lock_and_a_new_one_delivers(deploy: Deploy,
     tenants = [f"tenant{n:02d}" for n in range(4)]
     loopline.publish(completed_tasks(tenants))
 
-    wait_for(lambda: gone(leader), "the stuck leader to exit", timeout=15)
+    eventually(lambda: gone(leader), "the stuck leader to exit", timeout=15)
     assert time.monotonic() - stuck_since >= 5
-    wait_for(lambda: len(loopline.outbox()) == len(tenants), "a new leader to deliver", timeout=30)
+    eventually(lambda: len(loopline.outbox()) == len(tenants), "a new leader to deliver", timeout=30)
     loopline.settle(inbound=2 * len(tenants))
 
     assert worker.process.poll() is None, "the worker goes on with a new leader"
@@ -204,5 +205,5 @@ def processed_then_deleted(loopline: ScaleDeployment, tenants: list[str]) -> Top
     topics = Topics(loopline.environ["LOOPLINE_KAFKA_TOPIC_PREFIX"])
     loopline.reconnect()
     delete_topics(loopline.environ["LOOPLINE_KAFKA"], [topics.commands, topics.signals])
-    wait_for(lambda: not _topics_exist(loopline, [topics.commands, topics.signals]), "the topics to be deleted")
+    eventually(lambda: not _topics_exist(loopline, [topics.commands, topics.signals]), "the topics to be deleted")
     return topics

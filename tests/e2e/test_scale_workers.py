@@ -26,6 +26,7 @@ from loopline.domain.watch_index import WatchIndex
 from tests.conftest import command, signal
 from tests.e2e.scale import ScaleDeployment
 from tests.servers import Broker, Postgres
+from tests.waiting import eventually
 
 AT = "2026-03-13T10:00:00Z"
 REPLY_AT = "2026-03-14T09:00:00Z"
@@ -46,13 +47,6 @@ def deploy(postgres: Postgres, broker: Broker, tmp_path: Path) -> Iterator[Deplo
     yield make
     for deployment in made:
         deployment.close()
-
-
-def wait_for(condition: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out after {timeout:.0f} s waiting for {what}"
-        time.sleep(0.05)
 
 
 def group_members(deployment: ScaleDeployment) -> int:
@@ -92,12 +86,12 @@ def resolutions_per_loop(deployment: ScaleDeployment) -> Counter[tuple[Any, str]
 def test_two_workers_share_partitions_and_apply_each_message_once(deploy: Deploy) -> None:
     loopline = deploy()
     workers = [loopline.start_worker(), loopline.start_worker()]
-    wait_for(lambda: group_members(loopline) == 2, "both workers to join the consumer group")
+    eventually(lambda: group_members(loopline) == 2, "both workers to join the consumer group")
     tenants = [f"tenant{n:02d}" for n in range(40)]
     # Registration first, replies after: a reply on the signals topic must find its loop already committed.
     conversations = {tenant: email_follow_up(tenant) for tenant in tenants}
     loopline.publish([m for tenant in tenants for m in conversations[tenant][:2]])
-    wait_for(lambda: len(loopline.events(OpenLoop.Registered)) == len(tenants), "every loop to be registered")
+    eventually(lambda: len(loopline.events(OpenLoop.Registered)) == len(tenants), "every loop to be registered")
     loopline.publish([conversations[tenant][2] for tenant in tenants])
     loopline.settle(inbound=3 * len(tenants))
 
@@ -165,7 +159,7 @@ def test_worker_killed_mid_batch_and_restarted_loses_and_duplicates_nothing(depl
     reference.start_worker()
     victim = crashed.start_worker()
 
-    wait_for(lambda: victim.applied() > 0, "the worker to apply its first batch")
+    eventually(lambda: victim.applied() > 0, "the worker to apply its first batch")
     victim.kill()  # while it applies the next batch, in chunks, with its Kafka offsets not yet committed
     processed = sum(row["next"] for row in crashed.system.input_lag())
     assert 0 < processed < len(commands), "the kill should land after some but before all messages were applied"
@@ -220,7 +214,7 @@ def test_register_then_immediately_signal_never_misses_a_match(deploy: Deploy) -
     loopline = deploy()
     loopline.start_worker()
     loopline.start_worker()
-    wait_for(lambda: group_members(loopline) == 2, "both workers to join the consumer group")
+    eventually(lambda: group_members(loopline) == 2, "both workers to join the consumer group")
     repository = loopline.system.app.repository
     unsignalled: dict[str, Any] = {}
 
@@ -246,7 +240,7 @@ def test_register_then_immediately_signal_never_misses_a_match(deploy: Deploy) -
         ])
         unsignalled[tenant] = ids.loop_id(tenant, "reply")
         signal_registered_loops()
-    wait_for(signal_registered_loops, "every registration to be committed")
+    eventually(signal_registered_loops, "every registration to be committed")
     loopline.settle(inbound=3 * len(tenants))
 
     loops = loopline.read_models()["open_loops"]
@@ -324,7 +318,7 @@ def test_replies_published_right_behind_their_emails_resolve_every_loop_with_two
     # Commands and signals travel on two topics, so many replies are applied before the email they answer.
     loopline = deploy()
     loopline.start_worker(), loopline.start_worker()
-    wait_for(lambda: group_members(loopline) == 2, "both workers to join the consumer group")
+    eventually(lambda: group_members(loopline) == 2, "both workers to join the consumer group")
     tenants = [f"tenant{n:04d}" for n in range(1500)]
     loopline.publish([message for tenant in tenants for message in email_follow_up(tenant)])
     loopline.settle(inbound=3 * len(tenants), timeout=300)
