@@ -20,7 +20,7 @@ demo: $(STAMP)
 
 # Two processes: most end-to-end time is spent waiting for workers, servers and subprocesses.
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 3
+	$(BIN)/python -m pytest -n 3 --dist worksteal
 
 clean:
 	rm -rf $(VENV) .loopline .pytest_cache
