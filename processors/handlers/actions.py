@@ -119,8 +119,9 @@ def take_action(uow: UnitOfWork, task: Task, log: ActionLog, key: str, profile: 
                 hold(uow, task.tenant, held_timer(TimerKind.TASK_ACTIONS, task.id, task.ref), now)
                 return f"{profile.name} on {task.ref} waits for the pause to end: {sent.deferral.reason}"
             return f"{profile.name} on {task.ref} waits until {when(until)}: {sent.deferral.reason}"
-        if task.is_acting:  # a message to the contact: the task's budget counts it (seed 002 §15.2)
-            task.touch_sent(touch=task.touch, next_touch_at=task.next_touch_at, now=now)
+        # A message to the contact: the task's budget counts it (seed 002 §15.2), and a subtask's counts in its
+        # parent's family budget, whoever works it.
+        task.touch_sent(touch=task.touch, next_touch_at=task.next_touch_at, now=now)
     else:
         task.record_action(action=profile.name, details=details, summary=summary, performed_by="loopline", now=now,
                            awaits=False)

@@ -184,3 +184,15 @@ def test_an_action_a_pause_holds_goes_at_the_first_tick_after_the_resume(limited
     limited.send("tenant.resume", 4, reason="back")
     limited.loopline.tick(T0 + timedelta(hours=4, minutes=5))
     assert [sms["body"] for sms in limited.sms.sent] == ["Welcome back"]
+
+
+def test_an_email_action_on_a_subtask_the_agent_works_counts_in_its_parents_family_budget(limited: Gym) -> None:
+    limited.send("task.create", 1, task_id="win", title="Win Ann back", task_type="win_back", contact=ANN,
+                 confidence=0.95, draft={"subject": "We miss you", "body": "Come back?"})
+    limited.send("task.add_subtask", 1, parent_id="win", task_id="bob", title="ask Bob", contact="bob@example.com",
+                 by="owner")
+    limited.send("action.request", 2, task_id="bob", action="send_email", requested_by="owner",
+                 params={"subject": "Coming?", "body": "Join Ann's class?"})
+    assert limited.loopline.task(GYM, "bob").messages_used == 1
+    assert limited.loopline.task(GYM, "win").subtasks["bob"]["messages"] == 1
+
