@@ -123,6 +123,8 @@ def take_action(uow: UnitOfWork, task: Task, log: ActionLog, key: str, profile: 
         # parent's family budget, whoever works it.
         task.touch_sent(touch=task.touch, next_touch_at=task.next_touch_at, now=now)
     else:
+        if settings.dry_run:  # as send_to_contact marks a send: delivery records it and sends nothing
+            details, summary = {**details, "dry_run": True}, f"[dry run, not delivered] {summary}"
         task.record_action(action=profile.name, details=details, summary=summary, performed_by="loopline", now=now,
                            awaits=False)
     log.take(key, action=profile.name, params=params, requested_by=requested_by, now=now)

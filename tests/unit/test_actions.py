@@ -196,3 +196,14 @@ def test_an_email_action_on_a_subtask_the_agent_works_counts_in_its_parents_fami
     assert limited.loopline.task(GYM, "bob").messages_used == 1
     assert limited.loopline.task(GYM, "win").subtasks["bob"]["messages"] == 1
 
+
+def test_a_dry_run_tenants_webhook_call_is_recorded_and_never_reaches_the_receiver() -> None:
+    dry = Gym("limited_auto", dry_run=True)
+    try:
+        assert dry.act(1, "call_webhook", event="tag_member").detail.startswith("took call_webhook")
+        assert not dry.webhook_calls()
+        [recorded] = [e for e in dry.loopline.events() if isinstance(e, Task.ActionRecorded)
+                      and e.action == "call_webhook"]
+        assert recorded.details["dry_run"] is True and recorded.summary.startswith("[dry run")
+    finally:
+        dry.loopline.close()
