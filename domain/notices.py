@@ -50,10 +50,12 @@ OWNER_ACTIONS: dict[str, tuple[tuple[str, str], ...]] = {
 }
 """The commands a notice of each kind offers the owner, each with what it does; a kind not named informs only."""
 
-OWNER_EVENTS = frozenset({"Reviewed", "GuidanceGiven", "OwnerAnswered", "ActionDecided", "Completed", "Cancelled",
-                          "Expired"})
+OWNER_EVENTS = frozenset({"Reviewed", "GuidanceGiven", "OwnerAnswered", "Completed", "Cancelled", "Expired"})
 """Task events after which a notice asking the owner to act is moot: the owner decided or answered, or the task
 closed (a takeover closes it too)."""
+ACTION_EVENTS = frozenset({"ActionDecided"})
+"""Task events that make moot only a notice asking about a held action: a contact's reply during the hold still
+needs the owner after they decided on the action."""
 
 
 def actions_for(kind: str, task_ref: str, *, acting: bool = True, held_draft: bool = False) -> list[dict[str, Any]]:
@@ -66,13 +68,15 @@ def actions_for(kind: str, task_ref: str, *, acting: bool = True, held_draft: bo
             if acting or command != "task.reply"]
 
 
-def moot_by(notice_actions: list[dict[str, Any]], later_events: Iterable[Any]) -> str | None:
-    """The event (its class name) that made a notice asking the owner to act moot, or None while it still stands."""
+def moot_by(kind: str, notice_actions: list[dict[str, Any]], later_events: Iterable[Any]) -> str | None:
+    """The event (its class name) that made a notice of `kind` asking the owner to act moot, or None while it still
+    stands."""
     if not notice_actions:
         return None
+    moot = OWNER_EVENTS | ACTION_EVENTS if kind == "action_review" else OWNER_EVENTS
     for event in later_events:
         name = type(event).__qualname__.rpartition(".")[2]
-        if name in OWNER_EVENTS:
+        if name in moot:
             return name
     return None
 

@@ -175,7 +175,7 @@ class Delivery:
         if attempt.key not in self._moot:
             originator, _, version = attempt.key.partition(":")
             later = self.app.events.get(UUID(originator), gt=int(version))
-            moot = moot_by(attempt.message["actions"], later)
+            moot = moot_by(attempt.message.get("kind", ""), attempt.message["actions"], later)
             self._moot[attempt.key] = f"withdrawn: the task had {moot} after this notice" if moot else None
         return self._moot[attempt.key]
 

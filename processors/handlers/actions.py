@@ -20,6 +20,7 @@ from loopline.domain.actions import ACTIONS, ActionProfile, InvalidAction, actio
 from loopline.domain.actions import needs_approval
 from loopline.domain.errors import DomainError
 from loopline.domain.pause import held_timer
+from loopline.domain.reply_routing import unanswered_replies
 from loopline.domain.safety_limits import TODO_REMINDERS
 from loopline.domain.status import TRANSITIONS, TaskStatus
 from loopline.domain.task import Task
@@ -30,7 +31,8 @@ from loopline.domain.wording import when
 from loopline.processors.application import UnitOfWork
 from loopline.processors.bus import Unchanged
 from loopline.processors.handlers.commands_actions import ActionDecision, ActionDone, ActionRequest
-from loopline.processors.handlers.loops_and_timers import load_task, set_timer
+from loopline.processors.handlers.loops_and_timers import load_task, set_timer, task_history
+from loopline.processors.handlers.outreach import on_reply
 from loopline.processors.handlers.pausing import hold
 from loopline.processors.handlers.sending import DEFERRED_NEVER, Deferred, send_to_contact
 from loopline.processors.handlers.tenants import tenant_settings
@@ -180,8 +182,10 @@ def approve_action(uow: UnitOfWork, msg: Message, cmd: ActionDecision) -> str:
     if task.status is TaskStatus.PENDING_REVIEW:
         raise InvalidAction(f"task_id: task {task.ref} is pending_review: approve the task first (task.approve), "
                             "then its action")
+    was = task.status
     task.decide_action(key=key, action=held["action"], approved=True, reason=cmd.reason or "approved by owner",
                        last=len(log.held_keys()) == 1, now=msg.at)
+    _answer_waiting_reply(uow, task, was, msg.at)
     return take_action(uow, task, log, key, ACTIONS[held["action"]], held["params"],
                        requested_by=held["requested_by"], settings=tenant_settings(uow, task.tenant), now=msg.at)
 
@@ -191,10 +195,20 @@ def reject_action(uow: UnitOfWork, msg: Message, cmd: ActionDecision) -> str:
     log = _log_of(uow, task)
     key, held = log.held(cmd.key)
     reason = cmd.reason or "rejected by owner"
+    was = task.status
     task.decide_action(key=key, action=held["action"], approved=False, reason=reason,
                        last=len(log.held_keys()) == 1, now=msg.at)
+    _answer_waiting_reply(uow, task, was, msg.at)
     log.drop(key, reason=reason, by="owner", now=msg.at)
     return f"dropped {held['action']} of {task.ref} (key {key}): {reason}"
+
+
+def _answer_waiting_reply(uow: UnitOfWork, task: Task, was: TaskStatus, now: datetime) -> None:
+    """A task the owner's decision took back to work answers what the contact wrote while it was held (the owner
+    was told of it, but that notice is not about the action): the agent evaluates it, as after guidance."""
+    if was is TaskStatus.ESCALATED and task.status is TaskStatus.EXECUTING and task.is_acting \
+            and (waiting := unanswered_replies(task_history(uow, task))):
+        on_reply(uow, task, signal_ref=waiting[-1].signal_ref, data=waiting[-1].data, now=now)
 
 
 def mark_todo_done(uow: UnitOfWork, msg: Message, cmd: ActionDone) -> str:

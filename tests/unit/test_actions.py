@@ -16,7 +16,7 @@ from loopline.domain.conversation import conversation_of
 from loopline.domain.status import TaskStatus
 from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time, parse_time
-from tests.conftest import ANY_HOUR, command
+from tests.conftest import ANY_HOUR, command, signal
 from tests.unit.fakes import FakeChannel, FakeSms
 from tests.unit.in_memory import InMemoryLoopline
 
@@ -207,3 +207,23 @@ def test_a_dry_run_tenants_webhook_call_is_recorded_and_never_reaches_the_receiv
         assert recorded.details["dry_run"] is True and recorded.summary.startswith("[dry run")
     finally:
         dry.loopline.close()
+
+
+def test_a_reply_written_while_an_action_waited_for_approval_is_answered_and_still_told_to_the_owner(
+        limited: Gym) -> None:
+    limited.send("task.create", 0, task_id="win", title="Win Ann back", task_type="win_back", contact=ANN,
+                 confidence=0.95, draft={"subject": "We miss you", "body": "Come back?"})
+    limited.loopline.tick(T0 + timedelta(minutes=30))
+    limited.send("action.request", 1, task_id="win", action="calendar_invite",
+                 params={"title": "Intro class", "starts_at": "2026-03-05T18:00:00Z"})
+    assert limited.loopline.task(GYM, "win").status is TaskStatus.ESCALATED
+    at = format_time(T0 + timedelta(hours=2))
+    limited.loopline.publish(signal("r1", "email.received", at, GYM, sender=ANN, subject="Re: We miss you",
+                                    body="I am moving away, please cancel my membership"),
+                             command("ok", "action.approve", at, GYM, task_id="win"))
+
+    told = [message["kind"] for _, message in limited.loopline.owner.sent if message.get("to") == "user"]
+    assert "escalation_reply" in told
+    evaluated = [e for e in limited.loopline.events() if isinstance(e, Task.DecisionRequested)
+                 and e.point == "evaluate_reply"]
+    assert [e.request_ref for e in evaluated] == ["r1"]
