@@ -23,6 +23,9 @@ TODO_REMINDER_EVERY = timedelta(days=1)
 HELD, DEFERRED, TAKEN, DROPPED, DONE = "held", "deferred", "taken", "dropped", "done"
 PAUSED = "paused"
 """The send check's rule for a tenant or the system paused (`domain/send_checks.py`)."""
+ON_HOLD = "on_hold"
+"""The rule of an action deferred while its task or the pipeline above it may not act (with the owner, a subtask held
+back); what lets the task go on hands its timer back."""
 
 
 class NoSuchAction(DomainError):
@@ -159,9 +162,11 @@ class ActionLog(LooplineAggregate):
         return [(key, entry, entry["reminders"] + 1) for key, entry in self.actions.items()
                 if self._next_reminder(entry) is not None and self._next_reminder(entry) <= now]
 
-    def next_due(self) -> datetime | None:
-        """When this log next has something to do: a deferred action's retry or a to-do's reminder."""
-        times = [parse_time(entry["until"]) for entry in self.actions.values() if entry["state"] == DEFERRED]
+    def next_due(self, *, retries: bool = True) -> datetime | None:
+        """When this log next has something to do: a deferred action's retry (unless `retries` is False: the task may
+        not act now) or a to-do's reminder."""
+        times = [parse_time(entry["until"]) for entry in self.actions.values()
+                 if retries and entry["state"] == DEFERRED]
         times += [t for entry in self.actions.values() if (t := self._next_reminder(entry)) is not None]
         return min(times, default=None)
 

@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from loopline.domain import ids
-from loopline.domain.action_log import PAUSED, ActionLog
+from loopline.domain.action_log import ON_HOLD, PAUSED, ActionLog
 from loopline.domain.actions import ACTIONS, ActionProfile, InvalidAction, action_profile, check_params, due_time
 from loopline.domain.actions import needs_approval
 from loopline.domain.errors import DomainError
@@ -25,16 +25,18 @@ from loopline.domain.safety_limits import TODO_REMINDERS
 from loopline.domain.status import TRANSITIONS, TaskStatus
 from loopline.domain.task import Task
 from loopline.domain.task_actions import APPROVAL
+from loopline.domain.task_escalation import pipeline_paused
 from loopline.domain.tenant import TenantSettings
 from loopline.domain.timers import TimerKind
 from loopline.domain.wording import when
 from loopline.processors.application import UnitOfWork
 from loopline.processors.bus import Unchanged
 from loopline.processors.handlers.commands_actions import ActionDecision, ActionDone, ActionRequest
-from loopline.processors.handlers.loops_and_timers import load_task, set_timer, task_history
+from loopline.processors.handlers.loops_and_timers import hand_back_actions, load_task, set_timer, task_history
 from loopline.processors.handlers.outreach import on_reply
 from loopline.processors.handlers.pausing import hold
 from loopline.processors.handlers.sending import DEFERRED_NEVER, Deferred, send_to_contact
+from loopline.processors.handlers.subtasks import subtask_hold
 from loopline.processors.handlers.tenants import tenant_settings
 from loopline.processors.messages import Message, TimerFired
 from loopline.processors.ports import Drafter
@@ -73,7 +75,8 @@ def ask_for_action(uow: UnitOfWork, task: Task, *, action: str, params: dict[str
                          "this request changed nothing")
     if requested_by != "owner" and needs_approval(profile, settings.execution_mode):  # the owner's ask is approval
         return _hold(task, log, key, profile, params, requested_by=requested_by, now=now)
-    return take_action(uow, task, log, key, profile, params, requested_by=requested_by, settings=settings, now=now)
+    return take_action(uow, task, log, key, profile, params, requested_by=requested_by, settings=settings, now=now,
+                       owner_decided=requested_by == "owner")
 
 
 def _check_reachable(profile: ActionProfile, task: Task, params: dict[str, Any], settings: TenantSettings) -> None:
@@ -102,9 +105,18 @@ def _hold(task: Task, log: ActionLog, key: str, profile: ActionProfile, params: 
 
 
 def take_action(uow: UnitOfWork, task: Task, log: ActionLog, key: str, profile: ActionProfile, params: dict[str, Any],
-                *, requested_by: str, settings: TenantSettings, now: datetime) -> str:
-    """Takes the action now, or defers it to when a send limit frees up; its key is taken once either way."""
+                *, requested_by: str, settings: TenantSettings, now: datetime, owner_decided: bool = False) -> str:
+    """Takes the action now, or defers it to when a send limit frees up, or (unless the owner just decided on it)
+    while the task or its pipeline may not act; its key is taken once either way."""
     task.check_may_act()
+    held = None if owner_decided else _on_hold(uow, task, now)
+    if held is not None:
+        reason, until = held
+        log.defer(key, action=profile.name, params=params, requested_by=requested_by, rule=ON_HOLD, reason=reason,
+                  until=until or now, now=now)
+        if until is not None:
+            set_timer(uow, kind=TimerKind.TASK_ACTIONS, target_id=task.id, due=until, now=now)
+        return f"{profile.name} on {task.ref} waits: {reason}"
     details = {**_details(profile, params, task, settings), "action_key": key, "requested_by": requested_by}
     summary = describe(profile.name, params, task.contact)
     if profile.reaches_contact:
@@ -135,6 +147,19 @@ def take_action(uow: UnitOfWork, task: Task, log: ActionLog, key: str, profile: 
                          f"{params['title']}, due {when(due_time(params, 'due_at'))}.")
         set_timer(uow, kind=TimerKind.TASK_ACTIONS, target_id=task.id, due=due_time(params, "due_at"), now=now)
     return f"took {profile.name} on {task.ref} (key {key})"
+
+
+def _on_hold(uow: UnitOfWork, task: Task, now: datetime) -> tuple[str, datetime | None] | None:
+    """Why the task may not act now (§17.2: with the owner, or a subtask held while its parent is, or waiting for a
+    sibling or its start), with when to look again: None when what lets it go on hands the timer back."""
+    if pipeline_paused(task) is task:
+        return f"'{task.title}' is with the owner", None
+    reason = subtask_hold(uow, task, now)
+    if reason is None:
+        return None
+    assert task.subtask_of is not None, "only a subtask is held by subtask_hold"
+    starts_at = task.subtask_of["starts_at"]
+    return reason, starts_at if starts_at is not None and starts_at > now else None
 
 
 def _details(profile: ActionProfile, params: dict[str, Any], task: Task, settings: TenantSettings) -> dict[str, Any]:
@@ -186,8 +211,10 @@ def approve_action(uow: UnitOfWork, msg: Message, cmd: ActionDecision) -> str:
     task.decide_action(key=key, action=held["action"], approved=True, reason=cmd.reason or "approved by owner",
                        last=len(log.held_keys()) == 1, now=msg.at)
     _answer_waiting_reply(uow, task, was, msg.at)
+    hand_back_actions(uow, task, msg.at)
     return take_action(uow, task, log, key, ACTIONS[held["action"]], held["params"],
-                       requested_by=held["requested_by"], settings=tenant_settings(uow, task.tenant), now=msg.at)
+                       requested_by=held["requested_by"], settings=tenant_settings(uow, task.tenant), now=msg.at,
+                       owner_decided=True)
 
 
 def reject_action(uow: UnitOfWork, msg: Message, cmd: ActionDecision) -> str:
@@ -200,6 +227,7 @@ def reject_action(uow: UnitOfWork, msg: Message, cmd: ActionDecision) -> str:
                        last=len(log.held_keys()) == 1, now=msg.at)
     _answer_waiting_reply(uow, task, was, msg.at)
     log.drop(key, reason=reason, by="owner", now=msg.at)
+    hand_back_actions(uow, task, msg.at)
     return f"dropped {held['action']} of {task.ref} (key {key}): {reason}"
 
 
@@ -232,7 +260,8 @@ def fire_task_actions(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> s
         return None
     done = []
     settings = tenant_settings(uow, task.tenant)
-    for key, entry in log.due_retries(timer.now):
+    held = _on_hold(uow, task, timer.now)  # its deferred actions wait: what lets the task go on hands the timer back
+    for key, entry in [] if held else log.due_retries(timer.now):
         done.append(take_action(uow, task, log, key, ACTIONS[entry["action"]], entry["params"],
                                 requested_by=entry["requested_by"], settings=settings, now=timer.now))
     for key, todo, reminder in log.due_reminders(timer.now):
@@ -243,7 +272,9 @@ def fire_task_actions(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> s
             f"Reminder: {params['assigned_to']} still has to {params['title']} for '{task.title}' (due "
             f"{when(due_time(params, 'due_at'))}). Mark it done with action.done (key {key}).{last}"))
         done.append(f"reminded to-do {key}")
-    following = log.next_due()
+    following = log.next_due(retries=held is None)
+    if held is not None and held[1] is not None:
+        following = min(following or held[1], held[1])
     if following is not None:
         set_timer(uow, kind=TimerKind.TASK_ACTIONS, target_id=task.id, due=max(following, timer.now + _SOON),
                   now=timer.now)

@@ -27,6 +27,7 @@ from loopline.processors.handlers.loops_and_timers import (
     UnknownLoop,
     close_loop,
     close_task_loops,
+    hand_back_actions,
     load_task,
     proactive_run,
     register_loop,
@@ -266,6 +267,7 @@ def reject_task(uow: UnitOfWork, msg: Message, cmd: TaskReview) -> str:
 def give_guidance(uow: UnitOfWork, msg: Message, cmd: TaskGuidance) -> str:
     task = load_task(uow, msg.tenant, cmd.task_id)
     task.give_guidance(text=cmd.text, now=msg.at)
+    hand_back_actions(uow, task, msg.at)
     if task.is_acting and answer_with_guidance(uow, task, now=msg.at):
         return f"guidance given; {task.ref} drafts its answer to {task.contact} with it"
     if task.is_acting:  # Loopline works it again from the next tick, with the guidance in the conversation

@@ -7,6 +7,7 @@ from typing import Any
 from uuid import UUID
 
 from loopline.domain import ids
+from loopline.domain.action_log import ActionLog
 from loopline.domain.errors import DomainError
 from loopline.domain.channels import channel_rule
 from loopline.domain.open_loop import OpenLoop
@@ -161,3 +162,12 @@ def proactive_run(uow: UnitOfWork, tenant: str, now: datetime) -> ProactiveRun:
 def schedule_run(uow: UnitOfWork, run: ProactiveRun, *, requested_at: datetime, reason: str, now: datetime) -> None:
     run.schedule_next(requested_at=requested_at, reason=reason, now=now)
     set_timer(uow, kind=TimerKind.PROACTIVE_RUN, target_id=run.id, due=run.next_run_at, now=now)
+
+
+def hand_back_actions(uow: UnitOfWork, task: Task, now: datetime) -> None:
+    """A task free to act again (back from the owner, its subtask no longer held) looks at its deferred actions now:
+    the ones held while it could not act wait for no time of their own."""
+    log = uow.get(ids.action_log_id(task.tenant, task.ref), ActionLog)
+    due = log.next_due() if log is not None else None
+    if due is not None:
+        set_timer(uow, kind=TimerKind.TASK_ACTIONS, target_id=task.id, due=max(due, now), now=now)

@@ -11,7 +11,7 @@ from loopline.domain.task_review import NothingToAnswer
 from loopline.domain.task_types import OWNER_HANDLED, task_type
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.commands_types import TaskApprove, TaskReply, TaskTakeover
-from loopline.processors.handlers.loops_and_timers import close_task_loops, load_task, task_history
+from loopline.processors.handlers.loops_and_timers import close_task_loops, hand_back_actions, load_task, task_history
 from loopline.processors.handlers.outreach import OWNER, on_reply, send_message
 from loopline.processors.handlers.readiness import on_ready
 from loopline.processors.handlers.suppression import check_owner_may_email
@@ -53,6 +53,7 @@ def _send_held_draft(uow: UnitOfWork, msg: Message, task: Task, cmd: TaskApprove
         draft = {**held, "subject": cmd.draft.subject, "body": cmd.draft.body, "decided_by": OWNER, "by": OWNER}
     task.answer_for_owner(how="approved" if cmd.draft is None else "edited",
                           reason=cmd.reason or "approved by owner", now=msg.at)
+    hand_back_actions(uow, task, msg.at)
     return send_message(uow, task, draft=draft, touch=held.get("touch") or max(task.touch, 1), now=msg.at,
                         reply=bool(held.get("reply")))
 
@@ -63,6 +64,7 @@ def reply_to_contact(uow: UnitOfWork, msg: Message, cmd: TaskReply) -> str:
     task = load_task(uow, msg.tenant, cmd.task_id)
     check_owner_may_email(uow, task)
     task.answer_for_owner(how="wrote", reason="the owner wrote to the contact", now=msg.at)
+    hand_back_actions(uow, task, msg.at)
     answer = task.touch > 0 and task.next_touch_at is None  # a reply stopped the cadence
     draft = {"subject": cmd.subject or "", "body": cmd.body, "decided_by": OWNER, "by": OWNER}
     return send_message(uow, task, draft=draft, touch=task.touch if answer else task.touch + 1, now=msg.at,

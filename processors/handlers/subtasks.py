@@ -37,7 +37,7 @@ from loopline.processors.application import UnitOfWork
 from loopline.processors.bus import Notice
 from loopline.processors.handlers.commands_subtasks import TaskAddSubtask
 from loopline.processors.handlers.escalation import escalate
-from loopline.processors.handlers.loops_and_timers import close_task_loops, load_task, set_timer
+from loopline.processors.handlers.loops_and_timers import close_task_loops, hand_back_actions, load_task, set_timer
 from loopline.processors.messages import Message
 
 CreateTask = Callable[[UnitOfWork, Message, Any], str]
@@ -234,6 +234,7 @@ def _start(uow: UnitOfWork, parent: Task, ref: str, reason: str, now: datetime) 
     woken (the agent is told)."""
     task = uow.get(ids.task_id(parent.tenant, ref), Task)
     assert task is not None
+    hand_back_actions(uow, task, now)
     if task.is_acting:
         set_timer(uow, kind=TimerKind.TASK_STEP, target_id=task.id, due=now, now=now)
     elif _waits_only_for_blockers(task, now):

@@ -227,3 +227,32 @@ def test_a_reply_written_while_an_action_waited_for_approval_is_answered_and_sti
     evaluated = [e for e in limited.loopline.events() if isinstance(e, Task.DecisionRequested)
                  and e.point == "evaluate_reply"]
     assert [e.request_ref for e in evaluated] == ["r1"]
+
+
+def test_a_deferred_action_waits_while_its_task_is_with_the_owner_and_goes_after_the_guidance(limited: Gym) -> None:
+    limited.send("action.request", 1, task_id="ann", action="send_sms", requested_by="owner",
+                 params={"to": "+14155550123", "body": "See you tonight"})
+    limited.send("action.request", 2, task_id="ann", action="send_email", requested_by="owner",
+                 params={"subject": "Your plan", "body": "Here it is."})
+    assert limited.send("task.update", 3, task_id="ann", status="escalated", notes="is she still a member?").accepted
+
+    limited.loopline.tick(T0 + timedelta(days=1, hours=12))
+    assert not limited.loopline.emails()
+    limited.send("task.guidance", 37, task_id="ann", text="she is, go on")
+    limited.loopline.tick(T0 + timedelta(days=1, hours=13, minutes=5))
+    [(_, email)] = limited.loopline.emails()
+    assert email["details"]["subject"] == "Your plan"
+
+
+def test_a_subtasks_action_waits_while_its_parent_is_with_the_owner(limited: Gym) -> None:
+    limited.send("task.create", 0, task_id="win", title="Win Ann back", task_type="win_back", contact=ANN,
+                 confidence=0.95, draft={"subject": "We miss you", "body": "Come back?"})
+    limited.send("task.add_subtask", 0, parent_id="win", task_id="bob", title="ask Bob", contact="bob@example.com",
+                 by="owner")
+    limited.send("task.update", 1, task_id="win", status="escalated", notes="is the class still on?")
+    waits = limited.send("action.request", 2, task_id="bob", action="call_webhook", params={"event": "tag_member"})
+    assert "waits" in waits.detail and not limited.webhook_calls()
+
+    limited.send("task.guidance", 3, task_id="win", text="it is")
+    limited.loopline.tick(T0 + timedelta(hours=3, minutes=5))
+    assert [call["details"]["event"] for call in limited.webhook_calls()] == ["tag_member"]
