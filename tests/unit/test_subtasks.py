@@ -231,6 +231,22 @@ def test_a_closed_parent_cancels_its_open_subtasks(loopline: InMemoryLoopline) -
     assert loopline.task(USER, "goal").subtasks["follow_up"]["status"] == S.CANCELLED
 
 
+def test_a_subtask_of_a_closed_parent_is_not_reopened_until_its_parent_is(loopline: InMemoryLoopline) -> None:
+    plan(loopline)
+    add(loopline, "research")
+    send(loopline, "research-done", "task.complete", task_id="research", summary="history pulled")
+    assert send(loopline, "won", "task.complete", task_id="goal", summary="Alex rejoined").accepted
+
+    refused = send(loopline, "reopen-research", "task.reopen", task_id="research", reason="pull a year more")
+    assert not refused.accepted
+    assert "research is a subtask of goal, which is completed: reopen goal first" in refused.detail
+    assert loopline.task(USER, "research").status is S.COMPLETED
+
+    assert send(loopline, "reopen-goal", "task.reopen", task_id="goal", reason="he has not paid").accepted
+    assert send(loopline, "reopen-research-again", "task.reopen", task_id="research", reason="pull a year more").accepted
+    assert loopline.task(USER, "research").status is S.EXECUTING
+
+
 def test_a_parent_with_the_owner_starts_no_subtask_until_the_owners_guidance(loopline: InMemoryLoopline) -> None:
     plan(loopline)
     add(loopline, "research")
