@@ -291,3 +291,68 @@ def test_a_parent_going_to_the_owner_pauses_its_started_subtasks_until_the_guida
 
     assert [loopline.task(USER, ref).status for ref in ("research", "tag")] == [S.EXECUTING, S.EXECUTING]
     assert loopline.task(USER, "goal").status is S.EXECUTING
+
+
+def add_automation(loopline: InMemoryLoopline, ref: str, **fields: Any) -> Any:
+    """Adds a `system_automation` subtask that calls a webhook, in a mode that calls it without the owner's approval."""
+    assert send(loopline, f"auto-{ref}", "tenant.configure", at=T0, execution_mode="limited_auto").accepted
+    return add(loopline, ref, task_type="system_automation", confidence=0.96,
+               context={"action": "call_webhook", "params": {"event": "tag_at_risk"}}, **fields)
+
+
+def webhooks_of(loopline: InMemoryLoopline, ref: str) -> list[Any]:
+    return [e for e in subtask_events(loopline, Task.ActionRecorded) if e.task_ref == ref]
+
+
+def test_an_automation_subtask_calls_its_webhook_only_once_the_sibling_it_depends_on_finished(
+    loopline: InMemoryLoopline,
+) -> None:
+    plan(loopline)
+    add(loopline, "research")
+
+    assert add_automation(loopline, "tag", depends_on=["research"]).accepted
+    assert (loopline.task(USER, "tag").status, webhooks_of(loopline, "tag")) == (S.WAITING, [])
+
+    assert send(loopline, "done", "task.complete", task_id="research", summary="history pulled").accepted
+    tag = loopline.task(USER, "tag")
+    assert (tag.status, tag.outcome, len(webhooks_of(loopline, "tag"))) == (S.COMPLETED, "executed", 1)
+    assert loopline.task(USER, "goal").subtasks["tag"]["status"] == S.COMPLETED
+
+
+@pytest.mark.parametrize("sibling_done_before_start", [True, False])
+def test_a_deferred_automation_subtask_calls_its_webhook_once_started_and_its_sibling_finished(
+    loopline: InMemoryLoopline, sibling_done_before_start: bool,
+) -> None:
+    plan(loopline)
+    add(loopline, "research")
+    starts = T0 + timedelta(days=3)
+
+    added = add_automation(loopline, "tag", depends_on=["research"], starts_at=format_time(starts))
+    assert added.accepted, added.detail
+    if sibling_done_before_start:
+        send(loopline, "done", "task.complete", task_id="research", at=starts - timedelta(days=1), summary="pulled")
+    loopline.tick(starts - timedelta(hours=2))
+    assert (loopline.task(USER, "tag").status, webhooks_of(loopline, "tag")) == (S.WAITING, [])
+
+    loopline.tick(starts + timedelta(minutes=1))
+    if not sibling_done_before_start:
+        assert (loopline.task(USER, "tag").status, webhooks_of(loopline, "tag")) == (S.WAITING, [])
+        send(loopline, "done", "task.complete", task_id="research", at=starts + timedelta(hours=1), summary="pulled")
+    tag = loopline.task(USER, "tag")
+    assert (tag.status, tag.outcome, len(webhooks_of(loopline, "tag"))) == (S.COMPLETED, "executed", 1)
+
+
+def test_a_chain_of_automation_subtasks_runs_through_in_the_step_that_frees_its_first(
+    loopline: InMemoryLoopline,
+) -> None:
+    plan(loopline)
+    add(loopline, "research")
+    chain = [f"hook{n}" for n in range(6)]
+    for before, ref in zip(["research", *chain], chain, strict=False):
+        assert add_automation(loopline, ref, depends_on=[before], by="owner").accepted
+
+    assert send(loopline, "done", "task.complete", task_id="research", summary="history pulled").accepted
+
+    goal = loopline.task(USER, "goal")
+    assert [loopline.task(USER, ref).outcome for ref in chain] == ["executed"] * len(chain)
+    assert [goal.subtasks[ref]["status"] for ref in chain] == [S.COMPLETED] * len(chain)
