@@ -146,8 +146,9 @@ class TaskEscalation:
 
 
 def current_escalation(history: Iterable[Any]) -> tuple[Any, bool] | None:
-    """The context of the task's latest escalation (recorded as it entered `escalated`) and whether the owner was
-    reminded of it since; None when the task has none (escalated before contexts were recorded)."""
+    """The context of the escalation the task is in now (recorded as it entered `escalated`) and whether the owner was
+    reminded of it since; None when the task has none: escalated before contexts were recorded, or escalated again
+    without one (an action held for approval, `task.update`) after it left the escalation a context was filed for."""
     context, reminded = None, False
     for event in history:
         name = type(event).__qualname__
@@ -155,4 +156,6 @@ def current_escalation(history: Iterable[Any]) -> tuple[Any, bool] | None:
             context, reminded = event, False
         elif name == "Task.UserNotified" and event.kind == REMINDER_KIND:
             reminded = True
+        elif getattr(event, "status", TaskStatus.ESCALATED) != TaskStatus.ESCALATED:
+            context = None  # every event that moves a task names the status it leads to: this one left `escalated`
     return (context, reminded) if context is not None else None

@@ -83,7 +83,9 @@ Handler = Callable[[UnitOfWork, Message, Any], str]
 """Takes the unit of work, the message (tenant, time) and the message's typed command."""
 
 
-def create_task(uow: UnitOfWork, msg: Message, cmd: TaskCreate) -> str:
+def create_task(uow: UnitOfWork, msg: Message, cmd: TaskCreate, *, start: bool = True) -> str:
+    """`task.create`; with `start` False a task created ready is not started (`add_subtask` starts a subtask once it
+    is linked to its parent, and only when nothing holds it)."""
     tenant = msg.tenant
     task_uuid = ids.task_id(tenant, cmd.task_id)
     existing = uow.get(task_uuid, Task)
@@ -149,7 +151,8 @@ def create_task(uow: UnitOfWork, msg: Message, cmd: TaskCreate) -> str:
     schedule_stall_check(uow, task, msg.at + timedelta(days=kind.stalled_after_days), msg.at)
     proactive_run(uow, tenant, msg.at)
     if task.status in (TaskStatus.READY, TaskStatus.EXECUTING):  # a task Loopline does not work starts executing
-        on_ready(uow, task, msg.at)
+        if start:
+            on_ready(uow, task, msg.at)
     elif task.status is TaskStatus.PENDING_REVIEW:
         task.notify_user(kind="review", message=f"'{task.title}' waits for your review: {reason}.", now=msg.at,
                          draft=task.outreach["draft"] if task.outreach else context.get("draft"))
@@ -321,7 +324,8 @@ COMMANDS: dict[str, CommandRoute] = {
         CommandRoute("task.recur", TaskRecur, schedule_recurrence),
         CommandRoute("recurrence.stop", RecurrenceStop, stop_recurrence),
         CommandRoute("task.add_subtask", TaskAddSubtask,
-                     lambda uow, msg, cmd: add_subtask(uow, msg, cmd, create=create_task)),
+                     lambda uow, msg, cmd: add_subtask(uow, msg, cmd, create=partial(create_task, start=False),
+                                                       start=on_ready)),
         CommandRoute("action.request", ActionRequest, request_action),
         CommandRoute("action.approve", ActionDecision, approve),
         CommandRoute("action.reject", ActionDecision, reject),

@@ -61,7 +61,8 @@ def _hand_off(uow: UnitOfWork, task: Task, action: Escalate, quote: str | None, 
 
 def escalation_timeout(uow: UnitOfWork, task: Task, now: datetime) -> str | None:
     """An escalation left alone: the owner is reminded once when its reminder is due, and the task is cancelled when
-    its cancellation is; nothing once the owner answered (the task left `escalated`) or it escalated anew."""
+    its cancellation is; nothing once the owner answered (the task left `escalated`, even if it is back there
+    since without a handoff of its own) or it escalated anew."""
     if task.status is not TaskStatus.ESCALATED:
         return None
     found = current_escalation(task_history(uow, task))

@@ -31,6 +31,10 @@ class Superseded(DomainError):
     """A closed task whose contact a newer task of the same type works now: reopening it would make two."""
 
 
+class ParentClosed(DomainError):
+    """A subtask whose parent is closed: reopened, it would be cancelled with its parent's other open subtasks."""
+
+
 def _budget_low(task: Task) -> bool:
     plan = task.outreach
     return plan is not None and task.messages_used >= plan["budget_messages"] - 1
@@ -70,8 +74,13 @@ def override_outcome(uow: UnitOfWork, msg: Message, cmd: TaskOverrideOutcome) ->
 
 def reopen_task(uow: UnitOfWork, msg: Message, cmd: TaskReopen) -> str:
     """Back to work: Loopline works an acting task again from the next tick (within the budgets it has left); a
-    follow-through task is the outside agent's again. Its expiry restarts from now."""
+    follow-through task is the outside agent's again. Its expiry restarts from now. A subtask is reopened only
+    under an open parent."""
     task = load_task(uow, msg.tenant, cmd.task_id)
+    parent = load_task(uow, msg.tenant, task.subtask_of["ref"]) if task.subtask_of else None
+    if parent is not None and parent.is_closed:
+        raise ParentClosed(f"task_id: task {task.ref} is a subtask of {parent.ref}, which is {parent.status}: reopen "
+                           f"{parent.ref} first")
     if task.is_acting and task.contact:
         why = suppressed_why(uow, task.tenant, task.contact)
         if why is not None:

@@ -14,7 +14,7 @@ from loopline.domain.task import Task
 from loopline.domain.task_types import task_type
 from loopline.domain.timers import TimerKind
 from loopline.processors.application import UnitOfWork
-from loopline.processors.handlers.loops_and_timers import set_timer
+from loopline.processors.handlers.loops_and_timers import set_timer, task_history
 
 
 def task_view(task: Task) -> TaskView:
@@ -32,8 +32,9 @@ def contact_outcomes(uow: UnitOfWork, tenant: str, contact: str, now: datetime) 
 
 
 def goal_reached(uow: UnitOfWork, task: Task) -> Close | None:
-    """The close the contact's outcome signals since the task's creation call for, if one does (the first that
-    counts): a signal the task has not acted on, because it came while the task awaited review or out of order.
+    """The close the contact's outcome signals since the task's creation (since the owner last reopened it) call for,
+    if one does (the first that counts): a signal the task has not acted on, because it came while the task awaited
+    review or out of order.
 
     It is the stale guard of §30, read before every touch (`self_resolved` when nothing reached the contact yet):
     signals are pushed into the log, so the kept ones are as fresh as it is, and reading them costs one aggregate,
@@ -43,12 +44,23 @@ def goal_reached(uow: UnitOfWork, task: Task) -> Close | None:
     if outcomes is None:
         return None
     kind = task_type(task.task_type)
+    reopened: datetime | None = None
     for signal in outcomes.since(task.created_on):
         if someone_else(signal, task.contact, task.context) is None:
             verdict = evaluate(task_view(task), signal, task_type=kind)
             if isinstance(verdict, Close):
-                return verdict
+                reopened = reopened or _last_reopened(uow, task)
+                if signal.at >= reopened:
+                    return verdict
     return None
+
+
+def _last_reopened(uow: UnitOfWork, task: Task) -> datetime:
+    """When the owner last reopened the task (its creation if never): the signals before were in view when they said
+    it is not done, so none of them closes it again (the one that closed it would credit its value twice). Read only
+    when a signal would close the task, so the guard before an ordinary touch reads no history."""
+    return max((event.timestamp for event in task_history(uow, task) if isinstance(event, Task.Reopened)),
+               default=task.created_on)
 
 
 def watch_dormant(uow: UnitOfWork, task: Task, now: datetime) -> None:

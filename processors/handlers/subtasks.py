@@ -14,6 +14,7 @@ from typing import Any
 
 from loopline.domain import ids
 from loopline.domain.outreach import Escalate
+from loopline.domain.safety_limits import SUBTASKS_PER_PARENT
 from loopline.domain.status import TERMINAL, TRANSITIONS, TaskStatus
 from loopline.domain.subtasks import (
     FINISHED,
@@ -41,11 +42,14 @@ from loopline.processors.handlers.loops_and_timers import close_task_loops, hand
 from loopline.processors.messages import Message
 
 CreateTask = Callable[[UnitOfWork, Message, Any], str]
+Start = Callable[[UnitOfWork, Task, datetime], None]
+"""`processors/handlers/readiness.py` `on_ready`: what starts a task (given, since that module imports this one)."""
 
 
-def add_subtask(uow: UnitOfWork, msg: Message, cmd: TaskAddSubtask, *, create: CreateTask) -> str:
-    """Creates the subtask with `create` (`task.create`'s handler, every creation limit included) and links it to its
-    parent; a parent at its subtask limit goes to the owner instead."""
+def add_subtask(uow: UnitOfWork, msg: Message, cmd: TaskAddSubtask, *, create: CreateTask, start: Start) -> str:
+    """Creates the subtask with `create` (`task.create`'s handler, every creation limit included, without starting
+    it), links it to its parent, and starts it unless its start, a sibling or its parent holds it; a parent at its
+    subtask limit goes to the owner instead."""
     if uow.get(ids.task_id(msg.tenant, cmd.task_id), Task) is not None:
         return f"task {cmd.task_id} already exists; nothing changed"
     parent = load_task(uow, msg.tenant, cmd.parent_id)
@@ -77,25 +81,33 @@ def add_subtask(uow: UnitOfWork, msg: Message, cmd: TaskAddSubtask, *, create: C
         child.start_waiting(reason=f"a deferred subtask: it starts at {format_time(starts_at)}", now=msg.at)
     _hold_if_blocked(parent, child, tuple(cmd.depends_on), msg.at)
     parent.add_subtask(child, requirement=cmd.requirement, depends_on=list(cmd.depends_on), by=cmd.by, now=msg.at)
+    # One Loopline works has its every step held by `subtask_hold`; one it starts by itself (a webhook, a to-do, a
+    # report) acts in `start`, so it starts only when nothing holds it: else when its blockers finish or its parent is
+    # back from the owner (`_start`), or at its deferred start's wake-up (`_settle_pass`).
+    if child.status in (TaskStatus.READY, TaskStatus.EXECUTING) and (
+            child.is_acting or subtask_hold(uow, child, msg.at) is None):
+        start(uow, child, msg.at)
     follow_children(uow, parent, msg.at)
     return f"{created}: a {cmd.requirement} subtask of {parent.ref}"
 
 
-SETTLE_PASSES = 4
-"""A step's effects on a family settle within four passes: a subtask that fails escalates its parent, which pauses its
-other started subtasks, whose pauses the parent records (the fourth finds nothing); subtasks have none of their own."""
+SETTLE_PASSES = 4 + SUBTASKS_PER_PARENT
+"""A step's effects on a family settle within these passes: a subtask that fails escalates its parent, which pauses its
+other started subtasks, whose pauses the parent records (the fourth finds nothing); subtasks have none of their own.
+A subtask that ends as it starts (an automation) lets the next in a chain start in the pass that records it: one
+pass more for each of a parent's subtasks."""
 
 
-def settle_subtasks(uow: UnitOfWork) -> None:
+def settle_subtasks(uow: UnitOfWork, *, start: Start) -> None:
     """After a step: every subtask the step changed is recorded on its parent, a finished one lets the siblings that
     waited for it start, the parent takes the status its children give it, a parent back from the owner lets the
     subtasks it held go on, and a closed one cancels those still open."""
     for _ in range(SETTLE_PASSES):
-        if not _settle_pass(uow):
+        if not _settle_pass(uow, start):
             return
 
 
-def _settle_pass(uow: UnitOfWork) -> bool:
+def _settle_pass(uow: UnitOfWork, start: Start) -> bool:
     """One pass over the step's tasks; says whether it recorded anything (then the tasks it changed are looked at)."""
     tasks = [each for each in uow.stepped() if isinstance(each, Task) and each.pending_events]
     before = sum(len(task.pending_events) for task in tasks)
@@ -108,7 +120,7 @@ def _settle_pass(uow: UnitOfWork) -> bool:
         elif task.subtasks and pipeline_paused(task):
             _pause_started(uow, task, now)
         elif task.subtasks:
-            _resume_held(uow, task, now)
+            _resume_held(uow, task, now, start)
         if task.subtask_of is None:
             continue
         parent = uow.get(ids.task_id(task.tenant, task.subtask_of["ref"]), Task)
@@ -118,10 +130,12 @@ def _settle_pass(uow: UnitOfWork) -> bool:
         if task.is_closed:
             ended.setdefault(parent.id, []).append(f"{task.ref} {task.status}")
         if task.status in FINISHED:
-            _release_dependents(uow, parent, task.ref, now)
+            _release_dependents(uow, parent, task.ref, now, start)
         elif task.status is TaskStatus.EXECUTING:
             _hold_if_blocked(parent, task, tuple(task.subtask_of["depends_on"]), now)
             _pause_if_parent_escalated(parent, task, now)
+            if task.status is TaskStatus.EXECUTING and _woken_at_its_start(task):
+                start(uow, task, now)
     for parent, now in parents.values():
         follow_children(uow, parent, now)
         if parent.id in ended and parent.status is TaskStatus.EXECUTING:
@@ -216,7 +230,7 @@ def _pause_started(uow: UnitOfWork, parent: Task, now: datetime) -> None:
             _pause_if_parent_escalated(parent, child, now)
 
 
-def _release_dependents(uow: UnitOfWork, parent: Task, finished: str, now: datetime) -> None:
+def _release_dependents(uow: UnitOfWork, parent: Task, finished: str, now: datetime, start: Start) -> None:
     """The subtasks that waited for `finished` start once nothing else holds them, or at the owner's answer while
     their parent is with the owner (§17.2)."""
     siblings = _siblings(parent)
@@ -226,12 +240,12 @@ def _release_dependents(uow: UnitOfWork, parent: Task, finished: str, now: datet
         if pipeline_paused(parent):
             parent.pause_subtask(child.ref, reason=f"{parent.ref} is with the owner", now=now)
         else:
-            _start(uow, parent, child.ref, f"subtask {', '.join(child.depends_on)} finished", now)
+            _start(uow, parent, child.ref, f"subtask {', '.join(child.depends_on)} finished", now, start)
 
 
-def _start(uow: UnitOfWork, parent: Task, ref: str, reason: str, now: datetime) -> None:
+def _start(uow: UnitOfWork, parent: Task, ref: str, reason: str, now: datetime, start: Start) -> None:
     """A subtask free to go on: one Loopline works steps at once, one the agent works waiting only for its blockers is
-    woken (the agent is told)."""
+    woken (the agent is told) and, of a kind Loopline starts by itself (a webhook, a to-do, a report), started."""
     task = uow.get(ids.task_id(parent.tenant, ref), Task)
     assert task is not None
     hand_back_actions(uow, task, now)
@@ -239,6 +253,7 @@ def _start(uow: UnitOfWork, parent: Task, ref: str, reason: str, now: datetime) 
         set_timer(uow, kind=TimerKind.TASK_STEP, target_id=task.id, due=now, now=now)
     elif _waits_only_for_blockers(task, now):
         task.wake(f"{task.ref}/blockers", cause="subtask_unblocked", reason=reason, now=now)
+        start(uow, task, now)
 
 
 def _waits_only_for_blockers(task: Task, now: datetime) -> bool:
@@ -247,9 +262,15 @@ def _waits_only_for_blockers(task: Task, now: datetime) -> bool:
             and not task.pending_decisions and (starts_at is None or starts_at <= now))
 
 
-def _resume_held(uow: UnitOfWork, parent: Task, now: datetime) -> None:
+def _woken_at_its_start(task: Task) -> bool:
+    """Its deferred start's wake-up (filed by `add_subtask`) fired in this step."""
+    return any(isinstance(event, Task.WokenUp) and event.wake_ref == f"{task.ref}/start"
+               for event in task.pending_events)
+
+
+def _resume_held(uow: UnitOfWork, parent: Task, now: datetime, start: Start) -> None:
     for ref in parent.resume_subtasks(now=now):
-        _start(uow, parent, ref, f"its parent {parent.ref} is back from the owner", now)
+        _start(uow, parent, ref, f"its parent {parent.ref} is back from the owner", now, start)
 
 
 def _cancel_open_subtasks(uow: UnitOfWork, parent: Task, now: datetime) -> None:

@@ -4,6 +4,7 @@ parking it means (commands and signals dispatch further through `processors/hand
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from loopline.processors.handlers.answers import DECISION_RETURNED
@@ -20,6 +21,7 @@ from loopline.processors.messages import (
     WheelSwept,
 )
 from loopline.processors.ports import Drafter
+from loopline.processors.handlers.readiness import on_ready
 from loopline.processors.handlers.rejects import UNREADABLE
 from loopline.processors.handlers.subtasks import settle_subtasks
 from loopline.processors.handlers.timer_firings import BUCKET_SWEPT, WHEEL_SWEPT, timer_handler
@@ -39,4 +41,4 @@ def handlers(drafter: Drafter) -> dict[type, Handler[Any]]:
 
 def build_bus(app: Loopline, drafter: Drafter) -> Bus:
     """The bus every source of this process hands its batches to."""
-    return Bus(app, handlers(drafter), after_step=(settle_subtasks,))
+    return Bus(app, handlers(drafter), after_step=(partial(settle_subtasks, start=on_ready),))

@@ -154,6 +154,29 @@ def test_an_escalation_after_guidance_keeps_its_own_timeouts_not_the_first_ones(
     assert gym.task.status == "cancelled"
 
 
+def test_an_answered_escalation_neither_reminds_nor_cancels_once_the_task_is_escalated_again_without_a_handoff() -> None:
+    gym = Gym()  # limited_auto: an agent's calendar invite waits for the owner's approval
+    gym.loopline.model.evaluation = {"decision": "wait", "confidence": 0.9, "reasoning": "she will come"}
+    gym.command("task.guidance", 1.2, task_id="ann", text="Yes, 20% off until Friday")
+    gym.command("action.request", 1.5, task_id="ann", action="calendar_invite",
+                params={"title": "Intro class", "starts_at": "2026-05-08T18:00:00Z"})
+    assert (gym.task.status, gym.task.escalation_cause) == ("escalated", "action_approval")
+    gym.tick(3.5)  # the answered escalation's reminder time
+    assert gym.notices("escalation_reminder") == []
+    gym.tick(9)  # and its cancellation time
+    assert gym.events(Task.Cancelled) == [] and gym.task.status == "escalated"
+
+
+def test_an_answered_escalation_is_void_once_the_owner_escalates_the_task_again_by_hand() -> None:
+    gym = Gym()
+    gym.loopline.model.evaluation = {"decision": "wait", "confidence": 0.9, "reasoning": "she will come"}
+    gym.command("task.guidance", 1.2, task_id="ann", text="Yes, 20% off until Friday")
+    gym.command("task.update", 1.5, task_id="ann", notes="I will call her myself", status="escalated")
+    gym.tick(3.5)
+    gym.tick(9)
+    assert gym.notices("escalation_reminder") == [] and gym.task.status == "escalated"
+
+
 def test_the_tenant_sets_the_timeouts_and_a_type_without_escalated_unresolved_is_cancelled_without_an_outcome() -> None:
     gym = Gym(task_type="win_back", escalation_reminder_hours=0, escalation_cancel_days=2)
     [context] = gym.events(Task.EscalationContextRecorded)

@@ -121,6 +121,19 @@ def test_a_reopened_task_goes_back_to_work_with_its_budgets_used_and_a_fresh_tim
     assert [(e.outcome, e.outcome_score) for e in evaluations(world)][-1] == ("verbal_commitment", 60)
 
 
+def test_a_task_reopened_after_a_checkin_closed_it_is_not_closed_again_by_the_same_checkin() -> None:
+    world = gym()
+    world.tick(0.01)  # touch 1
+    checkin(world, 1)
+    assert (world.task().status, world.task().outcome) == ("completed", "retained")
+    assert world.command("task.reopen", 2, task_id="ann", reason="that was her daughter").accepted
+    world.tick(6)  # the next touch: the stale guard reads her signals first
+    task = world.task()
+    assert (task.status, task.outcome, task.touch) == ("waiting", None, 2)
+    credited = [e.outcome for e in world.events() if isinstance(e, Task.ValueAttributed)]
+    assert credited == ["retained"]
+
+
 def test_only_a_closed_task_is_reopened_and_not_beside_a_newer_task_for_its_contact() -> None:
     refused = gym().command("task.reopen", 1, task_id="ann", reason="x")
     assert not refused.accepted and "nothing to reopen" in refused.detail

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import timedelta
+from itertools import product
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from loopline.domain.status import TaskStatus
 from loopline.domain.subtasks import NEEDS_EVALUATION, Child, Requirement, parent_status
@@ -81,11 +80,11 @@ def expected(required: str, optional: str, best_effort: str) -> tuple[str, TaskS
     return NEEDS_EVALUATION, S.EXECUTING  # every step ended: the parent's goal is evaluated next
 
 
-@settings(max_examples=60, deadline=None)
-@given(st.tuples(st.sampled_from(OUTCOMES), st.sampled_from(OUTCOMES), st.sampled_from(OUTCOMES)))
+@pytest.mark.parametrize("outcomes", list(product(OUTCOMES, repeat=3)), ids="-".join)
 def test_a_parent_takes_the_status_its_required_optional_and_best_effort_subtasks_give_it(
     outcomes: tuple[str, str, str],
 ) -> None:
+    """Every one of the 343 combinations of what its required, optional and best-effort subtask came to."""
     loopline = InMemoryLoopline()
     try:
         plan(loopline)
@@ -231,6 +230,22 @@ def test_a_closed_parent_cancels_its_open_subtasks(loopline: InMemoryLoopline) -
     assert loopline.task(USER, "goal").subtasks["follow_up"]["status"] == S.CANCELLED
 
 
+def test_a_subtask_of_a_closed_parent_is_not_reopened_until_its_parent_is(loopline: InMemoryLoopline) -> None:
+    plan(loopline)
+    add(loopline, "research")
+    send(loopline, "research-done", "task.complete", task_id="research", summary="history pulled")
+    assert send(loopline, "won", "task.complete", task_id="goal", summary="Alex rejoined").accepted
+
+    refused = send(loopline, "reopen-research", "task.reopen", task_id="research", reason="pull a year more")
+    assert not refused.accepted
+    assert "research is a subtask of goal, which is completed: reopen goal first" in refused.detail
+    assert loopline.task(USER, "research").status is S.COMPLETED
+
+    assert send(loopline, "reopen-goal", "task.reopen", task_id="goal", reason="he has not paid").accepted
+    assert send(loopline, "reopen-research-again", "task.reopen", task_id="research", reason="pull a year more").accepted
+    assert loopline.task(USER, "research").status is S.EXECUTING
+
+
 def test_a_parent_with_the_owner_starts_no_subtask_until_the_owners_guidance(loopline: InMemoryLoopline) -> None:
     plan(loopline)
     add(loopline, "research")
@@ -276,3 +291,68 @@ def test_a_parent_going_to_the_owner_pauses_its_started_subtasks_until_the_guida
 
     assert [loopline.task(USER, ref).status for ref in ("research", "tag")] == [S.EXECUTING, S.EXECUTING]
     assert loopline.task(USER, "goal").status is S.EXECUTING
+
+
+def add_automation(loopline: InMemoryLoopline, ref: str, **fields: Any) -> Any:
+    """Adds a `system_automation` subtask that calls a webhook, in a mode that calls it without the owner's approval."""
+    assert send(loopline, f"auto-{ref}", "tenant.configure", at=T0, execution_mode="limited_auto").accepted
+    return add(loopline, ref, task_type="system_automation", confidence=0.96,
+               context={"action": "call_webhook", "params": {"event": "tag_at_risk"}}, **fields)
+
+
+def webhooks_of(loopline: InMemoryLoopline, ref: str) -> list[Any]:
+    return [e for e in subtask_events(loopline, Task.ActionRecorded) if e.task_ref == ref]
+
+
+def test_an_automation_subtask_calls_its_webhook_only_once_the_sibling_it_depends_on_finished(
+    loopline: InMemoryLoopline,
+) -> None:
+    plan(loopline)
+    add(loopline, "research")
+
+    assert add_automation(loopline, "tag", depends_on=["research"]).accepted
+    assert (loopline.task(USER, "tag").status, webhooks_of(loopline, "tag")) == (S.WAITING, [])
+
+    assert send(loopline, "done", "task.complete", task_id="research", summary="history pulled").accepted
+    tag = loopline.task(USER, "tag")
+    assert (tag.status, tag.outcome, len(webhooks_of(loopline, "tag"))) == (S.COMPLETED, "executed", 1)
+    assert loopline.task(USER, "goal").subtasks["tag"]["status"] == S.COMPLETED
+
+
+@pytest.mark.parametrize("sibling_done_before_start", [True, False])
+def test_a_deferred_automation_subtask_calls_its_webhook_once_started_and_its_sibling_finished(
+    loopline: InMemoryLoopline, sibling_done_before_start: bool,
+) -> None:
+    plan(loopline)
+    add(loopline, "research")
+    starts = T0 + timedelta(days=3)
+
+    added = add_automation(loopline, "tag", depends_on=["research"], starts_at=format_time(starts))
+    assert added.accepted, added.detail
+    if sibling_done_before_start:
+        send(loopline, "done", "task.complete", task_id="research", at=starts - timedelta(days=1), summary="pulled")
+    loopline.tick(starts - timedelta(hours=2))
+    assert (loopline.task(USER, "tag").status, webhooks_of(loopline, "tag")) == (S.WAITING, [])
+
+    loopline.tick(starts + timedelta(minutes=1))
+    if not sibling_done_before_start:
+        assert (loopline.task(USER, "tag").status, webhooks_of(loopline, "tag")) == (S.WAITING, [])
+        send(loopline, "done", "task.complete", task_id="research", at=starts + timedelta(hours=1), summary="pulled")
+    tag = loopline.task(USER, "tag")
+    assert (tag.status, tag.outcome, len(webhooks_of(loopline, "tag"))) == (S.COMPLETED, "executed", 1)
+
+
+def test_a_chain_of_automation_subtasks_runs_through_in_the_step_that_frees_its_first(
+    loopline: InMemoryLoopline,
+) -> None:
+    plan(loopline)
+    add(loopline, "research")
+    chain = [f"hook{n}" for n in range(6)]
+    for before, ref in zip(["research", *chain], chain, strict=False):
+        assert add_automation(loopline, ref, depends_on=[before], by="owner").accepted
+
+    assert send(loopline, "done", "task.complete", task_id="research", summary="history pulled").accepted
+
+    goal = loopline.task(USER, "goal")
+    assert [loopline.task(USER, ref).outcome for ref in chain] == ["executed"] * len(chain)
+    assert [goal.subtasks[ref]["status"] for ref in chain] == [S.COMPLETED] * len(chain)
