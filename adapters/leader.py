@@ -7,7 +7,9 @@
 * The schema lock is held while a process creates every table at start-up (runtime/stores.py).
 
 `checked_at` says when the lock was last checked: a leader checks it before every batch, so a
-watchdog can tell a leader that stopped making progress (runtime/leading.py).
+watchdog can tell a leader that stopped making progress (runtime/leading.py). `losses` counts the
+times a check found the lock gone, whichever check it was: the leader's loop says so even when a
+check within its drain found the loss and its own next check took the lock again.
 
 The embedded deployment leads in whichever process holds the home lock: an exclusive `flock` on
 `$LOOPLINE_HOME/lock` that every writing pass (publish, tick, each pass of `loopline run`)
@@ -97,6 +99,7 @@ class SoleLeader:
     def __init__(self, home: Path) -> None:
         self.lock = HomeLock(home)
         self.checked_at = time.monotonic()
+        self.losses = 0  # the home lock is held by each pass and let go of by it, never lost
 
     def try_lead(self) -> bool:
         self.checked_at = time.monotonic()
@@ -122,6 +125,8 @@ class PostgresLeader:
         self.url = url
         self._conn: Any = None
         self.checked_at = time.monotonic()
+        self.holds = False  # what the last check found
+        self.losses = 0
         # Shown in pg_stat_activity; a worker's leader process names its worker (see `leader_holder`).
         self.label = f"loopline {os.getpid()}"
 
@@ -139,9 +144,16 @@ class PostgresLeader:
 
     def try_lead(self) -> bool:
         """True while this process holds the leader lock (taking it if it is free)."""
+        self.checked_at = time.monotonic()
+        leads = self._lock_held_or_taken()
+        if self.holds and not leads:
+            self.losses += 1
+        self.holds = leads
+        return leads
+
+    def _lock_held_or_taken(self) -> bool:
         import psycopg
 
-        self.checked_at = time.monotonic()
         try:
             if self._conn is None or self._conn.closed:
                 self._conn = self._connect()

@@ -69,15 +69,21 @@ def _lead(settings: Settings, interval: float, tick_every: float, parent: int, w
     clock = SystemClock()
     last_tick = float("-inf")
     leading = False
+    losses = system.leader.losses
     holds_lead = threading.Event()
     threading.Thread(target=decide_while_leading, args=(system, holds_lead, stopping, interval),
                      name="loopline-agent", daemon=True).start()
     try:
         while not stopping.is_set():
             leads = system.leader.try_lead()
-            if leads != leading:
-                event("lead.taken" if leads else "lead.lost", logging.INFO if leads else logging.WARNING)
-            leading = leads
+            # Lost since the last pass: this check found it gone, or a check within the drain did and this one
+            # took it again on a new session (counting as a loss all the same).
+            lost = leading and (not leads or system.leader.losses != losses)
+            if lost:
+                event("lead.lost", logging.WARNING)
+            if leads and (lost or not leading):
+                event("lead.taken")
+            leading, losses = leads, system.leader.losses
             (holds_lead.set if leads else holds_lead.clear)()
             if leads:
                 report = system.drain(deliver=True)
