@@ -100,7 +100,7 @@ def _hold(task: Task, log: ActionLog, key: str, profile: ActionProfile, params: 
     draft = {"subject": params.get("subject") or params.get("title") or "", "body": params["body"]} \
         if "body" in params else None
     task.notify_user(kind="action_review", message=f"'{task.title}': {reason} (action key {key}).", now=now,
-                     draft=draft)
+                     draft=draft, action_key=key)
     return f"held {profile.name} on {task.ref} for the owner's approval (key {key})"
 
 

@@ -256,3 +256,17 @@ def test_a_subtasks_action_waits_while_its_parent_is_with_the_owner(limited: Gym
     limited.send("task.guidance", 3, task_id="win", text="it is")
     limited.loopline.tick(T0 + timedelta(hours=3, minutes=5))
     assert [call["details"]["event"] for call in limited.webhook_calls()] == ["tag_member"]
+
+
+def test_deciding_one_held_action_leaves_the_review_notice_of_another_still_delivered(limited: Gym) -> None:
+    def request(ref: str, key: str, body: str) -> dict[str, Any]:
+        return command(ref, "action.request", format_time(T0 + timedelta(hours=1)), GYM, task_id="ann",
+                       action="send_sms", key=key, params={"to": "+14155550123", "body": body})
+
+    limited.loopline.publish(request("r1", "sms-1", "See you at 6"), request("r2", "sms-2", "Bring a towel"),
+                             command("d1", "action.approve", format_time(T0 + timedelta(hours=2)), GYM,
+                                     task_id="ann", key="sms-1"))
+
+    delivered = [message for _, message in limited.loopline.owner.sent if message["kind"] == "action_review"]
+    assert ["sms-2" in message["text"] for message in delivered] == [True]
+    assert delivered[0]["actions"][0]["data"] == {"task_id": "ann", "key": "sms-2"}
