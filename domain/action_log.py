@@ -19,6 +19,9 @@ from loopline.domain.timeutil import format_time, parse_time
 
 TODO_REMINDER_EVERY = timedelta(days=1)
 """A to-do not done is reminded at its due time and then once a day (seed 002 §31.3 nudges after 1 and 2 days)."""
+TODO_ESCALATION_AFTER = timedelta(days=3)
+"""A to-do still not done this long after its due time, its reminders all sent, escalates its task to the owner
+(seed 002 §31.3: "if owner ignores for 3 days, flag it")."""
 
 HELD, DEFERRED, TAKEN, DROPPED, DONE = "held", "deferred", "taken", "dropped", "done"
 PAUSED = "paused"
@@ -95,6 +98,14 @@ class ActionLog(LooplineAggregate):
         def apply(self, log: ActionLog) -> None:
             log.actions[self.key] = {**log.actions[self.key], "reminders": self.reminder}
 
+    class TodoEscalated(TaskEvent):
+        """The to-do was ignored past its last reminder: its task went to the owner, once."""
+
+        key: str
+
+        def apply(self, log: ActionLog) -> None:
+            log.actions[self.key] = {**log.actions[self.key], "escalated": True}
+
     class TodoDone(TaskEvent):
         key: str
         by: str
@@ -162,13 +173,27 @@ class ActionLog(LooplineAggregate):
         return [(key, entry, entry["reminders"] + 1) for key, entry in self.actions.items()
                 if self._next_reminder(entry) is not None and self._next_reminder(entry) <= now]
 
-    def next_due(self, *, retries: bool = True) -> datetime | None:
+    def due_escalations(self, now: datetime) -> list[tuple[str, dict[str, Any]]]:
+        """Open to-dos ignored past their last reminder by `now` whose task has not been escalated for them yet."""
+        return [(key, entry) for key, entry in self.actions.items()
+                if (at := self._escalation_due(entry)) is not None and at <= now]
+
+    def next_due(self, *, retries: bool = True, escalations: bool = True) -> datetime | None:
         """When this log next has something to do: a deferred action's retry (unless `retries` is False: the task may
-        not act now) or a to-do's reminder."""
+        not act now), a to-do's reminder, or an ignored to-do's escalation (unless `escalations` is False: the task
+        cannot be escalated now)."""
         times = [parse_time(entry["until"]) for entry in self.actions.values()
                  if retries and entry["state"] == DEFERRED]
         times += [t for entry in self.actions.values() if (t := self._next_reminder(entry)) is not None]
+        times += [t for entry in self.actions.values() if escalations and (t := self._escalation_due(entry))]
         return min(times, default=None)
+
+    @staticmethod
+    def _escalation_due(entry: dict[str, Any]) -> datetime | None:
+        if entry["action"] != "staff_todo" or entry["state"] != TAKEN or entry["reminders"] < TODO_REMINDERS \
+                or entry.get("escalated"):  # entries of logs from before TodoEscalated have no such field
+            return None
+        return parse_time(entry["params"]["due_at"]) + TODO_ESCALATION_AFTER
 
     @staticmethod
     def _next_reminder(entry: dict[str, Any]) -> datetime | None:
@@ -178,6 +203,9 @@ class ActionLog(LooplineAggregate):
 
     def remind(self, key: str, *, reminder: int, now: datetime) -> None:
         self.trigger_event(self.TodoReminded, timestamp=now, key=key, reminder=reminder)
+
+    def escalate_todo(self, key: str, *, now: datetime) -> None:
+        self.trigger_event(self.TodoEscalated, timestamp=now, key=key)
 
     def todo_done(self, key: str, *, by: str, note: str, now: datetime) -> None:
         self.trigger_event(self.TodoDone, timestamp=now, key=key, by=by, note=note)

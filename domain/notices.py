@@ -54,18 +54,31 @@ OWNER_EVENTS = frozenset({"Reviewed", "GuidanceGiven", "OwnerAnswered", "Complet
 """Task events after which a notice asking the owner to act is moot: the owner decided or answered, or the task
 closed (a takeover closes it too)."""
 ACTION_EVENTS = frozenset({"ActionDecided"})
-"""Task events that make moot only a notice asking about a held action: a contact's reply during the hold still
-needs the owner after they decided on the action."""
+"""Task events that make moot only a notice asking about a held action (the decision on that action, when the notice
+names its key): a contact's reply during the hold still needs the owner after they decided on the action."""
 
 
-def actions_for(kind: str, task_ref: str, *, acting: bool = True, held_draft: bool = False) -> list[dict[str, Any]]:
+def actions_for(kind: str, task_ref: str, *, acting: bool = True, held_draft: bool = False,
+                action_key: str | None = None) -> list[dict[str, Any]]:
     """The commands a notice of `kind` offers, ready to publish for the task; an escalation with the agent's draft
-    held back offers to send it first, and `task.reply` is offered only where Loopline writes to the contact."""
+    held back offers to send it first, and `task.reply` is offered only where Loopline writes to the contact. A
+    notice about one action (`action_key`) names it in its `action.*` commands."""
     offered = OWNER_ACTIONS.get(kind, ())
     if held_draft and offered is ESCALATED:
         offered = (SEND_HELD_DRAFT, *offered)
-    return [{"command": command, "data": {"task_id": task_ref}, "does": does} for command, does in offered
-            if acting or command != "task.reply"]
+    return [{"command": command, "data": _data(command, task_ref, action_key), "does": does}
+            for command, does in offered if acting or command != "task.reply"]
+
+
+def _data(command: str, task_ref: str, action_key: str | None) -> dict[str, Any]:
+    if action_key is not None and command.startswith("action."):
+        return {"task_id": task_ref, "key": action_key}
+    return {"task_id": task_ref}
+
+
+def _action_key(notice_actions: list[dict[str, Any]]) -> str | None:
+    """The action a notice is about, as its commands name it; None for one that names none (emitted before they did)."""
+    return next((a["data"]["key"] for a in notice_actions if "key" in a.get("data", {})), None)
 
 
 def moot_by(kind: str, notice_actions: list[dict[str, Any]], later_events: Iterable[Any]) -> str | None:
@@ -74,9 +87,10 @@ def moot_by(kind: str, notice_actions: list[dict[str, Any]], later_events: Itera
     if not notice_actions:
         return None
     moot = OWNER_EVENTS | ACTION_EVENTS if kind == "action_review" else OWNER_EVENTS
+    key = _action_key(notice_actions)
     for event in later_events:
         name = type(event).__qualname__.rpartition(".")[2]
-        if name in moot:
+        if name in moot and (name not in ACTION_EVENTS or key is None or event.key == key):
             return name
     return None
 

@@ -263,7 +263,8 @@ SAFETY_LIMITS: tuple[SafetyLimit, ...] = (
     ),
     SafetyLimit(
         "todo_reminders", "task", "reminders the owner gets of a staff to-do not marked done (`action.done`), a day "
-        "apart from its due time", TODO_REMINDERS, "§31.3", "no more reminders; the to-do stays open in `audit`",
+        "apart from its due time", TODO_REMINDERS, "§31.3",
+        "no more reminders; still not done 3 days after its due time, the task escalates to the owner",
     ),
     SafetyLimit(
         "draft_subject_chars", "draft", "characters of the subject line the model writes (one line)",

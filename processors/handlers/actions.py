@@ -6,7 +6,8 @@ A request is checked against its kind's safety profile (`domain/actions.py`): on
 the send ledgers and the task's message budget like any email (`handlers/sending.py`), or waits for the limit to free
 up and is taken then (the `task_actions` timer). A taken action is a `Task.ActionRecorded` by Loopline, which the
 delivery outbox sends through the channel that takes its kind, with its idempotency key and the delivery retry
-policy. A staff to-do is kept by Loopline and reminded to the owner until it is marked done.
+policy. A staff to-do is kept by Loopline and reminded to the owner until it is marked done; one ignored past its
+last reminder escalates its task (seed 002 §31.3).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from loopline.domain.action_log import ON_HOLD, PAUSED, ActionLog
 from loopline.domain.actions import ACTIONS, ActionProfile, InvalidAction, action_profile, check_params, due_time
 from loopline.domain.actions import needs_approval
 from loopline.domain.errors import DomainError
+from loopline.domain.outreach import Escalate
 from loopline.domain.pause import held_timer
 from loopline.domain.reply_routing import unanswered_replies
 from loopline.domain.safety_limits import TODO_REMINDERS
@@ -32,6 +34,7 @@ from loopline.domain.wording import when
 from loopline.processors.application import UnitOfWork
 from loopline.processors.bus import Unchanged
 from loopline.processors.handlers.commands_actions import ActionDecision, ActionDone, ActionRequest
+from loopline.processors.handlers.escalation import escalate
 from loopline.processors.handlers.loops_and_timers import hand_back_actions, load_task, set_timer, task_history
 from loopline.processors.handlers.outreach import on_reply
 from loopline.processors.handlers.pausing import hold
@@ -43,6 +46,9 @@ from loopline.processors.ports import Drafter
 
 INVITE_MINUTES = 60
 """How long a calendar invitation's event lasts when the request does not say."""
+
+TODO_IGNORED = "todo_ignored"
+"""The escalation cause of a task whose staff to-do was ignored past its last reminder."""
 
 _SOON = timedelta(minutes=1)
 """A retry the limit deferred again to the same moment is looked at no sooner than this."""
@@ -100,7 +106,7 @@ def _hold(task: Task, log: ActionLog, key: str, profile: ActionProfile, params: 
     draft = {"subject": params.get("subject") or params.get("title") or "", "body": params["body"]} \
         if "body" in params else None
     task.notify_user(kind="action_review", message=f"'{task.title}': {reason} (action key {key}).", now=now,
-                     draft=draft)
+                     draft=draft, action_key=key)
     return f"held {profile.name} on {task.ref} for the owner's approval (key {key})"
 
 
@@ -248,8 +254,9 @@ def mark_todo_done(uow: UnitOfWork, msg: Message, cmd: ActionDone) -> str:
 
 
 def fire_task_actions(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str | None:
-    """Takes the deferred actions whose limit freed up and reminds the owner of the to-dos due; checks the log's
-    state first, so firing again changes nothing. A closed task takes and reminds nothing more."""
+    """Takes the deferred actions whose limit freed up, reminds the owner of the to-dos due and escalates the task of
+    a to-do ignored past its last reminder; checks the log's state first, so firing again changes nothing. A closed
+    task takes and reminds nothing more."""
     task = uow.get(timer.target_id, Task)
     log = uow.get(ids.action_log_id(task.tenant, task.ref), ActionLog) if task is not None else None
     if task is None or log is None:
@@ -272,7 +279,16 @@ def fire_task_actions(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> s
             f"Reminder: {params['assigned_to']} still has to {params['title']} for '{task.title}' (due "
             f"{when(due_time(params, 'due_at'))}). Mark it done with action.done (key {key}).{last}"))
         done.append(f"reminded to-do {key}")
-    following = log.next_due(retries=held is None)
+    # a dormant task cannot go to the owner: its ignored to-do escalates at the next firing after it wakes
+    escalating = task.status is TaskStatus.ESCALATED or TaskStatus.ESCALATED in TRANSITIONS[task.status]
+    for key, todo in log.due_escalations(timer.now) if escalating else []:
+        log.escalate_todo(key, now=timer.now)
+        params = todo["params"]
+        done.append(escalate(uow, task, Escalate(reason=(
+            f"the to-do {params['title']!r} for {params['assigned_to']} (key {key}) is still not done: it was due "
+            f"{when(due_time(params, 'due_at'))} and its {TODO_REMINDERS} reminders went unanswered"),
+            cause=TODO_IGNORED), timer.now))
+    following = log.next_due(retries=held is None, escalations=escalating)
     if held is not None and held[1] is not None:
         following = min(following or held[1], held[1])
     if following is not None:

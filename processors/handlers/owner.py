@@ -14,6 +14,7 @@ from loopline.processors.handlers.commands_types import TaskApprove, TaskReply, 
 from loopline.processors.handlers.loops_and_timers import close_task_loops, hand_back_actions, load_task, task_history
 from loopline.processors.handlers.outreach import OWNER, on_reply, send_message
 from loopline.processors.handlers.readiness import on_ready
+from loopline.processors.handlers.subtasks import subtask_hold
 from loopline.processors.handlers.suppression import check_owner_may_email
 from loopline.processors.messages import Message
 
@@ -35,8 +36,14 @@ def approve_task(uow: UnitOfWork, msg: Message, cmd: TaskApprove) -> str:
     elif task.is_acting and (waiting := unanswered_replies(task_history(uow, task))):
         # The contact wrote during the review: answer them first.
         on_reply(uow, task, signal_ref=waiting[-1].signal_ref, data=waiting[-1].data, now=msg.at)
-    on_ready(uow, task, msg.at)
-    return f"approved {task.ref}" + ("; your draft is its first message, sent at the next tick" if cmd.draft else "")
+    # A subtask Loopline starts by itself (a webhook, a to-do, a report) acts as it starts, so while its start, a
+    # sibling or its parent holds it, it stays ready: `processors/handlers/subtasks.py` starts it once nothing does.
+    # One Loopline works has its every step held by `subtask_hold` instead.
+    held = None if task.is_acting else subtask_hold(uow, task, msg.at)
+    if held is None:
+        on_ready(uow, task, msg.at)
+    return (f"approved {task.ref}" + (f"; {held}" if held else "")
+            + ("; your draft is its first message, sent at the next tick" if cmd.draft else ""))
 
 
 def _send_held_draft(uow: UnitOfWork, msg: Message, task: Task, cmd: TaskApprove) -> str:

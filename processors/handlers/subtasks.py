@@ -123,6 +123,9 @@ def _settle_pass(uow: UnitOfWork, start: Start) -> bool:
             _resume_held(uow, task, now, start)
         if task.subtask_of is None:
             continue
+        if (_woken_at_its_start(task, TaskStatus.READY) and _approved_unstarted(task)
+                and subtask_hold(uow, task, now) is None):
+            start(uow, task, now)
         parent = uow.get(ids.task_id(task.tenant, task.subtask_of["ref"]), Task)
         if parent is None or task.ref not in parent.subtasks or not parent.note_subtask(task, note=_note(task), now=now):
             continue
@@ -134,7 +137,7 @@ def _settle_pass(uow: UnitOfWork, start: Start) -> bool:
         elif task.status is TaskStatus.EXECUTING:
             _hold_if_blocked(parent, task, tuple(task.subtask_of["depends_on"]), now)
             _pause_if_parent_escalated(parent, task, now)
-            if task.status is TaskStatus.EXECUTING and _woken_at_its_start(task):
+            if task.status is TaskStatus.EXECUTING and _woken_at_its_start(task, TaskStatus.EXECUTING):
                 start(uow, task, now)
     for parent, now in parents.values():
         follow_children(uow, parent, now)
@@ -254,6 +257,8 @@ def _start(uow: UnitOfWork, parent: Task, ref: str, reason: str, now: datetime, 
     elif _waits_only_for_blockers(task, now):
         task.wake(f"{task.ref}/blockers", cause="subtask_unblocked", reason=reason, now=now)
         start(uow, task, now)
+    elif _approved_unstarted(task) and subtask_hold(uow, task, now) is None:
+        start(uow, task, now)
 
 
 def _waits_only_for_blockers(task: Task, now: datetime) -> bool:
@@ -262,9 +267,17 @@ def _waits_only_for_blockers(task: Task, now: datetime) -> bool:
             and not task.pending_decisions and (starts_at is None or starts_at <= now))
 
 
-def _woken_at_its_start(task: Task) -> bool:
-    """Its deferred start's wake-up (filed by `add_subtask`) fired in this step."""
-    return any(isinstance(event, Task.WokenUp) and event.wake_ref == f"{task.ref}/start"
+def _approved_unstarted(task: Task) -> bool:
+    """Approved while something held it (`owner.py` `approve_task`): still ready, and nothing Loopline starts by itself
+    (a webhook, a to-do, a report) was asked for yet."""
+    return (task.status is TaskStatus.READY and not task.is_acting and not task.open_loops
+            and not task.pending_decisions)
+
+
+def _woken_at_its_start(task: Task, status: TaskStatus) -> bool:
+    """Its deferred start's wake-up (filed by `add_subtask`) fired in this step and left it `status`: executing when
+    it was waiting (created held), ready when the owner approved it before its start."""
+    return any(isinstance(event, Task.WokenUp) and event.wake_ref == f"{task.ref}/start" and event.status == status
                for event in task.pending_events)
 
 

@@ -256,3 +256,45 @@ def test_a_subtasks_action_waits_while_its_parent_is_with_the_owner(limited: Gym
     limited.send("task.guidance", 3, task_id="win", text="it is")
     limited.loopline.tick(T0 + timedelta(hours=3, minutes=5))
     assert [call["details"]["event"] for call in limited.webhook_calls()] == ["tag_member"]
+
+
+def test_deciding_one_held_action_leaves_the_review_notice_of_another_still_delivered(limited: Gym) -> None:
+    def request(ref: str, key: str, body: str) -> dict[str, Any]:
+        return command(ref, "action.request", format_time(T0 + timedelta(hours=1)), GYM, task_id="ann",
+                       action="send_sms", key=key, params={"to": "+14155550123", "body": body})
+
+    limited.loopline.publish(request("r1", "sms-1", "See you at 6"), request("r2", "sms-2", "Bring a towel"),
+                             command("d1", "action.approve", format_time(T0 + timedelta(hours=2)), GYM,
+                                     task_id="ann", key="sms-1"))
+
+    delivered = [message for _, message in limited.loopline.owner.sent if message["kind"] == "action_review"]
+    assert ["sms-2" in message["text"] for message in delivered] == [True]
+    assert delivered[0]["actions"][0]["data"] == {"task_id": "ann", "key": "sms-2"}
+
+
+def test_a_staff_todo_ignored_past_its_last_reminder_escalates_its_task_to_the_owner_once(limited: Gym) -> None:
+    limited.send("action.request", 1, task_id="ann", action="staff_todo", key="knee", params={
+        "title": "call Ann about her knee", "assigned_to": "Coach Mike", "due_at": "2026-03-03T09:00:00Z"})
+    for days in (1, 2, 3):  # reminded at its due time and a day apart: the last one on day 3
+        limited.loopline.tick(T0 + timedelta(days=days, minutes=30))
+    assert limited.task().status is TaskStatus.EXECUTING
+
+    limited.loopline.tick(T0 + timedelta(days=4, minutes=30))  # three days ignored since it was due
+    limited.loopline.tick(T0 + timedelta(days=4, minutes=40))  # the timer firing again escalates nothing more
+
+    task = limited.task()
+    assert task.status is TaskStatus.ESCALATED and task.escalation_reason is not None
+    assert "'call Ann about her knee' for Coach Mike (key knee) is still not done" in task.escalation_reason
+    [escalation] = limited.notices("escalation")
+    assert "Left alone, you are reminded 8 Mar 2026" in escalation.message  # the handoff, with its timeouts
+
+
+def test_a_staff_todo_done_after_its_last_reminder_does_not_escalate(limited: Gym) -> None:
+    limited.act(1, "staff_todo", title="call Ann about her knee", assigned_to="Coach Mike",
+                due_at="2026-03-03T09:00:00Z")
+    for days in (1, 2, 3):
+        limited.loopline.tick(T0 + timedelta(days=days, minutes=30))
+    assert limited.send("action.done", 24 * 3 + 12, task_id="ann", note="called her").accepted
+    limited.loopline.tick(T0 + timedelta(days=6))
+
+    assert limited.task().status is TaskStatus.EXECUTING and not limited.notices("escalation")
