@@ -42,6 +42,10 @@ OWNER_DECISIONS: dict[tuple[TaskStatus, TaskStatus], str] = {
 }
 """Transitions `task.update` may not make, with the command that makes each."""
 
+AGENT_PROVENANCE: dict[str, Any] = {"trigger_type": "agent", "trigger_event_id": None, "created_by": "agent"}
+"""The provenance of a task created without one, and of every task created before provenance was recorded: the
+outside agent's `task.create`."""
+
 
 class Task(
     TaskInbox, TaskReview, TaskEscalation, TaskDecisions, TaskOutreach, TaskTimers, TaskNotices, TaskAttribution,
@@ -59,9 +63,10 @@ class Task(
 
     OWNER = {"tenant": "tenant", "task_ref": "ref"}
 
-    class_version = 5
+    class_version = 6
     """Version 2 adds the outreach plan and its counters, version 3 when the task last stopped waiting, version 4
-    its model calls, version 5 its goal progress and subtasks (the upcasters give old snapshots their defaults)."""
+    its model calls, version 5 its goal progress and subtasks, version 6 its provenance (the upcasters give old
+    snapshots their defaults)."""
 
     class Created(Aggregate.Created):
         tenant: str
@@ -76,6 +81,17 @@ class Task(
         confidence: float | None
         context: dict[str, Any]
         reason: str
+        trigger_type: str
+        trigger_event_id: str | None
+        created_by: str
+
+        class_version = 2
+        """Version 2 records the task's provenance (`domain/task_provenance.py`)."""
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            """Before provenance every task came from a `task.create` the outside agent sent."""
+            state.update(AGENT_PROVENANCE)
 
     class ActionRecorded(TaskEvent):
         action: str
@@ -162,7 +178,7 @@ class Task(
     def __init__(
         self, tenant: str, ref: str, title: str, description: str, task_type: str, status: str,
         expires_at: datetime | None, priority: str | None, contact: str | None, confidence: float | None,
-        context: dict[str, Any], reason: str,
+        context: dict[str, Any], reason: str, trigger_type: str, trigger_event_id: str | None, created_by: str,
     ) -> None:
         self.tenant = tenant
         self.ref = ref
@@ -175,6 +191,9 @@ class Task(
         self.contact = contact
         self.confidence = confidence
         self.context = context
+        self.trigger_type = trigger_type
+        self.trigger_event_id = trigger_event_id
+        self.created_by = created_by
         self.last_activity_at: datetime = self.created_on
         self.actions_count = 0
         self.inbox_count = 0
@@ -226,9 +245,14 @@ class Task(
         """A version-4 snapshot recorded no goal progress, and is of a task that is nobody's subtask and has none."""
         state.update(progress=None, **no_subtasks())
 
+    @staticmethod
+    def upcast_v5_v6(state: dict[str, Any]) -> None:
+        """A version-5 snapshot is of a task created before provenance was recorded."""
+        state.update(AGENT_PROVENANCE)
+
     @classmethod
     def create(cls, *, id: Any, now: datetime, **fields: Any) -> Task:  # noqa: A002
-        return cls._create(cls.Created, id=id, timestamp=now, **fields)
+        return cls._create(cls.Created, id=id, timestamp=now, **{**AGENT_PROVENANCE, **fields})
 
     def merge_context(self, context: dict[str, Any], *, source_ref: str, now: datetime) -> None:
         """Later values win key by key; the task's status and plan are unchanged."""

@@ -16,6 +16,7 @@ from loopline.domain.open_loop import OpenLoop
 from loopline.domain.status import TaskStatus
 from loopline.domain.task import Task
 from loopline.domain.task_ledger import Origin
+from loopline.domain.task_provenance import Provenance
 from loopline.domain.task_types import TaskType, task_type
 from loopline.domain.tenant import TenantSettings
 from loopline.domain.timers import TimerKind
@@ -83,9 +84,11 @@ Handler = Callable[[UnitOfWork, Message, Any], str]
 """Takes the unit of work, the message (tenant, time) and the message's typed command."""
 
 
-def create_task(uow: UnitOfWork, msg: Message, cmd: TaskCreate, *, start: bool = True) -> str:
+def create_task(
+    uow: UnitOfWork, msg: Message, cmd: TaskCreate, *, start: bool = True, provenance: Provenance | None = None,
+) -> str:
     """`task.create`; with `start` False a task created ready is not started (`add_subtask` starts a subtask once it
-    is linked to its parent, and only when nothing holds it)."""
+    is linked to its parent, and only when nothing holds it). Loopline's own creations pass their `provenance`."""
     tenant = msg.tenant
     task_uuid = ids.task_id(tenant, cmd.task_id)
     existing = uow.get(task_uuid, Task)
@@ -119,6 +122,8 @@ def create_task(uow: UnitOfWork, msg: Message, cmd: TaskCreate, *, start: bool =
         context.update({"to_name": cmd.to_name} if cmd.to_name else {})
     settings = tenant_settings(uow, tenant) if acting else TenantSettings()
     origin = Origin(cmd.origin.kind, cmd.origin.id) if cmd.origin else None
+    provenance = provenance or Provenance.of_command(origin, msg.ref)
+    origin = origin or provenance.origin
     if acting:
         assert cmd.contact is not None
         held = admit_task(uow, tenant=tenant, task_ref=cmd.task_id, task_type=kind.name, contact=cmd.contact,
@@ -136,7 +141,8 @@ def create_task(uow: UnitOfWork, msg: Message, cmd: TaskCreate, *, start: bool =
             description=cmd.description or "", task_type=kind.name, status=status, expires_at=expires_at,
             # A task Loopline works runs in priority order: absent, its type's (seed 002 §6.1).
             priority=cmd.priority or (kind.priority if acting else None), contact=cmd.contact,
-            confidence=cmd.confidence, context=context, reason=reason,
+            confidence=cmd.confidence, context=context, reason=reason, trigger_type=provenance.trigger_type,
+            trigger_event_id=provenance.trigger_event_id, created_by=provenance.created_by,
         )
     )
     if acting:

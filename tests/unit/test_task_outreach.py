@@ -56,7 +56,7 @@ def test_a_version_1_snapshot_loads_with_the_new_fields_defaulted() -> None:
     loaded = old.mutate(None)
     assert (loaded.outreach, loaded.messages_used, loaded.turns_used, loaded.touch) == (None, 0, 0, 0)
     assert loaded.last_wait_ended_at is None
-    assert snapshot.state["class_version"] == 5
+    assert snapshot.state["class_version"] == 6
 
 
 def test_a_version_2_snapshot_loads_with_no_wait_ended() -> None:
