@@ -26,6 +26,7 @@ from loopline.cli.context import NOTHING_ACCEPTED, REJECTED, explain, fail, flag
 from loopline.cli.help import App
 from loopline.cli.output import err, out, print_json, print_rows, print_table, styled
 from loopline.cli.parked import parked_counts
+from loopline.cli.status_views import compact_partitions, print_tenant_status
 from loopline.domain import ids
 from loopline.domain.timeutil import format_time
 from loopline.domain.wording import count
@@ -289,7 +290,10 @@ def run(
 
 
 @app.command()
-def status(json_: Json = False) -> None:
+def status(
+    json_: Json = False,
+    tenant: Annotated[str | None, typer.Option("--tenant", help="Show this tenant's loop metrics instead.")] = None,
+) -> None:
     """Workers and the leader, how far processing lags (inputs, Kafka partitions at scale, read models), what is paused
     or degraded, and what is parked.
 
@@ -297,6 +301,9 @@ def status(json_: Json = False) -> None:
     messages in between; `messages processed` counts distinct messages (a log position is not a message)."""
     from loopline.adapters.heartbeats import Heartbeats
 
+    if tenant is not None:
+        print_tenant_status(tenant, as_json=json_)
+        return
     with opened() as system:
         workers = Heartbeats(system.ledger_engine).workers(SystemClock().now())
         leader = system.leader.holder() if isinstance(system.leader, PostgresLeader) else None
@@ -348,18 +355,6 @@ def status(json_: Json = False) -> None:
               + (f" ({', '.join(f'{rule} {n}' for rule, n in sorted(held.items()))}; see `loopline limits`)" if held else ""))
     if parked:
         print_table("parked deliveries", parked, ["parked_at", "channel", "key", "tenant", "task_id", "kind", "attempts", "last_error"])
-
-
-def compact_partitions(names: list[str]) -> str:
-    """`p.commands[0], p.commands[2]` as `p.commands[0,2]`: a worker's partitions on one short line."""
-    by_topic: dict[str, list[str]] = {}
-    for name in names:
-        topic, bracket, partition = name.rstrip("]").rpartition("[")
-        if bracket:
-            by_topic.setdefault(topic, []).append(partition)
-        else:
-            by_topic[name] = []  # not a partition: the embedded log
-    return ", ".join(f"{topic}[{','.join(parts)}]" if parts else topic for topic, parts in by_topic.items()) or "-"
 
 
 def main() -> None:
