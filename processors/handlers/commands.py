@@ -13,6 +13,7 @@ from loopline.domain.contact_index import ContactIndex
 from loopline.domain.expectations import expectation_for
 from loopline.domain.gate import initial_status, is_email
 from loopline.domain.open_loop import OpenLoop
+from loopline.domain.priority_rules import TaskFacts, rule_priority
 from loopline.domain.status import TaskStatus
 from loopline.domain.task import Task
 from loopline.domain.task_ledger import Origin
@@ -134,8 +135,9 @@ def create_task(uow: UnitOfWork, msg: Message, cmd: TaskCreate, *, start: bool =
         Task.create(
             id=task_uuid, now=msg.at, tenant=tenant, ref=cmd.task_id, title=cmd.title,
             description=cmd.description or "", task_type=kind.name, status=status, expires_at=expires_at,
-            # A task Loopline works runs in priority order: absent, its type's (seed 002 §6.1).
-            priority=cmd.priority or (kind.priority if acting else None), contact=cmd.contact,
+            # A task Loopline works runs in priority order: absent, the tenant's rules' or its type's (seed 002 §6.1).
+            priority=cmd.priority or _ruled_priority(uow, tenant, cmd) or (kind.priority if acting else None),
+            contact=cmd.contact,
             confidence=cmd.confidence, context=context, reason=reason,
         )
     )
@@ -159,6 +161,12 @@ def create_task(uow: UnitOfWork, msg: Message, cmd: TaskCreate, *, start: bool =
     if acting:
         replies_before_creation(uow, task)
     return f"created task {cmd.task_id} ({task.status})"
+
+
+def _ruled_priority(uow: UnitOfWork, tenant: str, cmd: TaskCreate) -> str | None:
+    """The priority the tenant's priority rules give the new task (seed 004 §3); None when no rule matches."""
+    facts = TaskFacts(title=cmd.title, description=cmd.description or "", task_type=cmd.task_type, contact=cmd.contact)
+    return rule_priority(tenant_settings(uow, tenant).priority_rules, facts)
 
 
 def _open_task(uow: UnitOfWork, tenant: str, task_ref: str | None) -> Task | None:

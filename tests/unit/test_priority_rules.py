@@ -7,7 +7,13 @@ import re
 
 import pytest
 
-from loopline.domain.priority_rules import InvalidPriorityRule, Ruling, TaskFacts, check_priority_rules, rule_priority
+from loopline.adapters.messages import InvalidMessage
+from loopline.domain.priority_rules import InvalidPriorityRule, TaskFacts, check_priority_rules, rule_priority
+from tests.conftest import command
+from tests.unit.in_memory import InMemoryLoopline
+
+GYM = "gym"
+NOW = "2026-03-02T09:00:00Z"
 
 SEED_TABLE = [
     {"contact_domain_in": ["bank.com", "Credit.example"], "priority": "high"},
@@ -18,20 +24,20 @@ SEED_TABLE = [
 
 def test_the_seed_table_sets_priority_by_the_first_rule_that_matches() -> None:
     check_priority_rules(SEED_TABLE)
-    assert rule_priority(SEED_TABLE, TaskFacts(title="Invoice 42", contact="ops@credit.EXAMPLE")) == Ruling("high", 1)
-    assert rule_priority(SEED_TABLE, TaskFacts(title="Pay", description="the INVOICE is late")) == Ruling("medium", 2)
+    assert rule_priority(SEED_TABLE, TaskFacts(title="Invoice 42", contact="ops@credit.EXAMPLE")) == "high"
+    assert rule_priority(SEED_TABLE, TaskFacts(title="Pay", description="the INVOICE is late")) == "medium"
     assert rule_priority(SEED_TABLE, TaskFacts(title="Lunch", contact="ann@example.com")) is None
 
 
 def test_an_urgency_rule_matches_only_a_recorded_score_at_or_over_its_threshold() -> None:
     assert rule_priority(SEED_TABLE, TaskFacts(title="Call back")) is None
     assert rule_priority(SEED_TABLE, TaskFacts(title="Call back", urgency=0.79)) is None
-    assert rule_priority(SEED_TABLE, TaskFacts(title="Call back", urgency=0.8)) == Ruling("high", 3)
+    assert rule_priority(SEED_TABLE, TaskFacts(title="Call back", urgency=0.8)) == "high"
 
 
 def test_every_condition_of_a_rule_must_hold() -> None:
     rules = [{"task_type_in": ["payment_reminder"], "text_matches": "^final", "priority": "critical"}]
-    assert rule_priority(rules, TaskFacts(title="Final notice", task_type="payment_reminder")) == Ruling("critical", 1)
+    assert rule_priority(rules, TaskFacts(title="Final notice", task_type="payment_reminder")) == "critical"
     assert rule_priority(rules, TaskFacts(title="Final notice", task_type="win_back")) is None
     assert rule_priority(rules, TaskFacts(title="A final notice", task_type="payment_reminder")) is None
 
@@ -49,3 +55,29 @@ def test_every_condition_of_a_rule_must_hold() -> None:
 def test_a_wrong_rule_is_refused_naming_the_rule_and_field(rules: object, names: str) -> None:
     with pytest.raises(InvalidPriorityRule, match=re.escape(names)):
         check_priority_rules(rules)
+
+
+def test_a_new_task_gets_the_priority_of_the_tenants_first_matching_rule_unless_its_creator_gave_one() -> None:
+    loopline = InMemoryLoopline()
+    try:
+        loopline.publish(command("cfg", "tenant.configure", NOW, GYM, priority_rules=SEED_TABLE))
+        loopline.publish(
+            command("c1", "task.create", NOW, GYM, task_id="bank", title="Call back", contact="ops@bank.com"),
+            command("c2", "task.create", NOW, GYM, task_id="inv", title="Send the invoice"),
+            command("c3", "task.create", NOW, GYM, task_id="own", title="Send the invoice", priority="low"),
+            command("c4", "task.create", NOW, GYM, task_id="none", title="Lunch"),
+        )
+        assert [loopline.task(GYM, ref).priority for ref in ("bank", "inv", "own", "none")] == [
+            "high", "medium", "low", None,
+        ]
+    finally:
+        loopline.close()
+
+
+def test_configuring_a_wrong_rule_is_refused_at_the_edge_naming_the_field_and_the_rule() -> None:
+    loopline = InMemoryLoopline()
+    try:
+        with pytest.raises(InvalidMessage, match=re.escape("data.priority_rules: priority_rules[1] names no condition")):
+            loopline.publish(command("cfg", "tenant.configure", NOW, GYM, priority_rules=[{"priority": "low"}]))
+    finally:
+        loopline.close()
