@@ -82,9 +82,20 @@ def _check_rule(number: int, rule: Any) -> None:
         raise InvalidPriorityRule(f"{where}.urgency_at_least must be a number from 0 to 1, not {score!r}")
 
 
-def rule_priority(rules: Sequence[Mapping[str, Any]], facts: TaskFacts) -> str | None:
-    """The priority of the first rule that matches the task, or None when none does."""
-    return next((rule["priority"] for rule in rules if _matches(rule, facts)), None)
+@dataclass(frozen=True)
+class Ruling:
+    """The priority a rule set, and which rule (its position, from 1) set it, for the task's record."""
+
+    priority: str
+    rule: int
+
+
+def rule_priority(rules: Sequence[Mapping[str, Any]], facts: TaskFacts) -> Ruling | None:
+    """The first rule that matches the task, or None when none does."""
+    for number, rule in enumerate(rules, start=1):
+        if _matches(rule, facts):
+            return Ruling(priority=rule["priority"], rule=number)
+    return None
 
 
 def _matches(rule: Mapping[str, Any], facts: TaskFacts) -> bool:

@@ -135,12 +135,13 @@ def create_task(uow: UnitOfWork, msg: Message, cmd: TaskCreate, *, start: bool =
         Task.create(
             id=task_uuid, now=msg.at, tenant=tenant, ref=cmd.task_id, title=cmd.title,
             description=cmd.description or "", task_type=kind.name, status=status, expires_at=expires_at,
-            # A task Loopline works runs in priority order: absent, the tenant's rules' or its type's (seed 002 §6.1).
-            priority=cmd.priority or _ruled_priority(uow, tenant, cmd) or (kind.priority if acting else None),
-            contact=cmd.contact,
+            # A task Loopline works runs in priority order: absent, its type's (seed 002 §6.1) or the tenant's rules'.
+            priority=cmd.priority or (kind.priority if acting else None), contact=cmd.contact,
             confidence=cmd.confidence, context=context, reason=reason,
         )
     )
+    if cmd.priority is None:
+        _rule_priority(uow, task, cmd, now=msg.at)
     if acting:
         _plan_outreach(task, kind, cmd, ends_at=expires_at, now=msg.at)
     if indexed:
@@ -163,10 +164,13 @@ def create_task(uow: UnitOfWork, msg: Message, cmd: TaskCreate, *, start: bool =
     return f"created task {cmd.task_id} ({task.status})"
 
 
-def _ruled_priority(uow: UnitOfWork, tenant: str, cmd: TaskCreate) -> str | None:
-    """The priority the tenant's priority rules give the new task (seed 004 §3); None when no rule matches."""
-    facts = TaskFacts(title=cmd.title, description=cmd.description or "", task_type=cmd.task_type, contact=cmd.contact)
-    return rule_priority(tenant_settings(uow, tenant).priority_rules, facts)
+def _rule_priority(uow: UnitOfWork, task: Task, cmd: TaskCreate, *, now: datetime) -> None:
+    """The tenant's priority rules set the new task's priority where one matches (seed 004 §3)."""
+    facts = TaskFacts(title=cmd.title, description=cmd.description or "", task_type=cmd.task_type, contact=cmd.contact,
+                      urgency=cmd.urgency)
+    ruling = rule_priority(tenant_settings(uow, task.tenant).priority_rules, facts)
+    if ruling is not None:
+        task.rule_priority(priority=ruling.priority, rule=ruling.rule, urgency=cmd.urgency, now=now)
 
 
 def _open_task(uow: UnitOfWork, tenant: str, task_ref: str | None) -> Task | None:

@@ -71,6 +71,11 @@ class TaskCreate(Strict):
         "with a `task_type` that sends, it must be an email address, and Loopline works the task itself, one open "
         "task per contact and type",
     )
+    urgency: float | None = Field(
+        default=None, ge=0, le=1,
+        description="a model's urgency score, 0 to 1, which the tenant's `urgency_at_least` priority rules read; "
+        "recorded with the priority it set",
+    )
     confidence: float | None = Field(
         default=None, ge=0, le=1,
         description="the agent's confidence, 0 to 1; decides review with the type's threshold (see [Creation and review]"

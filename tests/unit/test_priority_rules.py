@@ -8,7 +8,9 @@ import re
 import pytest
 
 from loopline.adapters.messages import InvalidMessage
-from loopline.domain.priority_rules import InvalidPriorityRule, TaskFacts, check_priority_rules, rule_priority
+from loopline.domain.priority_rules import InvalidPriorityRule, Ruling, TaskFacts, check_priority_rules, rule_priority
+from loopline.domain.task import Task
+from loopline.projections.timeline import DESCRIPTIONS
 from tests.conftest import command
 from tests.unit.in_memory import InMemoryLoopline
 
@@ -24,20 +26,20 @@ SEED_TABLE = [
 
 def test_the_seed_table_sets_priority_by_the_first_rule_that_matches() -> None:
     check_priority_rules(SEED_TABLE)
-    assert rule_priority(SEED_TABLE, TaskFacts(title="Invoice 42", contact="ops@credit.EXAMPLE")) == "high"
-    assert rule_priority(SEED_TABLE, TaskFacts(title="Pay", description="the INVOICE is late")) == "medium"
+    assert rule_priority(SEED_TABLE, TaskFacts(title="Invoice 42", contact="ops@credit.EXAMPLE")) == Ruling("high", 1)
+    assert rule_priority(SEED_TABLE, TaskFacts(title="Pay", description="the INVOICE is late")) == Ruling("medium", 2)
     assert rule_priority(SEED_TABLE, TaskFacts(title="Lunch", contact="ann@example.com")) is None
 
 
 def test_an_urgency_rule_matches_only_a_recorded_score_at_or_over_its_threshold() -> None:
     assert rule_priority(SEED_TABLE, TaskFacts(title="Call back")) is None
     assert rule_priority(SEED_TABLE, TaskFacts(title="Call back", urgency=0.79)) is None
-    assert rule_priority(SEED_TABLE, TaskFacts(title="Call back", urgency=0.8)) == "high"
+    assert rule_priority(SEED_TABLE, TaskFacts(title="Call back", urgency=0.8)) == Ruling("high", 3)
 
 
 def test_every_condition_of_a_rule_must_hold() -> None:
     rules = [{"task_type_in": ["payment_reminder"], "text_matches": "^final", "priority": "critical"}]
-    assert rule_priority(rules, TaskFacts(title="Final notice", task_type="payment_reminder")) == "critical"
+    assert rule_priority(rules, TaskFacts(title="Final notice", task_type="payment_reminder")) == Ruling("critical", 1)
     assert rule_priority(rules, TaskFacts(title="Final notice", task_type="win_back")) is None
     assert rule_priority(rules, TaskFacts(title="A final notice", task_type="payment_reminder")) is None
 
@@ -65,11 +67,18 @@ def test_a_new_task_gets_the_priority_of_the_tenants_first_matching_rule_unless_
             command("c1", "task.create", NOW, GYM, task_id="bank", title="Call back", contact="ops@bank.com"),
             command("c2", "task.create", NOW, GYM, task_id="inv", title="Send the invoice"),
             command("c3", "task.create", NOW, GYM, task_id="own", title="Send the invoice", priority="low"),
-            command("c4", "task.create", NOW, GYM, task_id="none", title="Lunch"),
+            command("c4", "task.create", NOW, GYM, task_id="none", title="Lunch", urgency=0.5),
+            command("c5", "task.create", NOW, GYM, task_id="urgent", title="Lunch", urgency=0.9),
         )
-        assert [loopline.task(GYM, ref).priority for ref in ("bank", "inv", "own", "none")] == [
-            "high", "medium", "low", None,
+        assert [loopline.task(GYM, ref).priority for ref in ("bank", "inv", "own", "none", "urgent")] == [
+            "high", "medium", "low", None, "high",
         ]
+        ruled = [e for e in loopline.events() if isinstance(e, Task.PriorityRuled)]
+        assert [(e.task_ref, e.rule, e.urgency, e.was) for e in ruled] == [
+            ("bank", 1, None, None), ("inv", 2, None, None), ("urgent", 3, 0.9, None),
+        ]
+        assert DESCRIPTIONS[Task.PriorityRuled](ruled[2]) == ("priority high set by priority rule 3",
+                                                              "model urgency score 0.9")
     finally:
         loopline.close()
 
