@@ -10,6 +10,7 @@ import pytest
 from loopline.adapters.messages import InvalidMessage
 from loopline.domain.priority_rules import InvalidPriorityRule, Ruling, TaskFacts, check_priority_rules, rule_priority
 from loopline.domain.task import Task
+from loopline.domain.tenant import check_settings
 from loopline.projections.timeline import DESCRIPTIONS
 from tests.conftest import command
 from tests.unit.in_memory import InMemoryLoopline
@@ -90,3 +91,9 @@ def test_configuring_a_wrong_rule_is_refused_at_the_edge_naming_the_field_and_th
             loopline.publish(command("cfg", "tenant.configure", NOW, GYM, priority_rules=[{"priority": "low"}]))
     finally:
         loopline.close()
+
+
+def test_the_tenants_settings_check_refuses_a_wrong_rule_where_no_edge_checked_it() -> None:
+    check_settings({"priority_rules": SEED_TABLE})
+    with pytest.raises(InvalidPriorityRule, match=re.escape("priority_rules[1].priority 'urgent'")):
+        check_settings({"priority_rules": [{"text_matches": "x", "priority": "urgent"}]})
