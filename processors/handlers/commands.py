@@ -135,7 +135,8 @@ def create_task(uow: UnitOfWork, msg: Message, cmd: TaskCreate, *, start: bool =
         Task.create(
             id=task_uuid, now=msg.at, tenant=tenant, ref=cmd.task_id, title=cmd.title,
             description=cmd.description or "", task_type=kind.name, status=status, expires_at=expires_at,
-            # A task Loopline works runs in priority order: absent, its type's (seed 002 §6.1) or the tenant's rules'.
+            # A task Loopline works runs in priority order: absent, its type's (seed 002 §6.1), unless a priority rule
+            # of the tenant's sets it just below (seed 004 §3).
             priority=cmd.priority or (kind.priority if acting else None), contact=cmd.contact,
             confidence=cmd.confidence, context=context, reason=reason,
         )

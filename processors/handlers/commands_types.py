@@ -15,11 +15,11 @@ from pydantic import AfterValidator, ConfigDict, Field, ValidationInfo, create_m
 
 from loopline.processors import limits
 from loopline.domain.channels import CHANNELS
+from loopline.domain.errors import DomainError
 from loopline.domain.expectations import EXPECTATIONS, DeadlineAction, Expectation
 from loopline.domain.gate import is_email
 from loopline.domain.status import TaskStatus
 from loopline.domain.task_types import TASK_TYPES, UnknownTaskType, check_task_type
-from loopline.domain.errors import DomainError
 from loopline.domain.tenant import TenantProfile, TenantSettings, setting_names
 from loopline.processors.handlers.command_fields import (
     STORED,
