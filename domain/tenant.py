@@ -181,7 +181,7 @@ class TenantSettings:
     priority_rules: tuple[Mapping[str, Any], ...] = setting(
         "rules that set a new task's priority when its creator gave none, the first that matches winning (seed 004 "
         "§3): `[{\"contact_domain_in\": [\"bank.com\"], \"priority\": \"high\"}]`; absent: none",
-        (), check=check_priority_rules,
+        factory=tuple, check=check_priority_rules,
     )
     profile: TenantProfile = setting("merged key by key with what was set before", factory=TenantProfile)
 
