@@ -19,6 +19,7 @@ from loopline.domain.task_inbox import TaskInbox
 from loopline.domain.task_notices import TaskNotices
 from loopline.domain.task_outcomes import TaskOutcomes
 from loopline.domain.task_outreach import TaskOutreach
+from loopline.domain.task_priority import TaskPriority
 from loopline.domain.task_progress import TaskProgress
 from loopline.domain.task_review import TaskReview
 from loopline.domain.task_subtasks import TaskSubtasks, no_subtasks
@@ -49,7 +50,7 @@ outside agent's `task.create`."""
 
 class Task(
     TaskInbox, TaskReview, TaskEscalation, TaskDecisions, TaskOutreach, TaskTimers, TaskNotices, TaskAttribution,
-    TaskOutcomes, TaskActions, TaskProgress, TaskSubtasks, LooplineAggregate,
+    TaskOutcomes, TaskActions, TaskProgress, TaskSubtasks, TaskPriority, LooplineAggregate,
 ):
     """Events carry the business time as their timestamp and every field their `apply` needs.
 

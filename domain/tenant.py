@@ -20,6 +20,7 @@ from loopline.domain.errors import DomainError
 from loopline.domain.notice_budget import quiet_span
 from loopline.domain.onboarding import RAMP, RAMP_PHASES, RampPhase
 from loopline.domain.pause import Pausable
+from loopline.domain.priority_rules import check_priority_rules
 from loopline.domain.safety_limits import default
 
 ExecutionMode = Literal["manual", "limited_auto"]
@@ -177,6 +178,11 @@ class TenantSettings:
         "the local hour (0 to 23) at which the owner is emailed the day before's scorecard (seed 002 §10); absent: "
         "no daily digest", most=23,
     )
+    priority_rules: tuple[Mapping[str, Any], ...] = setting(
+        "rules that set a new task's priority when its creator gave none, the first that matches winning (seed 004 "
+        "§3): `[{\"contact_domain_in\": [\"bank.com\"], \"priority\": \"high\"}]`; absent: none",
+        factory=tuple, check=check_priority_rules,
+    )
     profile: TenantProfile = setting("merged key by key with what was set before", factory=TenantProfile)
 
     @property
@@ -240,6 +246,8 @@ def check_settings(settings: Mapping[str, Any]) -> None:
     for flag in ("send_on_weekends", "warm_up", "dry_run"):
         if not isinstance(settings.get(flag, True), bool):
             raise InvalidSettings(f"{flag} must be true or false, not {settings[flag]!r}")
+    if "priority_rules" in settings:
+        check_priority_rules(settings["priority_rules"])
     if "profile" in settings:
         check_profile(settings["profile"])
 

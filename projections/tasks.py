@@ -87,7 +87,7 @@ QUIET = (
     Task.ContextMerged, Task.DecisionRequested, Task.DecisionHeld, Task.DecisionRecorded, Task.DecisionFailed,
     Task.SendDeferred, Task.OutcomeSet, Task.TouchSent, Task.NextTouchScheduled, Task.OutOfOfficeReceived,
     Task.ReplyNoted, Task.SendReturned, Task.OutcomeSignalReceived, Task.AttributedLate, Task.OutcomeDowngraded,
-    Task.OutcomeUndone, Task.OutcomeOverridden,
+    Task.OutcomeUndone, Task.OutcomeOverridden, Task.PriorityRuled,
 )
 """Events that are no activity of their own: a send is activity through its ActionRecorded, a close through Completed."""
 
@@ -310,4 +310,5 @@ handlers = {
     Task.SubtaskLinked: _linked,
     Task.SubtaskHeld: _status("reason"),
     Task.SubtasksDerived: _derived,
+    Task.PriorityRuled: lambda conn, event, position: _update(conn, event, priority=event.priority),
 }

@@ -135,6 +135,10 @@ DESCRIPTIONS: dict[type, Describe] = {
         {"signal_amount": f"the amount of signal {e.signal_ref}",
          "multiplier": f"{e.multiplier:g} x the average value {e.average_value:g}"}.get(e.basis, "no revenue for this outcome"),
     ),
+    Task.PriorityRuled: lambda e: (
+        f"priority {e.priority} set by priority rule {e.rule}" + (f" (was {e.was})" if e.was else ""),
+        f"model urgency score {e.urgency:g}" if e.urgency is not None else None,
+    ),
     Task.WentDormant: lambda e: (f"went dormant; closes as unresponsive at {format_time(e.until)}", e.reason),
     Task.SubtaskLinked: lambda e: (
         f"a {e.requirement} subtask of {e.parent_ref}; own budget {e.budget_messages} message(s), {e.budget_turns} "

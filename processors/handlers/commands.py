@@ -13,6 +13,7 @@ from loopline.domain.contact_index import ContactIndex
 from loopline.domain.expectations import expectation_for
 from loopline.domain.gate import initial_status, is_email
 from loopline.domain.open_loop import OpenLoop
+from loopline.domain.priority_rules import TaskFacts, rule_priority
 from loopline.domain.status import TaskStatus
 from loopline.domain.task import Task
 from loopline.domain.task_ledger import Origin
@@ -139,12 +140,15 @@ def create_task(
         Task.create(
             id=task_uuid, now=msg.at, tenant=tenant, ref=cmd.task_id, title=cmd.title,
             description=cmd.description or "", task_type=kind.name, status=status, expires_at=expires_at,
-            # A task Loopline works runs in priority order: absent, its type's (seed 002 §6.1).
+            # A task Loopline works runs in priority order: absent, its type's (seed 002 §6.1), unless a priority rule
+            # of the tenant's sets it just below (seed 004 §3).
             priority=cmd.priority or (kind.priority if acting else None), contact=cmd.contact,
             confidence=cmd.confidence, context=context, reason=reason, trigger_type=provenance.trigger_type,
             trigger_event_id=provenance.trigger_event_id, created_by=provenance.created_by,
         )
     )
+    if cmd.priority is None:
+        _rule_priority(uow, task, cmd, now=msg.at)
     if acting:
         _plan_outreach(task, kind, cmd, ends_at=expires_at, now=msg.at)
     if indexed:
@@ -165,6 +169,15 @@ def create_task(
     if acting:
         replies_before_creation(uow, task)
     return f"created task {cmd.task_id} ({task.status})"
+
+
+def _rule_priority(uow: UnitOfWork, task: Task, cmd: TaskCreate, *, now: datetime) -> None:
+    """The tenant's priority rules set the new task's priority where one matches (seed 004 §3)."""
+    facts = TaskFacts(title=cmd.title, description=cmd.description or "", task_type=cmd.task_type, contact=cmd.contact,
+                      urgency=cmd.urgency)
+    ruling = rule_priority(tenant_settings(uow, task.tenant).priority_rules, facts)
+    if ruling is not None:
+        task.rule_priority(priority=ruling.priority, rule=ruling.rule, urgency=cmd.urgency, now=now)
 
 
 def _open_task(uow: UnitOfWork, tenant: str, task_ref: str | None) -> Task | None:

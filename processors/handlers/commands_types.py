@@ -15,11 +15,12 @@ from pydantic import AfterValidator, ConfigDict, Field, ValidationInfo, create_m
 
 from loopline.processors import limits
 from loopline.domain.channels import CHANNELS
+from loopline.domain.errors import DomainError
 from loopline.domain.expectations import EXPECTATIONS, DeadlineAction, Expectation
 from loopline.domain.gate import is_email
 from loopline.domain.status import TaskStatus
 from loopline.domain.task_types import TASK_TYPES, UnknownTaskType, check_task_type
-from loopline.domain.tenant import InvalidSettings, TenantProfile, TenantSettings, setting_names
+from loopline.domain.tenant import TenantProfile, TenantSettings, setting_names
 from loopline.processors.handlers.command_fields import (
     STORED,
     Contact,
@@ -69,6 +70,11 @@ class TaskCreate(Strict):
         "mailbox (display name, comments, quotes, a trailing dot and case dropped; `<>` or a line break refused); "
         "with a `task_type` that sends, it must be an email address, and Loopline works the task itself, one open "
         "task per contact and type",
+    )
+    urgency: float | None = Field(
+        default=None, ge=0, le=1,
+        description="a model's urgency score, 0 to 1, which the tenant's `urgency_at_least` priority rules read; "
+        "recorded with the priority it set",
     )
     confidence: float | None = Field(
         default=None, ge=0, le=1,
@@ -299,13 +305,13 @@ class WorkflowOutput(Strict):
     output: dict[str, Any] | list[Any] | str = Field(description="the output, stored in the task's `workflows/` folder")
 
 
-def _checked(check: Callable[[Any], None]) -> Callable[[str], str]:
-    """A domain check as a validator: its InvalidSettings becomes the edge's error, in the same words."""
+def _checked(check: Callable[[Any], None]) -> Callable[[Any], Any]:
+    """A domain check as a validator: its domain error becomes the edge's error, in the same words."""
 
-    def validate(value: str) -> str:
+    def validate(value: Any) -> Any:
         try:
             check(value)
-        except InvalidSettings as error:
+        except DomainError as error:
             raise ValueError(str(error)) from None
         return value
 
@@ -318,6 +324,8 @@ def _setting_field(kind: Any, spec: dataclasses.Field[Any]) -> tuple[Any, Any]:
     meta = spec.metadata
     if is_dataclass(kind):
         kind = _settings_model(kind, f"{spec.name} field")
+    elif meta["check"] is not None and get_origin(kind) is tuple:  # the priority rules: objects the check reads
+        kind = Annotated[list[dict[str, Any]], AfterValidator(_checked(meta["check"]))]
     elif meta["check"] is not None:
         kind = Annotated[str, AfterValidator(_checked(meta["check"]))]
     elif get_origin(kind) is tuple:
