@@ -58,6 +58,24 @@ class ProactiveRun(LooplineAggregate):
         tool: str
         reason: str
 
+    class GoalSet(TenantEvent):
+        key: str
+        goal: str
+        active: bool
+
+        def apply(self, run: ProactiveRun) -> None:
+            run.goals.pop(self.key, None)
+            if self.active:
+                run.goals[self.key] = self.goal
+
+    class MemoryNoted(TenantEvent):
+        key: str
+        note: str
+
+        def apply(self, run: ProactiveRun) -> None:
+            run.memory.pop(self.key, None)
+            run.memory[self.key] = self.note
+
     class RunRecorded(TenantEvent):
         mode: str
         summary: str
@@ -83,6 +101,10 @@ class ProactiveRun(LooplineAggregate):
         self.runs = 0
         self.pending_escalations: list[dict[str, Any]] = []
         self.actions_this_run = 0
+        self.goals: dict[str, str] = {}
+        """The tenant's active goals by key (`tenant.goal`), for the synthesis context."""
+        self.memory: dict[str, str] = {}
+        """The tenant's memory highlights by key (`tenant.memory`), the latest noted last."""
 
     def _next_run(self, at: datetime, reason: str) -> None:
         """Where the next run and its reason change: scheduled, or set by a finished run."""
@@ -104,6 +126,12 @@ class ProactiveRun(LooplineAggregate):
 
     def queue_escalation(self, *, task_ref: str, loop_ref: str | None, reason: str, now: datetime) -> None:
         self.trigger_event(self.EscalationQueued, timestamp=now, task_ref=task_ref, loop_ref=loop_ref, reason=reason)
+
+    def set_goal(self, *, key: str, goal: str, active: bool, now: datetime) -> None:
+        self.trigger_event(self.GoalSet, timestamp=now, key=key, goal=goal, active=active)
+
+    def note_memory(self, *, key: str, note: str, now: datetime) -> None:
+        self.trigger_event(self.MemoryNoted, timestamp=now, key=key, note=note)
 
     def take_action(self, *, tool: str, detail: str, now: datetime) -> str | None:
         """Spends one of the run's actions on `tool`; past the budget, the refusal the model is answered with."""
