@@ -9,6 +9,7 @@ from eventsourcing.domain import Aggregate
 
 from loopline.domain.base import TenantEvent, LooplineAggregate
 from loopline.domain.safety_limits import SYNTHESIS_ACTIONS_PER_RUN
+from loopline.domain.synthesis_context import ContextDelta, Snapshot, context_delta
 
 MIN_INTERVAL = timedelta(minutes=30)
 MAX_INTERVAL = timedelta(days=7)
@@ -76,6 +77,12 @@ class ProactiveRun(LooplineAggregate):
             run.memory.pop(self.key, None)
             run.memory[self.key] = self.note
 
+    class ContextSnapshotted(TenantEvent):
+        snapshot: dict[str, dict[str, str]]
+
+        def apply(self, run: ProactiveRun) -> None:
+            run.last_context_snapshot = self.snapshot
+
     class RunRecorded(TenantEvent):
         mode: str
         summary: str
@@ -101,6 +108,8 @@ class ProactiveRun(LooplineAggregate):
         self.runs = 0
         self.pending_escalations: list[dict[str, Any]] = []
         self.actions_this_run = 0
+        self.last_context_snapshot: dict[str, dict[str, str]] | None = None
+        """What the last synthesis run was shown; the next one is shown the delta against it."""
         self.goals: dict[str, str] = {}
         """The tenant's active goals by key (`tenant.goal`), for the synthesis context."""
         self.memory: dict[str, str] = {}
@@ -132,6 +141,13 @@ class ProactiveRun(LooplineAggregate):
 
     def note_memory(self, *, key: str, note: str, now: datetime) -> None:
         self.trigger_event(self.MemoryNoted, timestamp=now, key=key, note=note)
+
+    def snapshot_context(self, *, snapshot: Snapshot, now: datetime) -> ContextDelta:
+        """Stores `snapshot` as the run's last context and answers what changed since the one before."""
+        delta = context_delta(self.last_context_snapshot, snapshot)
+        self.trigger_event(self.ContextSnapshotted, timestamp=now,
+                           snapshot={section: dict(items) for section, items in snapshot.items()})
+        return delta
 
     def take_action(self, *, tool: str, detail: str, now: datetime) -> str | None:
         """Spends one of the run's actions on `tool`; past the budget, the refusal the model is answered with."""

@@ -1,0 +1,45 @@
+"""The synthesis context's delta against the last stored snapshot (seed 000 Part 3): new, changed and gone items."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from loopline.domain import ids
+from loopline.domain.proactive_run import ProactiveRun
+from loopline.domain.synthesis_context import context_delta
+from loopline.processors.application import Loopline
+
+NOW = datetime(2026, 3, 14, 8, 0, tzinfo=timezone.utc)
+LAST = {"tasks": {"t1": "waiting on Ann, loop expires tomorrow", "t2": "stalled 5 days"},
+        "signals": {"s1": "email from Ben"}}
+
+
+def test_first_run_sees_everything_as_new():
+    delta = context_delta(None, LAST)
+    assert delta.changed == LAST and delta.gone == {}
+
+
+def test_delta_names_new_and_changed_items_and_the_keys_gone():
+    current = {"tasks": {"t1": "loop expired: Ann never answered", "t2": "stalled 5 days"},
+               "signals": {"s1": "email from Ben", "s2": "calendar: board meeting Tuesday"}}
+    delta = context_delta(LAST, {**current, "goals": {}})
+    assert delta.changed == {"tasks": {"t1": "loop expired: Ann never answered"},
+                             "signals": {"s2": "calendar: board meeting Tuesday"}}
+    assert delta.gone == {}
+    assert context_delta(LAST, {"tasks": {"t2": "stalled 5 days"}}).gone == {"tasks": ["t1"], "signals": ["s1"]}
+
+
+def test_an_unchanged_context_has_an_empty_delta():
+    assert context_delta(LAST, LAST).is_empty
+
+
+def test_the_run_stores_its_last_context_and_answers_the_delta_against_the_one_before():
+    app = Loopline(env={"PERSISTENCE_MODULE": "eventsourcing.popo"})
+    run = ProactiveRun.start(id=ids.run_id("u"), tenant="u", now=NOW)
+    assert run.snapshot_context(snapshot=LAST, now=NOW).changed == LAST
+    app.save(run)
+    stored = app.repository.get(run.id)
+    assert stored.last_context_snapshot == LAST
+    later = {"tasks": {"t2": "stalled 6 days"}, "signals": LAST["signals"]}
+    delta = stored.snapshot_context(snapshot=later, now=NOW + timedelta(days=1))
+    assert delta.changed == {"tasks": {"t2": "stalled 6 days"}} and delta.gone == {"tasks": ["t1"]}
