@@ -37,3 +37,17 @@ def context_delta(last: Snapshot | None, current: Snapshot) -> ContextDelta:
         if (removed := sorted(key for key in items if key not in current.get(section, {})))
     }
     return ContextDelta(changed=changed, gone=gone)
+
+
+BRIEF_SECTIONS = (("expired_loops", "expired loops"), ("due_soon", "due soon"), ("stalled", "stalled tasks"))
+"""The sections the offline policy's morning brief reports, in its order, with the words it says them in."""
+
+
+def morning_brief(snapshot: Snapshot) -> str | None:
+    """The offline synthesis (no model): one brief of the expired loops, due-soon items and stalled tasks, each
+    section's lines in key order so the same context always gives the same brief; None when there is nothing to say."""
+    parts = [
+        f"{title} ({len(items)}): " + "; ".join(items[key] for key in sorted(items))
+        for section, title in BRIEF_SECTIONS if (items := snapshot.get(section))
+    ]
+    return "Morning brief. " + ". ".join(parts) + "." if parts else None

@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 
 from loopline.domain import ids
 from loopline.domain.proactive_run import ProactiveRun
-from loopline.domain.synthesis_context import context_delta
+from loopline.domain.synthesis_context import context_delta, morning_brief
 from loopline.processors.application import Loopline
 
 NOW = datetime(2026, 3, 14, 8, 0, tzinfo=timezone.utc)
@@ -43,3 +43,19 @@ def test_the_run_stores_its_last_context_and_answers_the_delta_against_the_one_b
     later = {"tasks": {"t2": "stalled 6 days"}, "signals": LAST["signals"]}
     delta = stored.snapshot_context(snapshot=later, now=NOW + timedelta(days=1))
     assert delta.changed == {"tasks": {"t2": "stalled 6 days"}} and delta.gone == {"tasks": ["t1"]}
+
+
+def test_offline_brief_reports_expired_loops_due_soon_and_stalled_in_a_fixed_order():
+    snapshot = {"stalled": {"t9": "'Ship v2' idle 5 days"},
+                "due_soon": {"t4": "'Q1 report' due in 2 days", "t3": "'Review PR' due tomorrow"},
+                "expired_loops": {"t1": "Rahul never answered 'Schedule meeting'"},
+                "signals": {"s1": "email from Ben"}}
+    assert morning_brief(snapshot) == (
+        "Morning brief. expired loops (1): Rahul never answered 'Schedule meeting'. "
+        "due soon (2): 'Review PR' due tomorrow; 'Q1 report' due in 2 days. stalled tasks (1): 'Ship v2' idle 5 days."
+    )
+    assert morning_brief(dict(reversed(list(snapshot.items())))) == morning_brief(snapshot)
+
+
+def test_offline_brief_has_nothing_to_say_about_a_quiet_context():
+    assert morning_brief({"signals": {"s1": "email from Ben"}, "stalled": {}}) is None
