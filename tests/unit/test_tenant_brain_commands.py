@@ -12,30 +12,24 @@ from tests.unit.in_memory import InMemoryLoopline
 AT = "2026-03-14T08:00:00Z"
 
 
-def run_of(loopline: InMemoryLoopline) -> ProactiveRun:
+def told(type_: str, *said: dict) -> ProactiveRun:
+    """The tenant's run after it was told each of `said` (the command's data) with `type_`, in order."""
+    loopline = InMemoryLoopline()
+    loopline.publish(*(command(f"m{n}", type_, AT, **data) for n, data in enumerate(said)))
     run = UnitOfWork(loopline.app).get(ids.run_id("user_xyz"), ProactiveRun)
     assert run is not None
     return run
 
 
 def test_goals_are_kept_by_key_and_a_dropped_goal_leaves_the_context():
-    loopline = InMemoryLoopline()
-    loopline.publish(
-        command("g1", "tenant.goal", AT, key="retention", goal="Keep churn under 3%"),
-        command("g2", "tenant.goal", AT, key="growth", goal="Fill the 7am class"),
-        command("g3", "tenant.goal", AT, key="retention", goal="Keep churn under 2%"),
-        command("g4", "tenant.goal", AT, key="growth", goal="Fill the 7am class", active=False),
-    )
-    assert run_of(loopline).goals == {"retention": "Keep churn under 2%"}
+    run = told("tenant.goal", {"key": "retention", "goal": "Keep churn under 3%"},
+               {"key": "growth", "goal": "Fill the 7am class"}, {"key": "retention", "goal": "Keep churn under 2%"},
+               {"key": "growth", "goal": "Fill the 7am class", "active": False})
+    assert run.goals == {"retention": "Keep churn under 2%"}
 
 
 def test_a_memory_noted_again_replaces_the_note_and_becomes_the_latest():
-    loopline = InMemoryLoopline()
-    loopline.publish(
-        command("m1", "tenant.memory", AT, key="busy", note="Saturdays are busy"),
-        command("m2", "tenant.memory", AT, key="coach", note="Coach Mike is away in June"),
-        command("m3", "tenant.memory", AT, key="busy", note="Saturdays and Mondays are busy"),
-    )
-    assert list(run_of(loopline).memory.items()) == [
-        ("coach", "Coach Mike is away in June"), ("busy", "Saturdays and Mondays are busy"),
-    ]
+    run = told("tenant.memory", {"key": "busy", "note": "Saturdays are busy"},
+               {"key": "coach", "note": "Coach Mike is away in June"},
+               {"key": "busy", "note": "Saturdays and Mondays are busy"})
+    assert list(run.memory.items()) == [("coach", "Coach Mike is away in June"), ("busy", "Saturdays and Mondays are busy")]
