@@ -8,6 +8,7 @@ from loopline.domain import ids
 from loopline.domain.proactive_run import ProactiveRun
 from loopline.domain.synthesis_context import context_delta, morning_brief
 from loopline.processors.application import Loopline
+from loopline.projections.timeline import DESCRIPTIONS
 
 NOW = datetime(2026, 3, 14, 8, 0, tzinfo=timezone.utc)
 LAST = {"tasks": {"t1": "waiting on Ann, loop expires tomorrow", "t2": "stalled 5 days"},
@@ -59,3 +60,19 @@ def test_offline_brief_reports_expired_loops_due_soon_and_stalled_in_a_fixed_ord
 
 def test_offline_brief_has_nothing_to_say_about_a_quiet_context():
     assert morning_brief({"signals": {"s1": "email from Ben"}, "stalled": {}}) is None
+
+
+def test_what_the_brain_was_told_saw_and_did_is_in_the_audit_trail():
+    run = ProactiveRun.start(id=ids.run_id("u"), tenant="u", now=NOW)
+    run.set_goal(key="retention", goal="Keep churn under 3%", active=True, now=NOW)
+    run.note_memory(key="busy", note="Saturdays are busy", now=NOW)
+    run.snapshot_context(snapshot=LAST, now=NOW)
+    for tool in ("notify", "send_brief", "create_task", "escalate_task"):
+        run.take_action(tool=tool, detail=f"{tool} for t1", now=NOW)
+    described = [DESCRIPTIONS[type(event)](event) for event in run.pending_events[1:]]
+    assert described[:5] == [
+        ("goal retention set", "Keep churn under 3%"), ("memory busy noted", "Saturdays are busy"),
+        ("synthesis context taken: 2 tasks, 1 signals", None), ("synthesis action notify", "notify for t1"),
+        ("synthesis action send_brief", "send_brief for t1"),
+    ]
+    assert described[-1][0] == "synthesis action escalate_task refused" and "schedule_next_run" in described[-1][1]

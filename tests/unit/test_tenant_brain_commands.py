@@ -33,3 +33,4 @@ def test_a_memory_noted_again_replaces_the_note_and_becomes_the_latest():
                {"key": "coach", "note": "Coach Mike is away in June"},
                {"key": "busy", "note": "Saturdays and Mondays are busy"})
     assert list(run.memory.items()) == [("coach", "Coach Mike is away in June"), ("busy", "Saturdays and Mondays are busy")]
+
