@@ -8,10 +8,15 @@ from typing import Any
 from eventsourcing.domain import Aggregate
 
 from loopline.domain.base import TenantEvent, LooplineAggregate
+from loopline.domain.safety_limits import SYNTHESIS_ACTIONS_PER_RUN
+from loopline.domain.synthesis_context import ContextDelta, Snapshot, context_delta
 
 MIN_INTERVAL = timedelta(minutes=30)
 MAX_INTERVAL = timedelta(days=7)
 FALLBACK_INTERVAL = timedelta(hours=24)
+
+ACTION_TOOLS = ("create_task", "escalate_task", "notify", "trigger_workflow", "send_brief")
+"""The synthesis tools that spend the run's action budget; `schedule_next_run` is free, it is the way out."""
 
 
 def clamp_next_run(requested: datetime, now: datetime) -> datetime:
@@ -43,6 +48,41 @@ class ProactiveRun(LooplineAggregate):
         def apply(self, run: ProactiveRun) -> None:
             run.pending_escalations.append({"task_ref": self.task_ref, "loop_ref": self.loop_ref, "reason": self.reason})
 
+    class ActionTaken(TenantEvent):
+        tool: str
+        detail: str
+
+        def apply(self, run: ProactiveRun) -> None:
+            run.actions_this_run += 1
+
+    class ActionRefused(TenantEvent):
+        tool: str
+        reason: str
+
+    class GoalSet(TenantEvent):
+        key: str
+        goal: str
+        active: bool
+
+        def apply(self, run: ProactiveRun) -> None:
+            run.goals.pop(self.key, None)
+            if self.active:
+                run.goals[self.key] = self.goal
+
+    class MemoryNoted(TenantEvent):
+        key: str
+        note: str
+
+        def apply(self, run: ProactiveRun) -> None:
+            run.memory.pop(self.key, None)
+            run.memory[self.key] = self.note
+
+    class ContextSnapshotted(TenantEvent):
+        snapshot: dict[str, dict[str, str]]
+
+        def apply(self, run: ProactiveRun) -> None:
+            run.last_context_snapshot = self.snapshot
+
     class RunRecorded(TenantEvent):
         mode: str
         summary: str
@@ -55,6 +95,7 @@ class ProactiveRun(LooplineAggregate):
             run.last_run_at = self.timestamp
             run.last_run_summary = self.summary
             run.runs += 1
+            run.actions_this_run = 0
             del run.pending_escalations[: self.escalations_handled]
             run._next_run(self.next_run_at, self.next_run_reason)
 
@@ -66,6 +107,13 @@ class ProactiveRun(LooplineAggregate):
         self.last_run_summary: str | None = None
         self.runs = 0
         self.pending_escalations: list[dict[str, Any]] = []
+        self.actions_this_run = 0
+        self.last_context_snapshot: dict[str, dict[str, str]] | None = None
+        """What the last synthesis run was shown; the next one is shown the delta against it."""
+        self.goals: dict[str, str] = {}
+        """The tenant's active goals by key (`tenant.goal`), for the synthesis context."""
+        self.memory: dict[str, str] = {}
+        """The tenant's memory highlights by key (`tenant.memory`), the latest noted last."""
 
     def _next_run(self, at: datetime, reason: str) -> None:
         """Where the next run and its reason change: scheduled, or set by a finished run."""
@@ -87,6 +135,31 @@ class ProactiveRun(LooplineAggregate):
 
     def queue_escalation(self, *, task_ref: str, loop_ref: str | None, reason: str, now: datetime) -> None:
         self.trigger_event(self.EscalationQueued, timestamp=now, task_ref=task_ref, loop_ref=loop_ref, reason=reason)
+
+    def set_goal(self, *, key: str, goal: str, active: bool, now: datetime) -> None:
+        self.trigger_event(self.GoalSet, timestamp=now, key=key, goal=goal, active=active)
+
+    def note_memory(self, *, key: str, note: str, now: datetime) -> None:
+        self.trigger_event(self.MemoryNoted, timestamp=now, key=key, note=note)
+
+    def snapshot_context(self, *, snapshot: Snapshot, now: datetime) -> ContextDelta:
+        """Stores `snapshot` as the run's last context and answers what changed since the one before."""
+        delta = context_delta(self.last_context_snapshot, snapshot)
+        self.trigger_event(self.ContextSnapshotted, timestamp=now,
+                           snapshot={section: dict(items) for section, items in snapshot.items()})
+        return delta
+
+    def take_action(self, *, tool: str, detail: str, now: datetime) -> str | None:
+        """Spends one of the run's actions on `tool`; past the budget, the refusal the model is answered with."""
+        if tool not in ACTION_TOOLS:
+            raise ValueError(f"tool: {tool!r} is not an action; the actions are {', '.join(ACTION_TOOLS)}")
+        if self.actions_this_run >= SYNTHESIS_ACTIONS_PER_RUN:
+            reason = (f"action budget spent: this run already took {SYNTHESIS_ACTIONS_PER_RUN} actions; "
+                      "call schedule_next_run and do this in the next run")
+            self.trigger_event(self.ActionRefused, timestamp=now, tool=tool, reason=reason)
+            return reason
+        self.trigger_event(self.ActionTaken, timestamp=now, tool=tool, detail=detail)
+        return None
 
     def is_due(self, now: datetime) -> bool:
         return self.next_run_at <= now

@@ -26,6 +26,9 @@ TASKS_PER_RUN = 25
 TASKS_PER_SIGNAL = 5
 """Tasks one signal (a webhook event the outside agent reacts to) may create (seed 002 §7.9)."""
 
+SYNTHESIS_ACTIONS_PER_RUN = 3
+"""Actions (create, escalate, notify, trigger, brief) one synthesis run of the proactive brain takes (seed 000 Part 3)."""
+
 MESSAGE_ATTEMPTS = 3
 """Tries of a message whose handler fails unexpectedly before it is parked (the dead letter, seed 002 §7.11)."""
 
@@ -228,6 +231,11 @@ SAFETY_LIMITS: tuple[SafetyLimit, ...] = (
     SafetyLimit(
         "signal_task_limit", "signal", "tasks created for one signal (`origin` `signal`)", TASKS_PER_SIGNAL, "§7.9",
         "the `task.create` creates nothing; `TenantTasks.CreationHeld` in `audit`",
+    ),
+    SafetyLimit(
+        "synthesis_actions", "run", "actions one synthesis run of the proactive brain takes (scheduling its next run "
+        "is free)", SYNTHESIS_ACTIONS_PER_RUN, "seed 000 Part 3",
+        "the tool call is refused and the model told to schedule its next run; `ProactiveRun.ActionRefused` in `audit`",
     ),
     SafetyLimit(
         "tick_task_steps", "tick", "tasks of one tenant that take a step in one tick", STEPS_PER_TICK, "§6.3, §7.15",

@@ -210,6 +210,13 @@ DESCRIPTIONS: dict[type, Describe] = {
         e.reason,
     ),
     ProactiveRun.EscalationQueued: lambda e: (f"escalation queued for task {e.task_ref}", e.reason),
+    ProactiveRun.GoalSet: lambda e: (f"goal {e.key} {'set' if e.active else 'dropped'}", e.goal),
+    ProactiveRun.MemoryNoted: lambda e: (f"memory {e.key} noted", e.note),
+    ProactiveRun.ContextSnapshotted: lambda e: (
+        "synthesis context taken: " + ", ".join(f"{len(items)} {section}" for section, items in e.snapshot.items()), None,
+    ),
+    ProactiveRun.ActionTaken: lambda e: (f"synthesis action {e.tool}", e.detail),
+    ProactiveRun.ActionRefused: lambda e: (f"synthesis action {e.tool} refused", e.reason),
     ProactiveRun.RunRecorded: lambda e: (
         f"{e.mode} run: {e.summary}; next at {format_time(e.next_run_at)}", e.next_run_reason
     ),

@@ -42,6 +42,7 @@ from loopline.processors.handlers.automations import approve, reject
 from loopline.processors.handlers.categories import create_batch, schedule_recurrence, stop_recurrence
 from loopline.processors.handlers.command_fields import STORED
 from loopline.processors.handlers.commands_actions import ActionDecision, ActionDone, ActionRequest
+from loopline.processors.handlers.commands_brain import TenantGoal, TenantMemory, note_memory, set_goal
 from loopline.processors.handlers.commands_categories import RecurrenceStop, TaskBatch, TaskRecur
 from loopline.processors.handlers.commands_goals import TaskOverrideOutcome, TaskRate, TaskReopen
 from loopline.processors.handlers.commands_subtasks import TaskAddSubtask
@@ -336,6 +337,8 @@ COMMANDS: dict[str, CommandRoute] = {
         CommandRoute("tenant.configure", TenantConfigure, configure_tenant),
         CommandRoute("tenant.pause", TenantPause, pause_tenant),
         CommandRoute("tenant.resume", TenantPause, resume_tenant),
+        CommandRoute("tenant.goal", TenantGoal, set_goal),
+        CommandRoute("tenant.memory", TenantMemory, note_memory),
         CommandRoute("system.pause", SystemPause, pause_system),
         CommandRoute("system.resume", SystemPause, resume_system),
         CommandRoute("contact.resubscribe", ContactResubscribe, resubscribe_contact),

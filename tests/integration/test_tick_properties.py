@@ -45,6 +45,7 @@ operations = st.lists(
         st.tuples(st.sampled_from(["task.complete", "task.cancel", "task.approve", "task.reject", "task.guidance",
                                       "task.reply", "task.takeover"]), task),
         st.tuples(st.just("run.schedule"), hours),
+        st.tuples(st.sampled_from(["tenant.goal", "tenant.memory"]), st.sampled_from(["g1", "g2"]), st.booleans()),
         st.tuples(st.just("task.wake"), task, hours, st.sampled_from([None, *CONTACTS])),
         st.tuples(st.just("workflow.output"), task),
         st.tuples(st.just("reply"), st.sampled_from(CONTACTS)),
@@ -67,7 +68,7 @@ COVERED = {"task.create", "action.record", "loop.register", "loop.resolve", "tas
            "task.approve", "task.reject", "task.guidance", "task.reply", "task.takeover", "run.schedule", "task.wake", "workflow.output", "tenant.configure",
            "tenant.pause", "tenant.resume", "system.pause", "system.resume", "contact.resubscribe", "task.batch",
            "task.recur", "recurrence.stop", "action.request", "action.approve", "action.reject", "action.done",
-           "task.add_subtask", "task.override_outcome", "task.reopen", "task.rate"}
+           "task.add_subtask", "task.override_outcome", "task.reopen", "task.rate", "tenant.goal", "tenant.memory"}
 
 
 def test_the_operations_cover_every_command_type() -> None:
@@ -108,6 +109,10 @@ def message(n: int, op: tuple, at: datetime) -> dict:
         return cmd(task_id=args[0], text="go ahead")
     if kind == "run.schedule":
         return cmd(at=later(args[0]), reason="check in")
+    if kind == "tenant.goal":
+        return cmd(key=args[0], goal="keep every member training", active=args[1])
+    if kind == "tenant.memory":
+        return cmd(key=args[0], note="Saturdays are the busiest")
     if kind == "task.wake":
         name, h, contact = args
         when = {"when": {"channel": "email", "watch": {"sender": contact}}} if contact else {}

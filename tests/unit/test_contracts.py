@@ -49,6 +49,8 @@ EXAMPLES: dict[str, dict[str, Any]] = {
                          "depends_on": ["t1-call"], "starts_at": "2026-03-20T09:00:00Z",
                          "budget": {"messages": 0, "days": 2}, "by": "owner"},
     "run.schedule": {"at": "2026-03-14T08:00:00Z", "reason": "morning brief"},
+    "tenant.goal": {"key": "retention", "goal": "Keep churn under 3% a month", "active": True},
+    "tenant.memory": {"key": "busy-days", "note": "Saturdays are the busiest; no outreach then"},
     "task.wake": {"task_id": "t1", "when": {"channel": "email", "watch": {"sender": "a@b.c"},
                                             "deadline": "2026-03-16T10:00:00Z", "if_unresolved": "cancel_task"}},
     "workflow.output": {"task_id": "t1", "workflow": "triage", "output": {"triaged": 4}},

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -82,3 +83,28 @@ def test_escalation_queued_during_a_run_waits_for_the_next_one():
     run.queue_escalation(task_ref="t2", loop_ref=None, reason="b", now=NOW)
     run.record_run(mode="maintenance", summary="surfaced 1", escalations_handled=1, now=NOW + timedelta(minutes=30))
     assert [e["task_ref"] for e in run.pending_escalations] == ["t2"]
+
+
+def test_synthesis_run_takes_three_actions_and_refuses_the_fourth_naming_schedule_next_run():
+    run = start()
+    answers = [run.take_action(tool=tool, detail="d", now=NOW)
+               for tool in ("create_task", "notify", "send_brief", "escalate_task")]
+    assert answers[:3] == [None, None, None]
+    assert answers[3] is not None and "schedule_next_run" in answers[3]
+    refused = [e for e in run.pending_events if isinstance(e, ProactiveRun.ActionRefused)]
+    assert [(e.tool, e.reason) for e in refused] == [("escalate_task", answers[3])]
+    assert run.actions_this_run == 3
+
+
+def test_action_budget_is_fresh_for_each_run():
+    run = start()
+    for _ in range(3):
+        run.take_action(tool="notify", detail="d", now=NOW)
+    run.record_run(mode="synthesis", summary="three actions", escalations_handled=0, now=NOW + timedelta(hours=1))
+    assert run.take_action(tool="notify", detail="d", now=NOW + timedelta(hours=2)) is None
+
+
+def test_unknown_action_tool_is_refused_naming_the_field():
+    run = start()
+    with pytest.raises(ValueError, match="^tool:"):
+        run.take_action(tool="delete_everything", detail="d", now=NOW)
