@@ -44,6 +44,10 @@ def run_id(tenant: str) -> UUID:
     return _id("proactive-run", tenant)
 
 
+def notification_hold_id(tenant: str) -> UUID:
+    return _id("notification-hold", tenant)
+
+
 def message_id(tenant: str, message_ref: str) -> UUID:
     return _id("message", tenant, message_ref)
 

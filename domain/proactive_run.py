@@ -14,6 +14,7 @@ from loopline.domain.synthesis_context import ContextDelta, Snapshot, context_de
 MIN_INTERVAL = timedelta(minutes=30)
 MAX_INTERVAL = timedelta(days=7)
 FALLBACK_INTERVAL = timedelta(hours=24)
+RETURN_REASON = "return digest: the owner is back"
 
 ACTION_TOOLS = ("create_task", "escalate_task", "notify", "trigger_workflow", "send_brief")
 """The synthesis tools that spend the run's action budget; `schedule_next_run` is free, it is the way out."""
@@ -39,6 +40,14 @@ class ProactiveRun(LooplineAggregate):
 
         def apply(self, run: ProactiveRun) -> None:
             run._next_run(self.next_run_at, self.reason)
+
+    class ReturnRunScheduled(TenantEvent):
+        """The owner came back after a day or more away: the next run is now, not the scheduled one (seed 000)."""
+
+        last_seen_at: datetime
+
+        def apply(self, run: ProactiveRun) -> None:
+            run._next_run(self.timestamp, RETURN_REASON)
 
     class EscalationQueued(TenantEvent):
         task_ref: str
@@ -132,6 +141,9 @@ class ProactiveRun(LooplineAggregate):
             self.NextRunScheduled, timestamp=now, requested_at=requested_at,
             next_run_at=clamp_next_run(requested_at, now), reason=reason,
         )
+
+    def run_on_return(self, *, last_seen_at: datetime, now: datetime) -> None:
+        self.trigger_event(self.ReturnRunScheduled, timestamp=now, last_seen_at=last_seen_at)
 
     def queue_escalation(self, *, task_ref: str, loop_ref: str | None, reason: str, now: datetime) -> None:
         self.trigger_event(self.EscalationQueued, timestamp=now, task_ref=task_ref, loop_ref=loop_ref, reason=reason)

@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import Column, Integer, String, Table, Text, select
 from sqlalchemy.engine import Connection
 
-from loopline.domain.proactive_run import ProactiveRun
+from loopline.domain.proactive_run import RETURN_REASON, ProactiveRun
 from loopline.domain.timeutil import format_time
 from loopline.projections import writes
 from loopline.projections.runner import metadata
@@ -41,6 +41,10 @@ def _scheduled(conn: Connection, event: ProactiveRun.NextRunScheduled, position:
     _update(conn, event, next_run_at=format_time(event.next_run_at), next_run_reason=event.reason)
 
 
+def _return(conn: Connection, event: ProactiveRun.ReturnRunScheduled, position: int) -> None:
+    _update(conn, event, next_run_at=format_time(event.timestamp), next_run_reason=RETURN_REASON)
+
+
 def _escalation(conn: Connection, event: ProactiveRun.EscalationQueued, position: int) -> None:
     _update(conn, event, add={"pending_escalations": 1})
 
@@ -59,6 +63,7 @@ tables = (proactive_runs,)
 handlers = {
     ProactiveRun.Started: _started,
     ProactiveRun.NextRunScheduled: _scheduled,
+    ProactiveRun.ReturnRunScheduled: _return,
     ProactiveRun.EscalationQueued: _escalation,
     ProactiveRun.RunRecorded: _ran,
 }

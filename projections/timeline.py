@@ -15,6 +15,7 @@ from loopline.domain.action_log import ActionLog
 from loopline.domain.inbound import InboundMessage, RejectedInput
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.pause import SystemSwitch
+from loopline.domain.notification_hold import NotificationHold
 from loopline.domain.proactive_run import ProactiveRun
 from loopline.domain.recurrence import Recurrence
 from loopline.domain.task import Task
@@ -209,6 +210,16 @@ DESCRIPTIONS: dict[type, Describe] = {
         f"next run at {format_time(e.next_run_at)} (asked {format_time(e.requested_at)}, clamped to [30 min, 7 days])",
         e.reason,
     ),
+    ProactiveRun.ReturnRunScheduled: lambda e: (
+        f"the owner is back (last seen {format_time(e.last_seen_at)}): run now for the return digest", None,
+    ),
+    NotificationHold.Sent: lambda e: (f"owner notified: {e.text}", None),
+    NotificationHold.Skipped: lambda e: (f"owner not notified again: {e.text}", e.reason),
+    NotificationHold.Held: lambda e: (f"owner notice held: {e.text}", e.reason),
+    NotificationHold.Dropped: lambda e: (f"held owner notice dropped: {e.text}", "the hold keeps at most 50"),
+    NotificationHold.DigestSent: lambda e: (
+        f"return digest of {len(e.items)} notice(s)", f"{e.discarded} held notice(s) left out as stale or repeated",
+    ),
     ProactiveRun.EscalationQueued: lambda e: (f"escalation queued for task {e.task_ref}", e.reason),
     ProactiveRun.GoalSet: lambda e: (f"goal {e.key} {'set' if e.active else 'dropped'}", e.goal),
     ProactiveRun.MemoryNoted: lambda e: (f"memory {e.key} noted", e.note),
@@ -269,6 +280,8 @@ def _subject(event: Any) -> tuple[str | None, str | None, str]:
         return event.tenant, event.task_ref, f"loop {event.loop_ref}"
     if hasattr(event, "task_ref"):
         return event.tenant, event.task_ref, f"task {event.task_ref}"
+    if isinstance(event, NotificationHold.Event):
+        return event.tenant, None, f"owner notices {event.tenant}"
     assert isinstance(event, (ProactiveRun.Started, ProactiveRun.Event)), f"{type(event).__qualname__} names no subject"
     return event.tenant, None, f"proactive run {event.tenant}"
 

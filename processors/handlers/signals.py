@@ -19,7 +19,7 @@ from loopline.domain.channels import CHANNEL_BY_SIGNAL
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.wording import when
 from loopline.processors.application import UnitOfWork
-from loopline.processors.handlers.loops_and_timers import load_task, proactive_run, resolve_by_signal, watch_index
+from loopline.processors.handlers.loops_and_timers import load_task, owner_seen, resolve_by_signal, watch_index
 from loopline.processors.messages import Message
 from loopline.processors.handlers.outcome_signals import on_outcome_observed
 from loopline.processors.handlers.outreach import automatic_reply, on_reply, pause_for_auto_reply
@@ -126,7 +126,7 @@ def replies_before_creation(uow: UnitOfWork, task: Task) -> None:
 
 def handle_signal(uow: UnitOfWork, msg: Message) -> str:
     if msg.type == "user.seen":
-        proactive_run(uow, msg.tenant, msg.at)
+        owner_seen(uow, msg.tenant, msg.at)
         return "tenant activity noted"
     if msg.type in SUPPRESSING_SIGNALS:
         return SUPPRESSING_SIGNALS[msg.type](uow, msg)

@@ -1,0 +1,38 @@
+"""An owner back after days away gets a proactive run at once, not at its scheduled time (seed 000 return detection)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from loopline.domain import ids
+from loopline.domain.notification_hold import NotificationHold
+from loopline.domain.proactive_run import RETURN_REASON, ProactiveRun
+from loopline.domain.timeutil import format_time
+from loopline.processors.application import UnitOfWork
+from tests.conftest import signal
+from tests.unit.in_memory import InMemoryLoopline
+
+DAY0 = datetime(2026, 5, 4, 9, 0, tzinfo=timezone.utc)
+
+
+def seen(loopline: InMemoryLoopline, ref: str, at: datetime) -> None:
+    loopline.publish(signal(ref, "user.seen", format_time(at), tenant="gym"))
+
+
+def test_owner_back_after_four_days_gets_a_run_at_once_and_one_seen_hourly_does_not():
+    loopline = InMemoryLoopline()
+    seen(loopline, "s1", DAY0)
+    seen(loopline, "s2", DAY0 + timedelta(hours=1))
+    run = UnitOfWork(loopline.app).get(ids.run_id("gym"), ProactiveRun)
+    assert run is not None and run.next_run_at == DAY0 + timedelta(minutes=30)
+    loopline.tick(DAY0 + timedelta(minutes=30))
+    back = DAY0 + timedelta(days=4)
+    seen(loopline, "s3", back)
+    run = UnitOfWork(loopline.app).get(ids.run_id("gym"), ProactiveRun)
+    assert run is not None
+    assert (run.next_run_at, run.next_run_reason) == (back, RETURN_REASON)
+    loopline.tick(back + timedelta(minutes=1))
+    run = UnitOfWork(loopline.app).get(ids.run_id("gym"), ProactiveRun)
+    hold = UnitOfWork(loopline.app).get(ids.notification_hold_id("gym"), NotificationHold)
+    assert run is not None and run.last_run_at == back + timedelta(minutes=1)
+    assert hold is not None and hold.last_seen_at == back
