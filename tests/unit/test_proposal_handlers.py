@@ -1,0 +1,80 @@
+"""Proposal handlers on the in-memory store: approval makes a task, a `never` rejection keeps similar ones away."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from loopline.domain.proposal import ProposalError
+from loopline.processors.application import UnitOfWork
+from loopline.processors.handlers.commands import create_task
+from loopline.processors.handlers.proposals import (
+    approve_proposal,
+    load_proposal,
+    offer,
+    record_debate_round,
+    reject_proposal,
+    show_ready,
+)
+from loopline.processors.messages import Message
+from tests.unit.in_memory import InMemoryLoopline
+
+NOW = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
+TENANT = "acme"
+
+
+@pytest.fixture
+def loopline() -> Iterator[InMemoryLoopline]:
+    system = InMemoryLoopline()
+    yield system
+    system.close()
+
+
+def owner_says(at: datetime) -> Message:
+    return Message(kind="command", ref="m1", type="proposal.review", tenant=TENANT, at=at)
+
+
+def offered_and_shown(loopline: InMemoryLoopline, ref: str, title: str, at: datetime = NOW) -> str:
+    uow = UnitOfWork(loopline.app)
+    proposal = offer(uow, tenant=TENANT, proposal_ref=ref, title=title, summary="the invoice is 30 days late",
+                     theme="stalled_task", impact="high", source="gap", now=at)
+    status = proposal.status
+    if status == "debating":
+        record_debate_round(uow, tenant=TENANT, proposal_ref=ref, proposer="chase it", critic="they paid late before",
+                            verdict="strong_pass", arbiter="worth a nudge", now=at)
+        show_ready(uow, tenant=TENANT, proposal_refs=[ref], batch_prefix="b", now=at)
+    uow.end_step()
+    uow.commit()
+    return status
+
+
+def test_an_approved_proposal_becomes_a_task_that_names_it(loopline):
+    offered_and_shown(loopline, "p1", "Chase the Acme invoice")
+    uow = UnitOfWork(loopline.app)
+    answer = approve_proposal(uow, owner_says(NOW), "p1", create=create_task)
+    uow.end_step()
+    uow.commit()
+
+    assert answer.startswith("approved proposal p1: created task proposal-p1")
+    task = loopline.task(TENANT, "proposal-p1")
+    assert (task.title, task.context["proposal"]) == ("Chase the Acme invoice", "p1")
+    assert load_proposal(UnitOfWork(loopline.app), TENANT, "p1").status == "approved"
+
+
+def test_a_proposal_like_one_rejected_never_is_recorded_as_avoided_a_year_later(loopline):
+    offered_and_shown(loopline, "p1", "Chase the Acme invoice")
+    uow = UnitOfWork(loopline.app)
+    reject_proposal(uow, owner_says(NOW), "p1", rejection_type="never", reason="I handle Acme myself")
+    uow.end_step()
+    uow.commit()
+
+    assert offered_and_shown(loopline, "p2", "Chase the Acme invoice", NOW + timedelta(days=365)) == "avoided"
+    avoided = load_proposal(UnitOfWork(loopline.app), TENANT, "p2")
+    assert (avoided.similar_to, avoided.avoided_because) == ("p1", "never")
+
+
+def test_approving_an_unknown_proposal_says_where_to_look(loopline):
+    with pytest.raises(ProposalError, match="no proposal p9 .*loopline review list"):
+        approve_proposal(UnitOfWork(loopline.app), owner_says(NOW), "p9", create=create_task)
