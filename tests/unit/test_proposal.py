@@ -8,6 +8,7 @@ import pytest
 
 from loopline.domain import ids
 from loopline.domain.proposal import Proposal, ProposalBook, ProposalError
+from loopline.domain.proposal_gaps import GoalView, RoutineView, TaskView, find_gaps
 from loopline.domain.proposal_rules import (
     PROPOSALS_PER_BATCH,
     Candidate,
@@ -144,3 +145,20 @@ def test_discovery_runs_only_while_the_owner_was_seen_in_the_last_two_hours():
     assert not discovery_allowed(NOW - timedelta(hours=3), NOW)
     assert not discovery_allowed(None, NOW)
 
+
+
+def test_gap_analysis_finds_what_is_missing_most_severe_first_and_at_most_five():
+    tasks = [TaskView(f"t{i}", f"Task {i}", NOW - timedelta(days=1), 0) for i in range(6)]
+    tasks.append(TaskView("tx", "Get the lease signed", None, 3))
+    gaps = find_gaps(
+        tasks=tasks, goals=[GoalView("g1", "run a marathon", 0), GoalView("g2", "learn Spanish", 2)],
+        routines=[RoutineView("r1", "check CI", 2)], now=NOW,
+    )
+    assert [gap.key for gap in gaps] == [
+        "failing_routine:r1", "repeated_expiry:tx", "goal_without_step:g1", "stalled_task:t0", "stalled_task:t1",
+    ]
+    assert (gaps[0].impact, gaps[2].impact) == ("high", "medium")
+
+
+def test_gap_analysis_with_nothing_missing_finds_nothing():
+    assert find_gaps(tasks=[TaskView("t1", "Fine", None, 1)], now=NOW) == []
