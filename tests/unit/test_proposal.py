@@ -16,7 +16,7 @@ from loopline.domain.proposal_rules import (
     batches,
     blocking_rejection,
     discovery_allowed,
-        requires_approval,
+    requires_approval,
     similarity,
 )
 
