@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
+from loopline.domain.proposal_rules import PROPOSALS_PER_DISCOVERY, discovery_allowed
+
 GapKind = Literal["stalled_task", "repeated_expiry", "goal_without_step", "failing_routine"]
 Severity = Literal["critical", "high", "medium", "low"]
 
@@ -98,3 +100,10 @@ def find_gaps(
             ))
     found.sort(key=lambda gap: (_SEVERITY_ORDER[gap.severity], gap.key))
     return found[:GAPS_PER_ANALYSIS]
+
+
+def discovery_picks(gaps: list[Gap], *, last_seen_at: datetime | None, now: datetime) -> list[Gap]:
+    """The gaps a discovery run may propose: none while the owner is away, else the three most severe (seed 003 §6)."""
+    if not discovery_allowed(last_seen_at, now):
+        return []
+    return gaps[:PROPOSALS_PER_DISCOVERY]

@@ -8,7 +8,7 @@ import pytest
 
 from loopline.domain import ids
 from loopline.domain.proposal import Proposal, ProposalBook, ProposalError
-from loopline.domain.proposal_gaps import GoalView, RoutineView, TaskView, find_gaps
+from loopline.domain.proposal_gaps import GoalView, RoutineView, TaskView, discovery_picks, find_gaps
 from loopline.domain.proposal_rules import (
     PROPOSALS_PER_BATCH,
     Candidate,
@@ -162,3 +162,11 @@ def test_gap_analysis_finds_what_is_missing_most_severe_first_and_at_most_five()
 
 def test_gap_analysis_with_nothing_missing_finds_nothing():
     assert find_gaps(tasks=[TaskView("t1", "Fine", None, 1)], now=NOW) == []
+
+
+def test_discovery_proposes_at_most_three_and_nothing_while_the_owner_is_away():
+    gaps = find_gaps(tasks=[TaskView(f"t{i}", f"Task {i}", NOW, 0) for i in range(5)], now=NOW)
+    assert [gap.key for gap in discovery_picks(gaps, last_seen_at=NOW - timedelta(minutes=10), now=NOW)] == [
+        "stalled_task:t0", "stalled_task:t1", "stalled_task:t2",
+    ]
+    assert discovery_picks(gaps, last_seen_at=NOW - timedelta(hours=5), now=NOW) == []
