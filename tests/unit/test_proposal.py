@@ -6,6 +6,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from loopline.adapters.offline_debate import offline_round
 from loopline.domain import ids
 from loopline.domain.proposal import Proposal, ProposalBook, ProposalError
 from loopline.domain.proposal_gaps import GoalView, RoutineView, TaskView, discovery_picks, find_gaps
@@ -170,3 +171,19 @@ def test_discovery_proposes_at_most_three_and_nothing_while_the_owner_is_away():
         "stalled_task:t0", "stalled_task:t1", "stalled_task:t2",
     ]
     assert discovery_picks(gaps, last_seen_at=NOW - timedelta(hours=5), now=NOW) == []
+
+
+def offline_debate(impact: str) -> Proposal:
+    made = proposal()
+    made.impact = impact
+    while made.status == "debating":
+        answer = offline_round(title=made.title, impact=made.impact, round_number=len(made.rounds) + 1)
+        made.record_round(proposer=answer.proposer, critic=answer.critic, verdict=answer.verdict,
+                          arbiter=answer.arbiter, now=NOW)
+    return made
+
+
+def test_offline_debate_shows_high_at_once_strengthens_medium_once_and_drops_low():
+    assert [(p.status, len(p.rounds)) for p in map(offline_debate, ("high", "medium", "low"))] == [
+        ("ready", 1), ("ready", 2), ("failed", 1),
+    ]
