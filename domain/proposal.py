@@ -9,6 +9,7 @@ from typing import Any
 from eventsourcing.domain import Aggregate
 
 from loopline.domain.base import LooplineAggregate, TenantEvent
+from loopline.domain.errors import DomainError
 from loopline.domain.proposal_rules import (
     REJECTION_TYPES,
     VERDICTS,
@@ -21,7 +22,7 @@ from loopline.domain.proposal_rules import (
 OPEN_STATUSES = frozenset({"debating", "ready", "shown"})
 
 
-class ProposalError(Exception):
+class ProposalError(DomainError):
     """A command that the proposal's status or the command's values do not allow."""
 
 
@@ -37,16 +38,9 @@ class Proposal(LooplineAggregate):
         impact: str
         source: str
 
-    class Avoided(Aggregate.Created):
+    class Avoided(Proposed):
         """A proposal never shown because a similar one was rejected and is still cooling down."""
 
-        tenant: str
-        proposal_ref: str
-        title: str
-        summary: str
-        theme: str
-        impact: str
-        source: str
         similar_to: str
         rejection_type: str
 

@@ -9,8 +9,9 @@ from typing import Any
 
 from loopline.domain import ids
 from loopline.domain.proposal import Proposal, ProposalBook, ProposalError
-from loopline.domain.proposal_rules import Candidate, RejectionType, Verdict, batches, blocking_rejection
+from loopline.domain.proposal_rules import Candidate, Verdict, batches, blocking_rejection
 from loopline.processors.application import UnitOfWork
+from loopline.processors.handlers.commands_proposals import ProposalApprove, ProposalReject
 from loopline.processors.handlers.commands_types import TaskCreate
 from loopline.processors.messages import Message
 
@@ -27,7 +28,7 @@ def proposal_book(uow: UnitOfWork, tenant: str, now: datetime) -> ProposalBook:
 def load_proposal(uow: UnitOfWork, tenant: str, proposal_ref: str) -> Proposal:
     proposal = uow.get(ids.proposal_id(tenant, proposal_ref), Proposal)
     if proposal is None:
-        raise ProposalError(f"no proposal {proposal_ref} for tenant {tenant}; `loopline review list` shows them")
+        raise ProposalError(f"no proposal {proposal_ref} for tenant {tenant}; name one that was shown to the owner")
     return proposal
 
 
@@ -70,8 +71,9 @@ def show_ready(uow: UnitOfWork, *, tenant: str, proposal_refs: list[str], batch_
     return [[candidate.proposal_ref for candidate in batch] for batch in grouped]
 
 
-def approve_proposal(uow: UnitOfWork, msg: Message, proposal_ref: str, *, create: CreateTask) -> str:
-    """The owner's yes: the proposal becomes a task named after it, which records where it came from."""
+def approve_proposal(uow: UnitOfWork, msg: Message, cmd: ProposalApprove, *, create: CreateTask) -> str:
+    """`proposal.approve`: the proposal becomes a task named after it, which records where it came from."""
+    proposal_ref = cmd.proposal_id
     proposal = load_proposal(uow, msg.tenant, proposal_ref)
     task_ref = f"proposal-{proposal_ref}"
     proposal.approve(task_ref=task_ref, now=msg.at)
@@ -82,11 +84,9 @@ def approve_proposal(uow: UnitOfWork, msg: Message, proposal_ref: str, *, create
     return f"approved proposal {proposal_ref}: {created}"
 
 
-def reject_proposal(
-    uow: UnitOfWork, msg: Message, proposal_ref: str, *, rejection_type: RejectionType = "not_now", reason: str = "",
-) -> str:
-    """The owner's no, with its type; the book remembers it so similar proposals are avoided for its cooldown."""
-    proposal = load_proposal(uow, msg.tenant, proposal_ref)
-    proposal.reject(rejection_type=rejection_type, reason=reason, now=msg.at)
+def reject_proposal(uow: UnitOfWork, msg: Message, cmd: ProposalReject) -> str:
+    """`proposal.reject`, with its type; the book remembers it so similar proposals are avoided for its cooldown."""
+    proposal = load_proposal(uow, msg.tenant, cmd.proposal_id)
+    proposal.reject(rejection_type=cmd.rejection_type, reason=cmd.reason or "", now=msg.at)
     proposal_book(uow, msg.tenant, msg.at).learn(proposal, msg.at)
-    return f"rejected proposal {proposal_ref} ({rejection_type})"
+    return f"rejected proposal {cmd.proposal_id} ({cmd.rejection_type})"

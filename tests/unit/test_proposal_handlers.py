@@ -10,6 +10,7 @@ import pytest
 from loopline.domain.proposal import ProposalError
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.commands import create_task
+from loopline.processors.handlers.commands_proposals import ProposalApprove, ProposalReject
 from loopline.processors.handlers.proposals import (
     approve_proposal,
     load_proposal,
@@ -53,7 +54,7 @@ def offered_and_shown(loopline: InMemoryLoopline, ref: str, title: str, at: date
 def test_an_approved_proposal_becomes_a_task_that_names_it(loopline):
     offered_and_shown(loopline, "p1", "Chase the Acme invoice")
     uow = UnitOfWork(loopline.app)
-    answer = approve_proposal(uow, owner_says(NOW), "p1", create=create_task)
+    answer = approve_proposal(uow, owner_says(NOW), ProposalApprove(proposal_id="p1"), create=create_task)
     uow.end_step()
     uow.commit()
 
@@ -66,7 +67,8 @@ def test_an_approved_proposal_becomes_a_task_that_names_it(loopline):
 def test_a_proposal_like_one_rejected_never_is_recorded_as_avoided_a_year_later(loopline):
     offered_and_shown(loopline, "p1", "Chase the Acme invoice")
     uow = UnitOfWork(loopline.app)
-    reject_proposal(uow, owner_says(NOW), "p1", rejection_type="never", reason="I handle Acme myself")
+    reject_proposal(uow, owner_says(NOW), ProposalReject(proposal_id="p1", rejection_type="never",
+                                                     reason="I handle Acme myself"))
     uow.end_step()
     uow.commit()
 
@@ -76,5 +78,6 @@ def test_a_proposal_like_one_rejected_never_is_recorded_as_avoided_a_year_later(
 
 
 def test_approving_an_unknown_proposal_says_where_to_look(loopline):
-    with pytest.raises(ProposalError, match="no proposal p9 .*loopline review list"):
-        approve_proposal(UnitOfWork(loopline.app), owner_says(NOW), "p9", create=create_task)
+    with pytest.raises(ProposalError, match="no proposal p9 .*shown to the owner"):
+        approve_proposal(UnitOfWork(loopline.app), owner_says(NOW), ProposalApprove(proposal_id="p9"),
+                         create=create_task)
