@@ -7,7 +7,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from loopline.domain.proposal import ProposalError
+from loopline.domain.proposal import Proposal, ProposalError
+from loopline.domain.timeutil import format_time
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.commands import create_task
 from loopline.processors.handlers.commands_proposals import ProposalApprove, ProposalReject
@@ -20,6 +21,8 @@ from loopline.processors.handlers.proposals import (
     show_ready,
 )
 from loopline.processors.messages import Message
+from loopline.projections.timeline import DESCRIPTIONS, _subject
+from tests.conftest import command
 from tests.unit.in_memory import InMemoryLoopline
 
 NOW = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
@@ -81,3 +84,21 @@ def test_approving_an_unknown_proposal_says_where_to_look(loopline):
     with pytest.raises(ProposalError, match="no proposal p9 .*shown to the owner"):
         approve_proposal(UnitOfWork(loopline.app), owner_says(NOW), ProposalApprove(proposal_id="p9"),
                          create=create_task)
+
+
+def test_the_owners_never_through_the_log_and_the_avoided_offer_read_in_the_audit(loopline):
+    offered_and_shown(loopline, "p1", "Chase the Acme invoice")
+    [answer] = loopline.publish(command("m2", "proposal.reject", format_time(NOW), TENANT, proposal_id="p1",
+                                        rejection_type="never", reason="I handle Acme myself"))
+    offered_and_shown(loopline, "p2", "Chase the Acme invoice", NOW + timedelta(days=2))
+
+    assert answer.detail == "rejected proposal p1 (never)"
+    audit = [(_subject(e)[2], DESCRIPTIONS[type(e)](e)[0]) for e in loopline.events() if type(e) in DESCRIPTIONS
+             and isinstance(e, (Proposal.Proposed, Proposal.Event))]
+    assert audit == [
+        ("proposal p1", "proposed 'Chase the Acme invoice' (high impact, stalled_task); debate starts"),
+        ("proposal p1", "debate round 1: strong_pass -> ready"),
+        ("proposal p1", "shown to the owner in batch b-1 as item 1"),
+        ("proposal p1", "owner rejected the proposal (never)"),
+        ("proposal p2", "avoided 'Chase the Acme invoice': like proposal p1, rejected never"),
+    ]
