@@ -185,13 +185,33 @@ class ProposalBook(LooplineAggregate):
         def apply(self, book: ProposalBook) -> None:
             book.rejections.append(PastRejection(self.proposal_ref, self.text, self.rejection_type, self.timestamp))
 
+    class GapOffered(TenantEvent):
+        """A gap turned into a proposal: the gap's latest proposal decides whether it is offered again."""
+
+        gap_key: str
+        proposal_ref: str
+
+        def apply(self, book: ProposalBook) -> None:
+            book.gap_offers[self.gap_key] = book.gap_offers.get(self.gap_key, 0) + 1
+            book.gap_proposals[self.gap_key] = self.proposal_ref
+
     def __init__(self, tenant: str) -> None:
         self.tenant = tenant
         self.rejections: list[PastRejection] = []
+        self.gap_offers: dict[str, int] = {}
+        self.gap_proposals: dict[str, str] = {}
+        """The latest proposal of each gap key."""
 
     @classmethod
     def open(cls, *, id: Any, tenant: str, now: datetime) -> ProposalBook:  # noqa: A002
         return cls._create(cls.Opened, id=id, timestamp=now, tenant=tenant)
+
+    def next_gap_ref(self, gap_key: str) -> str:
+        """The ref a new proposal of this gap gets: one more than it had, so a gap rejected for now returns anew."""
+        return f"gap:{gap_key}:{self.gap_offers.get(gap_key, 0) + 1}"
+
+    def record_gap_offer(self, *, gap_key: str, proposal_ref: str, now: datetime) -> None:
+        self.trigger_event(self.GapOffered, timestamp=now, gap_key=gap_key, proposal_ref=proposal_ref)
 
     def learn(self, proposal: Proposal, now: datetime) -> None:
         """Remembers a rejected proposal so similar ones are avoided for its type's cooldown."""

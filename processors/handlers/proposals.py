@@ -8,12 +8,16 @@ from datetime import datetime
 from typing import Any
 
 from loopline.domain import ids
-from loopline.domain.proposal import Proposal, ProposalBook, ProposalError
+from loopline.domain.proposal import OPEN_STATUSES, Proposal, ProposalBook, ProposalError
+from loopline.domain.proposal_gaps import Gap, discovery_picks
 from loopline.domain.proposal_rules import Candidate, Verdict, batches, blocking_rejection
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.commands_proposals import ProposalApprove, ProposalReject
 from loopline.processors.handlers.commands_types import TaskCreate
 from loopline.processors.messages import Message
+
+STILL_ANSWERED = OPEN_STATUSES | {"approved"}
+"""A gap whose latest proposal is in one of these is not proposed again."""
 
 CreateTask = Callable[[UnitOfWork, Message, TaskCreate], str]
 
@@ -49,6 +53,24 @@ def offer(
     if blocked is not None:
         return uow.add(Proposal.avoid(**fields, blocked_by=blocked))
     return uow.add(Proposal.propose(**fields))
+
+
+def propose_from_gaps(
+    uow: UnitOfWork, *, tenant: str, gaps: list[Gap], last_seen_at: datetime | None, now: datetime,
+) -> list[Proposal]:
+    """Discovery: the gaps it may propose (at most three, only while the owner is present) become proposals,
+    except a gap whose latest proposal is still open or was approved."""
+    book = proposal_book(uow, tenant, now)
+    offered = []
+    for gap in discovery_picks(gaps, last_seen_at=last_seen_at, now=now):
+        latest = book.gap_proposals.get(gap.key)
+        if latest is not None and load_proposal(uow, tenant, latest).status in STILL_ANSWERED:
+            continue
+        proposal_ref = book.next_gap_ref(gap.key)
+        offered.append(offer(uow, tenant=tenant, proposal_ref=proposal_ref, title=gap.suggested_action,
+                             summary=gap.description, theme=gap.kind, impact=gap.impact, source="discovery", now=now))
+        book.record_gap_offer(gap_key=gap.key, proposal_ref=proposal_ref, now=now)
+    return offered
 
 
 def record_debate_round(

@@ -8,6 +8,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from loopline.domain.proposal import Proposal, ProposalError
+from loopline.domain.proposal_gaps import TaskView, find_gaps
 from loopline.domain.timeutil import format_time
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.commands import create_task
@@ -16,6 +17,7 @@ from loopline.processors.handlers.proposals import (
     approve_proposal,
     load_proposal,
     offer,
+    propose_from_gaps,
     record_debate_round,
     reject_proposal,
     show_ready,
@@ -102,3 +104,25 @@ def test_the_owners_never_through_the_log_and_the_avoided_offer_read_in_the_audi
         ("proposal p1", "owner rejected the proposal (never)"),
         ("proposal p2", "avoided 'Chase the Acme invoice': like proposal p1, rejected never"),
     ]
+
+
+def test_discovery_proposes_each_gap_once_while_open_and_again_after_a_not_now_cools(loopline):
+    gaps = find_gaps(tasks=[TaskView("t1", "Get the lease signed", NOW - timedelta(days=9), 0)], now=NOW)
+
+    def discover(at: datetime) -> list[tuple[str, str]]:
+        uow = UnitOfWork(loopline.app)
+        offered = propose_from_gaps(uow, tenant=TENANT, gaps=gaps, last_seen_at=at, now=at)
+        uow.end_step()
+        uow.commit()
+        return [(p.proposal_ref, p.status) for p in offered]
+
+    assert discover(NOW) == [("gap:stalled_task:t1:1", "debating")]
+    assert discover(NOW + timedelta(hours=1)) == []
+    uow = UnitOfWork(loopline.app)
+    record_debate_round(uow, tenant=TENANT, proposal_ref="gap:stalled_task:t1:1", proposer="nudge", critic="ok",
+                        verdict="strong_pass", arbiter="show", now=NOW)
+    reject_proposal(uow, owner_says(NOW), ProposalReject(proposal_id="gap:stalled_task:t1:1"))
+    uow.end_step()
+    uow.commit()
+    assert discover(NOW + timedelta(hours=2)) == [("gap:stalled_task:t1:2", "avoided")]
+    assert discover(NOW + timedelta(hours=30)) == [("gap:stalled_task:t1:3", "debating")]
