@@ -122,3 +122,11 @@ def upstream_health_id(tenant: str, upstream: str) -> UUID:
 
 def recurrence_id(tenant: str, template_ref: str) -> UUID:
     return _id("recurrence", tenant, template_ref)
+
+
+def proposal_id(tenant: str, proposal_ref: str) -> UUID:
+    return _id("proposal", tenant, proposal_ref)
+
+
+def proposal_book_id(tenant: str) -> UUID:
+    return _id("proposal-book", tenant)

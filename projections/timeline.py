@@ -17,6 +17,7 @@ from loopline.domain.open_loop import OpenLoop
 from loopline.domain.pause import SystemSwitch
 from loopline.domain.notification_hold import NotificationHold
 from loopline.domain.proactive_run import ProactiveRun
+from loopline.domain.proposal import Proposal
 from loopline.domain.recurrence import Recurrence
 from loopline.domain.task import Task
 from loopline.domain.task_ledger import TenantTasks
@@ -241,6 +242,17 @@ DESCRIPTIONS: dict[type, Describe] = {
         e.result + (f"; the next {when(e.next_at)}" if e.next_at else "; its last"),
     ),
     Recurrence.Ended: lambda e: (f"recurring template {e.template_ref} ended", e.reason),
+    Proposal.Proposed: lambda e: (f"proposed '{e.title}' ({e.impact} impact, {e.theme}); debate starts", e.summary),
+    Proposal.Avoided: lambda e: (
+        f"avoided '{e.title}': like proposal {e.similar_to}, rejected {e.rejection_type}", e.summary,
+    ),
+    Proposal.DebateRoundRecorded: lambda e: (
+        f"debate round {e.round_number}: {e.verdict} -> {e.outcome}" + (f" ({e.flag})" if e.flag else ""),
+        f"proposer: {e.proposer} | critic: {e.critic} | arbiter: {e.arbiter}",
+    ),
+    Proposal.Shown: lambda e: (f"shown to the owner in batch {e.batch_ref} as item {e.position}", None),
+    Proposal.Approved: lambda e: (f"owner approved the proposal: it became task {e.task_ref}", None),
+    Proposal.Rejected: lambda e: (f"owner rejected the proposal ({e.rejection_type})", e.reason or None),
     InboundMessage.Received: lambda e: (f"received {e.kind} {e.type} {e.ref}", f"from {e.source}"),
     InboundMessage.Rejected: lambda e: ("message rejected", e.reason),
     RejectedInput.Recorded: lambda e: (f"input rejected at {e.source}:{e.position}", e.reason),
@@ -276,6 +288,8 @@ def _subject(event: Any) -> tuple[str | None, str | None, str]:
         return event.tenant, None, f"template {event.ref}"
     if isinstance(event, Recurrence.Ended):
         return event.tenant, None, f"template {event.template_ref}"
+    if isinstance(event, (Proposal.Proposed, Proposal.Event)):  # an approval shows in its task's trail too
+        return event.tenant, getattr(event, "task_ref", None), f"proposal {event.proposal_ref}"
     if getattr(event, "loop_ref", None):  # a task's decision names the loop it answers, if any
         return event.tenant, event.task_ref, f"loop {event.loop_ref}"
     if hasattr(event, "task_ref"):

@@ -60,6 +60,7 @@ operations = st.lists(
                   st.sampled_from([None, *CONTACTS]), st.one_of(st.none(), hours)),
         st.tuples(st.just("task.override_outcome"), task, st.sampled_from(["retained", "churned", "owner_handled"])),
         st.tuples(st.sampled_from(["task.reopen", "task.rate"]), task),
+        st.tuples(st.sampled_from(["proposal.approve", "proposal.reject"]), st.integers(0, 3)),
         st.tuples(st.just("tick"), st.integers(1, 72)),
     ),
     min_size=5, max_size=30,
@@ -68,7 +69,8 @@ COVERED = {"task.create", "action.record", "loop.register", "loop.resolve", "tas
            "task.approve", "task.reject", "task.guidance", "task.reply", "task.takeover", "run.schedule", "task.wake", "workflow.output", "tenant.configure",
            "tenant.pause", "tenant.resume", "system.pause", "system.resume", "contact.resubscribe", "task.batch",
            "task.recur", "recurrence.stop", "action.request", "action.approve", "action.reject", "action.done",
-           "task.add_subtask", "task.override_outcome", "task.reopen", "task.rate", "tenant.goal", "tenant.memory"}
+           "task.add_subtask", "task.override_outcome", "task.reopen", "task.rate", "tenant.goal", "tenant.memory",
+           "proposal.approve", "proposal.reject"}
 
 
 def test_the_operations_cover_every_command_type() -> None:
@@ -149,6 +151,8 @@ def message(n: int, op: tuple, at: datetime) -> dict:
         return cmd(task_id=args[0], reason="not done yet")
     if kind == "task.rate":
         return cmd(task_id=args[0], rating="down", why="other", note="not what happened")
+    if kind.startswith("proposal."):  # no proposal is offered by a command: the owner's answer names none and is refused
+        return cmd(proposal_id=f"p{args[0]}")
     if kind == "unsubscribe":
         return signal(ref, "contact.unsubscribed", stamp, contact=args[0])
     assert kind == "reply"

@@ -71,6 +71,8 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "action.approve": {"task_id": "t1", "key": "t1-sms-1"},
     "action.reject": {"task_id": "t1", "reason": "she prefers email"},
     "action.done": {"task_id": "t1", "note": "called her, she is back on Monday"},
+    "proposal.approve": {"proposal_id": "gap-stalled-t1"},
+    "proposal.reject": {"proposal_id": "gap-stalled-t1", "rejection_type": "never", "reason": "I call her myself"},
 }
 
 

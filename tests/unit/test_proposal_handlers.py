@@ -1,0 +1,128 @@
+"""Proposal handlers on the in-memory store: approval makes a task, a `never` rejection keeps similar ones away."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from loopline.domain.proposal import Proposal, ProposalError
+from loopline.domain.proposal_gaps import TaskView, find_gaps
+from loopline.domain.timeutil import format_time
+from loopline.processors.application import UnitOfWork
+from loopline.processors.handlers.commands import create_task
+from loopline.processors.handlers.commands_proposals import ProposalApprove, ProposalReject
+from loopline.processors.handlers.proposals import (
+    approve_proposal,
+    load_proposal,
+    offer,
+    propose_from_gaps,
+    record_debate_round,
+    reject_proposal,
+    show_ready,
+)
+from loopline.processors.messages import Message
+from loopline.projections.timeline import DESCRIPTIONS, _subject
+from tests.conftest import command
+from tests.unit.in_memory import InMemoryLoopline
+
+NOW = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
+TENANT = "acme"
+
+
+@pytest.fixture
+def loopline() -> Iterator[InMemoryLoopline]:
+    system = InMemoryLoopline()
+    yield system
+    system.close()
+
+
+def owner_says(at: datetime) -> Message:
+    return Message(kind="command", ref="m1", type="proposal.review", tenant=TENANT, at=at)
+
+
+def offered_and_shown(loopline: InMemoryLoopline, ref: str, title: str, at: datetime = NOW) -> str:
+    uow = UnitOfWork(loopline.app)
+    proposal = offer(uow, tenant=TENANT, proposal_ref=ref, title=title, summary="the invoice is 30 days late",
+                     theme="stalled_task", impact="high", source="gap", now=at)
+    status = proposal.status
+    if status == "debating":
+        record_debate_round(uow, tenant=TENANT, proposal_ref=ref, proposer="chase it", critic="they paid late before",
+                            verdict="strong_pass", arbiter="worth a nudge", now=at)
+        show_ready(uow, tenant=TENANT, proposal_refs=[ref], batch_prefix="b", now=at)
+    uow.end_step()
+    uow.commit()
+    return status
+
+
+def test_an_approved_proposal_becomes_a_task_that_names_it(loopline):
+    offered_and_shown(loopline, "p1", "Chase the Acme invoice")
+    uow = UnitOfWork(loopline.app)
+    answer = approve_proposal(uow, owner_says(NOW), ProposalApprove(proposal_id="p1"), create=create_task)
+    uow.end_step()
+    uow.commit()
+
+    assert answer.startswith("approved proposal p1: created task proposal-p1")
+    task = loopline.task(TENANT, "proposal-p1")
+    assert (task.title, task.context["proposal"]) == ("Chase the Acme invoice", "p1")
+    assert load_proposal(UnitOfWork(loopline.app), TENANT, "p1").status == "approved"
+
+
+def test_a_proposal_like_one_rejected_never_is_recorded_as_avoided_a_year_later(loopline):
+    offered_and_shown(loopline, "p1", "Chase the Acme invoice")
+    uow = UnitOfWork(loopline.app)
+    reject_proposal(uow, owner_says(NOW), ProposalReject(proposal_id="p1", rejection_type="never",
+                                                     reason="I handle Acme myself"))
+    uow.end_step()
+    uow.commit()
+
+    assert offered_and_shown(loopline, "p2", "Chase the Acme invoice", NOW + timedelta(days=365)) == "avoided"
+    avoided = load_proposal(UnitOfWork(loopline.app), TENANT, "p2")
+    assert (avoided.similar_to, avoided.avoided_because) == ("p1", "never")
+
+
+def test_approving_an_unknown_proposal_says_where_to_look(loopline):
+    with pytest.raises(ProposalError, match="no proposal p9 .*shown to the owner"):
+        approve_proposal(UnitOfWork(loopline.app), owner_says(NOW), ProposalApprove(proposal_id="p9"),
+                         create=create_task)
+
+
+def test_the_owners_never_through_the_log_and_the_avoided_offer_read_in_the_audit(loopline):
+    offered_and_shown(loopline, "p1", "Chase the Acme invoice")
+    [answer] = loopline.publish(command("m2", "proposal.reject", format_time(NOW), TENANT, proposal_id="p1",
+                                        rejection_type="never", reason="I handle Acme myself"))
+    offered_and_shown(loopline, "p2", "Chase the Acme invoice", NOW + timedelta(days=2))
+
+    assert answer.detail == "rejected proposal p1 (never)"
+    audit = [(_subject(e)[2], DESCRIPTIONS[type(e)](e)[0]) for e in loopline.events() if type(e) in DESCRIPTIONS
+             and isinstance(e, (Proposal.Proposed, Proposal.Event))]
+    assert audit == [
+        ("proposal p1", "proposed 'Chase the Acme invoice' (high impact, stalled_task); debate starts"),
+        ("proposal p1", "debate round 1: strong_pass -> ready"),
+        ("proposal p1", "shown to the owner in batch b-1 as item 1"),
+        ("proposal p1", "owner rejected the proposal (never)"),
+        ("proposal p2", "avoided 'Chase the Acme invoice': like proposal p1, rejected never"),
+    ]
+
+
+def test_discovery_proposes_each_gap_once_while_open_and_again_after_a_not_now_cools(loopline):
+    gaps = find_gaps(tasks=[TaskView("t1", "Get the lease signed", NOW - timedelta(days=9), 0)], now=NOW)
+
+    def discover(at: datetime) -> list[tuple[str, str]]:
+        uow = UnitOfWork(loopline.app)
+        offered = propose_from_gaps(uow, tenant=TENANT, gaps=gaps, last_seen_at=at, now=at)
+        uow.end_step()
+        uow.commit()
+        return [(p.proposal_ref, p.status) for p in offered]
+
+    assert discover(NOW) == [("gap:stalled_task:t1:1", "debating")]
+    assert discover(NOW + timedelta(hours=1)) == []
+    uow = UnitOfWork(loopline.app)
+    record_debate_round(uow, tenant=TENANT, proposal_ref="gap:stalled_task:t1:1", proposer="nudge", critic="ok",
+                        verdict="strong_pass", arbiter="show", now=NOW)
+    reject_proposal(uow, owner_says(NOW), ProposalReject(proposal_id="gap:stalled_task:t1:1"))
+    uow.end_step()
+    uow.commit()
+    assert discover(NOW + timedelta(hours=2)) == [("gap:stalled_task:t1:2", "avoided")]
+    assert discover(NOW + timedelta(hours=30)) == [("gap:stalled_task:t1:3", "debating")]
