@@ -44,6 +44,10 @@ def run_id(tenant: str) -> UUID:
     return _id("proactive-run", tenant)
 
 
+def question_id(tenant: str, question_ref: str) -> UUID:
+    return _id("question", tenant, question_ref)
+
+
 def message_id(tenant: str, message_ref: str) -> UUID:
     return _id("message", tenant, message_ref)
 
