@@ -19,6 +19,10 @@ class AlreadyAnswered(DomainError):
     """The question was answered: a second answer would change a decision others already acted on."""
 
 
+class UnknownQuestion(DomainError):
+    """An answer to a question the tenant was never asked."""
+
+
 class NotAnAnswer(DomainError):
     """An empty reply: the owner is asked a clarifying follow-up instead of a decision being recorded."""
 
