@@ -42,6 +42,7 @@ from loopline.processors.handlers.command_fields import STORED
 from loopline.processors.handlers.commands_actions import ActionDecision, ActionDone, ActionRequest
 from loopline.processors.handlers.commands_categories import RecurrenceStop, TaskBatch, TaskRecur
 from loopline.processors.handlers.commands_goals import TaskOverrideOutcome, TaskRate, TaskReopen
+from loopline.processors.handlers.commands_questions import QuestionAnswer, QuestionAsk
 from loopline.processors.handlers.commands_subtasks import TaskAddSubtask
 from loopline.processors.handlers.commands_types import (
     ActionRecordCommon,
@@ -70,6 +71,7 @@ from loopline.processors.handlers.goal_progress import override_outcome, rate_ou
 from loopline.processors.handlers.outreach import answer_with_guidance
 from loopline.processors.handlers.owner import approve_task, reply_to_contact, take_over
 from loopline.processors.handlers.pausing import pause_system, pause_tenant, resume_system, resume_tenant
+from loopline.processors.handlers.questions import answer, ask
 from loopline.processors.handlers.readiness import on_ready
 from loopline.processors.handlers.signals import replies_before_creation
 from loopline.processors.handlers.staff_todos import mark_done
@@ -330,6 +332,8 @@ COMMANDS: dict[str, CommandRoute] = {
         CommandRoute("action.approve", ActionDecision, approve),
         CommandRoute("action.reject", ActionDecision, reject),
         CommandRoute("action.done", ActionDone, mark_done),
+        CommandRoute("question.ask", QuestionAsk, ask),
+        CommandRoute("question.answer", QuestionAnswer, answer),
     )
 }
 

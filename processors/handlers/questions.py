@@ -9,9 +9,11 @@ from loopline.domain import ids
 from loopline.domain.question import Question, UnknownQuestion
 from loopline.domain.question_ladder import render_question
 from loopline.domain.timers import TimerKind
+from loopline.domain.wording import when
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.loops_and_timers import load_task, set_timer
-from loopline.processors.messages import TimerFired
+from loopline.processors.handlers.commands_questions import QuestionAnswer, QuestionAsk
+from loopline.processors.messages import Message, TimerFired
 from loopline.processors.ports import Drafter
 
 OWNER_ASKED = {"ask": "question", "resend_urgent": "question_urgent", "re_escalate": "question_re_escalated"}
@@ -63,3 +65,16 @@ def answer_question(uow: UnitOfWork, *, tenant: str, question_ref: str, reply: s
     answer = question.answer
     picked = answer["option"] or ("free text, logged for review" if answer["for_review"] else "free text")
     return f"question {question_ref}: answered ({picked})"
+
+
+def ask(uow: UnitOfWork, msg: Message, cmd: QuestionAsk) -> str:
+    asked = ask_question(uow, tenant=msg.tenant, question_ref=cmd.question_id, task_ref=cmd.task_id, asker=cmd.asker,
+                         stuck_on=cmd.stuck_on, question=cmd.question, options=tuple(cmd.options),
+                         blocked_tasks=tuple(cmd.blocked_tasks), now=msg.at)
+    if asked.next_due is None:
+        return f"question {asked.ref}: already answered or its ladder climbed; nothing asked again"
+    return f"question {asked.ref}: asked on {asked.task_ref}; unanswered, it climbs its ladder from {when(asked.next_due)}"
+
+
+def answer(uow: UnitOfWork, msg: Message, cmd: QuestionAnswer) -> str:
+    return answer_question(uow, tenant=msg.tenant, question_ref=cmd.question_id, reply=cmd.answer, now=msg.at)

@@ -59,6 +59,8 @@ operations = st.lists(
                   st.sampled_from([None, *CONTACTS]), st.one_of(st.none(), hours)),
         st.tuples(st.just("task.override_outcome"), task, st.sampled_from(["retained", "churned", "owner_handled"])),
         st.tuples(st.sampled_from(["task.reopen", "task.rate"]), task),
+        st.tuples(st.just("question.ask"), st.integers(0, 2), task),
+        st.tuples(st.just("question.answer"), st.integers(0, 2), st.sampled_from(["A", "B, why not", "ask Dana"])),
         st.tuples(st.just("tick"), st.integers(1, 72)),
     ),
     min_size=5, max_size=30,
@@ -67,7 +69,7 @@ COVERED = {"task.create", "action.record", "loop.register", "loop.resolve", "tas
            "task.approve", "task.reject", "task.guidance", "task.reply", "task.takeover", "run.schedule", "task.wake", "workflow.output", "tenant.configure",
            "tenant.pause", "tenant.resume", "system.pause", "system.resume", "contact.resubscribe", "task.batch",
            "task.recur", "recurrence.stop", "action.request", "action.approve", "action.reject", "action.done",
-           "task.add_subtask", "task.override_outcome", "task.reopen", "task.rate"}
+           "task.add_subtask", "task.override_outcome", "task.reopen", "task.rate", "question.ask", "question.answer"}
 
 
 def test_the_operations_cover_every_command_type() -> None:
@@ -144,6 +146,11 @@ def message(n: int, op: tuple, at: datetime) -> dict:
         return cmd(task_id=args[0], reason="not done yet")
     if kind == "task.rate":
         return cmd(task_id=args[0], rating="down", why="other", note="not what happened")
+    if kind == "question.ask":
+        return cmd(question_id=f"q{args[0]}", task_id=args[1], asker="agent", stuck_on="which day",
+                   question="Saturday or Sunday?", options=["Saturday", "Sunday"])
+    if kind == "question.answer":
+        return cmd(question_id=f"q{args[0]}", answer=args[1])
     if kind == "unsubscribe":
         return signal(ref, "contact.unsubscribed", stamp, contact=args[0])
     assert kind == "reply"

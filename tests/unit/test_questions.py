@@ -13,7 +13,7 @@ from loopline.domain.question import Question, UnknownQuestion
 from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time
 from loopline.processors.application import UnitOfWork
-from loopline.processors.handlers.questions import answer_question, ask_question
+from loopline.processors.handlers.questions import answer_question
 from tests.conftest import command
 from tests.unit.in_memory import InMemoryLoopline
 
@@ -26,11 +26,10 @@ def loopline() -> Iterator[InMemoryLoopline]:
     running = InMemoryLoopline()
     running.publish(command("c-auth", "task.create", format_time(T0), TENANT, task_id="auth",
                             title="Implement user authentication"))
-    uow = UnitOfWork(running.app)
-    ask_question(uow, tenant=TENANT, question_ref="q1", task_ref="auth", asker="Build agent",
-                 stuck_on="Which OAuth provider to use", question="Should we use Auth0, Firebase Auth, or our own?",
-                 options=("Auth0", "Firebase", "Custom"), blocked_tasks=("login", "signup", "sso"), now=T0)
-    uow.commit()
+    running.publish(command("c-q1", "question.ask", format_time(T0), TENANT, question_id="q1", task_id="auth",
+                            asker="Build agent", stuck_on="Which OAuth provider to use",
+                            question="Should we use Auth0, Firebase Auth, or our own?",
+                            options=["Auth0", "Firebase", "Custom"], blocked_tasks=["login", "signup", "sso"]))
     yield running
     running.close()
 
@@ -52,15 +51,14 @@ def test_the_tick_asks_the_owner_at_30_minutes_and_urgently_at_2_hours(loopline:
     assert asked[1].message.startswith("URGENT: Build agent needs help")
 
 
-def test_the_answer_is_recorded_once_and_no_later_rung_asks_again(loopline: InMemoryLoopline) -> None:
+def test_the_first_answer_is_the_decision_and_no_later_rung_asks_again(loopline: InMemoryLoopline) -> None:
     loopline.tick(T0 + timedelta(minutes=31))
-    uow = UnitOfWork(loopline.app)
-    said = answer_question(uow, tenant=TENANT, question_ref="q1", reply="A, managed is worth it",
-                           now=T0 + timedelta(minutes=40))
-    uow.commit()
+    loopline.publish(command("c-a1", "question.answer", format_time(T0 + timedelta(minutes=40)), TENANT,
+                             question_id="q1", answer="A, managed is worth it"))
+    loopline.publish(command("c-a2", "question.answer", format_time(T0 + timedelta(minutes=41)), TENANT,
+                             question_id="q1", answer="C"))
     loopline.tick(T0 + timedelta(hours=9))
     question = UnitOfWork(loopline.app).get(ids.question_id(TENANT, "q1"), Question)
-    assert said == "question q1: answered (Auth0)"
     assert question.answer == {"option": "Auth0", "text": "managed is worth it", "for_review": False}
     assert [event.kind for event in _questions_asked(loopline)] == ["question"]
 
@@ -68,3 +66,12 @@ def test_the_answer_is_recorded_once_and_no_later_rung_asks_again(loopline: InMe
 def test_an_answer_to_a_question_never_asked_names_the_field(loopline: InMemoryLoopline) -> None:
     with pytest.raises(UnknownQuestion, match="^question_id:"):
         answer_question(UnitOfWork(loopline.app), tenant=TENANT, question_ref="q9", reply="A", now=T0)
+
+
+def test_asking_an_answered_question_again_changes_nothing(loopline: InMemoryLoopline) -> None:
+    loopline.publish(command("c-a1", "question.answer", format_time(T0), TENANT, question_id="q1", answer="B"))
+    [again] = loopline.publish(command("c-q1-again", "question.ask", format_time(T0 + timedelta(hours=1)), TENANT,
+                                       question_id="q1", task_id="auth", asker="Build agent", stuck_on="OAuth",
+                                       question="Which one?"))
+    assert (again.accepted, again.detail) == (True, "question q1: already answered or its ladder climbed; nothing "
+                                              "asked again")
