@@ -53,7 +53,8 @@ def check_question(question: str, options: tuple[str, ...]) -> None:
     if not question.strip():
         raise InvalidQuestion("question: give the text the owner answers")
     if len(options) > MAX_OPTIONS:
-        raise InvalidQuestion(f"options: give at most {MAX_OPTIONS}, one per letter A to {ascii_uppercase[MAX_OPTIONS - 1]}")
+        last = ascii_uppercase[MAX_OPTIONS - 1]
+        raise InvalidQuestion(f"options: give at most {MAX_OPTIONS}, one per letter A to {last}")
     if any(not option.strip() for option in options):
         raise InvalidQuestion("options: every option needs text; leave out the blank ones")
 

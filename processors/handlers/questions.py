@@ -73,7 +73,8 @@ def ask(uow: UnitOfWork, msg: Message, cmd: QuestionAsk) -> str:
                          blocked_tasks=tuple(cmd.blocked_tasks), now=msg.at)
     if asked.next_due is None:
         return f"question {asked.ref}: already answered or its ladder climbed; nothing asked again"
-    return f"question {asked.ref}: asked on {asked.task_ref}; unanswered, it climbs its ladder from {when(asked.next_due)}"
+    return (f"question {asked.ref}: asked on {asked.task_ref}; unanswered, it climbs its ladder from "
+            f"{when(asked.next_due)}")
 
 
 def answer(uow: UnitOfWork, msg: Message, cmd: QuestionAnswer) -> str:

@@ -50,7 +50,8 @@ def test_the_climbed_ladder_files_no_more_timers() -> None:
     ("B", OPTIONS[1], ""), ("b) lock-in is fine for now", OPTIONS[1], "lock-in is fine for now"),
     ("C: we own it", OPTIONS[2], "we own it"),
 ])
-def test_a_leading_option_letter_picks_that_option_with_the_rest_as_reasoning(reply: str, option: str, text: str) -> None:
+def test_a_leading_option_letter_picks_that_option_with_the_rest_as_reasoning(reply: str, option: str,
+                                                                            text: str) -> None:
     answer = read_answer(reply, OPTIONS)
     assert (answer.option, answer.text, answer.for_review) == (option, text, False)
 
