@@ -1,16 +1,23 @@
-"""`loopline review list`: everything waiting for a human (seed 004 §6): tasks pending review or escalated, open
-escalation questions, and free-text answers kept for review, each with what to decide with."""
+"""`loopline review list|approve|reject`: everything waiting for a human (seed 004 §6): tasks pending review or
+escalated, open escalation questions, and free-text answers kept for review; approve and reject publish the command
+that decides one, as `loopline publish` would."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import json
+from typing import Annotated, Any, Literal
+from uuid import uuid4
 
 import typer
 
-from loopline.cli.context import flag, opened
+from loopline.adapters.clock import SystemClock
+from loopline.adapters.messages import InvalidMessage, parse_message
+from loopline.cli.context import REJECTED, fail, flag, opened
 from loopline.cli.help import App
 from loopline.cli.output import print_rows
+from loopline.cli.output import out
 from loopline.domain.status import TaskStatus
+from loopline.domain.timeutil import format_time
 from loopline.projections.questions import answers_for_review, open_questions
 from loopline.projections.task_queries import list_tasks
 
@@ -18,6 +25,8 @@ app = App(help="The review queue: what waits for a human to decide.", no_args_is
 
 Json = Annotated[bool, flag("--json", "Print JSON instead of a table.")]
 Tenant = Annotated[str | None, typer.Option("--tenant", help="Only this tenant.")]
+Owner = Annotated[str, typer.Option("--tenant", help="The tenant whose task or question it is.")]
+Reason = Annotated[str | None, typer.Option("--reason", help="Why, kept with the decision.")]
 WAITING_TASKS = {
     TaskStatus.PENDING_REVIEW: "publish task.approve or task.reject",
     TaskStatus.ESCALATED: "publish task.guidance, task.reply, task.takeover or task.cancel",
@@ -53,3 +62,41 @@ def list_(json_: Json = False, tenant: Tenant = None) -> None:
         rows += [_answer(row) for row in answers_for_review(conn, tenant)]
     rows.sort(key=lambda row: (row["since"], row["kind"], row["id"]))
     print_rows("review queue", rows, ["kind", "tenant", "id", "what", "why", "since", "decide"], as_json=json_)
+
+
+def _decide(tenant: str, command_type: str, data: dict[str, Any]) -> None:
+    """Publishes one command and drains, as `loopline publish` does; a refused command exits 1 with its reason."""
+    raw = {"kind": "command", "id": f"review-{uuid4().hex[:12]}", "type": command_type, "tenant": tenant,
+           "at": format_time(SystemClock().now()), "data": data}
+    try:
+        message = parse_message(json.dumps(raw))
+    except InvalidMessage as error:
+        fail(str(error))
+    with opened() as system, system.leader.writing():
+        system.log.append([message], "review")
+        report = system.drain()
+    for outcome in report.rejected:
+        fail(f"{command_type} refused: {outcome.detail}", REJECTED)
+    out.print("; ".join(outcome.detail for outcome in report.outcomes if outcome.accepted), highlight=False)
+
+
+@app.command("approve")
+def approve(item_id: Annotated[str, typer.Argument(help="A task's or a question's id, as `review list` shows it.")],
+            tenant: Owner, answer: Annotated[str | None, typer.Option(
+                "--answer", help="For a question: an option's letter with optional reasoning, or free text.")] = None,
+            reason: Reason = None) -> None:
+    """Approve a task pending review (`task.approve`), or answer a question with --answer (`question.answer`)."""
+    if answer is not None:
+        _decide(tenant, "question.answer", {"question_id": item_id, "answer": answer})
+    else:
+        _decide(tenant, "task.approve", {"task_id": item_id, **({"reason": reason} if reason else {})})
+
+
+@app.command("reject")
+def reject(task_id: Annotated[str, typer.Argument(help="A task pending review, as `review list` shows it.")],
+           tenant: Owner, type_: Annotated[Literal["never", "not_now", "bad_approach"], typer.Option(
+               "--type", help="never, not_now (the default) or bad_approach: what the rejection teaches.")] = "not_now",
+           reason: Reason = None) -> None:
+    """Reject a task pending review (`task.reject`) with the type of the rejection."""
+    because = {"reason": reason} if reason else {}
+    _decide(tenant, "task.reject", {"task_id": task_id, "rejection_type": type_, **because})
