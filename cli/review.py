@@ -1,6 +1,6 @@
-"""`loopline review list|approve|reject`: everything waiting for a human (seed 004 §6): tasks pending review or
+"""`loopline review list|approve|reject|log`: everything waiting for a human (seed 004 §6): tasks pending review or
 escalated, open escalation questions, and free-text answers kept for review; approve and reject publish the command
-that decides one, as `loopline publish` would."""
+that decides one, as `loopline publish` would; log reads the reflection log of decisions made (seed 004 §7)."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from loopline.cli.output import out
 from loopline.domain.status import TaskStatus
 from loopline.domain.timeutil import format_time
 from loopline.projections.questions import answers_for_review, open_questions
+from loopline.projections.reflections import reflection_log
 from loopline.projections.task_queries import list_tasks
 
 app = App(help="The review queue: what waits for a human to decide.", no_args_is_help=True)
@@ -62,6 +63,15 @@ def list_(json_: Json = False, tenant: Tenant = None) -> None:
         rows += [_answer(row) for row in answers_for_review(conn, tenant)]
     rows.sort(key=lambda row: (row["since"], row["kind"], row["id"]))
     print_rows("review queue", rows, ["kind", "tenant", "id", "what", "why", "since", "decide"], as_json=json_)
+
+
+@app.command("log")
+def log(json_: Json = False, tenant: Tenant = None) -> None:
+    """List the reflection log: every decision a human made (approved, rejected and its type, answered), in order."""
+    with opened() as system, system.projections.engine.connect() as conn:
+        rows = reflection_log(conn, tenant)
+    print_rows("reflection log", rows, ["tenant", "at", "kind", "subject", "decision", "rejection_type", "detail"],
+               as_json=json_)
 
 
 def _decide(tenant: str, command_type: str, data: dict[str, Any]) -> None:

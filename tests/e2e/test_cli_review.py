@@ -40,3 +40,7 @@ def test_the_review_queue_lists_what_waits_for_the_owner_and_decides_it(embedded
     assert sorted((row["kind"], row["id"], row["what"]) for row in queue) == [
         ("answer", "q1", "ask Dana"), ("task", "invoice", "Chase the March invoice")]
     assert cli.json("tasks", "show", "flyer", "--json")["status"] == "cancelled"
+    decisions = cli.json("review", "log", "--tenant", STUDIO, "--json")
+    assert [(row["kind"], row["subject"], row["decision"], row["rejection_type"], row["for_review"])
+            for row in decisions] == [("task", "flyer", "rejected", "never", False),
+                                      ("question", "q1", None, None, True)]
