@@ -46,6 +46,8 @@ def run_id(tenant: str) -> UUID:
 
 def notification_hold_id(tenant: str) -> UUID:
     return _id("notification-hold", tenant)
+def question_id(tenant: str, question_ref: str) -> UUID:
+    return _id("question", tenant, question_ref)
 
 
 def message_id(tenant: str, message_ref: str) -> UUID:

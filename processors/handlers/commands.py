@@ -46,6 +46,7 @@ from loopline.processors.handlers.commands_brain import TenantGoal, TenantMemory
 from loopline.processors.handlers.commands_categories import RecurrenceStop, TaskBatch, TaskRecur
 from loopline.processors.handlers.commands_goals import TaskOverrideOutcome, TaskRate, TaskReopen
 from loopline.processors.handlers.commands_proposals import ProposalApprove, ProposalReject
+from loopline.processors.handlers.commands_questions import QuestionAnswer, QuestionAsk
 from loopline.processors.handlers.commands_subtasks import TaskAddSubtask
 from loopline.processors.handlers.commands_types import (
     ActionRecordCommon,
@@ -75,6 +76,7 @@ from loopline.processors.handlers.outreach import answer_with_guidance
 from loopline.processors.handlers.owner import approve_task, reply_to_contact, take_over
 from loopline.processors.handlers.proposals import approve_proposal, reject_proposal
 from loopline.processors.handlers.pausing import pause_system, pause_tenant, resume_system, resume_tenant
+from loopline.processors.handlers.questions import answer, ask
 from loopline.processors.handlers.readiness import on_ready
 from loopline.processors.handlers.signals import replies_before_creation
 from loopline.processors.handlers.staff_todos import mark_done
@@ -356,6 +358,8 @@ COMMANDS: dict[str, CommandRoute] = {
         CommandRoute("action.done", ActionDone, mark_done),
         CommandRoute("proposal.approve", ProposalApprove, partial(approve_proposal, create=create_task)),
         CommandRoute("proposal.reject", ProposalReject, reject_proposal),
+        CommandRoute("question.ask", QuestionAsk, ask),
+        CommandRoute("question.answer", QuestionAnswer, answer),
     )
 }
 

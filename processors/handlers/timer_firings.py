@@ -42,6 +42,7 @@ from loopline.processors.handlers.loops_and_timers import (
 )
 from loopline.processors.messages import BucketSwept, TimerFired, WheelSwept
 from loopline.processors.handlers.pausing import hold_step
+from loopline.processors.handlers.questions import climb_question
 from loopline.processors.handlers.outcome_signals import dormant_check, verify_outcome
 from loopline.processors.handlers.outreach import has_step, retry_due_decisions, step_task
 from loopline.processors.ports import Draft, Drafter
@@ -203,6 +204,8 @@ TIMERS: dict[str, TimerRow] = {
                                      ("daily digest recorded", "daily digests recorded")),
     TimerKind.ESCALATION_TIMEOUT: TimerRow(_escalation_timeout, "the escalation's reminder or cancellation",
                                            ("escalation left alone acted on", "escalations left alone acted on")),
+    TimerKind.QUESTION_LADDER: TimerRow(climb_question, "the next step of an unanswered question",
+                                        ("unanswered question escalated", "unanswered questions escalated")),
 }
 """Every timer kind (`domain/timers.py` TimerKind) and nothing else; tests/unit/test_contracts.py holds them equal."""
 

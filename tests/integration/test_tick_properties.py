@@ -61,6 +61,8 @@ operations = st.lists(
         st.tuples(st.just("task.override_outcome"), task, st.sampled_from(["retained", "churned", "owner_handled"])),
         st.tuples(st.sampled_from(["task.reopen", "task.rate"]), task),
         st.tuples(st.sampled_from(["proposal.approve", "proposal.reject"]), st.integers(0, 3)),
+        st.tuples(st.just("question.ask"), st.integers(0, 2), task),
+        st.tuples(st.just("question.answer"), st.integers(0, 2), st.sampled_from(["A", "B, why not", "ask Dana"])),
         st.tuples(st.just("tick"), st.integers(1, 72)),
     ),
     min_size=5, max_size=30,
@@ -70,7 +72,7 @@ COVERED = {"task.create", "action.record", "loop.register", "loop.resolve", "tas
            "tenant.pause", "tenant.resume", "system.pause", "system.resume", "contact.resubscribe", "task.batch",
            "task.recur", "recurrence.stop", "action.request", "action.approve", "action.reject", "action.done",
            "task.add_subtask", "task.override_outcome", "task.reopen", "task.rate", "tenant.goal", "tenant.memory",
-           "proposal.approve", "proposal.reject"}
+           "proposal.approve", "proposal.reject", "question.ask", "question.answer"}
 
 
 def test_the_operations_cover_every_command_type() -> None:
@@ -153,6 +155,11 @@ def message(n: int, op: tuple, at: datetime) -> dict:
         return cmd(task_id=args[0], rating="down", why="other", note="not what happened")
     if kind.startswith("proposal."):  # no proposal is offered by a command: the owner's answer names none and is refused
         return cmd(proposal_id=f"p{args[0]}")
+    if kind == "question.ask":
+        return cmd(question_id=f"q{args[0]}", task_id=args[1], asker="agent", stuck_on="which day",
+                   question="Saturday or Sunday?", options=["Saturday", "Sunday"])
+    if kind == "question.answer":
+        return cmd(question_id=f"q{args[0]}", answer=args[1])
     if kind == "unsubscribe":
         return signal(ref, "contact.unsubscribed", stamp, contact=args[0])
     assert kind == "reply"

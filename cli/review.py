@@ -1,0 +1,112 @@
+"""`loopline review list|approve|reject|log`: everything waiting for a human (seed 004 §6): tasks pending review or
+escalated, open escalation questions, and free-text answers kept for review; approve and reject publish the command
+that decides one, as `loopline publish` would; log reads the reflection log of decisions made (seed 004 §7)."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+from uuid import uuid4
+
+import typer
+
+from loopline.adapters.clock import SystemClock
+from loopline.adapters.messages import InvalidMessage, parse_message
+from loopline.cli.context import REJECTED, fail, flag, opened
+from loopline.cli.help import App
+from loopline.cli.output import print_rows
+from loopline.cli.output import out
+from loopline.domain.status import TaskStatus
+from loopline.domain.timeutil import format_time
+from loopline.projections.questions import answers_for_review, open_questions
+from loopline.projections.reflections import reflection_log
+from loopline.projections.task_queries import list_tasks
+
+app = App(help="The review queue: what waits for a human to decide.", no_args_is_help=True)
+
+Json = Annotated[bool, flag("--json", "Print JSON instead of a table.")]
+Tenant = Annotated[str | None, typer.Option("--tenant", help="Only this tenant.")]
+Owner = Annotated[str, typer.Option("--tenant", help="The tenant whose task or question it is.")]
+Reason = Annotated[str | None, typer.Option("--reason", help="Why, kept with the decision.")]
+WAITING_TASKS = {
+    TaskStatus.PENDING_REVIEW: "publish task.approve or task.reject",
+    TaskStatus.ESCALATED: "publish task.guidance, task.reply, task.takeover or task.cancel",
+}
+"""The task statuses that wait for the owner, and the commands that decide them."""
+
+
+def _task(row: dict[str, Any], decide: str) -> dict[str, Any]:
+    return {"kind": "task", "tenant": row["tenant"], "id": row["task_id"], "what": row["title"],
+            "why": row.get("status_reason") or row["status"], "since": row["updated_at"], "decide": decide}
+
+
+def _question(row: dict[str, Any]) -> dict[str, Any]:
+    why = f"{row['asker']} is stuck on {row['stuck_on']}; {row['blocked']} task(s) blocked"
+    return {"kind": "question", "tenant": row["tenant"], "id": row["question_id"], "what": row["question"],
+            "why": why, "since": row["asked_at"], "decide": "publish question.answer", "task_id": row["task_id"],
+            "options": row["options"], "urgency": row["urgency"], "paused": row["paused"]}
+
+
+def _answer(row: dict[str, Any]) -> dict[str, Any]:
+    return {"kind": "answer", "tenant": row["tenant"], "id": row["question_id"], "what": row["answer_text"],
+            "why": f"matched none of the options of: {row['question']}", "since": row["answered_at"],
+            "decide": "read it; no command needed", "task_id": row["task_id"], "options": row["options"]}
+
+
+@app.command("list")
+def list_(json_: Json = False, tenant: Tenant = None) -> None:
+    """List what waits for a human: tasks to review, open questions, free-text answers to review, oldest first."""
+    with opened() as system, system.projections.engine.connect() as conn:
+        rows = [_task(row, decide) for status, decide in WAITING_TASKS.items()
+                for row in list_tasks(conn, tenant=tenant, status=status)]
+        rows += [_question(row) for row in open_questions(conn, tenant)]
+        rows += [_answer(row) for row in answers_for_review(conn, tenant)]
+    rows.sort(key=lambda row: (row["since"], row["kind"], row["id"]))
+    print_rows("review queue", rows, ["kind", "tenant", "id", "what", "why", "since", "decide"], as_json=json_)
+
+
+@app.command("log")
+def log(json_: Json = False, tenant: Tenant = None) -> None:
+    """List the reflection log: every decision a human made (approved, rejected and its type, answered), in order."""
+    with opened() as system, system.projections.engine.connect() as conn:
+        rows = reflection_log(conn, tenant)
+    print_rows("reflection log", rows, ["tenant", "at", "kind", "subject", "decision", "rejection_type", "detail"],
+               as_json=json_)
+
+
+def _decide(tenant: str, command_type: str, data: dict[str, Any]) -> None:
+    """Publishes one command and drains, as `loopline publish` does; a refused command exits 1 with its reason."""
+    raw = {"kind": "command", "id": f"review-{uuid4().hex[:12]}", "type": command_type, "tenant": tenant,
+           "at": format_time(SystemClock().now()), "data": data}
+    try:
+        message = parse_message(json.dumps(raw))
+    except InvalidMessage as error:
+        fail(str(error))
+    with opened() as system, system.leader.writing():
+        system.log.append([message], "review")
+        report = system.drain()
+    for outcome in report.rejected:
+        fail(f"{command_type} refused: {outcome.detail}", REJECTED)
+    out.print("; ".join(outcome.detail for outcome in report.outcomes if outcome.accepted), highlight=False)
+
+
+@app.command("approve")
+def approve(item_id: Annotated[str, typer.Argument(help="A task's or a question's id, as `review list` shows it.")],
+            tenant: Owner, answer: Annotated[str | None, typer.Option(
+                "--answer", help="For a question: an option's letter with optional reasoning, or free text.")] = None,
+            reason: Reason = None) -> None:
+    """Approve a task pending review (`task.approve`), or answer a question with --answer (`question.answer`)."""
+    if answer is not None:
+        _decide(tenant, "question.answer", {"question_id": item_id, "answer": answer})
+    else:
+        _decide(tenant, "task.approve", {"task_id": item_id, **({"reason": reason} if reason else {})})
+
+
+@app.command("reject")
+def reject(task_id: Annotated[str, typer.Argument(help="A task pending review, as `review list` shows it.")],
+           tenant: Owner, type_: Annotated[Literal["never", "not_now", "bad_approach"], typer.Option(
+               "--type", help="never, not_now (the default) or bad_approach: what the rejection teaches.")] = "not_now",
+           reason: Reason = None) -> None:
+    """Reject a task pending review (`task.reject`) with the type of the rejection."""
+    because = {"reason": reason} if reason else {}
+    _decide(tenant, "task.reject", {"task_id": task_id, "rejection_type": type_, **because})

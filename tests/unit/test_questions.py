@@ -1,0 +1,77 @@
+"""Escalation questions on the in-memory store (seed 001 §6): the tick climbs an unanswered question's ladder and
+puts it before the owner at 30 min and urgently at 2 h; the answer is recorded once and stops the ladder."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from loopline.domain import ids
+from loopline.domain.question import Question, UnknownQuestion
+from loopline.domain.task import Task
+from loopline.domain.timeutil import format_time
+from loopline.processors.application import UnitOfWork
+from loopline.processors.handlers.questions import answer_question
+from tests.conftest import command
+from tests.unit.in_memory import InMemoryLoopline
+
+TENANT = "studio"
+T0 = datetime(2026, 11, 2, 9, 0, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def loopline() -> Iterator[InMemoryLoopline]:
+    running = InMemoryLoopline()
+    running.publish(command("c-auth", "task.create", format_time(T0), TENANT, task_id="auth",
+                            title="Implement user authentication"))
+    running.publish(command("c-q1", "question.ask", format_time(T0), TENANT, question_id="q1", task_id="auth",
+                            asker="Build agent", stuck_on="Which OAuth provider to use",
+                            question="Should we use Auth0, Firebase Auth, or our own?",
+                            options=["Auth0", "Firebase", "Custom"], blocked_tasks=["login", "signup", "sso"]))
+    yield running
+    running.close()
+
+
+def _questions_asked(loopline: InMemoryLoopline) -> list[Task.UserNotified]:
+    task = loopline.task(TENANT, "auth")
+    return [event for event in loopline.app.events.get(task.id)
+            if isinstance(event, Task.UserNotified) and event.kind.startswith("question")]
+
+
+def test_the_tick_asks_the_owner_at_30_minutes_and_urgently_at_2_hours(loopline: InMemoryLoopline) -> None:
+    loopline.tick(T0 + timedelta(minutes=10))
+    assert _questions_asked(loopline) == []
+    loopline.tick(T0 + timedelta(minutes=31))
+    loopline.tick(T0 + timedelta(hours=2, minutes=1))
+    asked = _questions_asked(loopline)
+    assert [event.kind for event in asked] == ["question", "question_urgent"]
+    assert "Blocked: 3 downstream tasks waiting" in asked[0].message
+    assert asked[1].message.startswith("URGENT: Build agent needs help")
+
+
+def test_the_first_answer_is_the_decision_and_no_later_rung_asks_again(loopline: InMemoryLoopline) -> None:
+    loopline.tick(T0 + timedelta(minutes=31))
+    loopline.publish(command("c-a1", "question.answer", format_time(T0 + timedelta(minutes=40)), TENANT,
+                             question_id="q1", answer="A, managed is worth it"))
+    loopline.publish(command("c-a2", "question.answer", format_time(T0 + timedelta(minutes=41)), TENANT,
+                             question_id="q1", answer="C"))
+    loopline.tick(T0 + timedelta(hours=9))
+    question = UnitOfWork(loopline.app).get(ids.question_id(TENANT, "q1"), Question)
+    assert question.answer == {"option": "Auth0", "text": "managed is worth it", "for_review": False}
+    assert [event.kind for event in _questions_asked(loopline)] == ["question"]
+
+
+def test_an_answer_to_a_question_never_asked_names_the_field(loopline: InMemoryLoopline) -> None:
+    with pytest.raises(UnknownQuestion, match="^question_id:"):
+        answer_question(UnitOfWork(loopline.app), tenant=TENANT, question_ref="q9", reply="A", now=T0)
+
+
+def test_asking_an_answered_question_again_changes_nothing(loopline: InMemoryLoopline) -> None:
+    loopline.publish(command("c-a1", "question.answer", format_time(T0), TENANT, question_id="q1", answer="B"))
+    [again] = loopline.publish(command("c-q1-again", "question.ask", format_time(T0 + timedelta(hours=1)), TENANT,
+                                       question_id="q1", task_id="auth", asker="Build agent", stuck_on="OAuth",
+                                       question="Which one?"))
+    assert (again.accepted, again.detail) == (True, "question q1: already answered or its ladder climbed; nothing "
+                                              "asked again")
