@@ -118,3 +118,7 @@ def upstream_health_id(tenant: str, upstream: str) -> UUID:
 
 def recurrence_id(tenant: str, template_ref: str) -> UUID:
     return _id("recurrence", tenant, template_ref)
+
+
+def routine_id(tenant: str, routine_ref: str) -> UUID:
+    return _id("routine", tenant, routine_ref)

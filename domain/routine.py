@@ -176,11 +176,6 @@ class Routine(LooplineAggregate):
             max_runs=max_runs, timeout_seconds=int(timeout.total_seconds()), notify=notify, next_run_at=first,
         )
 
-    @property
-    def memory_path(self) -> str | None:
-        """Where a run's output goes in the owning task's memory; a tenant's routine has no task memory."""
-        return f"workflows/{self.ref}.md" if self.owner_task_ref else None
-
     def is_due(self, now: datetime) -> bool:
         return self.status == "active" and self.next_run_at is not None and self.next_run_at <= now
 

@@ -42,6 +42,18 @@ from loopline.processors.handlers.command_fields import STORED
 from loopline.processors.handlers.commands_actions import ActionDecision, ActionDone, ActionRequest
 from loopline.processors.handlers.commands_categories import RecurrenceStop, TaskBatch, TaskRecur
 from loopline.processors.handlers.commands_goals import TaskOverrideOutcome, TaskRate, TaskReopen
+from loopline.processors.handlers.routines import (
+    RoutineControl,
+    RoutineCreate,
+    RoutineReport,
+    RoutineResume,
+    create_routine,
+    disable_routine,
+    pause_routine,
+    report_routine_run,
+    resume_routine,
+    run_routine_now,
+)
 from loopline.processors.handlers.commands_subtasks import TaskAddSubtask
 from loopline.processors.handlers.commands_types import (
     ActionRecordCommon,
@@ -330,6 +342,12 @@ COMMANDS: dict[str, CommandRoute] = {
         CommandRoute("action.approve", ActionDecision, approve),
         CommandRoute("action.reject", ActionDecision, reject),
         CommandRoute("action.done", ActionDone, mark_done),
+        CommandRoute("routine.create", RoutineCreate, create_routine),
+        CommandRoute("routine.pause", RoutineControl, pause_routine),
+        CommandRoute("routine.resume", RoutineResume, resume_routine),
+        CommandRoute("routine.run_now", RoutineControl, run_routine_now),
+        CommandRoute("routine.disable", RoutineControl, disable_routine),
+        CommandRoute("routine.report", RoutineReport, report_routine_run),
     )
 }
 

@@ -1,0 +1,130 @@
+"""Routines (seed 003, issue 21 item 4): `routine.create`, `routine.pause`, `routine.resume`, `routine.run_now`,
+`routine.disable`, and `routine.report`, by which whoever ran a routine's action (Loopline's runner or an external
+agent) records the run; a successful run's output goes into the owning task's workflow memory."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Literal
+
+from pydantic import Field
+
+from loopline.domain import ids
+from loopline.domain.actions import action_profile
+from loopline.domain.errors import DomainError
+from loopline.domain.routine import Routine
+from loopline.domain.task import Task
+from loopline.domain.wording import when
+from loopline.processors.application import UnitOfWork
+from loopline.processors.handlers.command_fields import Id, ShortText, Strict, Text, Timestamp
+from loopline.processors.handlers.loops_and_timers import load_task
+from loopline.processors.handlers.tenants import tenant_settings
+from loopline.processors.messages import Message
+
+
+class RoutineCreate(Strict):
+    routine_id: Id = Field(description="the routine's id; sent again, it changes nothing")
+    action: ShortText = Field(description="the named action each run performs (see the action registry); its safety "
+                              "profile decides whether a run waits for the owner")
+    kind: Literal["scheduled", "event", "oneshot"] = Field(description="`scheduled`: every interval or on a cron; "
+                                                           "`event`: on a signal matching signal_pattern; `oneshot`: once")
+    task_id: Id | None = Field(default=None, description="the open task that owns it: its outputs go into the task's "
+                               "workflow memory and closing the task disables it; left out, the tenant owns it")
+    interval_minutes: int | None = Field(default=None, ge=1, description="with `scheduled`: minutes between runs")
+    cron: Text | None = Field(default=None, description="with `scheduled`, instead of interval_minutes: five cron "
+                              "fields in the tenant's time zone, e.g. `0 8 * * 1`")
+    signal_pattern: ShortText | None = Field(default=None, description="with `event`: the signal types that trigger "
+                                             "it, shell-style, e.g. `github.*`")
+    run_at: Timestamp | None = Field(default=None, description="with `oneshot`: when it runs (default: now)")
+    max_runs: int | None = Field(default=None, ge=1, description="after this many runs it is done (default: no limit)")
+    timeout_minutes: int = Field(default=5, ge=1, le=60, description="a run reported as lasting longer failed")
+    notify: Literal["on_change", "always", "on_failure", "never"] = Field(
+        default="on_change", description="when the owner hears of a run: `on_change` when its result differs from "
+        "the last successful one")
+
+
+class RoutineControl(Strict):
+    routine_id: Id = Field(description="a routine `routine.create` made")
+    reason: Text = Field(description="why, in the trail")
+
+
+class RoutineResume(Strict):
+    routine_id: Id = Field(description="a paused routine; its failure count starts again from zero")
+
+
+class RoutineReport(Strict):
+    routine_id: Id = Field(description="the routine whose action was run")
+    duration_seconds: int = Field(ge=0, description="how long the run took, up to the message's time (when it ended); "
+                                  "longer than the routine's timeout, it failed")
+    outcome: Literal["success", "failure"] = Field(description="whether the action did its work")
+    output: Text = Field(description="the run's result: compared for `on_change`, and stored in the owning task's "
+                         "workflow memory when it succeeded")
+    error: ShortText | None = Field(default=None, description="with `failure`: what went wrong")
+
+
+class UnknownRoutine(DomainError):
+    """A routine the tenant does not have."""
+
+
+def load_routine(uow: UnitOfWork, tenant: str, ref: str) -> Routine:
+    routine = uow.get(ids.routine_id(tenant, ref), Routine)
+    if routine is None:
+        raise UnknownRoutine(f"routine_id: tenant {tenant!r} has no routine {ref!r}; create it with routine.create")
+    return routine
+
+
+def create_routine(uow: UnitOfWork, msg: Message, cmd: RoutineCreate) -> str:
+    """A new routine, owned by an open task or by the tenant; sending the same id again changes nothing."""
+    routine_uuid = ids.routine_id(msg.tenant, cmd.routine_id)
+    if uow.get(routine_uuid, Routine) is not None:
+        return f"routine {cmd.routine_id} already exists; nothing changed (give a new routine_id for another routine)"
+    action_profile(cmd.action)
+    if cmd.task_id is not None:
+        load_task(uow, msg.tenant, cmd.task_id).check_open()
+    routine = uow.add(Routine.create(
+        id=routine_uuid, tenant=msg.tenant, ref=cmd.routine_id, action=cmd.action, kind=cmd.kind, now=msg.at,
+        owner_task_ref=cmd.task_id, interval_minutes=cmd.interval_minutes, cron=cmd.cron,
+        zone=tenant_settings(uow, msg.tenant).timezone, signal_pattern=cmd.signal_pattern, run_at=cmd.run_at,
+        max_runs=cmd.max_runs, timeout=timedelta(minutes=cmd.timeout_minutes), notify=cmd.notify,
+    ))
+    first = f"first run {when(routine.next_run_at)}" if routine.next_run_at else f"runs on {cmd.signal_pattern}"
+    return f"routine {cmd.routine_id} ({cmd.kind}, {cmd.action}): {first}"
+
+
+def pause_routine(uow: UnitOfWork, msg: Message, cmd: RoutineControl) -> str:
+    load_routine(uow, msg.tenant, cmd.routine_id).pause(reason=cmd.reason, now=msg.at)
+    return f"routine {cmd.routine_id} paused"
+
+
+def resume_routine(uow: UnitOfWork, msg: Message, cmd: RoutineResume) -> str:
+    routine = load_routine(uow, msg.tenant, cmd.routine_id)
+    routine.resume(now=msg.at)
+    return f"routine {cmd.routine_id} resumed" + (f", next run {when(routine.next_run_at)}" if routine.next_run_at else "")
+
+
+def run_routine_now(uow: UnitOfWork, msg: Message, cmd: RoutineControl) -> str:
+    load_routine(uow, msg.tenant, cmd.routine_id).run_now(reason=cmd.reason, now=msg.at)
+    return f"routine {cmd.routine_id} is due now"
+
+
+def disable_routine(uow: UnitOfWork, msg: Message, cmd: RoutineControl) -> str:
+    routine = load_routine(uow, msg.tenant, cmd.routine_id)
+    routine.disable(reason=cmd.reason, now=msg.at)
+    return f"routine {cmd.routine_id} is {routine.status}"
+
+
+def report_routine_run(uow: UnitOfWork, msg: Message, cmd: RoutineReport) -> str:
+    """Records a finished run; a success stores its output in the owning task's memory. A routine whose task has
+    closed is disabled instead: what a closed task owned stops with it."""
+    routine = load_routine(uow, msg.tenant, cmd.routine_id)
+    owner = uow.get(ids.task_id(msg.tenant, routine.owner_task_ref), Task) if routine.owner_task_ref else None
+    if owner is not None and owner.is_closed:
+        routine.disable(reason=f"its task {owner.ref} is closed", now=msg.at)
+        return f"routine {cmd.routine_id} is {routine.status}: its task {owner.ref} is closed; the run is not recorded"
+    routine.record_run(started_at=msg.at - timedelta(seconds=cmd.duration_seconds), outcome=cmd.outcome, output=cmd.output, error=cmd.error, now=msg.at)
+    outcome = routine.history[-1]["outcome"]
+    stored = ""
+    if outcome == "success" and owner is not None:
+        name = owner.record_workflow_output(workflow=routine.ref, output=cmd.output, now=msg.at)
+        stored = f"; output {name} stored for {owner.ref}"
+    return f"routine {cmd.routine_id}: run {routine.run_count} {outcome}, {routine.status}{stored}"

@@ -1,0 +1,78 @@
+"""The routine commands on the in-memory store: a task's routine every 30 minutes reports its runs, stores its
+outputs in the task's workflow memory, notifies only on change, pauses after two failures, and stops with its task."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+
+from loopline.domain import ids
+from loopline.domain.routine import Routine
+from loopline.domain.timeutil import format_time
+from loopline.processors.application import UnitOfWork
+from tests.conftest import command
+from tests.unit.in_memory import InMemoryLoopline
+
+GYM = "gym"
+T0 = datetime(2026, 5, 4, 9, 0, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def loopline() -> Iterator[InMemoryLoopline]:
+    running = InMemoryLoopline()
+    running.publish(command("t", "task.create", format_time(T0), GYM, task_id="ci", title="Keep CI green"))
+    running.publish(command("r", "routine.create", format_time(T0), GYM, routine_id="ci-check", action="call_webhook",
+                            kind="scheduled", task_id="ci", interval_minutes=30))
+    yield running
+    running.close()
+
+
+def send(loopline: InMemoryLoopline, type_: str, minutes: int, **data: Any) -> str:
+    [outcome] = loopline.publish(command(f"m{type_}{minutes}", type_, format_time(T0 + timedelta(minutes=minutes)),
+                                         GYM, routine_id="ci-check", **data))
+    assert outcome.accepted, outcome.detail
+    return str(outcome.detail)
+
+
+def report(loopline: InMemoryLoopline, minutes: int, outcome: str, output: str) -> str:
+    return send(loopline, "routine.report", minutes, duration_seconds=60, outcome=outcome, output=output)
+
+
+def routine(loopline: InMemoryLoopline) -> Routine:
+    found = UnitOfWork(loopline.app).get(ids.routine_id(GYM, "ci-check"), Routine)
+    assert found is not None
+    return found
+
+
+def told(loopline: InMemoryLoopline) -> list[bool]:
+    return [event.notify_owner for event in loopline.events() if isinstance(event, Routine.RunRecorded)]
+
+
+def test_runs_store_their_outputs_notify_on_change_and_pause_after_two_failures(loopline):
+    assert routine(loopline).next_run_at == T0 + timedelta(minutes=30)
+    assert "stored for ci" in report(loopline, 30, "success", "212 green")
+    report(loopline, 60, "success", "212 green")
+    report(loopline, 90, "failure", "CI unreachable")
+    assert routine(loopline).next_run_at == T0 + timedelta(minutes=95)
+    assert "paused" in report(loopline, 95, "failure", "CI unreachable")
+    assert told(loopline) == [True, False, False, False]
+    assert loopline.task(GYM, "ci").workflows == {"ci-check": 2}
+    send(loopline, "routine.resume", 100)
+    send(loopline, "routine.run_now", 101, reason="fixed")
+    assert routine(loopline).is_due(T0 + timedelta(minutes=101))
+
+
+def test_a_routine_of_a_closed_task_is_disabled_instead_of_run(loopline):
+    loopline.publish(command("c", "task.complete", format_time(T0 + timedelta(minutes=10)), GYM, task_id="ci",
+                             summary="done"))
+    assert "closed" in report(loopline, 30, "success", "212 green")
+    assert routine(loopline).status == "disabled"
+
+
+def test_an_unknown_routine_is_refused_naming_the_field(loopline):
+    [outcome] = loopline.publish(command("x", "routine.pause", format_time(T0), GYM, routine_id="nope", reason="x"))
+    assert not outcome.accepted
+    assert "routine_id" in str(outcome.detail)
