@@ -60,6 +60,7 @@ class Routine(LooplineAggregate):
         ref: str
         owner_task_ref: str | None
         action: str
+        params: dict[str, Any]
         kind: str
         interval_minutes: int | None
         cron: str | None
@@ -90,6 +91,7 @@ class Routine(LooplineAggregate):
             else:
                 routine.consecutive_failures += 1
             routine.next_run_at = self.next_run_at
+            routine.last_run_notifies = self.notify_owner
 
     class Paused(RoutineEvent):
         reason: str
@@ -133,13 +135,14 @@ class Routine(LooplineAggregate):
         def apply(self, routine: Routine) -> None:
             del routine.history[: self.dropped]
 
-    def __init__(self, tenant: str, ref: str, owner_task_ref: str | None, action: str, kind: str,
+    def __init__(self, tenant: str, ref: str, owner_task_ref: str | None, action: str, params: dict[str, Any], kind: str,
                  interval_minutes: int | None, cron: str | None, zone: str, signal_pattern: str | None,
                  max_runs: int | None, timeout_seconds: int, notify: str, next_run_at: datetime | None) -> None:
         self.tenant = tenant
         self.ref = ref
         self.owner_task_ref = owner_task_ref
         self.action = action
+        self.params = params
         self.kind = kind
         self.interval_minutes = interval_minutes
         self.cron = cron
@@ -154,6 +157,8 @@ class Routine(LooplineAggregate):
         self.consecutive_failures = 0
         self.last_run_at: datetime | None = None
         self.last_result_hash: str | None = None
+        self.last_run_notifies = False
+        """Whether the last run's result is worth telling the owner about, by the notify mode."""
         self.history: list[dict[str, Any]] = []
 
     @classmethod
@@ -161,7 +166,7 @@ class Routine(LooplineAggregate):
                owner_task_ref: str | None = None, interval_minutes: int | None = None, cron: str | None = None,
                zone: str = "UTC", signal_pattern: str | None = None, run_at: datetime | None = None,
                max_runs: int | None = None, timeout: timedelta = DEFAULT_TIMEOUT, notify: str = "on_change",
-               ) -> Routine:
+               params: dict[str, Any] | None = None) -> Routine:
         """A new active routine; a one-shot runs once (at `run_at`, or now), an event routine waits for a signal."""
         _check(kind, interval_minutes, cron, signal_pattern, notify, max_runs, timeout)
         if kind == "oneshot":
@@ -172,7 +177,7 @@ class Routine(LooplineAggregate):
             first = _next_scheduled(interval_minutes, cron, zone, now)
         return cls._create(
             cls.Created, id=id, timestamp=now, tenant=tenant, ref=ref, owner_task_ref=owner_task_ref, action=action,
-            kind=kind, interval_minutes=interval_minutes, cron=cron, zone=zone, signal_pattern=signal_pattern,
+            params=params or {}, kind=kind, interval_minutes=interval_minutes, cron=cron, zone=zone, signal_pattern=signal_pattern,
             max_runs=max_runs, timeout_seconds=int(timeout.total_seconds()), notify=notify, next_run_at=first,
         )
 

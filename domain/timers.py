@@ -38,6 +38,7 @@ class TimerKind(StrEnum):
     OUTCOME_VERIFICATION = "outcome_verification"
     DAILY_DIGEST = "daily_digest"
     ESCALATION_TIMEOUT = "escalation_timeout"
+    ROUTINE = "routine"
 
 
 class BucketClosed(DomainError):

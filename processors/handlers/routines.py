@@ -4,20 +4,23 @@ agent) records the run; a successful run's output goes into the owning task's wo
 
 from __future__ import annotations
 
-from datetime import timedelta
-from typing import Literal
+from datetime import datetime, timedelta
+from typing import Any, Literal
+from uuid import UUID
 
 from pydantic import Field
 
 from loopline.domain import ids
-from loopline.domain.actions import action_profile
+from loopline.domain.actions import action_profile, check_params
 from loopline.domain.errors import DomainError
 from loopline.domain.routine import Routine
 from loopline.domain.task import Task
+from loopline.domain.timers import TimerKind
 from loopline.domain.wording import when
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.command_fields import Id, ShortText, Strict, Text, Timestamp
-from loopline.processors.handlers.loops_and_timers import load_task
+from loopline.processors.handlers.actions import ask_for_action
+from loopline.processors.handlers.loops_and_timers import load_task, set_timer
 from loopline.processors.handlers.tenants import tenant_settings
 from loopline.processors.messages import Message
 
@@ -26,6 +29,8 @@ class RoutineCreate(Strict):
     routine_id: Id = Field(description="the routine's id; sent again, it changes nothing")
     action: ShortText = Field(description="the named action each run performs (see the action registry); its safety "
                               "profile decides whether a run waits for the owner")
+    params: dict[str, Any] = Field(default_factory=dict, description="the action's fields (see [Actions and their "
+                                   "fields](#actions-and-their-fields)), the same at every run")
     kind: Literal["scheduled", "event", "oneshot"] = Field(description="`scheduled`: every interval or on a cron; "
                                                            "`event`: on a signal matching signal_pattern; `oneshot`: once")
     task_id: Id | None = Field(default=None, description="the open task that owns it: its outputs go into the task's "
@@ -78,15 +83,17 @@ def create_routine(uow: UnitOfWork, msg: Message, cmd: RoutineCreate) -> str:
     routine_uuid = ids.routine_id(msg.tenant, cmd.routine_id)
     if uow.get(routine_uuid, Routine) is not None:
         return f"routine {cmd.routine_id} already exists; nothing changed (give a new routine_id for another routine)"
-    action_profile(cmd.action)
+    params = check_params(action_profile(cmd.action), cmd.params)
     if cmd.task_id is not None:
         load_task(uow, msg.tenant, cmd.task_id).check_open()
     routine = uow.add(Routine.create(
-        id=routine_uuid, tenant=msg.tenant, ref=cmd.routine_id, action=cmd.action, kind=cmd.kind, now=msg.at,
+        id=routine_uuid, tenant=msg.tenant, ref=cmd.routine_id, action=cmd.action, params=params, kind=cmd.kind,
+        now=msg.at,
         owner_task_ref=cmd.task_id, interval_minutes=cmd.interval_minutes, cron=cmd.cron,
         zone=tenant_settings(uow, msg.tenant).timezone, signal_pattern=cmd.signal_pattern, run_at=cmd.run_at,
         max_runs=cmd.max_runs, timeout=timedelta(minutes=cmd.timeout_minutes), notify=cmd.notify,
     ))
+    _schedule(uow, routine, msg.at)
     first = f"first run {when(routine.next_run_at)}" if routine.next_run_at else f"runs on {cmd.signal_pattern}"
     return f"routine {cmd.routine_id} ({cmd.kind}, {cmd.action}): {first}"
 
@@ -99,11 +106,14 @@ def pause_routine(uow: UnitOfWork, msg: Message, cmd: RoutineControl) -> str:
 def resume_routine(uow: UnitOfWork, msg: Message, cmd: RoutineResume) -> str:
     routine = load_routine(uow, msg.tenant, cmd.routine_id)
     routine.resume(now=msg.at)
+    _schedule(uow, routine, msg.at)
     return f"routine {cmd.routine_id} resumed" + (f", next run {when(routine.next_run_at)}" if routine.next_run_at else "")
 
 
 def run_routine_now(uow: UnitOfWork, msg: Message, cmd: RoutineControl) -> str:
-    load_routine(uow, msg.tenant, cmd.routine_id).run_now(reason=cmd.reason, now=msg.at)
+    routine = load_routine(uow, msg.tenant, cmd.routine_id)
+    routine.run_now(reason=cmd.reason, now=msg.at)
+    _schedule(uow, routine, msg.at)
     return f"routine {cmd.routine_id} is due now"
 
 
@@ -121,10 +131,51 @@ def report_routine_run(uow: UnitOfWork, msg: Message, cmd: RoutineReport) -> str
     if owner is not None and owner.is_closed:
         routine.disable(reason=f"its task {owner.ref} is closed", now=msg.at)
         return f"routine {cmd.routine_id} is {routine.status}: its task {owner.ref} is closed; the run is not recorded"
-    routine.record_run(started_at=msg.at - timedelta(seconds=cmd.duration_seconds), outcome=cmd.outcome, output=cmd.output, error=cmd.error, now=msg.at)
-    outcome = routine.history[-1]["outcome"]
+    return _record(uow, routine, owner, started_at=msg.at - timedelta(seconds=cmd.duration_seconds),
+                   outcome=cmd.outcome, output=cmd.output, error=cmd.error, now=msg.at)
+
+
+def fire_routine(uow: UnitOfWork, routine_id: UUID, now: datetime) -> str | None:
+    """A due task-owned routine asks its task for its action (held for the owner when its safety profile says so); a
+    refused request is a failed run. A timer fired again finds the routine not due and does nothing."""
+    routine = uow.get(routine_id, Routine)
+    if routine is None or not routine.is_due(now) or routine.owner_task_ref is None:
+        return None
+    owner = uow.get(ids.task_id(routine.tenant, routine.owner_task_ref), Task)
+    if owner is None or owner.is_closed:
+        routine.disable(reason=f"its task {routine.owner_task_ref} is closed", now=now)
+        return f"routine {routine.ref} disabled: its task is closed"
+    key = f"routine:{routine.ref}:{routine.run_count + 1}"
+    try:
+        answer = ask_for_action(uow, owner, action=routine.action, params=routine.params, key=key,
+                                requested_by="loopline", now=now)
+    except DomainError as refused:
+        return _record(uow, routine, owner, started_at=now, outcome="failure", output=str(refused), error=str(refused),
+                       now=now)
+    # The key names the run; without its number, two runs that did the same read the same, as on_change compares.
+    output = str(answer).replace(key, f"routine:{routine.ref}")
+    return _record(uow, routine, owner, started_at=now, outcome="success", output=output, error=None, now=now)
+
+
+def _record(uow: UnitOfWork, routine: Routine, owner: Task | None, *, started_at: datetime, outcome: str,
+            output: str, error: str | None, now: datetime) -> str:
+    routine.record_run(started_at=started_at, outcome=outcome, output=output, error=error, now=now)
+    recorded, told = routine.history[-1]["outcome"], routine.status == "paused"
     stored = ""
-    if outcome == "success" and owner is not None:
-        name = owner.record_workflow_output(workflow=routine.ref, output=cmd.output, now=msg.at)
+    if recorded == "success" and owner is not None:
+        name = owner.record_workflow_output(workflow=routine.ref, output=output, now=now)
         stored = f"; output {name} stored for {owner.ref}"
-    return f"routine {cmd.routine_id}: run {routine.run_count} {outcome}, {routine.status}{stored}"
+    if owner is not None and told:
+        owner.notify_user(kind="routine_paused", now=now, message=f"'{owner.title}': routine {routine.ref} paused after "
+                          f"two failed runs in a row ({error or output}); resume it with routine.resume")
+    elif owner is not None and routine.last_run_notifies:
+        owner.notify_user(kind="routine_result", now=now, message=f"'{owner.title}': routine {routine.ref} {recorded}: "
+                          f"{output}")
+    _schedule(uow, routine, now)
+    return f"routine {routine.ref}: run {routine.run_count} {recorded}, {routine.status}{stored}"
+
+
+def _schedule(uow: UnitOfWork, routine: Routine, now: datetime) -> None:
+    """Files the timer of a task-owned routine's next run; a tenant's routine is run by whoever reports it."""
+    if routine.next_run_at is not None and routine.owner_task_ref is not None:
+        set_timer(uow, kind=TimerKind.ROUTINE, target_id=routine.id, due=routine.next_run_at, now=now)

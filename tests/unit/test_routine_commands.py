@@ -25,7 +25,7 @@ def loopline() -> Iterator[InMemoryLoopline]:
     running = InMemoryLoopline()
     running.publish(command("t", "task.create", format_time(T0), GYM, task_id="ci", title="Keep CI green"))
     running.publish(command("r", "routine.create", format_time(T0), GYM, routine_id="ci-check", action="call_webhook",
-                            kind="scheduled", task_id="ci", interval_minutes=30))
+                            params={"event": "ci.check"}, kind="scheduled", task_id="ci", interval_minutes=30))
     yield running
     running.close()
 
@@ -59,6 +59,7 @@ def test_runs_store_their_outputs_notify_on_change_and_pause_after_two_failures(
     assert routine(loopline).next_run_at == T0 + timedelta(minutes=95)
     assert "paused" in report(loopline, 95, "failure", "CI unreachable")
     assert told(loopline) == [True, False, False, False]
+    assert notices(loopline) == ["routine_result", "routine_paused"]
     assert loopline.task(GYM, "ci").workflows == {"ci-check": 2}
     send(loopline, "routine.resume", 100)
     send(loopline, "routine.run_now", 101, reason="fixed")
@@ -76,3 +77,18 @@ def test_an_unknown_routine_is_refused_naming_the_field(loopline):
     [outcome] = loopline.publish(command("x", "routine.pause", format_time(T0), GYM, routine_id="nope", reason="x"))
     assert not outcome.accepted
     assert "routine_id" in str(outcome.detail)
+
+
+def test_a_routine_every_30_minutes_runs_on_the_ticks(loopline):
+    first = loopline.tick(T0 + timedelta(minutes=30))
+    second = loopline.tick(T0 + timedelta(minutes=61))
+    assert any("routine ci-check: run 1 success" in action for action in first)
+    assert any("routine ci-check: run 2 success" in action for action in second)
+    assert loopline.task(GYM, "ci").workflows == {"ci-check": 2}
+    assert told(loopline) == [True, False]
+    assert notices(loopline) == ["routine_result"]
+
+
+def notices(loopline: InMemoryLoopline) -> list[str]:
+    return [event.kind for event in loopline.events()
+            if type(event).__name__ == "UserNotified" and event.kind.startswith("routine_")]
