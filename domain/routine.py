@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from fnmatch import fnmatchcase
 from hashlib import sha256
-from typing import Any
+from typing import Any, ClassVar
 
 from eventsourcing.domain import Aggregate
 
@@ -34,6 +34,17 @@ class InvalidRoutine(DomainError):
 
 class RoutineEvent(TenantEvent):
     routine_ref: str
+
+
+class RoutineStopped(RoutineEvent):
+    """The routine stops running, into the status its subclass names: paused, done or disabled."""
+
+    STATUS: ClassVar[str]
+    reason: str
+
+    def apply(self, routine: Routine) -> None:
+        routine.status = self.STATUS
+        routine.next_run_at = None
 
 
 def result_hash(output: str) -> str:
@@ -93,12 +104,8 @@ class Routine(LooplineAggregate):
             routine.next_run_at = self.next_run_at
             routine.last_run_notifies = self.notify_owner
 
-    class Paused(RoutineEvent):
-        reason: str
-
-        def apply(self, routine: Routine) -> None:
-            routine.status = "paused"
-            routine.next_run_at = None
+    class Paused(RoutineStopped):
+        STATUS = "paused"
 
     class Resumed(RoutineEvent):
         next_run_at: datetime | None
@@ -114,19 +121,11 @@ class Routine(LooplineAggregate):
         def apply(self, routine: Routine) -> None:
             routine.next_run_at = self.timestamp
 
-    class Finished(RoutineEvent):
-        reason: str
+    class Finished(RoutineStopped):
+        STATUS = "done"
 
-        def apply(self, routine: Routine) -> None:
-            routine.status = "done"
-            routine.next_run_at = None
-
-    class Disabled(RoutineEvent):
-        reason: str
-
-        def apply(self, routine: Routine) -> None:
-            routine.status = "disabled"
-            routine.next_run_at = None
+    class Disabled(RoutineStopped):
+        STATUS = "disabled"
 
     class HistoryCompacted(RoutineEvent):
         dropped: int

@@ -160,6 +160,7 @@ def fire_routine(uow: UnitOfWork, routine_id: UUID, now: datetime) -> str | None
 def _record(uow: UnitOfWork, routine: Routine, owner: Task | None, *, started_at: datetime, outcome: str,
             output: str, error: str | None, now: datetime) -> str:
     routine.record_run(started_at=started_at, outcome=outcome, output=output, error=error, now=now)
+    routine.compact_history(now=now)
     recorded, told = routine.history[-1]["outcome"], routine.status == "paused"
     stored = ""
     if recorded == "success" and owner is not None:
