@@ -122,3 +122,7 @@ def recurrence_id(tenant: str, template_ref: str) -> UUID:
 
 def routine_id(tenant: str, routine_ref: str) -> UUID:
     return _id("routine", tenant, routine_ref)
+
+
+def routine_index_id(tenant: str) -> UUID:
+    return _id("routine-index", tenant)

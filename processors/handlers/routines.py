@@ -14,6 +14,7 @@ from loopline.domain import ids
 from loopline.domain.actions import action_profile, check_params
 from loopline.domain.errors import DomainError
 from loopline.domain.routine import Routine
+from loopline.domain.routine_index import RoutineIndex
 from loopline.domain.task import Task
 from loopline.domain.timers import TimerKind
 from loopline.domain.wording import when
@@ -94,6 +95,11 @@ def create_routine(uow: UnitOfWork, msg: Message, cmd: RoutineCreate) -> str:
         max_runs=cmd.max_runs, timeout=timedelta(minutes=cmd.timeout_minutes), notify=cmd.notify,
     ))
     _schedule(uow, routine, msg.at)
+    if cmd.signal_pattern is not None and cmd.kind == "event":
+        index_id = ids.routine_index_id(msg.tenant)
+        index = uow.get_or_create(index_id, RoutineIndex, lambda: RoutineIndex.start(id=index_id, tenant=msg.tenant,
+                                                                                     now=msg.at))
+        index.listen(routine_ref=cmd.routine_id, signal_pattern=cmd.signal_pattern, now=msg.at)
     first = f"first run {when(routine.next_run_at)}" if routine.next_run_at else f"runs on {cmd.signal_pattern}"
     return f"routine {cmd.routine_id} ({cmd.kind}, {cmd.action}): {first}"
 
@@ -133,6 +139,17 @@ def report_routine_run(uow: UnitOfWork, msg: Message, cmd: RoutineReport) -> str
         return f"routine {cmd.routine_id} is {routine.status}: its task {owner.ref} is closed; the run is not recorded"
     return _record(uow, routine, owner, started_at=msg.at - timedelta(seconds=cmd.duration_seconds),
                    outcome=cmd.outcome, output=cmd.output, error=cmd.error, now=msg.at)
+
+
+def trigger_routines(uow: UnitOfWork, msg: Message) -> None:
+    """A signal makes every active event routine of its tenant that listens for its type due at once: a task's
+    routine runs at the next tick, a tenant's is run by whoever reports it."""
+    index = uow.get(ids.routine_index_id(msg.tenant), RoutineIndex)
+    for ref in index.listening(msg.type) if index is not None else []:
+        routine = load_routine(uow, msg.tenant, ref)
+        if routine.matches(msg.type):
+            routine.run_now(reason=f"signal {msg.type} ({msg.ref})", now=msg.at)
+            _schedule(uow, routine, msg.at)
 
 
 def fire_routine(uow: UnitOfWork, routine_id: UUID, now: datetime) -> str | None:

@@ -59,7 +59,7 @@ operations = st.lists(
                   st.sampled_from([None, *CONTACTS]), st.one_of(st.none(), hours)),
         st.tuples(st.just("task.override_outcome"), task, st.sampled_from(["retained", "churned", "owner_handled"])),
         st.tuples(st.sampled_from(["task.reopen", "task.rate"]), task),
-        st.tuples(st.just("routine.create"), st.sampled_from([None, *TASKS]), st.sampled_from(["scheduled", "oneshot"])),
+        st.tuples(st.just("routine.create"), st.sampled_from([None, *TASKS]), st.sampled_from(["scheduled", "oneshot", "event"])),
         st.tuples(st.sampled_from(["routine.pause", "routine.resume", "routine.run_now", "routine.disable"]),
                   st.integers(0, 30)),
         st.tuples(st.just("routine.report"), st.integers(0, 30), st.sampled_from(["success", "failure"])),
@@ -119,9 +119,9 @@ def message(n: int, op: tuple, at: datetime) -> dict:
         return cmd(task_id=name, at=later(h), **when)
     if kind == "workflow.output":
         return cmd(task_id=args[0], workflow="digest", output={"n": n})
-    if kind == "routine.create":  # every 30 minutes, so the ticks make it due
+    if kind == "routine.create":  # every 30 minutes, or on replies, so the ticks make it due
         owner, routine_kind = args
-        every = {"interval_minutes": 30} if routine_kind == "scheduled" else {}
+        every = {"scheduled": {"interval_minutes": 30}, "event": {"signal_pattern": "email.*"}}.get(routine_kind, {})
         return cmd(routine_id=f"rt{n}", action="staff_todo", kind=routine_kind, **every,
                    **({"task_id": owner} if owner else {}))
     if kind == "routine.resume":  # the routine of the n-th operation, if that one was a routine.create

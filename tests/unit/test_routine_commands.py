@@ -13,7 +13,7 @@ from loopline.domain import ids
 from loopline.domain.routine import Routine
 from loopline.domain.timeutil import format_time
 from loopline.processors.application import UnitOfWork
-from tests.conftest import command
+from tests.conftest import command, signal
 from tests.unit.in_memory import InMemoryLoopline
 
 GYM = "gym"
@@ -92,3 +92,14 @@ def test_a_routine_every_30_minutes_runs_on_the_ticks(loopline):
 def notices(loopline: InMemoryLoopline) -> list[str]:
     return [event.kind for event in loopline.events()
             if type(event).__name__ == "UserNotified" and event.kind.startswith("routine_")]
+
+
+def test_an_event_routine_runs_at_the_tick_after_a_matching_signal(loopline):
+    loopline.publish(command("e", "routine.create", format_time(T0), GYM, routine_id="on-push", action="call_webhook",
+                             params={"event": "ci.check"}, kind="event", task_id="ci", signal_pattern="github.*"))
+    loopline.publish(signal("s1", "linear.event", format_time(T0 + timedelta(minutes=5)), GYM, event_type="issue_status_changed",
+                            issue_id="L-1", status="done"))
+    assert not any("on-push" in action for action in loopline.tick(T0 + timedelta(minutes=10)))
+    loopline.publish(signal("s2", "github.event", format_time(T0 + timedelta(minutes=11)), GYM, event_type="pull_request_merged",
+                            repo="gym/app", resource_id="42"))
+    assert any("routine on-push: run 1 success" in action for action in loopline.tick(T0 + timedelta(minutes=12)))
