@@ -95,11 +95,13 @@ def create_routine(uow: UnitOfWork, msg: Message, cmd: RoutineCreate) -> str:
         max_runs=cmd.max_runs, timeout=timedelta(minutes=cmd.timeout_minutes), notify=cmd.notify,
     ))
     _schedule(uow, routine, msg.at)
+    index_id = ids.routine_index_id(msg.tenant)
+    index = uow.get_or_create(index_id, RoutineIndex, lambda: RoutineIndex.start(id=index_id, tenant=msg.tenant,
+                                                                                 now=msg.at))
     if cmd.signal_pattern is not None and cmd.kind == "event":
-        index_id = ids.routine_index_id(msg.tenant)
-        index = uow.get_or_create(index_id, RoutineIndex, lambda: RoutineIndex.start(id=index_id, tenant=msg.tenant,
-                                                                                     now=msg.at))
         index.listen(routine_ref=cmd.routine_id, signal_pattern=cmd.signal_pattern, now=msg.at)
+    if cmd.task_id is not None:
+        index.own(routine_ref=cmd.routine_id, task_ref=cmd.task_id, now=msg.at)
     first = f"first run {when(routine.next_run_at)}" if routine.next_run_at else f"runs on {cmd.signal_pattern}"
     return f"routine {cmd.routine_id} ({cmd.kind}, {cmd.action}): {first}"
 
@@ -130,8 +132,8 @@ def disable_routine(uow: UnitOfWork, msg: Message, cmd: RoutineControl) -> str:
 
 
 def report_routine_run(uow: UnitOfWork, msg: Message, cmd: RoutineReport) -> str:
-    """Records a finished run; a success stores its output in the owning task's memory. A routine whose task has
-    closed is disabled instead: what a closed task owned stops with it."""
+    """Records a finished run; a success stores its output in the owning task's memory. A run of a closed task's
+    routine (disabled when the task closed) is not recorded."""
     routine = load_routine(uow, msg.tenant, cmd.routine_id)
     owner = uow.get(ids.task_id(msg.tenant, routine.owner_task_ref), Task) if routine.owner_task_ref else None
     if owner is not None and owner.is_closed:
@@ -158,10 +160,7 @@ def fire_routine(uow: UnitOfWork, routine_id: UUID, now: datetime) -> str | None
     routine = uow.get(routine_id, Routine)
     if routine is None or not routine.is_due(now) or routine.owner_task_ref is None:
         return None
-    owner = uow.get(ids.task_id(routine.tenant, routine.owner_task_ref), Task)
-    if owner is None or owner.is_closed:
-        routine.disable(reason=f"its task {routine.owner_task_ref} is closed", now=now)
-        return f"routine {routine.ref} disabled: its task is closed"
+    owner = load_task(uow, routine.tenant, routine.owner_task_ref)  # open: its closing disabled its routines
     key = f"routine:{routine.ref}:{routine.run_count + 1}"
     try:
         answer = ask_for_action(uow, owner, action=routine.action, params=routine.params, key=key,

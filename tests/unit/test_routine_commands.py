@@ -66,11 +66,12 @@ def test_runs_store_their_outputs_notify_on_change_and_pause_after_two_failures(
     assert routine(loopline).is_due(T0 + timedelta(minutes=101))
 
 
-def test_a_routine_of_a_closed_task_is_disabled_instead_of_run(loopline):
+def test_closing_the_task_disables_its_routines(loopline):
     loopline.publish(command("c", "task.complete", format_time(T0 + timedelta(minutes=10)), GYM, task_id="ci",
                              summary="done"))
-    assert "closed" in report(loopline, 30, "success", "212 green")
     assert routine(loopline).status == "disabled"
+    assert not any("ci-check" in action for action in loopline.tick(T0 + timedelta(minutes=30)))
+    assert "closed" in report(loopline, 31, "success", "212 green")
 
 
 def test_an_unknown_routine_is_refused_naming_the_field(loopline):
