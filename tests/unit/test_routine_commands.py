@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 
 from loopline.domain import ids
-from loopline.domain.routine import Routine
+from loopline.domain.routine import Routine, RoutineEvent
 from loopline.domain.timeutil import format_time
 from loopline.processors.application import UnitOfWork
+from loopline.projections.timeline import DESCRIPTIONS
 from tests.conftest import command, signal
 from tests.unit.in_memory import InMemoryLoopline
 
@@ -88,6 +89,10 @@ def test_a_routine_every_30_minutes_runs_on_the_ticks(loopline):
     assert loopline.task(GYM, "ci").workflows == {"ci-check": 2}
     assert told(loopline) == [True, False]
     assert notices(loopline) == ["routine_result"]
+    audit = [DESCRIPTIONS[type(e)](e)[0] for e in loopline.events() if isinstance(e, (Routine.Created, RoutineEvent))]
+    assert audit == ["routine ci-check: scheduled call_webhook for task ci; the first run 4 May 2026 09:30 UTC",
+                     "routine run success; the owner is told; the next 4 May 2026 10:00 UTC",
+                     "routine run success; the next 4 May 2026 10:31 UTC"]
 
 
 def notices(loopline: InMemoryLoopline) -> list[str]:
