@@ -122,7 +122,7 @@ def message(n: int, op: tuple, at: datetime) -> dict:
     if kind == "routine.create":  # every 30 minutes, or on replies, so the ticks make it due
         owner, routine_kind = args
         every = {"scheduled": {"interval_minutes": 30}, "event": {"signal_pattern": "email.*"}}.get(routine_kind, {})
-        return cmd(routine_id=f"rt{n}", action="staff_todo", kind=routine_kind, **every,
+        return cmd(routine_id=f"rt{n}", action="call_webhook", params={"event": "tick"}, kind=routine_kind, **every,
                    **({"task_id": owner} if owner else {}))
     if kind == "routine.resume":  # the routine of the n-th operation, if that one was a routine.create
         return cmd(routine_id=f"rt{args[0]}")
