@@ -132,3 +132,9 @@ def proposal_id(tenant: str, proposal_ref: str) -> UUID:
 
 def proposal_book_id(tenant: str) -> UUID:
     return _id("proposal-book", tenant)
+def routine_id(tenant: str, routine_ref: str) -> UUID:
+    return _id("routine", tenant, routine_ref)
+
+
+def routine_index_id(tenant: str) -> UUID:
+    return _id("routine-index", tenant)

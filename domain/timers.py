@@ -39,6 +39,7 @@ class TimerKind(StrEnum):
     DAILY_DIGEST = "daily_digest"
     ESCALATION_TIMEOUT = "escalation_timeout"
     QUESTION_LADDER = "question_ladder"
+    ROUTINE = "routine"
 
 
 class BucketClosed(DomainError):

@@ -19,6 +19,7 @@ from loopline.domain.notification_hold import NotificationHold
 from loopline.domain.proactive_run import ProactiveRun
 from loopline.domain.proposal import Proposal
 from loopline.domain.recurrence import Recurrence
+from loopline.domain.routine import Routine, RoutineEvent
 from loopline.domain.task import Task
 from loopline.domain.task_ledger import TenantTasks
 from loopline.domain.tenant import Tenant
@@ -253,6 +254,21 @@ DESCRIPTIONS: dict[type, Describe] = {
     Proposal.Shown: lambda e: (f"shown to the owner in batch {e.batch_ref} as item {e.position}", None),
     Proposal.Approved: lambda e: (f"owner approved the proposal: it became task {e.task_ref}", None),
     Proposal.Rejected: lambda e: (f"owner rejected the proposal ({e.rejection_type})", e.reason or None),
+    Routine.Created: lambda e: (
+        f"routine {e.ref}: {e.kind} {e.action} for " + (f"task {e.owner_task_ref}" if e.owner_task_ref else "the tenant")
+        + (f"; the first run {when(e.next_run_at)}" if e.next_run_at else f"; on signals {e.signal_pattern}"), None,
+    ),
+    Routine.RunRecorded: lambda e: (
+        f"routine run {e.outcome}" + ("; the owner is told" if e.notify_owner else "")
+        + (f"; the next {when(e.next_run_at)}" if e.next_run_at else ""), e.error or e.output[:200],
+    ),
+    Routine.Paused: lambda e: ("routine paused", e.reason),
+    Routine.Resumed: lambda e: ("routine resumed" + (f"; the next run {when(e.next_run_at)}" if e.next_run_at else ""),
+                                None),
+    Routine.RunRequested: lambda e: ("routine due now", e.reason),
+    Routine.Finished: lambda e: ("routine done", e.reason),
+    Routine.Disabled: lambda e: ("routine disabled", e.reason),
+    Routine.HistoryCompacted: lambda e: (f"routine history compacted: {e.dropped} run(s) before {when(e.before)}", None),
     InboundMessage.Received: lambda e: (f"received {e.kind} {e.type} {e.ref}", f"from {e.source}"),
     InboundMessage.Rejected: lambda e: ("message rejected", e.reason),
     RejectedInput.Recorded: lambda e: (f"input rejected at {e.source}:{e.position}", e.reason),
@@ -290,6 +306,10 @@ def _subject(event: Any) -> tuple[str | None, str | None, str]:
         return event.tenant, None, f"template {event.template_ref}"
     if isinstance(event, (Proposal.Proposed, Proposal.Event)):  # an approval shows in its task's trail too
         return event.tenant, getattr(event, "task_ref", None), f"proposal {event.proposal_ref}"
+    if isinstance(event, Routine.Created):
+        return event.tenant, None, f"routine {event.ref}"
+    if isinstance(event, RoutineEvent):
+        return event.tenant, None, f"routine {event.routine_ref}"
     if getattr(event, "loop_ref", None):  # a task's decision names the loop it answers, if any
         return event.tenant, event.task_ref, f"loop {event.loop_ref}"
     if hasattr(event, "task_ref"):

@@ -47,6 +47,18 @@ from loopline.processors.handlers.commands_categories import RecurrenceStop, Tas
 from loopline.processors.handlers.commands_goals import TaskOverrideOutcome, TaskRate, TaskReopen
 from loopline.processors.handlers.commands_proposals import ProposalApprove, ProposalReject
 from loopline.processors.handlers.commands_questions import QuestionAnswer, QuestionAsk
+from loopline.processors.handlers.routines import (
+    RoutineControl,
+    RoutineCreate,
+    RoutineReport,
+    RoutineResume,
+    create_routine,
+    disable_routine,
+    pause_routine,
+    report_routine_run,
+    resume_routine,
+    run_routine_now,
+)
 from loopline.processors.handlers.commands_subtasks import TaskAddSubtask
 from loopline.processors.handlers.commands_types import (
     ActionRecordCommon,
@@ -360,6 +372,12 @@ COMMANDS: dict[str, CommandRoute] = {
         CommandRoute("proposal.reject", ProposalReject, reject_proposal),
         CommandRoute("question.ask", QuestionAsk, ask),
         CommandRoute("question.answer", QuestionAnswer, answer),
+        CommandRoute("routine.create", RoutineCreate, create_routine),
+        CommandRoute("routine.pause", RoutineControl, pause_routine),
+        CommandRoute("routine.resume", RoutineResume, resume_routine),
+        CommandRoute("routine.run_now", RoutineControl, run_routine_now),
+        CommandRoute("routine.disable", RoutineControl, disable_routine),
+        CommandRoute("routine.report", RoutineReport, report_routine_run),
     )
 }
 

@@ -13,6 +13,8 @@ from loopline.domain.channels import channel_rule
 from loopline.domain.notification_hold import NotificationHold
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.proactive_run import ProactiveRun
+from loopline.domain.routine import Routine
+from loopline.domain.routine_index import RoutineIndex
 from loopline.domain.task import Task
 from loopline.domain.timers import BucketClosed, TimerBucket, TimerKind, TimerWheel, shard_of
 from loopline.domain.timeutil import HOUR
@@ -144,10 +146,16 @@ def close_loop(uow: UnitOfWork, loop: OpenLoop, task: Task, *, resolved_by: str,
 
 
 def close_task_loops(uow: UnitOfWork, task: Task, *, resolved_by: str, reason: str, now: datetime) -> None:
+    """What a closing task owns closes with it: its open loops, and its routines are disabled (seed 000 Phase 2)."""
     for loop_ref in list(task.open_loops):
         loop = uow.get(ids.loop_id(task.tenant, loop_ref), OpenLoop)
         assert loop is not None, f"task {task.ref} links loop {loop_ref} that does not exist"
         close_loop(uow, loop, task, resolved_by=resolved_by, reason=reason, now=now)
+    index = uow.get(ids.routine_index_id(task.tenant), RoutineIndex)
+    for routine_ref in index.owned.get(task.ref, []) if index is not None else []:
+        routine = uow.get(ids.routine_id(task.tenant, routine_ref), Routine)
+        assert routine is not None, f"the routine index lists {routine_ref}, which does not exist"
+        routine.disable(reason=f"its task {task.ref} closed: {reason}", now=now)
 
 
 def proactive_run(uow: UnitOfWork, tenant: str, now: datetime) -> ProactiveRun:

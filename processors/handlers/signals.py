@@ -23,6 +23,7 @@ from loopline.processors.handlers.loops_and_timers import load_task, owner_seen,
 from loopline.processors.messages import Message
 from loopline.processors.handlers.outcome_signals import on_outcome_observed
 from loopline.processors.handlers.outreach import automatic_reply, on_reply, pause_for_auto_reply
+from loopline.processors.handlers.routines import trigger_routines
 from loopline.processors.handlers.suppression import (
     SUPPRESSING_SIGNALS,
     opt_out_words,
@@ -125,6 +126,7 @@ def replies_before_creation(uow: UnitOfWork, task: Task) -> None:
 
 
 def handle_signal(uow: UnitOfWork, msg: Message) -> str:
+    trigger_routines(uow, msg)
     if msg.type == "user.seen":
         owner_seen(uow, msg.tenant, msg.at)
         return "tenant activity noted"

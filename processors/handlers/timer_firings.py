@@ -32,6 +32,7 @@ from loopline.processors.handlers.actions import fire_task_actions
 from loopline.processors.handlers.daily_digest import record_daily_digest
 from loopline.processors.handlers.deadline_actions import draft_followup, send_followup, take_deadline_action
 from loopline.processors.handlers.escalation import escalate, escalation_timeout
+from loopline.processors.handlers.routines import fire_routine
 from loopline.processors.handlers.loops_and_timers import (
     close_task_loops,
     load_task,
@@ -171,6 +172,10 @@ def _recurrence(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str | N
     return fire_recurrence(uow, timer.target_id, timer.now, create=create_task)
 
 
+def _routine(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str | None:
+    return fire_routine(uow, timer.target_id, timer.now)
+
+
 def _deferred_followup(uow: UnitOfWork, task: Task, now: datetime) -> str | None:
     deferred = task.deferred
     if deferred is None or deferred["until"] > now or "follow_up_of" not in deferred["draft"]:
@@ -206,6 +211,7 @@ TIMERS: dict[str, TimerRow] = {
                                            ("escalation left alone acted on", "escalations left alone acted on")),
     TimerKind.QUESTION_LADDER: TimerRow(climb_question, "the next step of an unanswered question",
                                         ("unanswered question escalated", "unanswered questions escalated")),
+    TimerKind.ROUTINE: TimerRow(_routine, "the routine's run", ("routine run", "routine runs")),
 }
 """Every timer kind (`domain/timers.py` TimerKind) and nothing else; tests/unit/test_contracts.py holds them equal."""
 
@@ -237,7 +243,7 @@ def _task_of(uow: UnitOfWork, timer: TimerFired) -> Task | None:
     if timer.kind == TimerKind.LOOP_DEADLINE:
         loop = uow.get(timer.target_id, OpenLoop)
         return uow.get(ids.task_id(loop.tenant, loop.task_ref), Task) if loop is not None else None
-    if timer.kind in (TimerKind.PROACTIVE_RUN, TimerKind.RECURRENCE, TimerKind.DAILY_DIGEST):
+    if timer.kind in (TimerKind.PROACTIVE_RUN, TimerKind.RECURRENCE, TimerKind.DAILY_DIGEST, TimerKind.ROUTINE):
         return None
     return uow.get(timer.target_id, Task)
 

@@ -63,6 +63,10 @@ operations = st.lists(
         st.tuples(st.sampled_from(["proposal.approve", "proposal.reject"]), st.integers(0, 3)),
         st.tuples(st.just("question.ask"), st.integers(0, 2), task),
         st.tuples(st.just("question.answer"), st.integers(0, 2), st.sampled_from(["A", "B, why not", "ask Dana"])),
+        st.tuples(st.just("routine.create"), st.sampled_from([None, *TASKS]), st.sampled_from(["scheduled", "oneshot", "event"])),
+        st.tuples(st.sampled_from(["routine.pause", "routine.resume", "routine.run_now", "routine.disable"]),
+                  st.integers(0, 30)),
+        st.tuples(st.just("routine.report"), st.integers(0, 30), st.sampled_from(["success", "failure"])),
         st.tuples(st.just("tick"), st.integers(1, 72)),
     ),
     min_size=5, max_size=30,
@@ -72,7 +76,8 @@ COVERED = {"task.create", "action.record", "loop.register", "loop.resolve", "tas
            "tenant.pause", "tenant.resume", "system.pause", "system.resume", "contact.resubscribe", "task.batch",
            "task.recur", "recurrence.stop", "action.request", "action.approve", "action.reject", "action.done",
            "task.add_subtask", "task.override_outcome", "task.reopen", "task.rate", "tenant.goal", "tenant.memory",
-           "proposal.approve", "proposal.reject", "question.ask", "question.answer"}
+           "proposal.approve", "proposal.reject", "question.ask", "question.answer",
+           "routine.create", "routine.pause", "routine.resume", "routine.run_now", "routine.disable", "routine.report"}
 
 
 def test_the_operations_cover_every_command_type() -> None:
@@ -123,6 +128,17 @@ def message(n: int, op: tuple, at: datetime) -> dict:
         return cmd(task_id=name, at=later(h), **when)
     if kind == "workflow.output":
         return cmd(task_id=args[0], workflow="digest", output={"n": n})
+    if kind == "routine.create":  # every 30 minutes, or on replies, so the ticks make it due
+        owner, routine_kind = args
+        every = {"scheduled": {"interval_minutes": 30}, "event": {"signal_pattern": "email.*"}}.get(routine_kind, {})
+        return cmd(routine_id=f"rt{n}", action="call_webhook", params={"event": "tick"}, kind=routine_kind, **every,
+                   **({"task_id": owner} if owner else {}))
+    if kind == "routine.resume":  # the routine of the n-th operation, if that one was a routine.create
+        return cmd(routine_id=f"rt{args[0]}")
+    if kind.startswith("routine.") and kind != "routine.report":
+        return cmd(routine_id=f"rt{args[0]}", reason="the owner's call")
+    if kind == "routine.report":
+        return cmd(routine_id=f"rt{args[0]}", duration_seconds=60, outcome=args[1], output=f"result {n % 2}")
     if kind.endswith((".pause", ".resume")):
         return cmd(reason="the owner's call")
     if kind == "contact.resubscribe":

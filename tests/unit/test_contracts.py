@@ -77,6 +77,14 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "action.done": {"task_id": "t1", "note": "called her, she is back on Monday"},
     "proposal.approve": {"proposal_id": "gap-stalled-t1"},
     "proposal.reject": {"proposal_id": "gap-stalled-t1", "rejection_type": "never", "reason": "I call her myself"},
+    "routine.create": {"routine_id": "ci-check", "action": "call_webhook", "kind": "scheduled", "task_id": "t1",
+                       "interval_minutes": 30, "max_runs": 48, "notify": "on_change"},
+    "routine.pause": {"routine_id": "ci-check", "reason": "the CI is down for maintenance"},
+    "routine.resume": {"routine_id": "ci-check"},
+    "routine.run_now": {"routine_id": "ci-check", "reason": "the owner pushed a fix"},
+    "routine.disable": {"routine_id": "ci-check", "reason": "the branch was merged"},
+    "routine.report": {"routine_id": "ci-check", "duration_seconds": 42, "outcome": "success",
+                       "output": "all 212 checks green"},
 }
 
 

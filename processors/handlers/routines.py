@@ -1,0 +1,198 @@
+"""Routines (seed 003, issue 21 item 4): `routine.create`, `routine.pause`, `routine.resume`, `routine.run_now`,
+`routine.disable`, and `routine.report`, by which whoever ran a routine's action (Loopline's runner or an external
+agent) records the run; a successful run's output goes into the owning task's workflow memory."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any, Literal
+from uuid import UUID
+
+from pydantic import Field
+
+from loopline.domain import ids
+from loopline.domain.actions import action_profile, check_params
+from loopline.domain.errors import DomainError
+from loopline.domain.routine import Routine
+from loopline.domain.routine_index import RoutineIndex
+from loopline.domain.task import Task
+from loopline.domain.timers import TimerKind
+from loopline.domain.wording import when
+from loopline.processors.application import UnitOfWork
+from loopline.processors.handlers.command_fields import Id, ShortText, Strict, Text, Timestamp
+from loopline.processors.handlers.actions import ask_for_action
+from loopline.processors.handlers.loops_and_timers import load_task, set_timer
+from loopline.processors.handlers.tenants import tenant_settings
+from loopline.processors.messages import Message
+
+
+class RoutineCreate(Strict):
+    routine_id: Id = Field(description="the routine's id; sent again, it changes nothing")
+    action: ShortText = Field(description="the named action each run performs (see the action registry); its safety "
+                              "profile decides whether a run waits for the owner")
+    params: dict[str, Any] = Field(default_factory=dict, description="the action's fields (see [Actions and their "
+                                   "fields](#actions-and-their-fields)), the same at every run")
+    kind: Literal["scheduled", "event", "oneshot"] = Field(description="`scheduled`: every interval or on a cron; "
+                                                           "`event`: on a signal matching signal_pattern; `oneshot`: once")
+    task_id: Id | None = Field(default=None, description="the open task that owns it: its outputs go into the task's "
+                               "workflow memory and closing the task disables it; left out, the tenant owns it")
+    interval_minutes: int | None = Field(default=None, ge=1, description="with `scheduled`: minutes between runs")
+    cron: Text | None = Field(default=None, description="with `scheduled`, instead of interval_minutes: five cron "
+                              "fields in the tenant's time zone, e.g. `0 8 * * 1`")
+    signal_pattern: ShortText | None = Field(default=None, description="with `event`: the signal types that trigger "
+                                             "it, shell-style, e.g. `github.*`")
+    run_at: Timestamp | None = Field(default=None, description="with `oneshot`: when it runs (default: now)")
+    max_runs: int | None = Field(default=None, ge=1, description="after this many runs it is done (default: no limit)")
+    timeout_minutes: int = Field(default=5, ge=1, le=60, description="a run reported as lasting longer failed")
+    notify: Literal["on_change", "always", "on_failure", "never"] = Field(
+        default="on_change", description="when the owner hears of a run: `on_change` when its result differs from "
+        "the last successful one")
+
+
+class RoutineControl(Strict):
+    routine_id: Id = Field(description="a routine `routine.create` made")
+    reason: Text = Field(description="why, in the trail")
+
+
+class RoutineResume(Strict):
+    routine_id: Id = Field(description="a paused routine; its failure count starts again from zero")
+
+
+class RoutineReport(Strict):
+    routine_id: Id = Field(description="the routine whose action was run")
+    duration_seconds: int = Field(ge=0, description="how long the run took, up to the message's time (when it ended); "
+                                  "longer than the routine's timeout, it failed")
+    outcome: Literal["success", "failure"] = Field(description="whether the action did its work")
+    output: Text = Field(description="the run's result: compared for `on_change`, and stored in the owning task's "
+                         "workflow memory when it succeeded")
+    error: ShortText | None = Field(default=None, description="with `failure`: what went wrong")
+
+
+class UnknownRoutine(DomainError):
+    """A routine the tenant does not have."""
+
+
+def load_routine(uow: UnitOfWork, tenant: str, ref: str) -> Routine:
+    routine = uow.get(ids.routine_id(tenant, ref), Routine)
+    if routine is None:
+        raise UnknownRoutine(f"routine_id: tenant {tenant!r} has no routine {ref!r}; create it with routine.create")
+    return routine
+
+
+def create_routine(uow: UnitOfWork, msg: Message, cmd: RoutineCreate) -> str:
+    """A new routine, owned by an open task or by the tenant; sending the same id again changes nothing."""
+    routine_uuid = ids.routine_id(msg.tenant, cmd.routine_id)
+    if uow.get(routine_uuid, Routine) is not None:
+        return f"routine {cmd.routine_id} already exists; nothing changed (give a new routine_id for another routine)"
+    params = check_params(action_profile(cmd.action), cmd.params)
+    if cmd.task_id is not None:
+        load_task(uow, msg.tenant, cmd.task_id).check_open()
+    routine = uow.add(Routine.create(
+        id=routine_uuid, tenant=msg.tenant, ref=cmd.routine_id, action=cmd.action, params=params, kind=cmd.kind,
+        now=msg.at,
+        owner_task_ref=cmd.task_id, interval_minutes=cmd.interval_minutes, cron=cmd.cron,
+        zone=tenant_settings(uow, msg.tenant).timezone, signal_pattern=cmd.signal_pattern, run_at=cmd.run_at,
+        max_runs=cmd.max_runs, timeout=timedelta(minutes=cmd.timeout_minutes), notify=cmd.notify,
+    ))
+    _schedule(uow, routine, msg.at)
+    index_id = ids.routine_index_id(msg.tenant)
+    index = uow.get_or_create(index_id, RoutineIndex, lambda: RoutineIndex.start(id=index_id, tenant=msg.tenant,
+                                                                                 now=msg.at))
+    if cmd.signal_pattern is not None and cmd.kind == "event":
+        index.listen(routine_ref=cmd.routine_id, signal_pattern=cmd.signal_pattern, now=msg.at)
+    if cmd.task_id is not None:
+        index.own(routine_ref=cmd.routine_id, task_ref=cmd.task_id, now=msg.at)
+    first = f"first run {when(routine.next_run_at)}" if routine.next_run_at else f"runs on {cmd.signal_pattern}"
+    return f"routine {cmd.routine_id} ({cmd.kind}, {cmd.action}): {first}"
+
+
+def pause_routine(uow: UnitOfWork, msg: Message, cmd: RoutineControl) -> str:
+    load_routine(uow, msg.tenant, cmd.routine_id).pause(reason=cmd.reason, now=msg.at)
+    return f"routine {cmd.routine_id} paused"
+
+
+def resume_routine(uow: UnitOfWork, msg: Message, cmd: RoutineResume) -> str:
+    routine = load_routine(uow, msg.tenant, cmd.routine_id)
+    routine.resume(now=msg.at)
+    _schedule(uow, routine, msg.at)
+    return f"routine {cmd.routine_id} resumed" + (f", next run {when(routine.next_run_at)}" if routine.next_run_at else "")
+
+
+def run_routine_now(uow: UnitOfWork, msg: Message, cmd: RoutineControl) -> str:
+    routine = load_routine(uow, msg.tenant, cmd.routine_id)
+    routine.run_now(reason=cmd.reason, now=msg.at)
+    _schedule(uow, routine, msg.at)
+    return f"routine {cmd.routine_id} is due now"
+
+
+def disable_routine(uow: UnitOfWork, msg: Message, cmd: RoutineControl) -> str:
+    routine = load_routine(uow, msg.tenant, cmd.routine_id)
+    routine.disable(reason=cmd.reason, now=msg.at)
+    return f"routine {cmd.routine_id} is {routine.status}"
+
+
+def report_routine_run(uow: UnitOfWork, msg: Message, cmd: RoutineReport) -> str:
+    """Records a finished run; a success stores its output in the owning task's memory. A run of a closed task's
+    routine (disabled when the task closed) is not recorded."""
+    routine = load_routine(uow, msg.tenant, cmd.routine_id)
+    owner = uow.get(ids.task_id(msg.tenant, routine.owner_task_ref), Task) if routine.owner_task_ref else None
+    if owner is not None and owner.is_closed:
+        routine.disable(reason=f"its task {owner.ref} is closed", now=msg.at)
+        return f"routine {cmd.routine_id} is {routine.status}: its task {owner.ref} is closed; the run is not recorded"
+    return _record(uow, routine, owner, started_at=msg.at - timedelta(seconds=cmd.duration_seconds),
+                   outcome=cmd.outcome, output=cmd.output, error=cmd.error, now=msg.at)
+
+
+def trigger_routines(uow: UnitOfWork, msg: Message) -> None:
+    """A signal makes every active event routine of its tenant that listens for its type due at once: a task's
+    routine runs at the next tick, a tenant's is run by whoever reports it."""
+    index = uow.get(ids.routine_index_id(msg.tenant), RoutineIndex)
+    for ref in index.listening(msg.type) if index is not None else []:
+        routine = load_routine(uow, msg.tenant, ref)
+        if routine.matches(msg.type):
+            routine.run_now(reason=f"signal {msg.type} ({msg.ref})", now=msg.at)
+            _schedule(uow, routine, msg.at)
+
+
+def fire_routine(uow: UnitOfWork, routine_id: UUID, now: datetime) -> str | None:
+    """A due task-owned routine asks its task for its action (held for the owner when its safety profile says so); a
+    refused request is a failed run. A timer fired again finds the routine not due and does nothing."""
+    routine = uow.get(routine_id, Routine)
+    if routine is None or not routine.is_due(now) or routine.owner_task_ref is None:
+        return None
+    owner = load_task(uow, routine.tenant, routine.owner_task_ref)  # open: its closing disabled its routines
+    key = f"routine:{routine.ref}:{routine.run_count + 1}"
+    try:
+        answer = ask_for_action(uow, owner, action=routine.action, params=routine.params, key=key,
+                                requested_by="loopline", now=now)
+    except DomainError as refused:
+        return _record(uow, routine, owner, started_at=now, outcome="failure", output=str(refused), error=str(refused),
+                       now=now)
+    # The key names the run; without its number, two runs that did the same read the same, as on_change compares.
+    output = str(answer).replace(key, f"routine:{routine.ref}")
+    return _record(uow, routine, owner, started_at=now, outcome="success", output=output, error=None, now=now)
+
+
+def _record(uow: UnitOfWork, routine: Routine, owner: Task | None, *, started_at: datetime, outcome: str,
+            output: str, error: str | None, now: datetime) -> str:
+    routine.record_run(started_at=started_at, outcome=outcome, output=output, error=error, now=now)
+    routine.compact_history(now=now)
+    recorded, told = routine.history[-1]["outcome"], routine.status == "paused"
+    stored = ""
+    if recorded == "success" and owner is not None:
+        name = owner.record_workflow_output(workflow=routine.ref, output=output, now=now)
+        stored = f"; output {name} stored for {owner.ref}"
+    if owner is not None and told:
+        owner.notify_user(kind="routine_paused", now=now, message=f"'{owner.title}': routine {routine.ref} paused after "
+                          f"two failed runs in a row ({error or output}); resume it with routine.resume")
+    elif owner is not None and routine.last_run_notifies:
+        owner.notify_user(kind="routine_result", now=now, message=f"'{owner.title}': routine {routine.ref} {recorded}: "
+                          f"{output}")
+    _schedule(uow, routine, now)
+    return f"routine {routine.ref}: run {routine.run_count} {recorded}, {routine.status}{stored}"
+
+
+def _schedule(uow: UnitOfWork, routine: Routine, now: datetime) -> None:
+    """Files the timer of a task-owned routine's next run; a tenant's routine is run by whoever reports it."""
+    if routine.next_run_at is not None and routine.owner_task_ref is not None:
+        set_timer(uow, kind=TimerKind.ROUTINE, target_id=routine.id, due=routine.next_run_at, now=now)
