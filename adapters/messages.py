@@ -1,6 +1,6 @@
 """The JSON message contract (README "Messages"), validated with pydantic at the edge and turned into `Message`s.
 
-Command types come from `processors/handlers/commands.py` COMMANDS (each row names the command model its
+Command types come from `processors/handlers/command_routes.py` COMMANDS (each row names the command model its
 `data` is validated into, `processors/handlers/commands_types.py`); `action.record` is validated per action
 from the contracts in `domain/expectations.py`. Signals are strict on the fields they are matched
 on and keep any other payload field, as real webhooks carry more. Types are strict (no coercion),
@@ -21,7 +21,7 @@ from loopline.domain.channels import CHANNELS, ChannelRule, SignalField
 from loopline.domain.expectations import EXPECTATIONS, ConflictingFields, UnknownAction, expectation_for
 from loopline.domain.timeutil import format_time
 from loopline.processors.handlers.command_fields import Contact, Id, Mailbox, Strict, Text, Timestamp
-from loopline.processors.handlers.commands import COMMANDS
+from loopline.processors.handlers.command_routes import COMMANDS
 from loopline.processors.handlers.commands_types import ACTION_SCHEMAS, ActionRecord, ActionRecordCommon
 from loopline.processors.messages import Message
 

@@ -26,6 +26,7 @@ from loopline.domain.tenant import Tenant
 from loopline.domain.timeutil import format_time, parse_time
 from loopline.domain.wording import CLOSED_BECAUSE, NEXT_STEP, awaited_from_watch, when
 from loopline.projections import writes
+from loopline.projections.timeline_brain import BRAIN_DESCRIPTIONS
 from loopline.projections.runner import metadata
 
 timeline = Table(
@@ -207,32 +208,6 @@ DESCRIPTIONS: dict[type, Describe] = {
     OpenLoop.Resolved: lambda e: (
         f"loop {CLOSED_BECAUSE.get(e.resolved_by, e.resolved_by)}", e.reason + (f" [rule: {e.rule}]" if e.rule else "")
     ),
-    ProactiveRun.Started: lambda e: (f"proactive run started; first run at {format_time(e.next_run_at)}", e.next_run_reason),
-    ProactiveRun.NextRunScheduled: lambda e: (
-        f"next run at {format_time(e.next_run_at)} (asked {format_time(e.requested_at)}, clamped to [30 min, 7 days])",
-        e.reason,
-    ),
-    ProactiveRun.ReturnRunScheduled: lambda e: (
-        f"the owner is back (last seen {format_time(e.last_seen_at)}): run now for the return digest", None,
-    ),
-    NotificationHold.Sent: lambda e: (f"owner notified: {e.text}", None),
-    NotificationHold.Skipped: lambda e: (f"owner not notified again: {e.text}", e.reason),
-    NotificationHold.Held: lambda e: (f"owner notice held: {e.text}", e.reason),
-    NotificationHold.Dropped: lambda e: (f"held owner notice dropped: {e.text}", "the hold keeps at most 50"),
-    NotificationHold.DigestSent: lambda e: (
-        f"return digest of {len(e.items)} notice(s)", f"{e.discarded} held notice(s) left out as stale or repeated",
-    ),
-    ProactiveRun.EscalationQueued: lambda e: (f"escalation queued for task {e.task_ref}", e.reason),
-    ProactiveRun.GoalSet: lambda e: (f"goal {e.key} {'set' if e.active else 'dropped'}", e.goal),
-    ProactiveRun.MemoryNoted: lambda e: (f"memory {e.key} noted", e.note),
-    ProactiveRun.ContextSnapshotted: lambda e: (
-        "synthesis context taken: " + ", ".join(f"{len(items)} {section}" for section, items in e.snapshot.items()), None,
-    ),
-    ProactiveRun.ActionTaken: lambda e: (f"synthesis action {e.tool}", e.detail),
-    ProactiveRun.ActionRefused: lambda e: (f"synthesis action {e.tool} refused", e.reason),
-    ProactiveRun.RunRecorded: lambda e: (
-        f"{e.mode} run: {e.summary}; next at {format_time(e.next_run_at)}", e.next_run_reason
-    ),
     TenantTasks.CreationHeld: lambda e: (f"task not created: the {e.rule} held it", e.reason),
     Recurrence.Created: lambda e: (
         f"recurring template {e.ref}: one {e.template.get('task_type') or 'ad_hoc'} task at each '{e.cron}' "
@@ -243,32 +218,7 @@ DESCRIPTIONS: dict[type, Describe] = {
         e.result + (f"; the next {when(e.next_at)}" if e.next_at else "; its last"),
     ),
     Recurrence.Ended: lambda e: (f"recurring template {e.template_ref} ended", e.reason),
-    Proposal.Proposed: lambda e: (f"proposed '{e.title}' ({e.impact} impact, {e.theme}); debate starts", e.summary),
-    Proposal.Avoided: lambda e: (
-        f"avoided '{e.title}': like proposal {e.similar_to}, rejected {e.rejection_type}", e.summary,
-    ),
-    Proposal.DebateRoundRecorded: lambda e: (
-        f"debate round {e.round_number}: {e.verdict} -> {e.outcome}" + (f" ({e.flag})" if e.flag else ""),
-        f"proposer: {e.proposer} | critic: {e.critic} | arbiter: {e.arbiter}",
-    ),
-    Proposal.Shown: lambda e: (f"shown to the owner in batch {e.batch_ref} as item {e.position}", None),
-    Proposal.Approved: lambda e: (f"owner approved the proposal: it became task {e.task_ref}", None),
-    Proposal.Rejected: lambda e: (f"owner rejected the proposal ({e.rejection_type})", e.reason or None),
-    Routine.Created: lambda e: (
-        f"routine {e.ref}: {e.kind} {e.action} for " + (f"task {e.owner_task_ref}" if e.owner_task_ref else "the tenant")
-        + (f"; the first run {when(e.next_run_at)}" if e.next_run_at else f"; on signals {e.signal_pattern}"), None,
-    ),
-    Routine.RunRecorded: lambda e: (
-        f"routine run {e.outcome}" + ("; the owner is told" if e.notify_owner else "")
-        + (f"; the next {when(e.next_run_at)}" if e.next_run_at else ""), e.error or e.output[:200],
-    ),
-    Routine.Paused: lambda e: ("routine paused", e.reason),
-    Routine.Resumed: lambda e: ("routine resumed" + (f"; the next run {when(e.next_run_at)}" if e.next_run_at else ""),
-                                None),
-    Routine.RunRequested: lambda e: ("routine due now", e.reason),
-    Routine.Finished: lambda e: ("routine done", e.reason),
-    Routine.Disabled: lambda e: ("routine disabled", e.reason),
-    Routine.HistoryCompacted: lambda e: (f"routine history compacted: {e.dropped} run(s) before {when(e.before)}", None),
+    **BRAIN_DESCRIPTIONS,
     InboundMessage.Received: lambda e: (f"received {e.kind} {e.type} {e.ref}", f"from {e.source}"),
     InboundMessage.Rejected: lambda e: ("message rejected", e.reason),
     RejectedInput.Recorded: lambda e: (f"input rejected at {e.source}:{e.position}", e.reason),

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from functools import partial
 from datetime import datetime, timedelta
-from typing import Any
 
 from loopline.domain import ids
 from loopline.domain.contact_index import ContactIndex
@@ -37,69 +33,26 @@ from loopline.processors.handlers.loops_and_timers import (
     schedule_stall_check,
     set_timer,
 )
-from loopline.processors.handlers.actions import request_action
-from loopline.processors.handlers.automations import approve, reject
-from loopline.processors.handlers.categories import create_batch, schedule_recurrence, stop_recurrence
-from loopline.processors.handlers.command_fields import STORED
-from loopline.processors.handlers.commands_actions import ActionDecision, ActionDone, ActionRequest
-from loopline.processors.handlers.commands_brain import TenantGoal, TenantMemory, note_memory, set_goal
-from loopline.processors.handlers.commands_categories import RecurrenceStop, TaskBatch, TaskRecur
-from loopline.processors.handlers.commands_goals import TaskOverrideOutcome, TaskRate, TaskReopen
-from loopline.processors.handlers.commands_proposals import ProposalApprove, ProposalReject
-from loopline.processors.handlers.commands_questions import QuestionAnswer, QuestionAsk
-from loopline.processors.handlers.routines import (
-    RoutineControl,
-    RoutineCreate,
-    RoutineReport,
-    RoutineResume,
-    create_routine,
-    disable_routine,
-    pause_routine,
-    report_routine_run,
-    resume_routine,
-    run_routine_now,
-)
-from loopline.processors.handlers.commands_subtasks import TaskAddSubtask
 from loopline.processors.handlers.commands_types import (
     ActionRecordCommon,
-    ContactResubscribe,
     LoopRegister,
     LoopResolve,
     RunSchedule,
-    SystemPause,
-    TaskApprove,
     TaskCancel,
     TaskComplete,
     TaskCreate,
     TaskGuidance,
-    TaskReply,
     TaskReview,
-    TaskTakeover,
     TaskUpdate,
-    TaskWake,
-    TenantConfigure,
-    TenantPause,
-    WorkflowOutput,
-    action_schema,
 )
 from loopline.processors.messages import Message
-from loopline.processors.handlers.goal_progress import override_outcome, rate_outcome, reopen_task
 from loopline.processors.handlers.outreach import answer_with_guidance
-from loopline.processors.handlers.owner import approve_task, reply_to_contact, take_over
-from loopline.processors.handlers.proposals import approve_proposal, reject_proposal
-from loopline.processors.handlers.pausing import pause_system, pause_tenant, resume_system, resume_tenant
-from loopline.processors.handlers.questions import answer, ask
 from loopline.processors.handlers.readiness import on_ready
 from loopline.processors.handlers.signals import replies_before_creation
-from loopline.processors.handlers.staff_todos import mark_done
-from loopline.processors.handlers.subtasks import add_subtask
-from loopline.processors.handlers.suppression import check_not_suppressed, resubscribe_contact
+from loopline.processors.handlers.suppression import check_not_suppressed
 from loopline.processors.handlers.task_limits import admit_task
-from loopline.processors.handlers.tenants import configure_tenant, tenant_settings
-from loopline.processors.handlers.wakeups import record_workflow_output, schedule_wakeup, wake_on_condition
-
-Handler = Callable[[UnitOfWork, Message, Any], str]
-"""Takes the unit of work, the message (tenant, time) and the message's typed command."""
+from loopline.processors.handlers.tenants import tenant_settings
+from loopline.processors.handlers.wakeups import wake_on_condition
 
 
 def create_task(
@@ -318,76 +271,3 @@ def schedule_proactive_run(uow: UnitOfWork, msg: Message, cmd: RunSchedule) -> s
     run = proactive_run(uow, msg.tenant, msg.at)
     schedule_run(uow, run, requested_at=cmd.at, reason=cmd.reason, now=msg.at)
     return f"next proactive run at {run.next_run_at.isoformat()}"
-
-
-@dataclass(frozen=True)
-class CommandRoute:
-    """One command type: its name on the wire, the model its `data` is validated into, and its handler."""
-
-    type: str
-    command: type
-    handle: Handler
-
-
-COMMANDS: dict[str, CommandRoute] = {
-    route.type: route
-    for route in (
-        CommandRoute("task.create", TaskCreate, create_task),
-        CommandRoute("action.record", ActionRecordCommon, record_action),
-        CommandRoute("loop.register", LoopRegister, register_explicit_loop),
-        CommandRoute("loop.resolve", LoopResolve, resolve_loop),
-        CommandRoute("task.update", TaskUpdate, update_task),
-        CommandRoute("task.complete", TaskComplete, complete_task),
-        CommandRoute("task.cancel", TaskCancel, cancel_task),
-        CommandRoute("task.approve", TaskApprove, approve_task),
-        CommandRoute("task.reject", TaskReview, reject_task),
-        CommandRoute("task.guidance", TaskGuidance, give_guidance),
-        CommandRoute("task.reply", TaskReply, reply_to_contact),
-        CommandRoute("task.takeover", TaskTakeover, take_over),
-        CommandRoute("task.override_outcome", TaskOverrideOutcome, override_outcome),
-        CommandRoute("task.reopen", TaskReopen, reopen_task),
-        CommandRoute("task.rate", TaskRate, rate_outcome),
-        CommandRoute("run.schedule", RunSchedule, schedule_proactive_run),
-        CommandRoute("task.wake", TaskWake, schedule_wakeup),
-        CommandRoute("workflow.output", WorkflowOutput, record_workflow_output),
-        CommandRoute("tenant.configure", TenantConfigure, configure_tenant),
-        CommandRoute("tenant.pause", TenantPause, pause_tenant),
-        CommandRoute("tenant.resume", TenantPause, resume_tenant),
-        CommandRoute("tenant.goal", TenantGoal, set_goal),
-        CommandRoute("tenant.memory", TenantMemory, note_memory),
-        CommandRoute("system.pause", SystemPause, pause_system),
-        CommandRoute("system.resume", SystemPause, resume_system),
-        CommandRoute("contact.resubscribe", ContactResubscribe, resubscribe_contact),
-        CommandRoute("task.batch", TaskBatch, partial(create_batch, create=create_task)),
-        CommandRoute("task.recur", TaskRecur, schedule_recurrence),
-        CommandRoute("recurrence.stop", RecurrenceStop, stop_recurrence),
-        CommandRoute("task.add_subtask", TaskAddSubtask,
-                     lambda uow, msg, cmd: add_subtask(uow, msg, cmd, create=partial(create_task, start=False),
-                                                       start=on_ready)),
-        CommandRoute("action.request", ActionRequest, request_action),
-        CommandRoute("action.approve", ActionDecision, approve),
-        CommandRoute("action.reject", ActionDecision, reject),
-        CommandRoute("action.done", ActionDone, mark_done),
-        CommandRoute("proposal.approve", ProposalApprove, partial(approve_proposal, create=create_task)),
-        CommandRoute("proposal.reject", ProposalReject, reject_proposal),
-        CommandRoute("question.ask", QuestionAsk, ask),
-        CommandRoute("question.answer", QuestionAnswer, answer),
-        CommandRoute("routine.create", RoutineCreate, create_routine),
-        CommandRoute("routine.pause", RoutineControl, pause_routine),
-        CommandRoute("routine.resume", RoutineResume, resume_routine),
-        CommandRoute("routine.run_now", RoutineControl, run_routine_now),
-        CommandRoute("routine.disable", RoutineControl, disable_routine),
-        CommandRoute("routine.report", RoutineReport, report_routine_run),
-    )
-}
-
-
-def command_from_data(command_type: str, data: dict[str, Any]) -> Any:
-    """The command of a message's validated `data` as the log stored it (JSON), validated again by its model."""
-    model = COMMANDS[command_type].command
-    return (action_schema(data.get("action")) if model is ActionRecordCommon else model).model_validate(data, context=STORED)
-
-
-def handle_command(uow: UnitOfWork, msg: Message) -> str:
-    assert msg.command is not None, f"command {msg.ref} reached its handler without its typed command"
-    return COMMANDS[msg.type].handle(uow, msg, msg.command)

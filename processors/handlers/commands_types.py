@@ -1,6 +1,6 @@
 """Commands, each declared once: a pydantic model is what the edge validates a message's `data` with and what
 its handler takes. Frozen and typed (times, named values, nested objects); the embedded log stores the
-validated `data` as JSON and `processors/handlers/commands.py` `command_from_data` validates it again into the same
+validated `data` as JSON and `processors/handlers/command_routes.py` `command_from_data` validates it again into the same
 command, so both paths hand handlers equal objects.
 """
 

@@ -18,7 +18,7 @@ from loopline.domain.timeutil import format_time, parse_time
 from loopline.domain.watch_index import WatchIndex
 from loopline.processors.application import UnitOfWork
 from loopline.processors.bus import Fault, Handler, Outcome
-from loopline.processors.handlers.commands import command_from_data, handle_command
+from loopline.processors.handlers.command_routes import command_from_data, handle_command
 from loopline.processors.messages import Inbound, Message, Retry
 from loopline.processors.handlers.signals import handle_signal
 

@@ -1,5 +1,5 @@
 """The bus's one handler table: one row per kind of message, each saying what applying, refusing and
-parking it means (commands and signals dispatch further through `processors/handlers/commands.py` COMMANDS and
+parking it means (commands and signals dispatch further through `processors/handlers/command_routes.py` COMMANDS and
 `processors/handlers/signals.py`; timers through `processors/handlers/timer_firings.py` TIMERS)."""
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from loopline.domain import ids
-from loopline.processors.handlers.commands import COMMANDS
+from loopline.processors.handlers.command_routes import COMMANDS
 from loopline.processors.followers.router import Router
 from loopline.processors.handlers.timer_firings import TIMERS
 from loopline.runtime.system import System

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from loopline.domain.timeutil import parse_time
-from loopline.processors.handlers.commands import command_from_data
+from loopline.processors.handlers.command_routes import command_from_data
 from loopline.processors.messages import Message
 from loopline.processors.handlers.rejects import record_rejected_inputs
 from loopline.runtime.system import System

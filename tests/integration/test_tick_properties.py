@@ -22,7 +22,7 @@ from loopline.domain.expectations import DeadlineAction
 from loopline.domain.task import Task
 from loopline.domain.timers import TimerBucket
 from loopline.domain.timeutil import format_time
-from loopline.processors.handlers.commands import COMMANDS
+from loopline.processors.handlers.command_routes import COMMANDS
 from tests.conftest import build_system, command, publish, signal
 
 T0 = datetime(2026, 3, 13, 10, 0, tzinfo=timezone.utc)

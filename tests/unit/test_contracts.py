@@ -16,7 +16,7 @@ from loopline.domain.status import TaskStatus
 from loopline.domain.timers import TimerBucket, TimerKind
 from loopline.domain.wording import NEXT_STEP
 from loopline.processors.handlers import commands_types as typed
-from loopline.processors.handlers.commands import COMMANDS, command_from_data
+from loopline.processors.handlers.command_routes import COMMANDS, command_from_data
 from loopline.processors.handlers.deadline_actions import ACTIONS
 from loopline.processors.handlers.timer_firings import TIMERS
 from tests.conftest import command, signal
