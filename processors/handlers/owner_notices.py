@@ -1,0 +1,31 @@
+"""The owner's tenant-level notices (the brain's `notify` and `send_brief`, proposal batches, the return digest): every
+one goes through the tenant's `NotificationHold`, which sends it, holds it (quiet hours, the owner away) or skips it
+(the same words within 24 h). Delivery follows the hold's `Sent` and `DigestSent` events."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from loopline.domain import ids
+from loopline.domain.notification_hold import NotificationHold
+from loopline.processors.application import UnitOfWork
+from loopline.processors.handlers.tenants import tenant_settings
+
+
+def notification_hold(uow: UnitOfWork, tenant: str, now: datetime) -> NotificationHold:
+    hold_id = ids.notification_hold_id(tenant)
+    return uow.get(hold_id, NotificationHold) or uow.add(NotificationHold.open(id=hold_id, tenant=tenant, now=now))
+
+
+def notify_owner(uow: UnitOfWork, tenant: str, text: str, *, now: datetime) -> str:
+    """Offers one notice to the owner; says what became of it: `sent`, `held` or `skipped`."""
+    settings = tenant_settings(uow, tenant)
+    return notification_hold(uow, tenant, now).offer(text, now=now, zone=settings.timezone,
+                                                     quiet_hours=settings.owner_quiet_hours)
+
+
+def release_held(uow: UnitOfWork, tenant: str, *, now: datetime) -> list[str]:
+    """The return digest: the held notices (at most 5) sent as one, when the owner is back outside quiet hours."""
+    settings = tenant_settings(uow, tenant)
+    return notification_hold(uow, tenant, now).release(now=now, zone=settings.timezone,
+                                                       quiet_hours=settings.owner_quiet_hours)
