@@ -26,7 +26,8 @@ CATEGORY_OF = {
     "task_completed": FEEDBACK, "task_cancelled": FEEDBACK, "task_expired": FEEDBACK, "escalation_timeout": FEEDBACK,
     "late_reply": FEEDBACK,
     "followup_sent": FEEDBACK, "followup_deferred": FEEDBACK, "reminder_sent": FEEDBACK, "signal": FEEDBACK,
-    "outcome_revised": FEEDBACK, "daily_digest": DAILY,  # one a day by its timer: never over a budget
+    "outcome_revised": FEEDBACK, "brain_notice": FEEDBACK, "daily_digest": DAILY,  # one a day by its timer
+    "return_digest": DAILY,  # one per return, the hold's own digest: never over a budget
 }
 """Each kind of notice's category; a kind not named (a refused timer or decision, a paused tenant) is a system
 alert, so a notice nobody classified is never held back."""

@@ -34,6 +34,7 @@ from eventsourcing.utils import get_topic
 from loopline.domain import ids
 from loopline.domain.actions import ACTIONS
 from loopline.domain.notices import moot_by
+from loopline.domain.notification_hold import NotificationHold
 from loopline.domain.safety_limits import DELIVERY_ATTEMPTS, DELIVERY_BACKOFF_SECONDS
 from loopline.domain.task import Task
 from loopline.domain.tenant import Tenant, TenantSettings
@@ -46,12 +47,14 @@ from loopline.processors.ports import Attempt, Clock, DeliveryFailed, DeliveryLe
 
 TOPICS = [
     get_topic(Task.UserNotified), get_topic(Task.ActionRecorded), get_topic(Task.WokenUp), get_topic(Task.SignalReceived),
-    get_topic(Tenant.DigestRecorded),
+    get_topic(Tenant.DigestRecorded), get_topic(NotificationHold.Sent), get_topic(NotificationHold.DigestSent),
 ]
 ROUTING = "routing"
 """The ledger's channel for an event that failed to become a message (parked; a retry routes it again)."""
 DAILY_DIGEST = "daily_digest"
 """The kind of the owner's daily digest (`Tenant.DigestRecorded`)."""
+BRAIN_NOTICE, RETURN_DIGEST = "brain_notice", "return_digest"
+"""The kinds of the tenant-level notices the notification hold sent (`processors/handlers/owner_notices.py`)."""
 EMAIL = "smtp"
 """The channel that emails: a contact email it cannot take is given back (`processors/handlers/undelivered.py`)."""
 CONTACT_EMAILS = ("send_reminder", *(name for name, profile in ACTIONS.items() if profile.channel == EMAIL))
@@ -136,6 +139,8 @@ class Delivery:
         message = {"tenant": event.tenant, "task_id": getattr(event, "task_ref", None), **message}
         if isinstance(event, Task.UserNotified):
             message.update(self._owner(event))
+        if isinstance(event, (NotificationHold.Sent, NotificationHold.DigestSent)):
+            message.update(self._tenant_notice(event))
         if isinstance(event, Tenant.DigestRecorded):
             message.update(self._daily_digest(event))
         return self._routes(key, message)
@@ -155,6 +160,12 @@ class Delivery:
             return {}
         task = self._get(notice.originator_id)
         return {"owner_email": owner_email, "title": task.title if task is not None else notice.task_ref}
+
+    def _tenant_notice(self, notice: Any) -> dict[str, Any]:
+        """A tenant-level notice from the brain (no task): its subject, and where the owner reads it by email."""
+        owner_email = self._tenant_settings(notice.tenant).owner_email
+        title = "notice" if isinstance(notice, NotificationHold.Sent) else f"{len(notice.items)} notice(s) while you were away"
+        return {"title": title, **({"owner_email": owner_email} if owner_email else {})}
 
     def _tenant_settings(self, tenant: str) -> TenantSettings:
         if tenant not in self._settings:
@@ -270,6 +281,11 @@ def outbound_message(event: object) -> dict | None:
         # when it was processed: that keeps the outbox the same in any processing order.
         return {"to": "agent", "kind": "task_signal", "signal_type": event.signal_type, "signal_id": event.signal_ref,
                 "text": f"{event.signal_type} {event.signal_ref} arrived", "at": format_time(event.timestamp)}
+    if isinstance(event, NotificationHold.Sent):
+        return {"to": "user", "kind": BRAIN_NOTICE, "text": event.text, "at": format_time(event.timestamp)}
+    if isinstance(event, NotificationHold.DigestSent):
+        return {"to": "user", "kind": RETURN_DIGEST, "text": "\n".join(f"- {item}" for item in event.items),
+                "at": format_time(event.timestamp)}
     if isinstance(event, Tenant.DigestRecorded):
         return {"to": "user", "kind": DAILY_DIGEST, "day": event.day, "text": f"the scorecard of {event.day}",
                 "at": format_time(event.timestamp)}
