@@ -241,7 +241,7 @@ def tenant_table() -> str:
 
 def safety_table() -> str:
     """Every limit of `domain/safety_limits.py`: what it counts, its default, how to change it, what it holds back."""
-    lines = ["| limit | per | counts | default | changed with | when it holds | seed 002 |", "|---|---|---|---|---|---|---|"]
+    lines = ["| limit | per | counts | default | changed with | when it holds | seed (002 unless named) |", "|---|---|---|---|---|---|---|"]
     lines += [
         f"| `{limit.rule}` | {limit.scope} | {limit.counts} | {limit.default} | "
         f"{f'`tenant.configure` `{limit.setting}`' if limit.setting else limit.changed} | {limit.held} | {limit.seed} |"

@@ -6,8 +6,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import Enum
 
-STALE_AFTER = timedelta(hours=48)
-NO_OP_RUNS_BEFORE_BACKOFF = 5
+from loopline.domain.safety_limits import NO_OP_RUNS_BEFORE_BACKOFF, STALE_AFTER
+
+PAUSED_LOOK = timedelta(days=7)
+"""A churned owner's paused run still looks once a week (the heartbeat never dies), doing nothing new."""
 
 
 class Tier(str, Enum):
@@ -57,6 +59,22 @@ def synthesis_interval(tier: Tier, empty_runs_in_a_row: int) -> timedelta | None
     if base is None:
         return None
     return base * 2 ** (empty_runs_in_a_row // NO_OP_RUNS_BEFORE_BACKOFF)
+
+
+def paced_interval(tier: Tier, empty_runs_in_a_row: int) -> tuple[timedelta, str]:
+    """The wait before the next run and why: the tier's synthesis cadence with the no-op backoff, or for a churned
+    owner (paused) a week, the longest a run may wait."""
+    interval = synthesis_interval(tier, empty_runs_in_a_row)
+    if interval is None:
+        return PAUSED_LOOK, f"paused: the owner is {tier.value} (not seen for over 30 days); their return runs it at once"
+    doubled = empty_runs_in_a_row // NO_OP_RUNS_BEFORE_BACKOFF
+    backoff = f", doubled {doubled}x after {empty_runs_in_a_row} runs in a row with no action" if doubled else ""
+    return interval, f"{tier.value} owner: every {_hours(interval)}{backoff}"
+
+
+def _hours(interval: timedelta) -> str:
+    hours = interval / timedelta(hours=1)
+    return f"{hours:g} h" if hours < 48 else f"{hours / 24:g} days"
 
 
 def is_stale(next_run_at: datetime, now: datetime) -> bool:

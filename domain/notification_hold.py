@@ -12,10 +12,8 @@ from eventsourcing.domain import Aggregate
 from loopline.domain.activity_tier import Tier, is_return, tier_of
 from loopline.domain.base import LooplineAggregate, TenantEvent
 from loopline.domain.notice_budget import quiet_until
+from loopline.domain.safety_limits import DIGEST_ITEMS, HOLD_CAP, SAME_CONTENT_WINDOW
 
-HOLD_CAP = 50
-DIGEST_ITEMS = 5
-SAME_CONTENT_WINDOW = timedelta(hours=24)
 DEFAULT_QUIET_HOURS = "22:00-07:00"
 """The brain's quiet hours when the owner set none (`owner_quiet_hours`, which governs the owner emails, wins)."""
 

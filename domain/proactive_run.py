@@ -7,6 +7,7 @@ from typing import Any
 
 from eventsourcing.domain import Aggregate
 
+from loopline.domain.activity_tier import Tier, paced_interval, tier_of
 from loopline.domain.base import TenantEvent, LooplineAggregate
 from loopline.domain.safety_limits import SYNTHESIS_ACTIONS_PER_RUN
 from loopline.domain.synthesis_context import ContextDelta, Snapshot, context_delta
@@ -92,6 +93,17 @@ class ProactiveRun(LooplineAggregate):
         def apply(self, run: ProactiveRun) -> None:
             run.last_context_snapshot = self.snapshot
 
+    class Paced(TenantEvent):
+        """How a finished run set the pace (recorded just before its RunRecorded): the owner's activity tier and the
+        runs in a row that took no action (every 5 double the interval; an action resets the count)."""
+
+        tier: str
+        empty_runs_in_a_row: int
+
+        def apply(self, run: ProactiveRun) -> None:
+            run.tier = self.tier
+            run.empty_runs_in_a_row = self.empty_runs_in_a_row
+
     class RunRecorded(TenantEvent):
         mode: str
         summary: str
@@ -123,6 +135,14 @@ class ProactiveRun(LooplineAggregate):
         """The tenant's active goals by key (`tenant.goal`), for the synthesis context."""
         self.memory: dict[str, str] = {}
         """The tenant's memory highlights by key (`tenant.memory`), the latest noted last."""
+        self.tier: str | None = None
+        """The owner's activity tier at the last paced run (None before the owner was ever seen)."""
+        self.empty_runs_in_a_row = 0
+
+    @property
+    def paused(self) -> bool:
+        """A churned owner's runs are paused: a weekly look only, until the owner's return runs it at once."""
+        return self.tier == Tier.CHURNED.value
 
     def _next_run(self, at: datetime, reason: str) -> None:
         """Where the next run and its reason change: scheduled, or set by a finished run."""
@@ -176,12 +196,21 @@ class ProactiveRun(LooplineAggregate):
     def is_due(self, now: datetime) -> bool:
         return self.next_run_at <= now
 
-    def record_run(self, *, mode: str, summary: str, escalations_handled: int, now: datetime) -> None:
-        """Records a finished run; with no later wake-up asked for, the 24 h fallback is scheduled."""
+    def record_run(self, *, mode: str, summary: str, escalations_handled: int, now: datetime, actions_taken: int = 0,
+                   owner_last_seen: datetime | None = None) -> None:
+        """Records a finished run. With the owner seen once, the next run follows their tier's cadence (doubled per 5
+        runs in a row without an action; a churned owner's runs are paused) unless the run asked for one; else, with
+        no later wake-up asked for, the 24 h fallback is scheduled."""
         fallback = self.next_run_at <= now
+        next_run_at, reason = (now + FALLBACK_INTERVAL, "fallback: no next run was asked for") if fallback else (
+            self.next_run_at, self.next_run_reason)
+        if owner_last_seen is not None:
+            tier, empty = tier_of(owner_last_seen, now), 0 if actions_taken else self.empty_runs_in_a_row + 1
+            self.trigger_event(self.Paced, timestamp=now, tier=tier.value, empty_runs_in_a_row=empty)
+            if fallback or tier is Tier.CHURNED:
+                interval, reason = paced_interval(tier, empty)
+                next_run_at, fallback = clamp_next_run(now + interval, now), False
         self.trigger_event(
             self.RunRecorded, timestamp=now, mode=mode, summary=summary, escalations_handled=escalations_handled,
-            next_run_at=now + FALLBACK_INTERVAL if fallback else self.next_run_at,
-            next_run_reason="fallback: no next run was asked for" if fallback else self.next_run_reason,
-            fallback_used=fallback,
+            next_run_at=next_run_at, next_run_reason=reason, fallback_used=fallback,
         )

@@ -29,6 +29,21 @@ TASKS_PER_SIGNAL = 5
 SYNTHESIS_ACTIONS_PER_RUN = 3
 """Actions (create, escalate, notify, trigger, brief) one synthesis run of the proactive brain takes (seed 000 Part 3)."""
 
+HOLD_CAP = 50
+"""Owner notices the brain's notification hold keeps while the owner is away or asleep; the oldest goes first."""
+
+DIGEST_ITEMS = 5
+"""Held notices the return digest carries (seed 000 Part 3), the newest first; the rest are left out as stale."""
+
+SAME_CONTENT_WINDOW = timedelta(hours=24)
+"""A brain notice with the same words as one sent within this window is not sent again (seed 000 Part 3)."""
+
+STALE_AFTER = timedelta(hours=48)
+"""A proactive run this far past its wake-up is rescued by the supervisor (seed 000 Part 3: never dies)."""
+
+NO_OP_RUNS_BEFORE_BACKOFF = 5
+"""Proactive runs in a row that took no action before the interval doubles (again per 5 more; an action resets it)."""
+
 MESSAGE_ATTEMPTS = 3
 """Tries of a message whose handler fails unexpectedly before it is parked (the dead letter, seed 002 §7.11)."""
 
@@ -98,7 +113,7 @@ class SafetyLimit:
     """What it counts, in the README's words."""
     default: int | str
     seed: str
-    """The seed 002 section it comes from."""
+    """The seed section it comes from: a bare section is seed 002's, another seed is named."""
     held: str
     """What happens to what it holds back, and where that is seen."""
     setting: str | None = None
@@ -236,6 +251,27 @@ SAFETY_LIMITS: tuple[SafetyLimit, ...] = (
         "synthesis_actions", "run", "actions one synthesis run of the proactive brain takes (scheduling its next run "
         "is free)", SYNTHESIS_ACTIONS_PER_RUN, "seed 000 Part 3",
         "the tool call is refused and the model told to schedule its next run; `ProactiveRun.ActionRefused` in `audit`",
+    ),
+    SafetyLimit(
+        "hold_cap", "tenant", "owner notices of the brain held (quiet hours, the owner away)", HOLD_CAP,
+        "seed 000 Part 3", "the oldest held notice is dropped; `NotificationHold.Dropped` in `audit`",
+    ),
+    SafetyLimit(
+        "digest_items", "tenant", "held notices the return digest carries", DIGEST_ITEMS, "seed 000 Part 3",
+        "the newest go, the rest are left out (counted on `NotificationHold.DigestSent` in `audit`)",
+    ),
+    SafetyLimit(
+        "same_notice", "tenant", "the same brain notice sent again within 24 h", "none", "seed 000 Part 3",
+        "it is not sent; `NotificationHold.Skipped` in `audit`",
+    ),
+    SafetyLimit(
+        "run_staleness", "run", "hours a proactive run may be past its wake-up", "48", "seed 000 Part 3",
+        "the supervisor (every tick) files its run again, due now; `ProactiveRun.Rescued` in `audit`",
+    ),
+    SafetyLimit(
+        "empty_runs", "run", "proactive runs in a row that took no action", NO_OP_RUNS_BEFORE_BACKOFF,
+        "seed 000 Part 3", "the tier's interval doubles, and again every 5 more; an action resets it; "
+        "`ProactiveRun.Paced` in `audit`",
     ),
     SafetyLimit(
         "tick_task_steps", "tick", "tasks of one tenant that take a step in one tick", STEPS_PER_TICK, "§6.3, §7.15",

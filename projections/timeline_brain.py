@@ -38,6 +38,9 @@ BRAIN_DESCRIPTIONS: dict[type, Callable[[Any], tuple[str, str | None]]] = {
     ),
     ProactiveRun.ActionTaken: lambda e: (f"synthesis action {e.tool}", e.detail),
     ProactiveRun.ActionRefused: lambda e: (f"synthesis action {e.tool} refused", e.reason),
+    ProactiveRun.Paced: lambda e: (
+        f"the owner is {e.tier}; {e.empty_runs_in_a_row} run(s) in a row took no action", None,
+    ),
     ProactiveRun.RunRecorded: lambda e: (
         f"{e.mode} run: {e.summary}; next at {format_time(e.next_run_at)}", e.next_run_reason
     ),

@@ -108,3 +108,43 @@ def test_unknown_action_tool_is_refused_naming_the_field():
     run = start()
     with pytest.raises(ValueError, match="^tool:"):
         run.take_action(tool="delete_everything", detail="d", now=NOW)
+
+
+def _run_idle(run: ProactiveRun, at: datetime, *, seen: datetime, actions: int = 0) -> datetime:
+    """Lets the run's wake-up pass and records it, as the timer does; returns when the next one is."""
+    run.record_run(mode="maintenance", summary="nothing", escalations_handled=0, now=at, actions_taken=actions,
+                   owner_last_seen=seen)
+    return run.next_run_at
+
+
+def test_an_active_owners_run_follows_the_tier_cadence_and_five_empty_runs_double_it():
+    run, at = start(), NOW + timedelta(minutes=30)
+    gaps = []
+    for _ in range(6):
+        following = _run_idle(run, at, seen=at - timedelta(hours=1))
+        gaps.append(following - at)
+        at = following
+    assert gaps == [timedelta(hours=8)] * 4 + [timedelta(hours=16)] * 2
+    assert run.empty_runs_in_a_row == 6 and not recorded(run).fallback_used
+    _run_idle(run, at, seen=at - timedelta(hours=1), actions=2)
+    assert (run.empty_runs_in_a_row, run.next_run_at - at) == (0, timedelta(hours=8))
+
+
+def test_a_churned_owners_runs_are_paused_until_the_return_and_a_dormant_ones_run_daily():
+    run, at = start(), NOW + timedelta(minutes=30)
+    _run_idle(run, at, seen=at - timedelta(days=40))
+    assert run.paused and run.next_run_at == at + timedelta(days=7)
+    assert recorded(run).next_run_reason.startswith("paused: the owner is churned")
+    at = run.next_run_at
+    _run_idle(run, at, seen=at - timedelta(days=2))
+    assert not run.paused and run.next_run_at == at + timedelta(days=1)
+
+
+def test_a_run_that_asked_for_its_next_wake_up_keeps_it_and_one_never_seen_falls_back_to_24_hours():
+    run, at = start(), NOW + timedelta(minutes=30)
+    run.schedule_next(requested_at=at + timedelta(hours=3), reason="the gym opens", now=at)
+    _run_idle(run, at, seen=at)
+    assert (run.next_run_at, run.next_run_reason) == (at + timedelta(hours=3), "the gym opens")
+    at = run.next_run_at
+    run.record_run(mode="maintenance", summary="nothing", escalations_handled=0, now=at, actions_taken=1)
+    assert run.next_run_at == at + timedelta(hours=24) and recorded(run).fallback_used
