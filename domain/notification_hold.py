@@ -4,7 +4,7 @@ waits (quiet hours, an owner away) or is skipped (sent within 24 h); held notice
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from eventsourcing.domain import Aggregate

@@ -7,7 +7,7 @@ from typing import Any
 
 from eventsourcing.domain import Aggregate
 
-from loopline.domain.activity_tier import Tier, paced_interval, tier_of
+from loopline.domain.activity_tier import Tier, is_stale, paced_interval, tier_of
 from loopline.domain.base import TenantEvent, LooplineAggregate
 from loopline.domain.safety_limits import SYNTHESIS_ACTIONS_PER_RUN
 from loopline.domain.synthesis_context import ContextDelta, Snapshot, context_delta
@@ -16,6 +16,7 @@ MIN_INTERVAL = timedelta(minutes=30)
 MAX_INTERVAL = timedelta(days=7)
 FALLBACK_INTERVAL = timedelta(hours=24)
 RETURN_REASON = "return digest: the owner is back"
+RESCUE_REASON = "rescued by the supervisor: more than 48 h past its wake-up"
 
 ACTION_TOOLS = ("create_task", "escalate_task", "notify", "trigger_workflow", "send_brief")
 """The synthesis tools that spend the run's action budget; `schedule_next_run` is free, it is the way out."""
@@ -49,6 +50,14 @@ class ProactiveRun(LooplineAggregate):
 
         def apply(self, run: ProactiveRun) -> None:
             run._next_run(self.timestamp, RETURN_REASON)
+
+    class Rescued(TenantEvent):
+        """The supervisor found the run more than 48 h past its wake-up (its timer lost or parked): it runs now."""
+
+        stale_since: datetime
+
+        def apply(self, run: ProactiveRun) -> None:
+            run._next_run(self.timestamp, RESCUE_REASON)
 
     class EscalationQueued(TenantEvent):
         task_ref: str
@@ -164,6 +173,13 @@ class ProactiveRun(LooplineAggregate):
 
     def run_on_return(self, *, last_seen_at: datetime, now: datetime) -> None:
         self.trigger_event(self.ReturnRunScheduled, timestamp=now, last_seen_at=last_seen_at)
+
+    def rescue(self, *, now: datetime) -> bool:
+        """Makes a run more than 48 h past its wake-up due now; False (nothing recorded) for a run that is not."""
+        if not is_stale(self.next_run_at, now):
+            return False
+        self.trigger_event(self.Rescued, timestamp=now, stale_since=self.next_run_at)
+        return True
 
     def queue_escalation(self, *, task_ref: str, loop_ref: str | None, reason: str, now: datetime) -> None:
         self.trigger_event(self.EscalationQueued, timestamp=now, task_ref=task_ref, loop_ref=loop_ref, reason=reason)

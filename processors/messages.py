@@ -88,6 +88,14 @@ class WheelSwept:
 
 
 @dataclass(frozen=True)
+class RunRescue:
+    """A proactive run the read model shows more than 48 h past its wake-up, for the supervisor to run now."""
+
+    run_id: UUID
+    now: datetime
+
+
+@dataclass(frozen=True)
 class Pending:
     """One request to answer, as read before the model is called."""
 

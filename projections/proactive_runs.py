@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import datetime
 from typing import Any
+from uuid import UUID
 
 from sqlalchemy import Column, Integer, String, Table, Text, select
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, Engine
 
-from loopline.domain.proactive_run import RETURN_REASON, ProactiveRun
+from loopline.domain.proactive_run import RESCUE_REASON, RETURN_REASON, ProactiveRun
+from loopline.domain.safety_limits import STALE_AFTER
 from loopline.domain.timeutil import format_time
 from loopline.projections import writes
 from loopline.projections.runner import metadata
@@ -45,6 +49,10 @@ def _return(conn: Connection, event: ProactiveRun.ReturnRunScheduled, position: 
     _update(conn, event, next_run_at=format_time(event.timestamp), next_run_reason=RETURN_REASON)
 
 
+def _rescued(conn: Connection, event: ProactiveRun.Rescued, position: int) -> None:
+    _update(conn, event, next_run_at=format_time(event.timestamp), next_run_reason=RESCUE_REASON)
+
+
 def _escalation(conn: Connection, event: ProactiveRun.EscalationQueued, position: int) -> None:
     _update(conn, event, add={"pending_escalations": 1})
 
@@ -64,6 +72,7 @@ handlers = {
     ProactiveRun.Started: _started,
     ProactiveRun.NextRunScheduled: _scheduled,
     ProactiveRun.ReturnRunScheduled: _return,
+    ProactiveRun.Rescued: _rescued,
     ProactiveRun.EscalationQueued: _escalation,
     ProactiveRun.RunRecorded: _ran,
 }
@@ -72,3 +81,15 @@ handlers = {
 def list_runs(conn: Connection) -> list[dict[str, Any]]:
     rows = conn.execute(select(proactive_runs).order_by(proactive_runs.c.tenant))
     return [{k: v for k, v in row._mapping.items() if k != "aggregate_id"} for row in rows]
+
+
+def stale_runs(engine: Engine) -> Callable[[datetime], list[UUID]]:
+    """The supervisor's query: the runs more than 48 h past their wake-up."""
+
+    def past(now: datetime) -> list[UUID]:
+        with engine.connect() as conn:
+            rows = conn.execute(select(proactive_runs.c.aggregate_id)
+                                .where(proactive_runs.c.next_run_at < format_time(now - STALE_AFTER)))
+            return [UUID(row.aggregate_id) for row in rows]
+
+    return past

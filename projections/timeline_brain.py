@@ -30,6 +30,9 @@ BRAIN_DESCRIPTIONS: dict[type, Callable[[Any], tuple[str, str | None]]] = {
     NotificationHold.DigestSent: lambda e: (
         f"return digest of {len(e.items)} notice(s)", f"{e.discarded} held notice(s) left out as stale or repeated",
     ),
+    ProactiveRun.Rescued: lambda e: (
+        f"rescued by the supervisor: the run was due {format_time(e.stale_since)}, more than 48 h ago; it runs now", None,
+    ),
     ProactiveRun.EscalationQueued: lambda e: (f"escalation queued for task {e.task_ref}", e.reason),
     ProactiveRun.GoalSet: lambda e: (f"goal {e.key} {'set' if e.active else 'dropped'}", e.goal),
     ProactiveRun.MemoryNoted: lambda e: (f"memory {e.key} noted", e.note),

@@ -22,7 +22,8 @@ from loopline.processors.handlers.table import build_bus
 from loopline.processors.ports import DecisionModel, OutboundChannel
 from loopline.processors.followers.router import Router
 from loopline.processors.followers.scheduler import Scheduler
-from loopline.projections import scorecard
+from loopline.projections import proactive_runs, scorecard
+from loopline.projections.proactive_runs import stale_runs
 from loopline.projections.runner import Projection
 from loopline.projections.scorecard_numbers import day_scorecards
 from loopline.runtime.stores import READ_MODELS, open_stores
@@ -48,7 +49,7 @@ def build(settings: Settings | None = None, read_models: Sequence[Projection] = 
         bus=bus,
         log=EmbeddedLog(app),
         router=Router(bus),
-        scheduler=Scheduler(bus),
+        scheduler=Scheduler(bus, stale_runs(stores.projections.engine) if proactive_runs in read_models else None),
         delivery=Delivery(app, SqlDeliveryLedger(stores.ledger_engine), channels, clock=SystemClock(),
                           scorecard_of=day_scorecards(stores.projections.engine) if scorecard in read_models else None),
         projections=stores.projections,

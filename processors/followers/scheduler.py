@@ -29,7 +29,7 @@ from loopline.domain.timeutil import HOUR, floor_hour
 from loopline.domain.wording import count, when
 from loopline.processors.application import Loopline, Position, UnitOfWork
 from loopline.processors.bus import Batch, Bus
-from loopline.processors.messages import BucketSwept, TimerFired, WheelSwept
+from loopline.processors.messages import BucketSwept, RunRescue, TimerFired, WheelSwept
 from loopline.processors.handlers.outreach import has_step, priority_rank
 from loopline.processors.handlers.timer_firings import TIMERS
 
@@ -122,12 +122,28 @@ class WheelSweep:
         yield self
 
 
+@dataclass
+class Rescues:
+    """The supervisor's rescues of stale proactive runs, as one batch (one by one after a conflict)."""
+
+    run_ids: list[UUID]
+    now: datetime
+
+    def read(self) -> Batch:
+        return Batch([RunRescue(run_id, self.now) for run_id in self.run_ids])
+
+    def one_by_one(self, batch: Batch) -> Iterator[Rescues]:
+        yield from (Rescues([run_id], self.now) for run_id in self.run_ids)
+
+
 class Scheduler:
     """Sweeps the timer wheel's due buckets through the bus, in the order they fall due."""
 
-    def __init__(self, bus: Bus) -> None:
+    def __init__(self, bus: Bus, stale_runs: Callable[[datetime], list[UUID]] | None = None) -> None:
         self.bus = bus
         self.app = bus.app
+        self.stale_runs = stale_runs
+        """The proactive runs more than 48 h past their wake-up, from the read model (None where none is kept)."""
 
     def tick(self, now: datetime, progress: Callable[[int, int], None] | None = None) -> TickReport:
         report = TickReport(now)
@@ -149,7 +165,15 @@ class Scheduler:
             if progress:
                 progress(step + 1, len(hours))
         self.bus.process(WheelSweep(last, now, self.app, openings_read))
+        self._supervise(now, report)
         return report
+
+    def _supervise(self, now: datetime, report: TickReport) -> None:
+        """The supervisor's step: runs the read model shows stale are made due now (each checks itself first)."""
+        stale = self.stale_runs(now) if self.stale_runs is not None else []
+        if stale:
+            outcomes = self.bus.process(Rescues(stale, now))
+            report.actions += [outcome.detail for outcome in outcomes if outcome.accepted and outcome.detail]
 
     def _opened_behind(self, first_unswept: datetime) -> tuple[list[tuple[datetime, int]], int]:
         """The buckets opened since the last tick looked for an hour the wheel had already swept past (the

@@ -16,6 +16,7 @@ from loopline.processors.messages import (
     DecisionReturned,
     Inbound,
     Retry,
+    RunRescue,
     TimerFired,
     Unreadable,
     WheelSwept,
@@ -24,6 +25,7 @@ from loopline.processors.ports import Drafter
 from loopline.processors.handlers.readiness import on_ready
 from loopline.processors.handlers.rejects import UNREADABLE
 from loopline.processors.handlers.subtasks import settle_subtasks
+from loopline.processors.handlers.supervisor import RUN_RESCUE
 from loopline.processors.handlers.timer_firings import BUCKET_SWEPT, WHEEL_SWEPT, timer_handler
 
 
@@ -35,6 +37,7 @@ def handlers(drafter: Drafter) -> dict[type, Handler[Any]]:
         TimerFired: timer_handler(drafter),
         BucketSwept: BUCKET_SWEPT,
         WheelSwept: WHEEL_SWEPT,
+        RunRescue: RUN_RESCUE,
         DecisionReturned: DECISION_RETURNED,
     }
 

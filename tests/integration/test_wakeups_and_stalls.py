@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from loopline.adapters.messages import InvalidMessage, parse_message
+from loopline.domain import ids
+from loopline.projections.proactive_runs import stale_runs
 from loopline.runtime.system import System
 from tests.conftest import command, publish, signal
 from tests.integration.helpers import (
@@ -130,3 +133,11 @@ def test_a_task_waiting_on_a_loop_or_a_wakeup_is_not_stalled(system: System) -> 
     publish(system, signal("gmail-1", "email.received", "2026-03-14T09:00:00Z", sender=RAHUL, thread_id="gmail_thread_xyz"))
     tick(system, "2026-03-25T09:00:00Z")
     assert [row for row in trail(system, "task_abc") if row["event"] == "Task.StallFlagged"] == []
+
+
+def test_the_supervisor_finds_a_run_only_once_it_is_more_than_48_hours_past_its_wake_up(system: System) -> None:
+    publish(system, CREATE_TASK)
+    wake_up = datetime.fromisoformat(run_row(system)["next_run_at"].replace("Z", "+00:00"))
+    stale = stale_runs(system.projections.engine)
+    assert stale(wake_up + timedelta(hours=48)) == []
+    assert stale(wake_up + timedelta(hours=49)) == [ids.run_id(TENANT)]
