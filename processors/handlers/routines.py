@@ -22,6 +22,7 @@ from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.command_fields import Id, ShortText, Strict, Text, Timestamp
 from loopline.processors.handlers.actions import ask_for_action
 from loopline.processors.handlers.loops_and_timers import load_task, set_timer
+from loopline.processors.handlers.owner_notices import notify_owner
 from loopline.processors.handlers.tenants import tenant_settings
 from loopline.processors.messages import Message
 
@@ -182,12 +183,14 @@ def _record(uow: UnitOfWork, routine: Routine, owner: Task | None, *, started_at
     if recorded == "success" and owner is not None:
         name = owner.record_workflow_output(workflow=routine.ref, output=output, now=now)
         stored = f"; output {name} stored for {owner.ref}"
+    paused = f"routine {routine.ref} paused after two failed runs in a row ({error or output}); resume it with routine.resume"
+    result = f"routine {routine.ref} {recorded}: {output}"
     if owner is not None and told:
-        owner.notify_user(kind="routine_paused", now=now, message=f"'{owner.title}': routine {routine.ref} paused after "
-                          f"two failed runs in a row ({error or output}); resume it with routine.resume")
+        owner.notify_user(kind="routine_paused", now=now, message=f"'{owner.title}': {paused}")
     elif owner is not None and routine.last_run_notifies:
-        owner.notify_user(kind="routine_result", now=now, message=f"'{owner.title}': routine {routine.ref} {recorded}: "
-                          f"{output}")
+        owner.notify_user(kind="routine_result", now=now, message=f"'{owner.title}': {result}")
+    elif told or routine.last_run_notifies:  # the tenant's own routine: a tenant-level notice, through the hold
+        notify_owner(uow, routine.tenant, paused if told else result, now=now)
     _schedule(uow, routine, now)
     return f"routine {routine.ref}: run {routine.run_count} {recorded}, {routine.status}{stored}"
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from loopline.domain import ids
+from loopline.domain.notification_hold import NotificationHold
 from loopline.domain.routine import Routine, RoutineEvent
 from loopline.domain.timeutil import format_time
 from loopline.processors.application import UnitOfWork
@@ -109,3 +110,17 @@ def test_an_event_routine_runs_at_the_tick_after_a_matching_signal(loopline):
     loopline.publish(signal("s2", "github.event", format_time(T0 + timedelta(minutes=11)), GYM, event_type="pull_request_merged",
                             repo="gym/app", resource_id="42"))
     assert any("routine on-push: run 1 success" in action for action in loopline.tick(T0 + timedelta(minutes=12)))
+
+
+def test_a_tenant_routines_changes_and_pause_reach_the_owner_through_the_hold():
+    running = InMemoryLoopline()
+    running.publish(signal("seen", "user.seen", format_time(T0), GYM))
+    running.publish(command("r", "routine.create", format_time(T0), GYM, routine_id="ci-check", action="call_webhook",
+                            params={"event": "ci.check"}, kind="scheduled", interval_minutes=30))
+    report(running, 30, "success", "212 green")
+    report(running, 60, "success", "212 green")
+    report(running, 90, "failure", "CI unreachable")
+    report(running, 120, "failure", "CI unreachable")
+    sent = [e.text for e in running.events() if isinstance(e, NotificationHold.Sent)]
+    assert sent == ["routine ci-check success: 212 green", "routine ci-check paused after two failed runs in a row "
+                    "(CI unreachable); resume it with routine.resume"]
