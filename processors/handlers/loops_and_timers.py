@@ -10,7 +10,6 @@ from loopline.domain import ids
 from loopline.domain.action_log import ActionLog
 from loopline.domain.errors import DomainError
 from loopline.domain.channels import channel_rule
-from loopline.domain.notification_hold import NotificationHold
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.proactive_run import ProactiveRun
 from loopline.domain.routine import Routine
@@ -166,18 +165,6 @@ def proactive_run(uow: UnitOfWork, tenant: str, now: datetime) -> ProactiveRun:
         run = uow.add(ProactiveRun.start(id=run_id, tenant=tenant, now=now))
         set_timer(uow, kind=TimerKind.PROACTIVE_RUN, target_id=run_id, due=run.next_run_at, now=now)
     return run
-
-
-def owner_seen(uow: UnitOfWork, tenant: str, now: datetime) -> None:
-    """Notes the owner's presence; an owner back after a day or more away gets a run now (the return digest)."""
-    hold_id = ids.notification_hold_id(tenant)
-    hold = uow.get(hold_id, NotificationHold) or uow.add(NotificationHold.open(id=hold_id, tenant=tenant, now=now))
-    last_seen_at = hold.last_seen_at
-    run = proactive_run(uow, tenant, now)
-    if hold.seen(now):
-        assert last_seen_at is not None, "a return needs an earlier sighting"
-        run.run_on_return(last_seen_at=last_seen_at, now=now)
-        set_timer(uow, kind=TimerKind.PROACTIVE_RUN, target_id=run.id, due=now, now=now)
 
 
 def schedule_run(uow: UnitOfWork, run: ProactiveRun, *, requested_at: datetime, reason: str, now: datetime) -> None:

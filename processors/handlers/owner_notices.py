@@ -8,7 +8,9 @@ from datetime import datetime
 
 from loopline.domain import ids
 from loopline.domain.notification_hold import NotificationHold
+from loopline.domain.timers import TimerKind
 from loopline.processors.application import UnitOfWork
+from loopline.processors.handlers.loops_and_timers import proactive_run, set_timer
 from loopline.processors.handlers.tenants import tenant_settings
 
 
@@ -29,3 +31,16 @@ def release_held(uow: UnitOfWork, tenant: str, *, now: datetime) -> list[str]:
     settings = tenant_settings(uow, tenant)
     return notification_hold(uow, tenant, now).release(now=now, zone=settings.timezone,
                                                        quiet_hours=settings.owner_quiet_hours)
+
+
+def owner_seen(uow: UnitOfWork, tenant: str, now: datetime) -> None:
+    """Notes the owner's presence; an owner back after a day or more away gets the return digest of what was held
+    (outside quiet hours; else the first run after them sends it) and a run now."""
+    hold = notification_hold(uow, tenant, now)
+    last_seen_at = hold.last_seen_at
+    run = proactive_run(uow, tenant, now)
+    if hold.seen(now):
+        assert last_seen_at is not None, "a return needs an earlier sighting"
+        release_held(uow, tenant, now=now)
+        run.run_on_return(last_seen_at=last_seen_at, now=now)
+        set_timer(uow, kind=TimerKind.PROACTIVE_RUN, target_id=run.id, due=now, now=now)

@@ -19,7 +19,8 @@ from loopline.domain.channels import CHANNEL_BY_SIGNAL
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.wording import when
 from loopline.processors.application import UnitOfWork
-from loopline.processors.handlers.loops_and_timers import load_task, owner_seen, resolve_by_signal, watch_index
+from loopline.processors.handlers.loops_and_timers import load_task, resolve_by_signal, watch_index
+from loopline.processors.handlers.owner_notices import owner_seen
 from loopline.processors.messages import Message
 from loopline.processors.handlers.outcome_signals import on_outcome_observed
 from loopline.processors.handlers.outreach import automatic_reply, on_reply, pause_for_auto_reply

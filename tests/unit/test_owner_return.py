@@ -9,6 +9,7 @@ from loopline.domain.notification_hold import NotificationHold
 from loopline.domain.proactive_run import RETURN_REASON, ProactiveRun
 from loopline.domain.timeutil import format_time
 from loopline.processors.application import UnitOfWork
+from loopline.processors.handlers.owner_notices import notify_owner
 from tests.conftest import signal
 from tests.unit.in_memory import InMemoryLoopline
 
@@ -36,3 +37,17 @@ def test_owner_back_after_four_days_gets_a_run_at_once_and_one_seen_hourly_does_
     hold = UnitOfWork(loopline.app).get(ids.notification_hold_id("gym"), NotificationHold)
     assert run is not None and run.last_run_at == back + timedelta(minutes=1)
     assert hold is not None and hold.last_seen_at == back
+
+
+def test_the_return_sends_what_was_held_as_one_digest_but_never_in_quiet_hours():
+    loopline = InMemoryLoopline()
+    seen(loopline, "s1", DAY0)
+    uow = UnitOfWork(loopline.app)
+    for day in (1, 2):
+        notify_owner(uow, "gym", f"CI report of day {day}", now=DAY0 + timedelta(days=day))
+    uow.commit()
+    seen(loopline, "s2", DAY0 + timedelta(days=3, hours=14))  # 23:00: quiet hours, the digest waits
+    assert not [e for e in loopline.events() if isinstance(e, NotificationHold.DigestSent)]
+    seen(loopline, "s3", DAY0 + timedelta(days=5))  # back again after a day away, in the morning
+    [digest] = [e for e in loopline.events() if isinstance(e, NotificationHold.DigestSent)]
+    assert digest.items == ["CI report of day 2", "CI report of day 1"]
