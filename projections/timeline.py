@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from sqlalchemy import JSON, Column, Integer, String, Table, Text, select
+from sqlalchemy import JSON, Column, Integer, String, Table, Text, and_, select
 from sqlalchemy.engine import Connection
 
 from loopline.domain.action_log import ActionLog
@@ -303,12 +303,18 @@ handlers = {event_class: _project for event_class in DESCRIPTIONS}
 
 
 def task_trail(conn: Connection, task_id: str, tenant: str | None = None) -> list[dict[str, Any]]:
-    """The task's events in time order: a message dated earlier may be recorded after later ones."""
-    query = select(timeline).where(timeline.c.task_id == task_id).order_by(timeline.c.position)
+    """The task's events in time order: a message dated earlier may be recorded after later ones. What belongs to no
+    task is found by its subject (`owner notices <tenant>`, `proactive run <tenant>`, `routine <ref>`)."""
+    rows = _trail(conn, timeline.c.task_id == task_id, tenant)  # indexed; a subject is looked for only when no task
+    rows = rows or _trail(conn, and_(timeline.c.task_id.is_(None), timeline.c.subject == task_id), tenant)
+    return sorted(rows, key=lambda row: parse_time(row["at"]))  # stable: the same moment keeps the recorded order
+
+
+def _trail(conn: Connection, which: Any, tenant: str | None) -> list[dict[str, Any]]:
+    query = select(timeline).where(which).order_by(timeline.c.position)
     if tenant:
         query = query.where(timeline.c.tenant == tenant)
-    rows = [dict(row._mapping) for row in conn.execute(query)]
-    return sorted(rows, key=lambda row: parse_time(row["at"]))  # stable: the same moment keeps the recorded order
+    return [dict(row._mapping) for row in conn.execute(query)]
 
 
 def recent(conn: Connection, *, limit: int = 100, tenant: str | None = None) -> list[dict[str, Any]]:

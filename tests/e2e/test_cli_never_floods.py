@@ -1,6 +1,6 @@
 """Never floods (issue 21 done-when 2), through the `loopline` command with a real SMTP server: an owner away four
 days while a tenant routine reports 20 changes gets, on return, one digest email of at most 5 items; nothing was
-emailed in quiet hours, and nothing twice within 24 h."""
+emailed in quiet hours, and nothing twice within 24 h; `loopline audit "owner notices <tenant>"` shows each step."""
 
 from __future__ import annotations
 
@@ -65,3 +65,6 @@ def test_an_owner_back_after_four_days_gets_one_digest_of_five_and_nothing_at_ni
     outbox = [json.loads(line) for line in (embedded_cli.home / "outbox.jsonl").read_text().splitlines()]
     told = [line["kind"] for line in outbox if line["to"] == "user"]
     assert told == ["brain_notice", "return_digest"] and all(line["emailed"] for line in outbox if line["to"] == "user")
+    trail = [row["event"] for row in embedded_cli.json("audit", f"owner notices {GYM}")]
+    assert (trail.count("NotificationHold.Sent"), trail.count("NotificationHold.Held")) == (1, 20)
+    assert (trail.count("NotificationHold.Skipped"), trail.count("NotificationHold.DigestSent")) == (2, 1)
