@@ -30,6 +30,7 @@ from loopline.domain.task_types import task_type
 from loopline.domain.timers import TimerKind
 from loopline.domain.safety_limits import DEGRADED_RETRY, UPSTREAM_FAILURES
 from loopline.domain.upstream_health import UpstreamHealth
+from loopline.domain.task_priority import SCORE_URGENCY, URGENCY
 from loopline.processors.application import UnitOfWork
 from loopline.processors.bus import Fault, Handler
 from loopline.processors.handlers.deadline_actions import send_followup
@@ -43,7 +44,6 @@ from loopline.processors.handlers.tenants import tenant_settings
 from loopline.processors.messages import DecisionReturned, Held, Pending
 from loopline.processors.model.prompts import missing_skill
 from loopline.processors.model.tools import InvalidToolInput, check_bounds, is_confidence
-from loopline.processors.model.urgency_prompt import SCORE_URGENCY, URGENCY
 from loopline.processors.handlers.outreach import (
     act,
     hold_for_owner,

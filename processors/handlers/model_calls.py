@@ -23,11 +23,11 @@ from loopline.domain.send_ledger import local_day
 from loopline.domain.task import Task
 from loopline.domain.timers import TimerKind
 from loopline.domain.wording import when
+from loopline.domain.task_priority import URGENCY
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.escalation import escalate
 from loopline.processors.handlers.loops_and_timers import set_timer
 from loopline.processors.handlers.tenants import tenant_settings
-from loopline.processors.model.urgency_prompt import URGENCY
 
 
 class ModelCallRefused(DomainError):

@@ -8,10 +8,10 @@ from datetime import datetime
 
 from loopline.domain.priority_rules import TaskFacts, reads_urgency, rule_priority
 from loopline.domain.task import Task
+from loopline.domain.task_priority import SCORE_URGENCY, URGENCY, URGENCY_REF
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.model_calls import request_decision
 from loopline.processors.handlers.tenants import tenant_settings
-from loopline.processors.model.urgency_prompt import SCORE_URGENCY, URGENCY
 
 
 def rule_new_task(uow: UnitOfWork, task: Task, *, urgency: float | None, now: datetime) -> None:
@@ -21,7 +21,7 @@ def rule_new_task(uow: UnitOfWork, task: Task, *, urgency: float | None, now: da
     if ruling is not None:
         task.rule_priority(priority=ruling.priority, rule=ruling.rule, urgency=urgency, now=now)
     if urgency is None and reads_urgency(rules):
-        request_decision(uow, task, request_ref=f"{task.ref}/urgency", point=SCORE_URGENCY, purpose=URGENCY,
+        request_decision(uow, task, request_ref=task.ref + URGENCY_REF, point=SCORE_URGENCY, purpose=URGENCY,
                          touch=None, tone=None, now=now, reason="the tenant's priority rules read a model urgency score")
 
 

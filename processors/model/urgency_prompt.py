@@ -1,17 +1,14 @@
-"""The model urgency score (seed 004 §3): a decision point asked for a new task only when the tenant's priority
-rules read a score (`urgency_at_least`), so the rules can set the priority again with it. What the model is asked."""
+"""What the model is asked for the urgency score (seed 004 §3, `domain/task_priority.py`): a decision point asked
+for a new task only when the tenant's priority rules read a score (`urgency_at_least`)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from loopline.domain.task_priority import SCORE_URGENCY
+
 if TYPE_CHECKING:
     from loopline.processors.model.prompts import Situation
-
-SCORE_URGENCY = "score_urgency"
-"""The decision point (a tool of `processors/model/tools.py`) that scores a task's urgency."""
-URGENCY = "urgency"
-"""The purpose of its request: a score, not a message; it holds back no step of the task."""
 
 
 def urgency_ask(s: Situation) -> str:

@@ -7,10 +7,14 @@ from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
+from sqlalchemy import create_engine, select
 
 from loopline.adapters.offline_policy import OfflinePolicy
 from loopline.domain.task import Task
 from loopline.domain.timeutil import parse_time
+from loopline.projections import tasks as task_rows
+from loopline.projections import writes
+from loopline.projections.runner import metadata
 from loopline.projections.timeline import DESCRIPTIONS
 from tests.conftest import ANY_HOUR, command
 from tests.unit.fakes import ScriptedModel
@@ -108,5 +112,35 @@ def test_an_acting_task_sends_its_first_touch_with_its_score_asked_beside_it() -
         loopline.tick(parse_time(NOW) + timedelta(hours=1))
         assert [message["details"]["subject"] for _, message in loopline.emails()] == ["Your free class"]
         assert loopline.task(GYM, "lead").priority == "critical"
+    finally:
+        loopline.close()
+
+
+def next_action(loopline: InMemoryLoopline, ref: str) -> tuple[str | None, int]:
+    """The task's next action and decision count in the tasks read model, projected from every stored event."""
+    engine = create_engine("sqlite://")
+    metadata.create_all(engine, tables=list(task_rows.tables))
+    with engine.begin() as conn:
+        for event in loopline.events():
+            handler = task_rows.handlers.get(type(event))
+            if handler is not None:
+                handler(conn, event, 0)
+        writes.flush(conn)
+        row = conn.execute(select(task_rows.tasks).where(task_rows.tasks.c.task_id == ref)).mappings().one()
+    return row["next_action"], row["decisions"]
+
+
+@pytest.mark.parametrize("model", [ScriptedModel(urgency=0.9), ScriptedModel(down=True)])
+def test_the_tasks_read_model_keeps_the_tasks_own_next_action_whatever_became_of_the_score(
+        model: ScriptedModel) -> None:
+    loopline = InMemoryLoopline(model)
+    try:
+        loopline.publish(command("cfg", "tenant.configure", NOW, GYM, execution_mode="limited_auto",
+                                 priority_rules=RULES, **ANY_HOUR))
+        loopline.publish(command("c1", "task.create", NOW, GYM, task_id="lead", title="Lead Ann",
+                                 task_type="lead_followup", contact="ann@example.com", to_name="Ann", confidence=0.95,
+                                 draft={"subject": "Your free class", "body": "Hi Ann, see you soon."}))
+        # As without a rule reading urgency: the first touch waits for the tick, whatever the score became.
+        assert next_action(loopline, "lead") == (None, 0 if model.down else 1)
     finally:
         loopline.close()
