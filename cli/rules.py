@@ -4,21 +4,16 @@ by one `tenant.configure`, as `loopline publish` would."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any
-from uuid import uuid4
 
 import typer
 import yaml
 
-from loopline.adapters.clock import SystemClock
-from loopline.adapters.messages import InvalidMessage, parse_message
-from loopline.cli.context import REJECTED, fail, flag, opened
+from loopline.cli.context import fail, flag, publish_command
 from loopline.cli.help import App
 from loopline.cli.output import out, print_json
 from loopline.domain.priority_rules import InvalidPriorityRule, check_priority_rules
-from loopline.domain.timeutil import format_time
 
 app = App(help="The tenant's rules, loaded from files.", no_args_is_help=True)
 
@@ -54,21 +49,11 @@ def load(
     """Check a file's priority rules and make them the tenant's (`tenant.configure priority_rules`): they replace the
     rules it had, and set the priority of the tasks created from now on."""
     rules = read_rules(file)
-    raw = {"kind": "command", "id": f"rules-{uuid4().hex[:12]}", "type": "tenant.configure", "tenant": tenant,
-           "at": format_time(SystemClock().now()), "data": {"priority_rules": rules}}
-    try:
-        message = parse_message(json.dumps(raw))
-    except InvalidMessage as error:
-        fail(str(error))
-    with opened() as system, system.leader.writing():
-        system.log.append([message], "rules")
-        report = system.drain()
-    for outcome in report.rejected:
-        fail(f"tenant.configure refused: {outcome.detail}", REJECTED)
+    done = publish_command(tenant, "tenant.configure", {"priority_rules": rules}, "rules")
     urgency = sum("urgency_at_least" in rule for rule in rules)
     if json_:
         print_json({"tenant": tenant, "file": str(file), "rules": len(rules), "urgency_rules": urgency,
-                    "command": message.ref})
+                    "done": done})
         return
     asks = f"; {urgency} read a model urgency score, so the model scores each new task" if urgency else ""
     out.print(f"{tenant}: {len(rules)} priority rule(s) loaded from {file}{asks}", highlight=False)

@@ -101,14 +101,19 @@ def test_an_off_schema_score_fails_the_request_naming_the_field() -> None:
         loopline.close()
 
 
+def create_lead(loopline: InMemoryLoopline) -> None:
+    """A lead follow-up Loopline works, for a tenant whose rules read urgency: its first touch is the creator's draft."""
+    loopline.publish(command("cfg", "tenant.configure", NOW, GYM, execution_mode="limited_auto", priority_rules=RULES,
+                             **ANY_HOUR))
+    loopline.publish(command("c1", "task.create", NOW, GYM, task_id="lead", title="Lead Ann", task_type="lead_followup",
+                             contact="ann@example.com", to_name="Ann", confidence=0.95,
+                             draft={"subject": "Your free class", "body": "Hi Ann, see you soon."}))
+
+
 def test_an_acting_task_sends_its_first_touch_with_its_score_asked_beside_it() -> None:
     loopline = InMemoryLoopline(ScriptedModel(urgency=0.9))
     try:
-        loopline.publish(command("cfg", "tenant.configure", NOW, GYM, execution_mode="limited_auto",
-                                 priority_rules=RULES, **ANY_HOUR))
-        loopline.publish(command("c1", "task.create", NOW, GYM, task_id="lead", title="Lead Ann",
-                                 task_type="lead_followup", contact="ann@example.com", to_name="Ann", confidence=0.95,
-                                 draft={"subject": "Your free class", "body": "Hi Ann, see you soon."}))
+        create_lead(loopline)
         loopline.tick(parse_time(NOW) + timedelta(hours=1))
         assert [message["details"]["subject"] for _, message in loopline.emails()] == ["Your free class"]
         assert loopline.task(GYM, "lead").priority == "critical"
@@ -135,11 +140,7 @@ def test_the_tasks_read_model_keeps_the_tasks_own_next_action_whatever_became_of
         model: ScriptedModel) -> None:
     loopline = InMemoryLoopline(model)
     try:
-        loopline.publish(command("cfg", "tenant.configure", NOW, GYM, execution_mode="limited_auto",
-                                 priority_rules=RULES, **ANY_HOUR))
-        loopline.publish(command("c1", "task.create", NOW, GYM, task_id="lead", title="Lead Ann",
-                                 task_type="lead_followup", contact="ann@example.com", to_name="Ann", confidence=0.95,
-                                 draft={"subject": "Your free class", "body": "Hi Ann, see you soon."}))
+        create_lead(loopline)
         # As without a rule reading urgency: the first touch waits for the tick, whatever the score became.
         assert next_action(loopline, "lead") == (None, 0 if model.down else 1)
     finally:
