@@ -42,9 +42,9 @@ from typing import Any
 from loopline.adapters.offline_urgency import score_urgency
 from loopline.domain.opt_out import opt_out_phrase, own_words
 from loopline.domain.outreach import NEEDS_EVIDENCE
+from loopline.domain.task_priority import SCORE_URGENCY
 from loopline.domain.task_types import task_type
 from loopline.domain.wording import greeting
-from loopline.domain.task_priority import SCORE_URGENCY
 from loopline.processors.model.tools import InvalidToolInput, validate
 from loopline.processors.ports import Decision, DecisionRequest, ModelUnavailable
 

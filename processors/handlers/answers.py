@@ -25,12 +25,12 @@ from loopline.domain.outreach import (
 )
 from loopline.domain.send_ledger import local_day
 from loopline.domain.task import Task
+from loopline.domain.task_priority import SCORE_URGENCY
 from loopline.domain.safety_limits import DECISION_RETRY_DELAYS
 from loopline.domain.task_types import task_type
 from loopline.domain.timers import TimerKind
 from loopline.domain.safety_limits import DEGRADED_RETRY, UPSTREAM_FAILURES
 from loopline.domain.upstream_health import UpstreamHealth
-from loopline.domain.task_priority import SCORE_URGENCY, URGENCY
 from loopline.processors.application import UnitOfWork
 from loopline.processors.bus import Fault, Handler
 from loopline.processors.handlers.deadline_actions import send_followup
@@ -76,8 +76,8 @@ def apply(uow: UnitOfWork, returned: DecisionReturned) -> str | None:
             check_bounds(answer.point, answer.output)
         except InvalidToolInput as error:
             answer = f"the model answered off its schema: {error}"
-    if not isinstance(answer, str) and answer.point == SCORE_URGENCY and not is_confidence(answer.output.get(URGENCY)):
-        answer = f"the model answered off its schema: urgency {answer.output.get(URGENCY)!r} is not a number from 0 to 1"
+    if not isinstance(answer, str) and answer.point == SCORE_URGENCY and not is_confidence(answer.output.get("urgency")):
+        answer = f"the model answered off its schema: urgency {answer.output.get('urgency')!r} is not a number from 0 to 1"
     if isinstance(answer, str):
         return _failed(uow, item, task, answer, now)
     return _decided(uow, item, task, answer, now)

@@ -21,9 +21,9 @@ from loopline.domain.outreach import Escalate
 from loopline.domain.send_checks import Deferral
 from loopline.domain.send_ledger import local_day
 from loopline.domain.task import Task
+from loopline.domain.task_priority import URGENCY
 from loopline.domain.timers import TimerKind
 from loopline.domain.wording import when
-from loopline.domain.task_priority import URGENCY
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.escalation import escalate
 from loopline.processors.handlers.loops_and_timers import set_timer

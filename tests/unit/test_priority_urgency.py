@@ -145,3 +145,18 @@ def test_the_tasks_read_model_keeps_the_tasks_own_next_action_whatever_became_of
         assert next_action(loopline, "lead") == (None, 0 if model.down else 1)
     finally:
         loopline.close()
+
+
+def test_a_score_a_model_call_limit_holds_back_is_not_asked_and_nothing_is_held_or_escalated() -> None:
+    model = ScriptedModel(urgency=0.9)
+    loopline = InMemoryLoopline(model)
+    try:
+        loopline.publish(command("cfg", "tenant.configure", NOW, GYM, priority_rules=RULES, daily_model_call_limit=1),
+                         command("c1", "task.create", NOW, GYM, task_id="first", title="Send the invoice"),
+                         command("c2", "task.create", NOW, GYM, task_id="second", title="Send the invoice"))
+        assert [r.task_ref for r in model.requests] == ["first"]
+        assert [type(e) for e in loopline.events() if getattr(e, "task_ref", None) == "second"
+                and isinstance(e, (Task.DecisionRequested, Task.DecisionHeld, Task.Escalated))] == []
+        assert [loopline.task(GYM, ref).priority for ref in ("first", "second")] == ["critical", "medium"]
+    finally:
+        loopline.close()
