@@ -28,7 +28,8 @@ reply escalates instead. An answer the owner's guidance asks for goes back to th
 cannot follow guidance, and `task.reply` sends the owner's own words.
 
 A research task's report (seed 002 §31.4) analyses nothing: it lists the data the task was given in its context,
-closing with the type's first positive outcome, or, given none, says so with its first neutral one.
+closing with the type's first positive outcome, or, given none, says so with its first neutral one. A task's urgency
+score is `adapters/offline_urgency.py`'s.
 """
 
 from __future__ import annotations
@@ -38,8 +39,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from loopline.adapters.offline_urgency import score_urgency
 from loopline.domain.opt_out import opt_out_phrase, own_words
 from loopline.domain.outreach import NEEDS_EVIDENCE
+from loopline.domain.task_priority import SCORE_URGENCY
 from loopline.domain.task_types import task_type
 from loopline.domain.wording import greeting
 from loopline.processors.model.tools import InvalidToolInput, validate
@@ -196,6 +199,8 @@ class OfflinePolicy:
             output = self._evaluate(request)
         elif request.point == "write_report":
             output = _report(request)
+        elif request.point == SCORE_URGENCY:
+            output = score_urgency(request)
         else:
             raise ModelUnavailable(f"the offline policy has no answer for decision point {request.point!r}")
         try:

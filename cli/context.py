@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NoReturn
+from uuid import uuid4
 
 import typer
 from loopline.adapters.clock import SystemClock
 from loopline.adapters.config import InvalidSetting, Settings
 from loopline.adapters.event_store import UnsupportedStore
+from loopline.adapters.messages import InvalidMessage, parse_message
 from loopline.processors.handlers.command_fields import parse_timestamp
 from loopline.adapters.reachability import DependencyUnavailable
 from loopline.cli.output import err, styled
+from loopline.domain.timeutil import format_time
 from loopline.runtime.bootstrap import build
 from loopline.runtime.system import System
 
@@ -40,6 +44,23 @@ def opened() -> Iterator[System]:
         yield system
     finally:
         system.close()
+
+
+def publish_command(tenant: str, command_type: str, data: dict[str, Any], source: str) -> list[str]:
+    """One command published and drained now, as `loopline publish` does: what it did; a refused command exits 1
+    with why, one that is no valid message exits 2 naming the field."""
+    raw = {"kind": "command", "id": f"{source}-{uuid4().hex[:12]}", "type": command_type, "tenant": tenant,
+           "at": format_time(SystemClock().now()), "data": data}
+    try:
+        message = parse_message(json.dumps(raw))
+    except InvalidMessage as error:
+        fail(str(error))
+    with opened() as system, system.leader.writing():
+        system.log.append([message], source)
+        report = system.drain()
+    for outcome in report.rejected:
+        fail(f"{command_type} refused: {outcome.detail}", REJECTED)
+    return [outcome.detail for outcome in report.outcomes if outcome.accepted]
 
 
 def flag(name: str, help: str, **options: Any) -> Any:  # noqa: A002 - Typer's own word

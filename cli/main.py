@@ -15,7 +15,7 @@ from loopline.adapters.leader import PostgresLeader
 from loopline.processors.limits import MAX_LINE_BYTES
 from loopline.adapters.messages import InvalidMessage, parse_message
 from loopline.cli import demo as demo_module
-from loopline.cli import contacts, loops, parked, projections, review, tasks
+from loopline.cli import contacts, loops, parked, projections, review, rules, tasks
 from loopline.cli import limits as limits_module
 from loopline.cli import plan as plan_module
 from loopline.cli import prompt as prompt_module
@@ -48,6 +48,7 @@ app.add_typer(parked.app, name="parked")
 app.add_typer(tenants_module.app, name="tenants")
 app.add_typer(contacts.app, name="contacts")
 app.add_typer(review.app, name="review")
+app.add_typer(rules.app, name="rules")
 app.command("demo")(demo_module.demo)
 app.command("prompt")(prompt_module.prompt)
 app.command("limits")(limits_module.limits)

@@ -4,20 +4,15 @@ that decides one, as `loopline publish` would; log reads the reflection log of d
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, Literal
-from uuid import uuid4
 
 import typer
 
-from loopline.adapters.clock import SystemClock
-from loopline.adapters.messages import InvalidMessage, parse_message
-from loopline.cli.context import REJECTED, fail, flag, opened
+from loopline.cli.context import flag, opened, publish_command
 from loopline.cli.help import App
 from loopline.cli.output import print_rows
 from loopline.cli.output import out
 from loopline.domain.status import TaskStatus
-from loopline.domain.timeutil import format_time
 from loopline.projections.questions import answers_for_review, open_questions
 from loopline.projections.reflections import reflection_log
 from loopline.projections.task_queries import list_tasks
@@ -76,18 +71,7 @@ def log(json_: Json = False, tenant: Tenant = None) -> None:
 
 def _decide(tenant: str, command_type: str, data: dict[str, Any]) -> None:
     """Publishes one command and drains, as `loopline publish` does; a refused command exits 1 with its reason."""
-    raw = {"kind": "command", "id": f"review-{uuid4().hex[:12]}", "type": command_type, "tenant": tenant,
-           "at": format_time(SystemClock().now()), "data": data}
-    try:
-        message = parse_message(json.dumps(raw))
-    except InvalidMessage as error:
-        fail(str(error))
-    with opened() as system, system.leader.writing():
-        system.log.append([message], "review")
-        report = system.drain()
-    for outcome in report.rejected:
-        fail(f"{command_type} refused: {outcome.detail}", REJECTED)
-    out.print("; ".join(outcome.detail for outcome in report.outcomes if outcome.accepted), highlight=False)
+    out.print("; ".join(publish_command(tenant, command_type, data, "review")), highlight=False)
 
 
 @app.command("approve")

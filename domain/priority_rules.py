@@ -111,3 +111,8 @@ def _matches(rule: Mapping[str, Any], facts: TaskFacts) -> bool:
             return False
     # Without a recorded score an urgency rule does not match: the rules stay deterministic without a model.
     return "urgency_at_least" not in rule or (facts.urgency is not None and facts.urgency >= rule["urgency_at_least"])
+
+
+def reads_urgency(rules: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether any rule reads a model urgency score: only then is the model asked for one."""
+    return any("urgency_at_least" in rule for rule in rules)

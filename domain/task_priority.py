@@ -1,5 +1,6 @@
 """A task's priority as the tenant's priority rules set it (seed 004 §3), recorded with the rule and the model
-urgency score it read, so the reflection log can later tell which rules were right."""
+urgency score it read, so the reflection log can later tell which rules were right; and the decision point that asks
+the model for that score."""
 
 from __future__ import annotations
 
@@ -10,6 +11,17 @@ from loopline.domain.base import TaskEvent
 
 if TYPE_CHECKING:
     from loopline.domain.task import Task
+
+SCORE_URGENCY = "score_urgency"
+"""The decision point (a tool of `processors/model/tools.py`) that scores a task's urgency."""
+URGENCY = "urgency"
+"""The purpose of its request: a score, not a message; it holds back no step of the task."""
+URGENCY_REF = "/urgency-score"
+"""How its request ref ends (`<task ref>/urgency-score`): read models tell it from the task's next action by it."""
+
+
+def is_urgency_request(request_ref: str) -> bool:
+    return request_ref.endswith(URGENCY_REF)
 
 
 class TaskPriority:

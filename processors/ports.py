@@ -55,7 +55,8 @@ class DecisionRequest:
     """Everything one decision needs, read from the task's events before any model is called."""
 
     point: str
-    """The decision asked: "draft_message", "evaluate_reply" or "write_report" (a tool of processors/model/tools.py)."""
+    """The decision asked: "draft_message", "evaluate_reply", "write_report" or "score_urgency" (a tool of
+    processors/model/tools.py)."""
     tenant: str
     task_ref: str
     task_type: str

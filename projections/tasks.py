@@ -11,6 +11,7 @@ from sqlalchemy.engine import Connection
 from loopline.domain.outreach import planned_touches
 from loopline.domain.task import Task
 from loopline.domain.task_outcomes import OutcomeRevision
+from loopline.domain.task_priority import SCORE_URGENCY, is_urgency_request
 from loopline.domain.timeutil import format_time
 from loopline.projections import writes
 from loopline.projections.runner import metadata
@@ -187,6 +188,8 @@ def _deferred(conn: Connection, event: Task.SendDeferred, position: int) -> None
 
 
 def _decision_requested(conn: Connection, event: Task.DecisionRequested, position: int) -> None:
+    if event.point == SCORE_URGENCY:  # a score beside the task's work: never its next action
+        return _update(conn, event)
     # A reply evaluated is a turn (seed 002 §6.5), counted once however often the model is asked again.
     turn = {"turns_used": 1} if event.point == "evaluate_reply" and event.attempt == 1 else {}
     _update(
@@ -196,11 +199,15 @@ def _decision_requested(conn: Connection, event: Task.DecisionRequested, positio
 
 
 def _decision_recorded(conn: Connection, event: Task.DecisionRecorded, position: int) -> None:
-    _update(conn, event, add={"decisions": 1}, **NO_NEXT_ACTION, **_moved(event))
+    cleared = {} if event.point == SCORE_URGENCY else NO_NEXT_ACTION  # a score answered leaves the work's next action
+    _update(conn, event, add={"decisions": 1}, **cleared, **_moved(event))
 
 
 def _decision_failed(conn: Connection, event: Task.DecisionFailed, position: int) -> None:
-    """Without a retry time the task escalates (its Escalated event follows and clears the next action)."""
+    """Without a retry time the task escalates (its Escalated event follows and clears the next action); a failed
+    urgency score is not asked again and leaves the next action as it was."""
+    if is_urgency_request(event.request_ref):
+        return _update(conn, event)
     _update(
         conn, event, next_action="decision_retry", next_action_at=format_time(event.retry_at),
         next_action_reason=f"model unavailable (attempt {event.attempt}): {event.error}", **_moved(event),

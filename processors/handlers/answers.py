@@ -25,6 +25,7 @@ from loopline.domain.outreach import (
 )
 from loopline.domain.send_ledger import local_day
 from loopline.domain.task import Task
+from loopline.domain.task_priority import SCORE_URGENCY
 from loopline.domain.safety_limits import DECISION_RETRY_DELAYS
 from loopline.domain.task_types import task_type
 from loopline.domain.timers import TimerKind
@@ -37,6 +38,7 @@ from loopline.processors.handlers.escalation import escalate
 from loopline.processors.handlers.goal_progress import record_judgment
 from loopline.processors.handlers.loops_and_timers import set_timer
 from loopline.processors.handlers.pausing import hold_requested_decision
+from loopline.processors.handlers.priority import rule_on_urgency
 from loopline.processors.handlers.research import WRITE_REPORT, deliver_report
 from loopline.processors.handlers.tenants import tenant_settings
 from loopline.processors.messages import DecisionReturned, Held, Pending
@@ -74,6 +76,8 @@ def apply(uow: UnitOfWork, returned: DecisionReturned) -> str | None:
             check_bounds(answer.point, answer.output)
         except InvalidToolInput as error:
             answer = f"the model answered off its schema: {error}"
+    if not isinstance(answer, str) and answer.point == SCORE_URGENCY and not is_confidence(answer.output.get("urgency")):
+        answer = f"the model answered off its schema: urgency {answer.output.get('urgency')!r} is not a number from 0 to 1"
     if isinstance(answer, str):
         return _failed(uow, item, task, answer, now)
     return _decided(uow, item, task, answer, now)
@@ -88,6 +92,9 @@ def model_health(uow: UnitOfWork, tenant: str, now: datetime) -> UpstreamHealth:
 def _failed(uow: UnitOfWork, item: Pending, task: Task, error: str, now: datetime) -> str:
     """Asked again after a delay, then the owner decides; while the model is degraded (§34) it is asked again every
     `DEGRADED_RETRY` instead, with no escalation: the task waits for the model, nothing is sent meanwhile."""
+    if item.point == SCORE_URGENCY:  # not asked again: the task goes on with the priority its rules gave it
+        task.fail_decision(request_ref=item.request_ref, attempt=item.attempt, error=error, retry_at=None, now=now)
+        return f"'{task.title}': no urgency score ({error}); the priority stays {task.priority or 'unset'}"
     attempt, health = item.attempt, model_health(uow, task.tenant, now)
     if health.failed(error, now):
         task.notify_user(kind="model_degraded", now=now, message=(
@@ -114,11 +121,14 @@ def _decided(uow: UnitOfWork, item: Pending, task: Task, decision: Decision, now
     output = decision.output
     task.record_decision(
         request_ref=item.request_ref, attempt=item.attempt, point=decision.point, adapter=decision.adapter,
-        model=decision.model, decision=str(output.get("decision", "draft")), confidence=decision.confidence,
+        model=decision.model, decision=str(output.get("decision", _decided_as(decision))),
+        confidence=decision.confidence,
         reasoning=decision.reasoning, prompt_digest=decision.prompt_digest, input_tokens=decision.input_tokens,
         output_tokens=decision.output_tokens, output=output, now=now, cache_read_tokens=decision.cache_read_tokens,
         cache_write_tokens=decision.cache_write_tokens, day=local_day(now, tenant_settings(uow, task.tenant).timezone),
     )
+    if decision.point == SCORE_URGENCY:
+        return rule_on_urgency(uow, task, output["urgency"], now)
     if decision.point == "evaluate_reply":
         record_judgment(task, output, decision.confidence, now)
     decided_by = f"{decision.adapter} {decision.model}"
@@ -154,6 +164,11 @@ def _decided(uow: UnitOfWork, item: Pending, task: Task, decision: Decision, now
                             touch=task.touch, now=now, reply=True)
     written = {**draft, "subject": item.reply_subject or "", "touch": task.touch, "reply": True}
     return _act_holding(uow, task, action, written, now, quote=item.request.reply_text)
+
+
+def _decided_as(decision: Decision) -> str:
+    """What the audit says was decided when the tool has no `decision` field: a draft, or the urgency score."""
+    return f"urgency {decision.output['urgency']:g}" if decision.point == SCORE_URGENCY else "draft"
 
 
 def _act_holding(uow: UnitOfWork, task: Task, action: StepAction | WaitForContact, written: dict[str, Any],

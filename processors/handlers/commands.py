@@ -9,7 +9,6 @@ from loopline.domain.contact_index import ContactIndex
 from loopline.domain.expectations import expectation_for
 from loopline.domain.gate import initial_status, is_email
 from loopline.domain.open_loop import OpenLoop
-from loopline.domain.priority_rules import TaskFacts, rule_priority
 from loopline.domain.status import TaskStatus
 from loopline.domain.task import Task
 from loopline.domain.task_ledger import Origin
@@ -47,6 +46,7 @@ from loopline.processors.handlers.commands_types import (
 )
 from loopline.processors.messages import Message
 from loopline.processors.handlers.outreach import answer_with_guidance
+from loopline.processors.handlers.priority import rule_new_task
 from loopline.processors.handlers.readiness import on_ready
 from loopline.processors.handlers.signals import replies_before_creation
 from loopline.processors.handlers.suppression import check_not_suppressed
@@ -93,12 +93,13 @@ def create_task(
         context.update({"to_name": cmd.to_name} if cmd.to_name else {})
     settings = tenant_settings(uow, tenant) if acting else TenantSettings()
     origin = Origin(cmd.origin.kind, cmd.origin.id) if cmd.origin else None
+    # Loopline's own creations (the brain's) pass the creation limits even when Loopline does not work the task.
+    limited = acting or provenance is not None
     provenance = provenance or Provenance.of_command(origin, msg.ref)
     origin = origin or provenance.origin
-    if acting:
-        assert cmd.contact is not None
-        held = admit_task(uow, tenant=tenant, task_ref=cmd.task_id, task_type=kind.name, contact=cmd.contact,
-                          origin=origin, settings=settings, now=msg.at)
+    if limited:
+        held = admit_task(uow, tenant=tenant, task_ref=cmd.task_id, task_type=kind.name, contact=cmd.contact or "",
+                          origin=origin, settings=tenant_settings(uow, tenant), now=msg.at)
         if held is not None:
             return Notice(f"task {cmd.task_id} was not created: {held.reason} ({held.rule}); "
                           "send it again once the limit frees up")
@@ -118,7 +119,7 @@ def create_task(
         )
     )
     if cmd.priority is None:
-        _rule_priority(uow, task, cmd, now=msg.at)
+        rule_new_task(uow, task, urgency=cmd.urgency, now=msg.at)
     if acting:
         _plan_outreach(task, kind, cmd, ends_at=expires_at, now=msg.at)
     if indexed:
@@ -139,15 +140,6 @@ def create_task(
     if acting:
         replies_before_creation(uow, task)
     return f"created task {cmd.task_id} ({task.status})"
-
-
-def _rule_priority(uow: UnitOfWork, task: Task, cmd: TaskCreate, *, now: datetime) -> None:
-    """The tenant's priority rules set the new task's priority where one matches (seed 004 §3)."""
-    facts = TaskFacts(title=cmd.title, description=cmd.description or "", task_type=cmd.task_type, contact=cmd.contact,
-                      urgency=cmd.urgency)
-    ruling = rule_priority(tenant_settings(uow, task.tenant).priority_rules, facts)
-    if ruling is not None:
-        task.rule_priority(priority=ruling.priority, rule=ruling.rule, urgency=cmd.urgency, now=now)
 
 
 def _open_task(uow: UnitOfWork, tenant: str, task_ref: str | None) -> Task | None:

@@ -9,7 +9,9 @@ to the owner instead.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
+from typing import Any
 
 from loopline.domain import ids
 from loopline.domain.errors import DomainError
@@ -19,6 +21,7 @@ from loopline.domain.outreach import Escalate
 from loopline.domain.send_checks import Deferral
 from loopline.domain.send_ledger import local_day
 from loopline.domain.task import Task
+from loopline.domain.task_priority import URGENCY
 from loopline.domain.timers import TimerKind
 from loopline.domain.wording import when
 from loopline.processors.application import UnitOfWork
@@ -58,6 +61,8 @@ def request_decision(
                 f"{limit}: at the limit, tasks wait for the next day (change it with tenant.configure "
                 "daily_model_call_limit)."))
         return None
+    if purpose == URGENCY:  # a score is worth asking for only now: held back, the task keeps its priority without one
+        return deferral
     if deferral.until is None:
         if purpose == "guidance":
             raise ModelCallRefused(f"{deferral.reason}: the model is not asked again for this task; answer "
@@ -76,3 +81,8 @@ def held_reason(deferral: Deferral) -> str:
     if deferral.until is None:
         return f"the model is not asked ({deferral.reason}): the task went to the owner"
     return f"the model call waits until {when(deferral.until)} ({deferral.reason})"
+
+
+def awaits_decision(pending_decisions: Mapping[str, Mapping[str, Any]]) -> bool:
+    """Whether the task waits on a decision before its next step: a pending urgency score holds back none."""
+    return any(pending["purpose"] != URGENCY for pending in pending_decisions.values())

@@ -45,7 +45,7 @@ from loopline.processors.handlers.loops_and_timers import (
     register_loop,
     task_history,
 )
-from loopline.processors.handlers.model_calls import held_reason, request_decision
+from loopline.processors.handlers.model_calls import awaits_decision, held_reason, request_decision
 from loopline.processors.handlers.pausing import hold_step
 from loopline.processors.handlers.sending import Deferred, keep_for_later, send_deferral, send_to_contact
 from loopline.processors.handlers.subtasks import subtask_hold
@@ -75,7 +75,7 @@ def progress_of(task: Task) -> Progress:
     return Progress(
         status=task.status, touch=task.touch, messages_used=task.messages_used, turns_used=task.turns_used,
         next_touch_at=task.next_touch_at, dormant_until=task.dormant_until,
-        awaiting_decision=bool(task.pending_decisions),
+        awaiting_decision=awaits_decision(task.pending_decisions),
         deferred_until=task.deferred["until"] if task.deferred else None,
         away_until=task.outreach.get("away_until") if task.outreach else None,
     )

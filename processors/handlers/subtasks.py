@@ -39,6 +39,7 @@ from loopline.processors.bus import Notice
 from loopline.processors.handlers.commands_subtasks import TaskAddSubtask
 from loopline.processors.handlers.escalation import escalate
 from loopline.processors.handlers.loops_and_timers import close_task_loops, hand_back_actions, load_task, set_timer
+from loopline.processors.handlers.model_calls import awaits_decision
 from loopline.processors.messages import Message
 
 CreateTask = Callable[[UnitOfWork, Message, Any], str]
@@ -264,14 +265,14 @@ def _start(uow: UnitOfWork, parent: Task, ref: str, reason: str, now: datetime, 
 def _waits_only_for_blockers(task: Task, now: datetime) -> bool:
     starts_at = task.subtask_of["starts_at"] if task.subtask_of else None
     return (task.status is TaskStatus.WAITING and not task.open_loops and not task.wakeups
-            and not task.pending_decisions and (starts_at is None or starts_at <= now))
+            and not awaits_decision(task.pending_decisions) and (starts_at is None or starts_at <= now))
 
 
 def _approved_unstarted(task: Task) -> bool:
     """Approved while something held it (`owner.py` `approve_task`): still ready, and nothing Loopline starts by itself
     (a webhook, a to-do, a report) was asked for yet."""
     return (task.status is TaskStatus.READY and not task.is_acting and not task.open_loops
-            and not task.pending_decisions)
+            and not awaits_decision(task.pending_decisions))
 
 
 def _woken_at_its_start(task: Task, status: TaskStatus) -> bool:

@@ -1,12 +1,9 @@
-"""What a model is told for one decision, composed in layers (seed 002 §23.2, §36.3), and the
-`DecisionRequest` built from the task's events.
-
-System layers: skills/_base.md, the tenant's profile, the type's skill file (an inline prompt from
-the type's contract when the file is missing, §36.5: the answer then goes to the owner), the goal
-and its outcome spectrum (§5.4). The user message: the task in the
-owner's words, the contact's other tasks (§21.4), the conversation so far (§8), the budget left
-(§8's wording), and what is asked now. Everything is read from the event store, never from a
-read model, and rendered deterministically: the same events give the same prompt and digest.
+"""What a model is told for one decision, composed in layers (seed 002 §23.2, §36.3), and the `DecisionRequest`
+built from the task's events. System layers: skills/_base.md, the tenant's profile, the type's skill file (an inline
+prompt from the type's contract when the file is missing, §36.5: the answer then goes to the owner), the goal and its
+outcome spectrum (§5.4). The user message: the task in the owner's words, the contact's other tasks (§21.4), the
+conversation so far (§8), the budget left (§8's wording), and what is asked now. Everything is read from the event
+store, never from a read model, and rendered deterministically: the same events give the same prompt and digest.
 """
 
 from __future__ import annotations
@@ -35,6 +32,7 @@ from loopline.domain.task_types import TaskType, task_type
 from loopline.domain.tenant import TenantProfile, TenantSettings
 from loopline.domain.wording import when
 from loopline.processors.application import Loopline, UnitOfWork
+from loopline.processors.model.urgency_prompt import SCORE_URGENCY, urgency_ask
 from loopline.processors.ports import DecisionRequest, Prompt
 
 LAYER_BREAK = "\n\n---\n\n"
@@ -218,6 +216,8 @@ def budget_layer(budget_left: dict[str, int | None]) -> str:
 
 
 def ask_layer(s: Situation) -> str:
+    if s.point == SCORE_URGENCY:
+        return urgency_ask(s)
     who = s.contact_name or s.contact or "the contact"
     if s.point == "evaluate_reply" and s.purpose == "guidance":
         return (

@@ -89,6 +89,22 @@ TOOLS: dict[str, dict[str, Any]] = {
             "additionalProperties": False,
         },
     },
+    "score_urgency": {
+        "name": "score_urgency",
+        "description": "Score how urgent the task is for the business, from its title, description, contact and "
+                       "context: the owner's priority rules read the score to set the task's priority.",
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "urgency": {"type": "number", "minimum": 0, "maximum": 1,
+                            "description": "0: it can wait weeks; 0.5: this week; 1: it must be handled today."},
+                "confidence": _CONFIDENCE,
+                "reasoning": _REASONING,
+            },
+            "required": ["urgency", "confidence", "reasoning"],
+            "additionalProperties": False,
+        },
+    },
 }
 
 REQUIRED_WITH: dict[str, dict[str, str]] = {

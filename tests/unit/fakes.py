@@ -112,14 +112,16 @@ class RecordingDrafter:
 
 @dataclass
 class ScriptedModel:
-    """The decision-model port: drafts a fixed text, evaluates every reply with `evaluation`, and remembers
-    each request; `down` makes every call fail as a model that stays unavailable would."""
+    """The decision-model port: drafts a fixed text, evaluates every reply with `evaluation`, scores every task's
+    urgency `urgency`, and remembers each request; `down` makes every call fail as a model that stays unavailable
+    would."""
 
     name: str = "fake"
     model: str = "scripted-v1"
     evaluation: dict[str, Any] = field(default_factory=lambda: {
         "decision": "reply", "reply_body": "Great, see you then!", "confidence": 0.9, "reasoning": "they said yes"})
     draft_confidence: float = 0.9
+    urgency: float = 0.5
     down: bool = False
     requests: list[DecisionRequest] = field(default_factory=list)
 
@@ -130,6 +132,8 @@ class ScriptedModel:
         if request.point == "draft_message":
             output = {"subject": f"Touch {request.touch or 'follow-up'}", "body": f"fake draft ({request.tone})",
                       "confidence": self.draft_confidence, "reasoning": "scripted draft"}
+        elif request.point == "score_urgency":
+            output = {"urgency": self.urgency, "confidence": 0.8, "reasoning": "scripted urgency"}
         else:
             output = dict(self.evaluation)
         return Decision(point=request.point, adapter=self.name, model=self.model, output=output,
