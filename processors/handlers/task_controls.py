@@ -42,10 +42,15 @@ def pause_task_now(uow: UnitOfWork, tenant: str, task_ref: str, *, reason: str, 
     return _control(uow, tenant, task_ref, now).pause(reason, by, now)
 
 
-def resume_task_now(uow: UnitOfWork, tenant: str, task_ref: str, *, reason: str, by: str, now: datetime) -> int | None:
-    """Resumes the task and hands its held work back; the number handed back, None when it was not paused."""
+def resume_task_now(uow: UnitOfWork, tenant: str, task_ref: str, *, reason: str, by: str, now: datetime,
+                    paused_by: str | None = None) -> int | None:
+    """Resumes the task and hands its held work back; the number handed back, None when it was not paused. With
+    `paused_by`, only a pause by them is lifted (the owner's own pause stays when the question that paused it too is
+    answered)."""
     control = uow.get(ids.task_control_id(tenant, task_ref), TaskControl)
-    held = control.resume(reason, by, now) if control is not None else None
+    if control is None or (paused_by is not None and (control.pause_record or {}).get("by") != paused_by):
+        return None
+    held = control.resume(reason, by, now)
     return None if held is None else release(uow, held, now)
 
 
