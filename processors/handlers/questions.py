@@ -64,7 +64,7 @@ def climb_question(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str 
             task.notify_user(kind=OWNER_ASKED[action], message=render_question(
                 asker=question.asker, task_title=task.title, stuck_on=question.stuck_on, question=question.question,
                 options=question.options, blocked=len(question.blocked_tasks), urgency=question.urgency),
-                now=timer.now)
+                now=timer.now, question_ref=question.ref)
     if PAUSE_ACTION in taken:
         for waiting in _waiting_tasks(uow, question):
             pause_task_now(uow, question.tenant, waiting.ref, by=_paused_by(question), now=timer.now,

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from loopline.domain import ids
+from loopline.domain.notice_budget import category_of
 from loopline.domain.question import Question, UnknownQuestion
 from loopline.domain.task import Task
 from loopline.domain.task_control import TaskControl
@@ -102,3 +103,11 @@ def test_the_answer_leaves_the_owners_own_pause_of_a_task_alone(loopline: InMemo
     [answered] = loopline.publish(command("c-a1", "question.answer", format_time(T0 + timedelta(hours=9)), TENANT,
                                           question_id="q1", answer="B"))
     assert answered.detail == "question q1: answered (Firebase)" and _paused_by(loopline, "auth") == "owner"
+
+
+def test_the_owners_notice_offers_the_answer_command_for_the_question(loopline: InMemoryLoopline) -> None:
+    loopline.tick(T0 + timedelta(minutes=31))
+    [asked] = _questions_asked(loopline)
+    assert [(action["command"], action["data"]) for action in asked.actions] == [
+        ("question.answer", {"question_id": "q1"}), ("task.cancel", {"task_id": "auth"})]
+    assert category_of(asked.kind) == "escalation"  # budgeted as an escalation: never batched, quiet hours kept
