@@ -1,6 +1,7 @@
 """Pause, resume and run-now for one task (seed 003 §4). A paused task does no work of its own: its steps, sends and
 model decisions are held on its `TaskControl` exactly as a tenant's pause holds them (processors/handlers/pausing.py
-`hold`), and resuming hands them back. Run-now files the task's step for now, ahead of its schedule."""
+`hold`), and resuming hands them back. Run-now files the task's step for now, ahead of its schedule: a task waiting
+for its cadence's next touch has it fall due now."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from datetime import datetime
 
 from loopline.domain import ids
 from loopline.domain.errors import DomainError
+from loopline.domain.status import TaskStatus
 from loopline.domain.task import Task, TaskClosed
 from loopline.domain.task_control import TaskControl
 from loopline.domain.timers import TimerKind
@@ -75,6 +77,10 @@ def run_task_now(uow: UnitOfWork, msg: Message, cmd: TaskControlCommand) -> str:
     pause = current_pause(uow, msg.tenant, task.ref)
     if pause is not None:
         raise TaskPaused(f"task_id: {pause.says()}; resume it first (task.resume or tenant.resume)")
-    _control(uow, msg.tenant, task.ref, msg.at).run_now(cmd.reason or BY_HAND, cmd.by or "owner", msg.at)
+    reason, by = cmd.reason or BY_HAND, cmd.by or "owner"
+    _control(uow, msg.tenant, task.ref, msg.at).run_now(reason, by, msg.at)
+    if task.status is TaskStatus.WAITING and task.next_touch_at is not None and task.next_touch_at > msg.at:
+        # Waiting for the cadence's next touch: it falls due now (the send checks still hold it where they would).
+        task.schedule_next_touch(msg.at, reason=f"run-now by {by}: {reason}", now=msg.at)
     set_timer(uow, kind=TimerKind.TASK_STEP, target_id=task.id, due=msg.at, now=msg.at)
     return f"task {task.ref}: its next step runs at the next tick, ahead of its schedule"

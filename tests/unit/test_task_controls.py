@@ -60,3 +60,19 @@ def test_a_closed_task_cannot_be_paused() -> None:
     assert world.command("task.cancel", 0, task_id="ann", reason="moved away").accepted
     refused = world.command("task.pause", 0.01, task_id="ann")
     assert not refused.accepted and refused.detail.startswith("task_id: task ann is cancelled")
+
+
+def test_run_now_brings_the_cadences_next_touch_forward() -> None:
+    world = gym()
+    world.tick(0.01)  # touch 1; touch 2 waits for the cadence, until day 3
+    assert world.command("task.run_now", 1.1, task_id="ann").accepted
+    world.tick(1.1)
+    assert [touch.details["touch"] for touch in world.sent()] == [1, 2]
+
+
+def test_run_now_keeps_the_send_limits() -> None:
+    world = gym()
+    world.tick(0.01)
+    assert world.command("task.run_now", 0.02, task_id="ann").accepted
+    world.tick(0.03)  # touch 2 is due now, but one message a day to a contact holds it to tomorrow
+    assert len(world.sent()) == 1 and world.task().deferred["rule"] == "member_daily_limit"
