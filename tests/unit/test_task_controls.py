@@ -76,3 +76,15 @@ def test_run_now_keeps_the_send_limits() -> None:
     assert world.command("task.run_now", 0.02, task_id="ann").accepted
     world.tick(0.03)  # touch 2 is due now, but one message a day to a contact holds it to tomorrow
     assert len(world.sent()) == 1 and world.task().deferred["rule"] == "member_daily_limit"
+
+
+def test_a_reply_to_a_paused_task_is_read_by_the_model_only_after_the_resume() -> None:
+    world = gym()
+    world.tick(0.01)
+    asked = len(world.model.requests)
+    assert world.command("task.pause", 0.5, task_id="ann").accepted
+    world.reply(1, "Maybe next month?")
+    assert len(world.model.requests) == asked and ["decision" in work for work in _control(world).held] == [True]
+
+    assert world.command("task.resume", 1.1, task_id="ann").accepted
+    assert len(world.model.requests) == asked + 1
