@@ -20,14 +20,17 @@ def test_pause_resume_and_run_now_through_the_cli(embedded_cli: Cli, tmp_path: P
              command("p1", "task.pause", T0, GYM, task_id="ann", reason="the owner calls Ann herself first")]
     assert cli.publish(tmp_path, start, "start").returncode == 0
     cli("tick", "--now", "2026-03-02T14:05:00Z")
-    assert cli.json("tasks", "show", "ann", "--json")["outreach"]["touch"] == 0
+    shown = cli.json("tasks", "show", "ann", "--json")
+    assert shown["outreach"]["touch"] == 0
+    assert shown["pause"] == {"by": "owner", "reason": "the owner calls Ann herself first", "since": T0}
 
     refused = cli.publish(tmp_path, [command("r1", "task.run_now", "2026-03-02T14:06:00Z", GYM, task_id="ann")], "run")
     assert "task ann is paused" in " ".join(refused.stderr.split())
     resumed = [command("p2", "task.resume", "2026-03-02T14:07:00Z", GYM, task_id="ann", reason="she did not pick up")]
     assert cli.publish(tmp_path, resumed, "resume").returncode == 0
     cli("tick", "--now", "2026-03-02T14:10:00Z")
-    assert cli.json("tasks", "show", "ann", "--json")["outreach"]["touch"] == 1
+    shown = cli.json("tasks", "show", "ann", "--json")
+    assert shown["outreach"]["touch"] == 1 and shown["pause"] is None
 
     ran = [command("r2", "task.run_now", "2026-03-02T14:11:00Z", GYM, task_id="ann", reason="write again today")]
     assert cli.publish(tmp_path, ran, "run-now").returncode == 0
