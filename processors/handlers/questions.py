@@ -8,8 +8,8 @@ from datetime import datetime
 
 from loopline.domain import ids
 from loopline.domain.question import PAUSE_ACTION, Question, UnknownQuestion
-from loopline.domain.task import Task
 from loopline.domain.question_ladder import render_question
+from loopline.domain.task import Task
 from loopline.domain.timers import TimerKind
 from loopline.domain.wording import when
 from loopline.processors.application import UnitOfWork
