@@ -55,6 +55,14 @@ OUTCOME_CODES = frozenset(code for kind in TASK_TYPES.values() for code in kind.
 Now = Annotated[str, typer.Option(help="Time to count the days left at: an RFC 3339 time with a zone, or now.")]
 
 
+def _own_pause(trail: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The task's own pause in force (`task.pause`, or its question's 8 h rung): by whom, why and since when."""
+    controls = [row for row in trail if row["event"] in ("TaskControl.Paused", "TaskControl.Resumed")]
+    if not controls or controls[-1]["event"] != "TaskControl.Paused":
+        return None
+    return {"by": controls[-1]["payload"]["by"], "reason": controls[-1]["payload"]["reason"], "since": controls[-1]["at"]}
+
+
 @app.command("show")
 def show(task_id: str, json_: Json = False, tenant: Tenant = None, now: Now = "now") -> None:
     """Show one task: its state, the escalation's handoff while it is with the owner, budgets, cadence position, next
@@ -77,6 +85,7 @@ def show(task_id: str, json_: Json = False, tenant: Tenant = None, now: Now = "n
             for row in trail if row["event"] == "Task.UserNotified"
         ]
         task["goal"] = goal_record(trail)
+        task["pause"] = _own_pause(trail)
         handoffs = [row["payload"] for row in trail if row["event"] == "Task.EscalationContextRecorded"]
         task["escalation"] = handoffs[-1] if handoffs and task["status"] == TaskStatus.ESCALATED else None
     if json_:
@@ -85,6 +94,9 @@ def show(task_id: str, json_: Json = False, tenant: Tenant = None, now: Now = "n
     for key in ("tenant", "task_id", "title", "status", "status_reason", "task_type", "created_at", "expires_at", "last_note"):
         beside = f" (outcome {task['outcome']})" if key == "status" and task["outcome"] else ""
         out.print(styled(key, "bold", f": {task[key]}{beside}"))
+    if task["pause"]:
+        pause = task["pause"]
+        out.print(styled("paused", "bold", f": since {pause['since']} by {pause['by']} ({pause['reason']})"))
     if task["parent"]:
         out.print(styled("parent", "bold", f": {task['parent']['task_id']} ({task['parent']['requirement']} subtask)"))
     if task["escalation"]:

@@ -118,6 +118,10 @@ def system_switch_id() -> UUID:
     return _id("system-switch")
 
 
+def task_control_id(tenant: str, task_ref: str) -> UUID:
+    return _id("task-control", tenant, task_ref)
+
+
 def upstream_health_id(tenant: str, upstream: str) -> UUID:
     return _id("upstream-health", tenant, upstream)
 

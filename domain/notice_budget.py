@@ -21,6 +21,7 @@ DAILY_BUDGET: dict[str, int | None] = {ESCALATION: None, APPROVAL: 5, NUDGE: 2, 
 """Emails of a category one tenant's owner gets singly in a local day (§35.2); None: every one, never batched."""
 CATEGORY_OF = {
     "escalation": ESCALATION, "escalation_reply": ESCALATION, "escalation_reminder": ESCALATION,
+    "question": ESCALATION, "question_urgent": ESCALATION, "question_re_escalated": ESCALATION,
     "review": APPROVAL, "reply_in_review": APPROVAL, "action_review": APPROVAL,
     "stalled": NUDGE, "reminder_needed": NUDGE, "loop_expired": NUDGE, "staff_todo": NUDGE, "todo_reminder": NUDGE,
     "task_completed": FEEDBACK, "task_cancelled": FEEDBACK, "task_expired": FEEDBACK, "escalation_timeout": FEEDBACK,

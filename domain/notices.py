@@ -28,6 +28,10 @@ ON_THE_OUTCOME = (("task.rate", "was this outcome right? `rating` up or down, wi
                   ("task.override_outcome", "set the outcome it should have, in `outcome`, with a `reason`"),
                   ("task.reopen", "it is not done: back to work, with a `reason`"))
 """The owner's word on a closed task's outcome (seed 002 §28.5: "Was this accurate? 👍 👎")."""
+QUESTION = (("question.answer", "answer in `answer`: an option's letter (A, B, …) with optional reasoning, or your own "
+                                 "words"),
+            ("task.cancel", "stop the task the question is asked on, with a `reason`"))
+"""An escalation question (seed 001 §6) at any rung of its ladder: answer it, or drop the task it blocks."""
 SEND_HELD_DRAFT = ("task.approve", "send the agent's draft above, as it is or edited in `draft` {subject, body}")
 
 OWNER_ACTIONS: dict[str, tuple[tuple[str, str], ...]] = {
@@ -47,6 +51,9 @@ OWNER_ACTIONS: dict[str, tuple[tuple[str, str], ...]] = {
     "task_cancelled": ON_THE_OUTCOME,
     "task_expired": ON_THE_OUTCOME,
     "escalation_timeout": ON_THE_OUTCOME,
+    "question": QUESTION,
+    "question_urgent": QUESTION,
+    "question_re_escalated": QUESTION,
 }
 """The commands a notice of each kind offers the owner, each with what it does; a kind not named informs only."""
 
@@ -59,20 +66,24 @@ names its key): a contact's reply during the hold still needs the owner after th
 
 
 def actions_for(kind: str, task_ref: str, *, acting: bool = True, held_draft: bool = False,
-                action_key: str | None = None) -> list[dict[str, Any]]:
+                action_key: str | None = None, question_ref: str | None = None) -> list[dict[str, Any]]:
     """The commands a notice of `kind` offers, ready to publish for the task; an escalation with the agent's draft
     held back offers to send it first, and `task.reply` is offered only where Loopline writes to the contact. A
-    notice about one action (`action_key`) names it in its `action.*` commands."""
+    notice about one action (`action_key`) names it in its `action.*` commands, one about a question
+    (`question_ref`) in its `question.*` commands."""
     offered = OWNER_ACTIONS.get(kind, ())
     if held_draft and offered is ESCALATED:
         offered = (SEND_HELD_DRAFT, *offered)
-    return [{"command": command, "data": _data(command, task_ref, action_key), "does": does}
+    return [{"command": command, "data": _data(command, task_ref, action_key, question_ref), "does": does}
             for command, does in offered if acting or command != "task.reply"]
 
 
-def _data(command: str, task_ref: str, action_key: str | None) -> dict[str, Any]:
+def _data(command: str, task_ref: str, action_key: str | None, question_ref: str | None) -> dict[str, Any]:
     if action_key is not None and command.startswith("action."):
         return {"task_id": task_ref, "key": action_key}
+    if command.startswith("question."):
+        assert question_ref is not None, f"a notice offering {command} names no question"
+        return {"question_id": question_ref}
     return {"task_id": task_ref}
 
 

@@ -59,13 +59,18 @@ def check_question(question: str, options: tuple[str, ...]) -> None:
         raise InvalidQuestion("options: every option needs text; leave out the blank ones")
 
 
+def lettered(options: tuple[str, ...] | list[str]) -> list[str]:
+    """The options as the owner reads them: `A) Auth0`, `B) Firebase`, …"""
+    return [f"{letter}) {text}" for letter, text in zip(ascii_uppercase, options)]
+
+
 def render_question(*, asker: str, task_title: str, stuck_on: str, question: str, options: tuple[str, ...],
                     blocked: int, urgency: str) -> str:
     """The question as the owner reads it (seed 001 §6's format), its options lettered."""
     head = "URGENT: " if urgency != "normal" else ""
     lines = [f"{head}{asker} needs help", f"Task: {task_title}", f"Stuck on: {stuck_on}", "", "Question:", question]
     if options:
-        lines += ["", "Options:", *(f"{letter}) {text}" for letter, text in zip(ascii_uppercase, options))]
+        lines += ["", "Options:", *lettered(options)]
     if blocked:
         lines += ["", f"Blocked: {blocked} downstream task{'s' if blocked != 1 else ''} waiting"]
     if options:

@@ -12,7 +12,7 @@ from loopline.domain.base import TaskEvent
 from loopline.domain.conversation import conversation_of
 from loopline.domain.status import TaskStatus
 from loopline.domain.timeutil import format_time, parse_time
-from loopline.domain.wording import count, when
+from loopline.domain.wording import count, one_line, when
 
 if TYPE_CHECKING:
     from loopline.domain.task import Task
@@ -104,7 +104,7 @@ def render_handoff(context: Mapping[str, Any]) -> str:
               f"{d['reasoning']}" for d in tried["decisions"]]
     if context["conversation"]:
         lines.append("Last messages:")
-        lines += [f"  {turn['author']}, {when(parse_time(turn['at']))}: {_one_line(turn['text'])}"
+        lines += [f"  {turn['author']}, {when(parse_time(turn['at']))}: {one_line(turn['text'])}"
                   for turn in context["conversation"]]
     lines.append(context["resume_instructions"])
     left_alone = [f"{what} {when(parse_time(at))}" for what, at in
@@ -112,11 +112,6 @@ def render_handoff(context: Mapping[str, Any]) -> str:
     if left_alone:
         lines.append(f"Left alone, {' and '.join(left_alone)}.")
     return "\n".join(lines)
-
-
-def _one_line(text: str, most: int = 200) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= most else flat[: most - 1] + "…"
 
 
 class TaskEscalation:

@@ -36,11 +36,14 @@ class TaskNotices:
             task.notifications += 1
 
     def notify_user(self, *, kind: str, message: str, now: datetime, quote: str | None = None,
-                    draft: dict[str, Any] | None = None, action_key: str | None = None) -> None:
+                    draft: dict[str, Any] | None = None, action_key: str | None = None,
+                    question_ref: str | None = None) -> None:
         """Tells the owner, quoting the contact (`quote`) and the agent's `draft` when there is one; the commands
-        offered follow from the kind, naming the action (`action_key`) a notice is about."""
+        offered follow from the kind, naming the action (`action_key`) or the question (`question_ref`) a notice is
+        about."""
         self.trigger_event(
             self.UserNotified, timestamp=now, kind=kind, message=message, quote=quote or None,
             draft=dict(draft) if draft else None,
-            actions=actions_for(kind, self.ref, acting=self.is_acting, held_draft=bool(draft), action_key=action_key),
+            actions=actions_for(kind, self.ref, acting=self.is_acting, held_draft=bool(draft), action_key=action_key,
+                                question_ref=question_ref),
         )

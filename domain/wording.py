@@ -77,3 +77,9 @@ CLOSED_BECAUSE: dict[str, str] = {
     "suppressed": "closed: the contact is suppressed, nothing is sent to them",
 }
 """Why a loop closed, in words, by its `resolved_by`."""
+
+
+def one_line(text: str, most: int = 200) -> str:
+    """The text on one line, cut at `most` characters with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= most else flat[: most - 1] + "…"

@@ -18,6 +18,7 @@ from loopline.domain.pause import SystemSwitch
 from loopline.domain.notification_hold import NotificationHold
 from loopline.domain.proactive_run import ProactiveRun
 from loopline.domain.proposal import Proposal
+from loopline.domain.question import Question
 from loopline.domain.recurrence import Recurrence
 from loopline.domain.routine import Routine, RoutineEvent
 from loopline.domain.task import Task
@@ -256,6 +257,8 @@ def _subject(event: Any) -> tuple[str | None, str | None, str]:
         return event.tenant, None, f"template {event.template_ref}"
     if isinstance(event, (Proposal.Proposed, Proposal.Event)):  # an approval shows in its task's trail too
         return event.tenant, getattr(event, "task_ref", None), f"proposal {event.proposal_ref}"
+    if isinstance(event, (Question.Asked, Question.Event)):  # the asking shows in its task's trail too
+        return event.tenant, getattr(event, "task_ref", None), f"question {event.question_ref}"
     if isinstance(event, Routine.Created):
         return event.tenant, None, f"routine {event.ref}"
     if isinstance(event, RoutineEvent):

@@ -1,4 +1,5 @@
-"""The audit's words for the proactive brain's events: runs, the owner's notices, proposals and routines.
+"""The audit's words for the proactive brain's events: runs, the owner's notices, proposals, routines, escalation
+questions and the owner's controls on a task.
 
 `projections/timeline.py` takes them into its DESCRIPTIONS; a new brain event gets its line here."""
 
@@ -10,7 +11,10 @@ from typing import Any
 from loopline.domain.notification_hold import NotificationHold
 from loopline.domain.proactive_run import ProactiveRun
 from loopline.domain.proposal import Proposal
+from loopline.domain.question import Question
+from loopline.domain.question_ladder import lettered
 from loopline.domain.routine import Routine
+from loopline.domain.task_control import TaskControl
 from loopline.domain.timeutil import format_time
 from loopline.domain.wording import when
 
@@ -73,4 +77,19 @@ BRAIN_DESCRIPTIONS: dict[type, Callable[[Any], tuple[str, str | None]]] = {
     Routine.Finished: lambda e: ("routine done", e.reason),
     Routine.Disabled: lambda e: ("routine disabled", e.reason),
     Routine.HistoryCompacted: lambda e: (f"routine history compacted: {e.dropped} run(s) before {when(e.before)}", None),
+    Question.Asked: lambda e: (
+        f"question {e.question_ref} asked by {e.asker}: {e.question}"
+        + "".join(f" {option}" for option in lettered(e.options)),
+        f"stuck on {e.stuck_on}; {len(e.blocked_tasks)} task(s) blocked",
+    ),
+    Question.Climbed: lambda e: (f"question {e.question_ref} unanswered: ladder rung {e.rung + 1}, {e.action}",
+                                 f"urgency {e.urgency}"),
+    Question.Answered: lambda e: (
+        f"question {e.question_ref} answered" + (f": {e.option}" if e.option else " in free text")
+        + ("; logged for review" if e.for_review else ""), e.text,
+    ),
+    TaskControl.Paused: lambda e: (f"task paused by {e.by}: it sends nothing and asks no model", e.reason),
+    TaskControl.Resumed: lambda e: (f"task resumed by {e.by}: {len(e.released)} held step(s) go on", e.reason),
+    TaskControl.WorkHeld: lambda e: (f"held while the task is paused: its {e.work.get('timer') or 'decision'}", None),
+    TaskControl.RunRequested: lambda e: (f"run-now by {e.by}: its next step at the next tick", e.reason),
 }

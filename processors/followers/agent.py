@@ -163,9 +163,9 @@ class Agent:
 
     def _call(self, item: Pending, reader: UnitOfWork) -> Call:
         """The request's call: the one in flight, or a new one in a daemon thread (a call that hangs never keeps
-        the process from ending; its request is asked again by the next process). While the tenant or the system is
-        paused, no call: the request is held (read again by each pass, so a resume is seen)."""
-        pause = current_pause(reader, item.tenant)
+        the process from ending; its request is asked again by the next process). While the task, its tenant or the
+        system is paused, no call: the request is held (read again by each pass, so a resume is seen)."""
+        pause = current_pause(reader, item.tenant, item.task_ref)
         if pause is not None and _key(item) not in self.in_flight:
             held = Call()
             held.answer.set_result(Held(pause.says()))

@@ -32,6 +32,7 @@ from loopline.processors.handlers.commands_categories import RecurrenceStop, Tas
 from loopline.processors.handlers.commands_goals import TaskOverrideOutcome, TaskRate, TaskReopen
 from loopline.processors.handlers.commands_proposals import ProposalApprove, ProposalReject
 from loopline.processors.handlers.commands_questions import QuestionAnswer, QuestionAsk
+from loopline.processors.handlers.commands_task_controls import TaskControlCommand
 from loopline.processors.handlers.routines import (
     RoutineControl,
     RoutineCreate,
@@ -73,6 +74,7 @@ from loopline.processors.handlers.owner import approve_task, reply_to_contact, t
 from loopline.processors.handlers.proposals import approve_proposal, reject_proposal
 from loopline.processors.handlers.pausing import pause_system, pause_tenant, resume_system, resume_tenant
 from loopline.processors.handlers.questions import answer, ask
+from loopline.processors.handlers.task_controls import pause_task, resume_task, run_task_now
 from loopline.processors.handlers.readiness import on_ready
 from loopline.processors.handlers.staff_todos import mark_done
 from loopline.processors.handlers.subtasks import add_subtask
@@ -143,6 +145,9 @@ COMMANDS: dict[str, CommandRoute] = {
         CommandRoute("routine.run_now", RoutineControl, run_routine_now),
         CommandRoute("routine.disable", RoutineControl, disable_routine),
         CommandRoute("routine.report", RoutineReport, report_routine_run),
+        CommandRoute("task.pause", TaskControlCommand, pause_task),
+        CommandRoute("task.resume", TaskControlCommand, resume_task),
+        CommandRoute("task.run_now", TaskControlCommand, run_task_now),
     )
 }
 

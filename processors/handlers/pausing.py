@@ -1,6 +1,8 @@
 """Pause and stop (`domain/pause.py`): the four commands, the pause a step reads, holding what falls due while
 paused, and the resume that hands it back.
 
+A task paused on its own (`task.pause`, processors/handlers/task_controls.py) is held the same way.
+
 A step that would send or ask the model (a task's step, a sending deadline action) is held whole while paused: its
 timer is kept on the pause and filed again at resume, so nothing is polled meanwhile and nothing is dropped. The send
 check `paused` guards every send besides, and a request the agent did not take to the model is held too.
@@ -16,6 +18,7 @@ from loopline.domain import ids
 from loopline.domain.pause import Pause, SystemSwitch, held_decision, held_timer
 from loopline.domain.send_ledger import TenantSends
 from loopline.domain.task import Task
+from loopline.domain.task_control import TaskControl
 from loopline.domain.tenant import Tenant
 from loopline.domain.timers import TimerKind
 from loopline.processors.application import UnitOfWork
@@ -24,24 +27,30 @@ from loopline.processors.handlers.loops_and_timers import set_timer
 from loopline.processors.messages import Message, Pending
 
 
-def _in_force(uow: UnitOfWork, tenant: str) -> SystemSwitch | Tenant | None:
-    """What pauses the tenant now: the whole system's switch first, then the tenant itself; None when neither."""
+def _in_force(uow: UnitOfWork, tenant: str, task_ref: str | None = None) -> SystemSwitch | Tenant | TaskControl | None:
+    """What pauses the tenant (or its task `task_ref`) now: the whole system's switch first, then the tenant itself,
+    then the task's own pause (`task.pause`); None when none does."""
     switch = uow.get(ids.system_switch_id(), SystemSwitch)
     if switch is not None and switch.paused is not None:
         return switch
     found = uow.get(ids.tenant_id(tenant), Tenant)
-    return found if found is not None and found.paused is not None else None
+    if found is not None and found.paused is not None:
+        return found
+    control = uow.get(ids.task_control_id(tenant, task_ref), TaskControl) if task_ref is not None else None
+    return control if control is not None and control.paused is not None else None
 
 
-def current_pause(uow: UnitOfWork, tenant: str) -> Pause | None:
-    """The pause in force for the tenant: the whole system's first, then its own."""
-    pausing = _in_force(uow, tenant)
+def current_pause(uow: UnitOfWork, tenant: str, task_ref: str | None = None) -> Pause | None:
+    """The pause in force for the tenant (or its task `task_ref`): the whole system's first, then its own, then the
+    task's."""
+    pausing = _in_force(uow, tenant, task_ref)
     return pausing.paused if pausing is not None else None
 
 
 def hold(uow: UnitOfWork, tenant: str, work: dict[str, Any], now: datetime) -> Pause | None:
-    """Keeps `work` on the pause in force for the tenant, to be handed back when it resumes; None when not paused."""
-    pausing = _in_force(uow, tenant)
+    """Keeps `work` on the pause in force for the tenant or the task the work is of, to be handed back when it
+    resumes; None when not paused."""
+    pausing = _in_force(uow, tenant, work["task_ref"])
     if pausing is None:
         return None
     pausing.hold(work, now, **({"tenant": tenant} if isinstance(pausing, SystemSwitch) else {}))

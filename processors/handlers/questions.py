@@ -1,18 +1,21 @@
 """Escalation questions to the owner (seed 001 §6): asked on a task, climbed up the SLA ladder by their timer while
-unanswered (the owner is asked at 30 min, urgently at 2 h and 24 h; the loop pauses at 8 h), answered once."""
+unanswered (the owner is asked at 30 min, urgently at 2 h and 24 h; at 8 h the question's tasks are paused until it
+is answered), answered once."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
 from loopline.domain import ids
-from loopline.domain.question import Question, UnknownQuestion
+from loopline.domain.question import PAUSE_ACTION, Question, UnknownQuestion
 from loopline.domain.question_ladder import render_question
+from loopline.domain.task import Task
 from loopline.domain.timers import TimerKind
 from loopline.domain.wording import when
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.loops_and_timers import load_task, set_timer
 from loopline.processors.handlers.commands_questions import QuestionAnswer, QuestionAsk
+from loopline.processors.handlers.task_controls import pause_task_now, resume_task_now
 from loopline.processors.messages import Message, TimerFired
 from loopline.processors.ports import Drafter
 
@@ -35,6 +38,17 @@ def ask_question(uow: UnitOfWork, *, tenant: str, question_ref: str, task_ref: s
     return asked
 
 
+def _waiting_tasks(uow: UnitOfWork, question: Question) -> list[Task]:
+    """The open tasks that wait for the answer: the one it was asked on and the blocked ones Loopline knows."""
+    refs = dict.fromkeys(ref for ref in (question.task_ref, *question.blocked_tasks) if ref is not None)
+    found = (uow.get(ids.task_id(question.tenant, ref), Task) for ref in refs)
+    return [task for task in found if task is not None and not task.is_closed]
+
+
+def _paused_by(question: Question) -> str:
+    return f"question {question.ref}"
+
+
 def climb_question(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str | None:
     """Takes the rungs due; the owner reads the question at the rungs that ask them, and the next rung's timer is
     filed. Nothing once it is answered, so a timer fired twice does nothing more."""
@@ -50,7 +64,11 @@ def climb_question(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str 
             task.notify_user(kind=OWNER_ASKED[action], message=render_question(
                 asker=question.asker, task_title=task.title, stuck_on=question.stuck_on, question=question.question,
                 options=question.options, blocked=len(question.blocked_tasks), urgency=question.urgency),
-                now=timer.now)
+                now=timer.now, question_ref=question.ref)
+    if PAUSE_ACTION in taken:
+        for waiting in _waiting_tasks(uow, question):
+            pause_task_now(uow, question.tenant, waiting.ref, by=_paused_by(question), now=timer.now,
+                           reason=f"question {question.ref} unanswered for 8 h: the task waits for the owner's answer")
     if question.next_due is not None:
         set_timer(uow, kind=TimerKind.QUESTION_LADDER, target_id=question.id, due=question.next_due, now=timer.now)
     return f"question {question.ref}: {', '.join(taken)}"
@@ -64,7 +82,10 @@ def answer_question(uow: UnitOfWork, *, tenant: str, question_ref: str, reply: s
     question.record_answer(reply, now)
     answer = question.answer
     picked = answer["option"] or ("free text, logged for review" if answer["for_review"] else "free text")
-    return f"question {question_ref}: answered ({picked})"
+    resumed = [task.ref for task in _waiting_tasks(uow, question)
+               if resume_task_now(uow, tenant, task.ref, reason=f"question {question_ref} answered", by="owner",
+                                  now=now, paused_by=_paused_by(question)) is not None]
+    return f"question {question_ref}: answered ({picked})" + (f"; resumed {', '.join(resumed)}" if resumed else "")
 
 
 def ask(uow: UnitOfWork, msg: Message, cmd: QuestionAsk) -> str:

@@ -130,6 +130,6 @@ def _attempt(uow: UnitOfWork, task: Task, contact: str, contact_sends: ContactSe
     return SendAttempt(
         contact=contact, messages_used=task.messages_used, messages_budget=plan["budget_messages"] if plan else None,
         contact_sends=contact_sends, tenant_sends=tenant_sends, limits=settings, now=now,
-        answers_contact=answers_contact, yields_to=yields_to, pause=current_pause(uow, task.tenant),
+        answers_contact=answers_contact, yields_to=yields_to, pause=current_pause(uow, task.tenant, task.ref),
         task=str(task.id), family=family_budget(uow, task),
     )

@@ -31,6 +31,9 @@ def test_the_review_queue_lists_what_waits_for_the_owner_and_decides_it(embedded
                                                                   ("task", "invoice")]
     question = next(row for row in queue if row["kind"] == "question")
     assert question["decide"] == "publish question.answer" and question["options"] == ["Auth0", "Firebase", "Custom"]
+    assert question["context"] == "A) Auth0  B) Firebase  C) Custom"
+    flyer = next(row for row in queue if row["id"] == "flyer")
+    assert flyer["context"].endswith("draft: We miss you: Come back!"), flyer["context"]
 
     assert cli("review", "reject", "flyer", "--tenant", STUDIO, "--type", "never").returncode == 0
     assert cli("review", "approve", "q1", "--tenant", STUDIO, "--answer", "ask Dana").returncode == 0

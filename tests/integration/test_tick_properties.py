@@ -67,6 +67,7 @@ operations = st.lists(
         st.tuples(st.sampled_from(["routine.pause", "routine.resume", "routine.run_now", "routine.disable"]),
                   st.integers(0, 30)),
         st.tuples(st.just("routine.report"), st.integers(0, 30), st.sampled_from(["success", "failure"])),
+        st.tuples(st.sampled_from(["task.pause", "task.resume", "task.run_now"]), task),
         st.tuples(st.just("tick"), st.integers(1, 72)),
     ),
     min_size=5, max_size=30,
@@ -77,7 +78,8 @@ COVERED = {"task.create", "action.record", "loop.register", "loop.resolve", "tas
            "task.recur", "recurrence.stop", "action.request", "action.approve", "action.reject", "action.done",
            "task.add_subtask", "task.override_outcome", "task.reopen", "task.rate", "tenant.goal", "tenant.memory",
            "proposal.approve", "proposal.reject", "question.ask", "question.answer",
-           "routine.create", "routine.pause", "routine.resume", "routine.run_now", "routine.disable", "routine.report"}
+           "routine.create", "routine.pause", "routine.resume", "routine.run_now", "routine.disable", "routine.report",
+           "task.pause", "task.resume", "task.run_now"}
 
 
 def test_the_operations_cover_every_command_type() -> None:
@@ -139,6 +141,8 @@ def message(n: int, op: tuple, at: datetime) -> dict:
         return cmd(routine_id=f"rt{args[0]}", reason="the owner's call")
     if kind == "routine.report":
         return cmd(routine_id=f"rt{args[0]}", duration_seconds=60, outcome=args[1], output=f"result {n % 2}")
+    if kind in ("task.pause", "task.resume", "task.run_now"):
+        return cmd(task_id=args[0], reason="the owner's call")
     if kind.endswith((".pause", ".resume")):
         return cmd(reason="the owner's call")
     if kind == "contact.resubscribe":

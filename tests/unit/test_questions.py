@@ -9,8 +9,10 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from loopline.domain import ids
+from loopline.domain.notice_budget import category_of
 from loopline.domain.question import Question, UnknownQuestion
 from loopline.domain.task import Task
+from loopline.domain.task_control import TaskControl
 from loopline.domain.timeutil import format_time
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.questions import answer_question
@@ -75,3 +77,37 @@ def test_asking_an_answered_question_again_changes_nothing(loopline: InMemoryLoo
                                        question="Which one?"))
     assert (again.accepted, again.detail) == (True, "question q1: already answered or its ladder climbed; nothing "
                                               "asked again")
+
+
+def _paused_by(loopline: InMemoryLoopline, task_ref: str) -> str | None:
+    control = UnitOfWork(loopline.app).get(ids.task_control_id(TENANT, task_ref), TaskControl)
+    return (control.pause_record or {}).get("by") if control is not None else None
+
+
+def test_at_8_hours_the_questions_tasks_pause_and_the_answer_resumes_them(loopline: InMemoryLoopline) -> None:
+    loopline.publish(command("c-login", "task.create", format_time(T0), TENANT, task_id="login", title="Login page"))
+    loopline.tick(T0 + timedelta(hours=7))
+    assert _paused_by(loopline, "auth") is None
+    loopline.tick(T0 + timedelta(hours=8, minutes=1))
+    assert (_paused_by(loopline, "auth"), _paused_by(loopline, "login")) == ("question q1", "question q1")
+
+    [answered] = loopline.publish(command("c-a1", "question.answer", format_time(T0 + timedelta(hours=9)), TENANT,
+                                          question_id="q1", answer="A"))
+    assert answered.detail == "question q1: answered (Auth0); resumed auth, login"
+    assert (_paused_by(loopline, "auth"), _paused_by(loopline, "login")) == (None, None)
+
+
+def test_the_answer_leaves_the_owners_own_pause_of_a_task_alone(loopline: InMemoryLoopline) -> None:
+    loopline.publish(command("c-p", "task.pause", format_time(T0), TENANT, task_id="auth", reason="on hold this week"))
+    loopline.tick(T0 + timedelta(hours=8, minutes=1))
+    [answered] = loopline.publish(command("c-a1", "question.answer", format_time(T0 + timedelta(hours=9)), TENANT,
+                                          question_id="q1", answer="B"))
+    assert answered.detail == "question q1: answered (Firebase)" and _paused_by(loopline, "auth") == "owner"
+
+
+def test_the_owners_notice_offers_the_answer_command_for_the_question(loopline: InMemoryLoopline) -> None:
+    loopline.tick(T0 + timedelta(minutes=31))
+    [asked] = _questions_asked(loopline)
+    assert [(action["command"], action["data"]) for action in asked.actions] == [
+        ("question.answer", {"question_id": "q1"}), ("task.cancel", {"task_id": "auth"})]
+    assert category_of(asked.kind) == "escalation"  # budgeted as an escalation: never batched, quiet hours kept
