@@ -67,6 +67,7 @@ operations = st.lists(
         st.tuples(st.sampled_from(["routine.pause", "routine.resume", "routine.run_now", "routine.disable"]),
                   st.integers(0, 30)),
         st.tuples(st.just("routine.report"), st.integers(0, 30), st.sampled_from(["success", "failure"])),
+        st.tuples(st.just("routine.adopt"), st.integers(0, 30), task),
         st.tuples(st.just("tick"), st.integers(1, 72)),
     ),
     min_size=5, max_size=30,
@@ -77,7 +78,8 @@ COVERED = {"task.create", "action.record", "loop.register", "loop.resolve", "tas
            "task.recur", "recurrence.stop", "action.request", "action.approve", "action.reject", "action.done",
            "task.add_subtask", "task.override_outcome", "task.reopen", "task.rate", "tenant.goal", "tenant.memory",
            "proposal.approve", "proposal.reject", "question.ask", "question.answer",
-           "routine.create", "routine.pause", "routine.resume", "routine.run_now", "routine.disable", "routine.report"}
+           "routine.create", "routine.pause", "routine.resume", "routine.run_now", "routine.disable", "routine.report",
+           "routine.adopt"}
 
 
 def test_the_operations_cover_every_command_type() -> None:
@@ -133,6 +135,8 @@ def message(n: int, op: tuple, at: datetime) -> dict:
         every = {"scheduled": {"interval_minutes": 30}, "event": {"signal_pattern": "email.*"}}.get(routine_kind, {})
         return cmd(routine_id=f"rt{n}", action="call_webhook", params={"event": "tick"}, kind=routine_kind, **every,
                    **({"task_id": owner} if owner else {}))
+    if kind == "routine.adopt":
+        return cmd(routine_id=f"rt{args[0]}", task_id=args[1])
     if kind == "routine.resume":  # the routine of the n-th operation, if that one was a routine.create
         return cmd(routine_id=f"rt{args[0]}")
     if kind.startswith("routine.") and kind != "routine.report":
