@@ -228,7 +228,7 @@ class Routine(LooplineAggregate):
         self.trigger_event(
             self.RunRecorded, timestamp=now, outcome=outcome, started_at=started_at, output=output, error=error,
             result_hash=new_hash, notify_owner=should_notify(self.notify, outcome, new_hash, self.last_result_hash),
-            next_run_at=None if exhausted else self._next_after(now, retry=retry),
+            next_run_at=None if exhausted or failures >= FAILURES_BEFORE_PAUSE else self._next_after(now, retry=retry),
         )
         if failures >= FAILURES_BEFORE_PAUSE:
             self.trigger_event(self.Paused, timestamp=now, reason=f"{failures} consecutive failures: {error or output}"[:300])
