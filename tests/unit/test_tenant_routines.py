@@ -4,7 +4,7 @@ fail and pause them, adopted by a task that runs them itself, reported through `
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -17,9 +17,7 @@ from loopline.domain.timeutil import format_time
 from loopline.processors.application import UnitOfWork
 from tests.conftest import command
 from tests.unit.in_memory import InMemoryLoopline
-
-GYM = "gym"
-T0 = datetime(2026, 5, 4, 9, 0, tzinfo=timezone.utc)
+from tests.unit.test_routine_commands import GYM, T0
 
 
 @pytest.fixture
