@@ -154,10 +154,15 @@ def resume_routine(uow: UnitOfWork, msg: Message, cmd: RoutineResume) -> str:
 
 
 def run_routine_now(uow: UnitOfWork, msg: Message, cmd: RoutineControl) -> str:
-    routine = load_routine(uow, msg.tenant, cmd.routine_id)
-    routine.run_now(reason=cmd.reason, now=msg.at)
-    _schedule(uow, routine, msg.at)
+    request_run(uow, load_routine(uow, msg.tenant, cmd.routine_id), reason=cmd.reason, now=msg.at)
     return f"routine {cmd.routine_id} is due now"
+
+
+def request_run(uow: UnitOfWork, routine: Routine, *, reason: str, now: datetime) -> None:
+    """Makes an active routine due now (the owner's run-now, a matching signal, the brain's trigger_workflow): a task's
+    runs at the next tick, a tenant's is dispatched to its runner then."""
+    routine.run_now(reason=reason, now=now)
+    _schedule(uow, routine, now)
 
 
 def disable_routine(uow: UnitOfWork, msg: Message, cmd: RoutineControl) -> str:
@@ -186,14 +191,12 @@ def record_reported_run(uow: UnitOfWork, msg: Message, routine: Routine, *, dura
 
 
 def trigger_routines(uow: UnitOfWork, msg: Message) -> None:
-    """A signal makes every active event routine of its tenant that listens for its type due at once: a task's
-    routine runs at the next tick, a tenant's is dispatched to its runner then."""
+    """A signal makes every active event routine of its tenant that listens for its type due at once."""
     index = uow.get(ids.routine_index_id(msg.tenant), RoutineIndex)
     for ref in index.listening(msg.type) if index is not None else []:
         routine = load_routine(uow, msg.tenant, ref)
         if routine.matches(msg.type):
-            routine.run_now(reason=f"signal {msg.type} ({msg.ref})", now=msg.at)
-            _schedule(uow, routine, msg.at)
+            request_run(uow, routine, reason=f"signal {msg.type} ({msg.ref})", now=msg.at)
 
 
 def fire_routine(uow: UnitOfWork, routine_id: UUID, now: datetime) -> str | None:
