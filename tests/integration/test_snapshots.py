@@ -1,10 +1,11 @@
-"""A task loaded from its snapshot is the task replayed from all its events."""
+"""A task, and a routine, loaded from its snapshot is the one replayed from all its events."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
 from loopline.domain import ids
+from loopline.domain.routine import Routine
 from loopline.domain.status import TaskStatus
 from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time, parse_time
@@ -40,3 +41,29 @@ def test_a_snapshotted_task_loads_with_the_same_state_as_its_replayed_events(sys
     assert vars(from_snapshot) == {k: v for k, v in vars(replayed).items() if k != "_trigger_order"}
     assert from_snapshot.status is TaskStatus.WAITING  # a pending wake-up is something to wait on
     assert from_snapshot.wakeups_due(parse_time("2026-03-20T10:00:00Z")) != []
+
+
+def test_a_snapshotted_routine_loads_with_the_same_state_as_its_replayed_events(system: System) -> None:
+    create = command("r", "routine.create", format_time(T0), routine_id="digest", action="call_webhook",
+                     params={"event": "digest"}, kind="scheduled", interval_minutes=30)
+    reports = [
+        command(f"p{i}", "routine.report", format_time(T0 + timedelta(minutes=30 * i)), routine_id="digest",
+                duration_seconds=60, outcome="success", output=f"{i % 3} new members")
+        for i in range(1, 57)
+    ]
+    publish(system, create, *reports[:-1])
+    publish(system, reports[-1])  # a run after the snapshot, replayed on top of it
+    routine_id = ids.routine_id(TENANT, "digest")
+    assert system.app.snapshots is not None
+    [snapshot] = list(system.app.snapshots.get(routine_id))  # taken by the commit that passed version 50, as it ended
+    assert snapshot.originator_version == 56  # created, 55 runs
+
+    system.app.cache.clear()
+    from_snapshot = UnitOfWork(system.app).get(routine_id, Routine)
+    replayed = None
+    for event in system.app.events.get(routine_id):
+        replayed = event.mutate(replayed)
+
+    assert from_snapshot is not None and replayed is not None
+    assert vars(from_snapshot) == {k: v for k, v in vars(replayed).items() if k != "_trigger_order"}
+    assert from_snapshot.run_count == 56 and from_snapshot.history[-1]["result_hash"] is not None
