@@ -45,6 +45,7 @@ class RoutineStopped(RoutineEvent):
     def apply(self, routine: Routine) -> None:
         routine.status = self.STATUS
         routine.next_run_at = None
+        routine.report_due_at = None
 
 
 def result_hash(output: str) -> str:
@@ -102,6 +103,7 @@ class Routine(LooplineAggregate):
             else:
                 routine.consecutive_failures += 1
             routine.next_run_at = self.next_run_at
+            routine.report_due_at = None
             routine.last_run_notifies = self.notify_owner
 
     class Paused(RoutineStopped):
@@ -126,6 +128,26 @@ class Routine(LooplineAggregate):
 
     class Disabled(RoutineStopped):
         STATUS = "disabled"
+
+    class Adopted(RoutineEvent):
+        """A task took over a tenant's routine: its outputs go to the task's memory, its closing disables it."""
+
+        task_ref: str
+        next_run_at: datetime | None
+
+        def apply(self, routine: Routine) -> None:
+            routine.owner_task_ref = self.task_ref
+            routine.next_run_at = self.next_run_at
+            routine.report_due_at = None
+
+    class Dispatched(RoutineEvent):
+        """A tenant's routine came due on the ticks: its external runner reports the run by `report_due_at`."""
+
+        report_due_at: datetime
+
+        def apply(self, routine: Routine) -> None:
+            routine.next_run_at = None
+            routine.report_due_at = self.report_due_at
 
     class HistoryCompacted(RoutineEvent):
         dropped: int
@@ -157,6 +179,8 @@ class Routine(LooplineAggregate):
         self.last_run_at: datetime | None = None
         self.last_result_hash: str | None = None
         self.last_run_notifies = False
+        self.report_due_at: datetime | None = None
+        """While a dispatched run of a tenant's routine waits for its runner's report: when it counts as failed."""
         """Whether the last run's result is worth telling the owner about, by the notify mode."""
         self.history: list[dict[str, Any]] = []
 
@@ -204,7 +228,7 @@ class Routine(LooplineAggregate):
         self.trigger_event(
             self.RunRecorded, timestamp=now, outcome=outcome, started_at=started_at, output=output, error=error,
             result_hash=new_hash, notify_owner=should_notify(self.notify, outcome, new_hash, self.last_result_hash),
-            next_run_at=None if exhausted else self._next_after(now, retry=retry),
+            next_run_at=None if exhausted or failures >= FAILURES_BEFORE_PAUSE else self._next_after(now, retry=retry),
         )
         if failures >= FAILURES_BEFORE_PAUSE:
             self.trigger_event(self.Paused, timestamp=now, reason=f"{failures} consecutive failures: {error or output}"[:300])
@@ -230,6 +254,24 @@ class Routine(LooplineAggregate):
         """Stops the routine for good, e.g. because the task that owns it closed; disabling twice is a no-op."""
         if self.status not in ("disabled", "done"):
             self.trigger_event(self.Disabled, timestamp=now, reason=reason)
+
+    def adopt(self, *, task_ref: str, now: datetime) -> None:
+        """A task takes over a tenant's routine; a run waiting for its external runner is run by the task instead."""
+        if self.owner_task_ref is not None:
+            raise InvalidRoutine(f"routine {self.ref!r} is owned by task {self.owner_task_ref!r}; only a tenant's "
+                                 "routine can be adopted")
+        if self.status in ("disabled", "done"):
+            raise InvalidRoutine(f"routine {self.ref!r} is {self.status}; create a new one for the task")
+        next_run = now if self.report_due_at is not None else self.next_run_at
+        self.trigger_event(self.Adopted, timestamp=now, task_ref=task_ref, next_run_at=next_run)
+
+    def dispatch(self, *, now: datetime) -> None:
+        """A due run of a tenant's routine is handed to its external runner, who has the timeout to report it."""
+        self.trigger_event(self.Dispatched, timestamp=now,
+                           report_due_at=now + timedelta(seconds=self.timeout_seconds))
+
+    def report_overdue(self, now: datetime) -> bool:
+        return self.status == "active" and self.report_due_at is not None and self.report_due_at <= now
 
     def compact_history(self, *, now: datetime, max_age: timedelta = HISTORY_MAX_AGE) -> None:
         """Drops runs older than `max_age`, keeping the latest one so the routine's last outcome stays known."""

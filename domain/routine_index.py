@@ -33,14 +33,26 @@ class RoutineIndex(LooplineAggregate):
         def apply(self, index: RoutineIndex) -> None:
             index.owned.setdefault(self.task_ref, []).append(self.routine_ref)
 
+    class Registered(TenantEvent):
+        """A routine the tenant created, counted against the routines it may have."""
+
+        routine_ref: str
+
+        def apply(self, index: RoutineIndex) -> None:
+            index.routines.append(self.routine_ref)
+
     def __init__(self, tenant: str) -> None:
         self.tenant = tenant
+        self.routines: list[str] = []
         self.patterns: dict[str, str] = {}
         self.owned: dict[str, list[str]] = {}
 
     @classmethod
     def start(cls, *, id: Any, tenant: str, now: datetime) -> RoutineIndex:  # noqa: A002
         return cls._create(cls.Started, id=id, timestamp=now, tenant=tenant)
+
+    def register(self, *, routine_ref: str, now: datetime) -> None:
+        self.trigger_event(self.Registered, timestamp=now, routine_ref=routine_ref)
 
     def listen(self, *, routine_ref: str, signal_pattern: str, now: datetime) -> None:
         self.trigger_event(self.Listed, timestamp=now, routine_ref=routine_ref, signal_pattern=signal_pattern)

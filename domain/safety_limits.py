@@ -15,7 +15,8 @@ from typing import Any, Literal
 
 from loopline.domain.onboarding import RAMP
 
-Scope = Literal["task", "contact", "tenant", "tick", "run", "signal", "message", "delivery", "draft", "batch", "template"]
+Scope = Literal["task", "contact", "tenant", "tick", "run", "signal", "message", "delivery", "draft", "batch", "template",
+                "routine"]
 
 STEPS_PER_TICK = 20
 """At most this many acting tasks of one tenant take a step in one tick (seed 002 §6.3); the rest wait a minute."""
@@ -102,6 +103,13 @@ SUBTASKS_PER_EVALUATION = 2
 
 TODO_REMINDERS = 3
 """Reminders of a staff to-do not done: at its due time, then a day and two days later (seed 002 §31.3)."""
+
+ROUTINE_MIN_INTERVAL_MINUTES = 5
+"""The shortest interval of a scheduled routine (seed 003 §2): a minute's routine would be the ticks themselves, and a
+failed run is retried after five minutes anyway."""
+
+ROUTINES_PER_TENANT = 50
+"""Routines a tenant may have that are neither disabled nor done (seed 003 §2): background work is a few routines."""
 
 
 @dataclass(frozen=True)
@@ -320,6 +328,14 @@ SAFETY_LIMITS: tuple[SafetyLimit, ...] = (
     SafetyLimit(
         "report_chars", "draft", "characters of a research task's report the model writes", REPORT_CHARS, "§31.4",
         _OFF_SCHEMA,
+    ),
+    SafetyLimit(
+        "routine_min_interval", "routine", "minutes between two runs of a scheduled routine (`interval_minutes`)",
+        ROUTINE_MIN_INTERVAL_MINUTES, "seed 003 §2", "`routine.create` is refused, naming `interval_minutes`",
+    ),
+    SafetyLimit(
+        "routines_per_tenant", "tenant", "routines of one tenant that are neither disabled nor done",
+        ROUTINES_PER_TENANT, "seed 003 §2", "`routine.create` is refused until one is disabled; `loopline routines`",
     ),
 )
 

@@ -15,6 +15,7 @@ from loopline.domain.base import LooplineAggregate
 from loopline.domain.contact_outcomes import ContactOutcomes
 from loopline.domain.model_ledger import TenantModelCalls
 from loopline.domain.pause import SystemSwitch
+from loopline.domain.routine import Routine
 from loopline.domain.send_ledger import ContactSends, TenantSends
 from loopline.domain.task import Task
 from loopline.domain.task_ledger import TenantTasks
@@ -75,6 +76,7 @@ class Loopline(Application[UUID]):
     snapshotting_intervals: ClassVar[dict[type, int]] = {
         TimerBucket: 100, WatchIndex: 100, Task: 50, ContactSends: 50, TenantSends: 100, TenantTasks: 100,
         TenantModelCalls: 100, Tenant: 100, SystemSwitch: 100, ContactOutcomes: 50,
+        Routine: 50,  # a routine every 30 minutes records a run about 50 times a day, for as long as it lives
     }
 
     def __init__(self, env: Any = None) -> None:

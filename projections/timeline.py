@@ -28,6 +28,7 @@ from loopline.domain.timeutil import format_time, parse_time
 from loopline.domain.wording import CLOSED_BECAUSE, NEXT_STEP, awaited_from_watch, when
 from loopline.projections import writes
 from loopline.projections.timeline_brain import BRAIN_DESCRIPTIONS
+from loopline.projections.timeline_routines import routine_tasks, routine_task
 from loopline.projections.runner import metadata
 
 timeline = Table(
@@ -292,6 +293,8 @@ def _payload(event: Any) -> dict[str, Any]:
 
 def _project(conn: Connection, event: Any, position: int) -> None:
     tenant, task_id, subject = _subject(event)
+    if isinstance(event, (Routine.Created, RoutineEvent)):
+        task_id = routine_task(conn, event)
     summary, reason = DESCRIPTIONS[type(event)](event)
     writes.insert(conn, timeline, {
         "position": position, "tenant": tenant, "task_id": task_id, "subject": subject, "event": type(event).__qualname__,
@@ -301,7 +304,7 @@ def _project(conn: Connection, event: Any, position: int) -> None:
 
 name = "timeline"
 cost = 8.5  # seconds to rebuild bench/rebuild.py's store alone, to share rebuild work evenly
-tables = (timeline,)
+tables = (timeline, routine_tasks)
 handlers = {event_class: _project for event_class in DESCRIPTIONS}
 
 

@@ -76,6 +76,10 @@ BRAIN_DESCRIPTIONS: dict[type, Callable[[Any], tuple[str, str | None]]] = {
     Routine.RunRequested: lambda e: ("routine due now", e.reason),
     Routine.Finished: lambda e: ("routine done", e.reason),
     Routine.Disabled: lambda e: ("routine disabled", e.reason),
+    Routine.Adopted: lambda e: (f"routine adopted by task {e.task_ref}: its outputs go into the task's memory"
+                                + (f"; the next run {when(e.next_run_at)}" if e.next_run_at else ""), None),
+    Routine.Dispatched: lambda e: (f"routine run due for its external runner, to report by {when(e.report_due_at)}",
+                                   None),
     Routine.HistoryCompacted: lambda e: (f"routine history compacted: {e.dropped} run(s) before {when(e.before)}", None),
     Question.Asked: lambda e: (
         f"question {e.question_ref} asked by {e.asker}: {e.question}"

@@ -34,10 +34,12 @@ from loopline.processors.handlers.commands_proposals import ProposalApprove, Pro
 from loopline.processors.handlers.commands_questions import QuestionAnswer, QuestionAsk
 from loopline.processors.handlers.commands_task_controls import TaskControlCommand
 from loopline.processors.handlers.routines import (
+    RoutineAdopt,
     RoutineControl,
     RoutineCreate,
     RoutineReport,
     RoutineResume,
+    adopt_routine,
     create_routine,
     disable_routine,
     pause_routine,
@@ -65,7 +67,6 @@ from loopline.processors.handlers.commands_types import (
     TaskWake,
     TenantConfigure,
     TenantPause,
-    WorkflowOutput,
     action_schema,
 )
 from loopline.processors.messages import Message
@@ -80,7 +81,8 @@ from loopline.processors.handlers.staff_todos import mark_done
 from loopline.processors.handlers.subtasks import add_subtask
 from loopline.processors.handlers.suppression import resubscribe_contact
 from loopline.processors.handlers.tenants import configure_tenant
-from loopline.processors.handlers.wakeups import record_workflow_output, schedule_wakeup
+from loopline.processors.handlers.wakeups import schedule_wakeup
+from loopline.processors.handlers.workflow_outputs import WorkflowOutput, record_workflow_output
 
 
 Handler = Callable[[UnitOfWork, Message, Any], str]
@@ -140,6 +142,7 @@ COMMANDS: dict[str, CommandRoute] = {
         CommandRoute("question.ask", QuestionAsk, ask),
         CommandRoute("question.answer", QuestionAnswer, answer),
         CommandRoute("routine.create", RoutineCreate, create_routine),
+        CommandRoute("routine.adopt", RoutineAdopt, adopt_routine),
         CommandRoute("routine.pause", RoutineControl, pause_routine),
         CommandRoute("routine.resume", RoutineResume, resume_routine),
         CommandRoute("routine.run_now", RoutineControl, run_routine_now),

@@ -297,14 +297,6 @@ class TaskWake(Strict):
         return self
 
 
-class WorkflowOutput(Strict):
-    task_id: Id = Field(description="the task that owns the workflow")
-    workflow: str = Field(
-        min_length=1, max_length=100, pattern=r"^[A-Za-z0-9_.-]+$", description="the workflow's name, used in the file name"
-    )
-    output: dict[str, Any] | list[Any] | str = Field(description="the output, stored in the task's `workflows/` folder")
-
-
 def _checked(check: Callable[[Any], None]) -> Callable[[Any], Any]:
     """A domain check as a validator: its domain error becomes the edge's error, in the same words."""
 

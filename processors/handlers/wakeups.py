@@ -20,7 +20,7 @@ from loopline.domain.task import Task
 from loopline.domain.timers import TimerKind
 from loopline.domain.timeutil import format_time
 from loopline.processors.application import UnitOfWork
-from loopline.processors.handlers.commands_types import TaskWake, WorkflowOutput
+from loopline.processors.handlers.commands_types import TaskWake
 from loopline.processors.handlers.loops_and_timers import load_task, register_loop, set_timer
 from loopline.processors.messages import Message
 
@@ -72,9 +72,3 @@ def wake_on_condition(task: Task, loop_ref: str, *, cause: str, reason: str, now
     wake_ref = task.wakeup_for_loop(loop_ref)
     if wake_ref is not None and not task.is_closed:
         task.wake(wake_ref, cause=cause, reason=reason, now=now)
-
-
-def record_workflow_output(uow: UnitOfWork, msg: Message, cmd: WorkflowOutput) -> str:
-    task = load_task(uow, msg.tenant, cmd.task_id)
-    name = task.record_workflow_output(workflow=cmd.workflow, output=cmd.output, now=msg.at)
-    return f"stored {cmd.workflow} output {name} for {task.ref}"

@@ -68,6 +68,7 @@ operations = st.lists(
                   st.integers(0, 30)),
         st.tuples(st.just("routine.report"), st.integers(0, 30), st.sampled_from(["success", "failure"])),
         st.tuples(st.sampled_from(["task.pause", "task.resume", "task.run_now"]), task),
+        st.tuples(st.just("routine.adopt"), st.integers(0, 30), task),
         st.tuples(st.just("tick"), st.integers(1, 72)),
     ),
     min_size=5, max_size=30,
@@ -79,7 +80,8 @@ COVERED = {"task.create", "action.record", "loop.register", "loop.resolve", "tas
            "task.add_subtask", "task.override_outcome", "task.reopen", "task.rate", "tenant.goal", "tenant.memory",
            "proposal.approve", "proposal.reject", "question.ask", "question.answer",
            "routine.create", "routine.pause", "routine.resume", "routine.run_now", "routine.disable", "routine.report",
-           "task.pause", "task.resume", "task.run_now"}
+           "task.pause", "task.resume", "task.run_now",
+           "routine.adopt"}
 
 
 def test_the_operations_cover_every_command_type() -> None:
@@ -135,6 +137,8 @@ def message(n: int, op: tuple, at: datetime) -> dict:
         every = {"scheduled": {"interval_minutes": 30}, "event": {"signal_pattern": "email.*"}}.get(routine_kind, {})
         return cmd(routine_id=f"rt{n}", action="call_webhook", params={"event": "tick"}, kind=routine_kind, **every,
                    **({"task_id": owner} if owner else {}))
+    if kind == "routine.adopt":
+        return cmd(routine_id=f"rt{args[0]}", task_id=args[1])
     if kind == "routine.resume":  # the routine of the n-th operation, if that one was a routine.create
         return cmd(routine_id=f"rt{args[0]}")
     if kind.startswith("routine.") and kind != "routine.report":

@@ -79,6 +79,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
     "proposal.reject": {"proposal_id": "gap-stalled-t1", "rejection_type": "never", "reason": "I call her myself"},
     "routine.create": {"routine_id": "ci-check", "action": "call_webhook", "kind": "scheduled", "task_id": "t1",
                        "interval_minutes": 30, "max_runs": 48, "notify": "on_change"},
+    "routine.adopt": {"routine_id": "ci-check", "task_id": "t1"},
     "routine.pause": {"routine_id": "ci-check", "reason": "the CI is down for maintenance"},
     "routine.resume": {"routine_id": "ci-check"},
     "routine.run_now": {"routine_id": "ci-check", "reason": "the owner pushed a fix"},
