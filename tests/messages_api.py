@@ -119,8 +119,14 @@ class MessagesApi:
             self._turns.extend(replies)
 
     def forced_tools(self) -> list[str | None]:
-        """The tool each recorded request forced (`tool_choice.name`)."""
-        return [(request["json"].get("tool_choice") or {}).get("name") for request in self.requests]
+        """The tool each recorded request forced (`tool_choice.name`); the turns that force none (synthesis) are
+        `turns`."""
+        return [(request["json"].get("tool_choice") or {}).get("name") for request in self.requests
+                if (request["json"].get("tool_choice") or {}).get("type") != "auto"]
+
+    def turns(self) -> list[dict[str, Any]]:
+        """The recorded requests that force no tool (tool_choice auto: a synthesis turn)."""
+        return [request for request in self.requests if (request["json"].get("tool_choice") or {}).get("type") == "auto"]
 
     def _answer(self, path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], dict[str, Any]]:
         request = json.loads(body or b"{}")

@@ -53,9 +53,9 @@ def test_four_actions_asked_three_done_the_fourth_refused_with_why_and_the_next_
         Reply(calls=(("schedule_next_run", {"in_hours": 0.1, "reason": "check the signature soon"}),)),
     )
     trail = first_run(cli, tmp_path)
-    turns = [request["json"] for request in messages_api.requests if request["json"]["tool_choice"]["type"] == "auto"]
+    turns = messages_api.turns()
     assert len(turns) == 2
-    results = turns[1]["messages"][-1]["content"]
+    results = turns[1]["json"]["messages"][-1]["content"]
     assert [result["is_error"] for result in results] == [False, False, False, True]
     assert "action budget spent" in results[3]["content"]
     events = [row["event"] for row in trail]
