@@ -1,7 +1,7 @@
 """The tenant's proactive run (seed 000 Part 3): each run first hands the owner what was held (the return digest)
 and, with the owner around, proposes from the gaps it finds; then, when the context snapshot changed or an
-escalation waits, a synthesis run asks the model (a brain call, processors/handlers/brain_calls.py) which acts
-through its tools, turn by turn; otherwise, or when a model-call limit holds it back, a maintenance run as before.
+escalation waits, a synthesis run asks the model (a brain call, processors/handlers/brain_calls.py), which acts
+through its tools turn by turn; otherwise (or while a pause or a model-call limit holds it back) a maintenance run.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from loopline.domain.wording import count
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.loops_and_timers import load_task, set_timer
 from loopline.processors.handlers.owner_notices import notification_hold, release_held
+from loopline.processors.handlers.pausing import current_pause
 from loopline.processors.handlers.proposals import propose_from_gaps
 from loopline.processors.handlers.synthesis_actions import act
 from loopline.processors.handlers.synthesis_snapshot import context_snapshot, context_words
@@ -48,7 +49,8 @@ def proactive_run(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str |
     snapshot = context_snapshot(uow, run, now)
     proposed = _discover(uow, run, snapshot, now)
     delta = context_delta(run.last_context_snapshot, snapshot)
-    if (not delta.is_empty or run.pending_escalations) and _count_call(uow, run, now):
+    thinks = (not delta.is_empty or run.pending_escalations) and current_pause(uow, run.tenant) is None
+    if thinks and _count_call(uow, run, now):
         run.snapshot_context(snapshot=snapshot, now=now)
         run.request_synthesis(turn=1, context=context_words(uow, run, delta, now), tool_results=[], now=now)
         # The run closes when the model is done; should it never answer, the next firing closes it.
