@@ -16,6 +16,7 @@ from loopline.domain.inbound import InboundMessage, RejectedInput
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.pause import SystemSwitch
 from loopline.domain.notification_hold import NotificationHold
+from loopline.domain.open_tasks import OpenTasks
 from loopline.domain.proactive_run import ProactiveRun
 from loopline.domain.proposal import Proposal
 from loopline.domain.question import Question
@@ -234,6 +235,10 @@ def _held_work(work: dict[str, Any]) -> str:
     return f"the decision {work['decision']} of task {work['task_ref']} (attempt {work['attempt']})"
 
 
+RUN_TRAIL = "proactive-run"
+"""The trail of a tenant's proactive run (`loopline audit proactive-run --tenant T`): its runs, turns and actions."""
+
+
 def _subject(event: Any) -> tuple[str | None, str | None, str]:
     """Whose the event is (tenant, task) and what it is about, as the event itself says."""
     if isinstance(event, Task.Created):
@@ -270,8 +275,9 @@ def _subject(event: Any) -> tuple[str | None, str | None, str]:
         return event.tenant, event.task_ref, f"task {event.task_ref}"
     if isinstance(event, NotificationHold.Event):
         return event.tenant, None, f"owner notices {event.tenant}"
-    assert isinstance(event, (ProactiveRun.Started, ProactiveRun.Event)), f"{type(event).__qualname__} names no subject"
-    return event.tenant, None, f"proactive run {event.tenant}"
+    assert isinstance(event, (ProactiveRun.Started, ProactiveRun.Event, OpenTasks.Forgotten)), (
+        f"{type(event).__qualname__} names no subject")
+    return event.tenant, RUN_TRAIL, f"proactive run {event.tenant}"
 
 
 def _plain(value: Any) -> Any:

@@ -131,4 +131,4 @@ def test_a_reply_while_the_followup_is_held_back_is_kept_and_the_followup_never_
                       "Rahul's reply in his task's inbox")
     cli.settle(delivered=True)  # at scale, the leader has decided and delivered all it will; embedded, the commands did
     assert smtp.messages == []
-    assert messages_api.requests == []  # no model call for a send a limit held, nor after the reply ended it
+    assert messages_api.forced_tools() == []  # no decision for a send a limit held, nor after the reply ended it
