@@ -227,7 +227,9 @@ class ProactiveRun(LooplineAggregate):
 
     def rescue(self, *, now: datetime) -> bool:
         """Makes a run more than 48 h past its wake-up due now; False (nothing recorded) for a run that is not."""
-        if not is_stale(self.next_run_at, now):
+        # A run waiting for its model wakes (and closes without it) a day after it asked, when no answer came.
+        wake_up = self.next_run_at if self.pending_request is None else self.pending_since + FALLBACK_INTERVAL
+        if not is_stale(wake_up, now):
             return False
         self.trigger_event(self.Rescued, timestamp=now, stale_since=self.next_run_at)
         return True

@@ -44,3 +44,12 @@ def test_a_run_whose_timer_was_refused_is_rescued_after_48_hours_and_runs_again(
     loopline.tick(rescued + timedelta(minutes=1))
     assert _run(loopline).last_run_at == rescued + timedelta(minutes=1)
     assert [type(e) for e in loopline.events() if isinstance(e, ProactiveRun.Rescued)] == [ProactiveRun.Rescued]
+
+
+def test_a_run_waiting_for_its_model_is_not_rescued_until_a_day_after_it_asked():
+    run = ProactiveRun.start(id=ids.run_id("gym"), tenant="gym", now=DAY0)
+    asked = DAY0 + timedelta(days=3)  # the run fires three days late and asks the model
+    run.request_synthesis(turn=1, context="2 loops expired", tool_results=[], now=asked)
+    assert not run.rescue(now=asked)  # its wake-up is long past, but it is thinking, not lost
+    assert not run.rescue(now=asked + timedelta(hours=70))
+    assert run.rescue(now=asked + timedelta(hours=73))  # no answer, and its day-later close never came
