@@ -195,12 +195,42 @@ class ProposalBook(LooplineAggregate):
             book.gap_offers[self.gap_key] = book.gap_offers.get(self.gap_key, 0) + 1
             book.gap_proposals[self.gap_key] = self.proposal_ref
 
+    class DebateOpened(TenantEvent):
+        """A proposal entered debate: the owner's next batch waits until every open debate has settled."""
+
+        proposal_ref: str
+
+        def apply(self, book: ProposalBook) -> None:
+            book.debating.add(self.proposal_ref)
+
+    class DebateSettled(TenantEvent):
+        proposal_ref: str
+        survived: bool
+
+        def apply(self, book: ProposalBook) -> None:
+            book.debating.discard(self.proposal_ref)
+            if self.survived:
+                book.awaiting.append(self.proposal_ref)
+
+    class BatchesShown(TenantEvent):
+        """The survivors went to the owner, in batches of at most five."""
+
+        batches: list[list[str]]
+
+        def apply(self, book: ProposalBook) -> None:
+            book.awaiting.clear()
+            book.batches_shown += len(self.batches)
+
     def __init__(self, tenant: str) -> None:
         self.tenant = tenant
         self.rejections: list[PastRejection] = []
         self.gap_offers: dict[str, int] = {}
         self.gap_proposals: dict[str, str] = {}
         """The latest proposal of each gap key."""
+        self.debating: set[str] = set()
+        self.awaiting: list[str] = []
+        """Proposals that survived debate and wait for the batch that shows them."""
+        self.batches_shown = 0
 
     @classmethod
     def open(cls, *, id: Any, tenant: str, now: datetime) -> ProposalBook:  # noqa: A002
@@ -212,6 +242,18 @@ class ProposalBook(LooplineAggregate):
 
     def record_gap_offer(self, *, gap_key: str, proposal_ref: str, now: datetime) -> None:
         self.trigger_event(self.GapOffered, timestamp=now, gap_key=gap_key, proposal_ref=proposal_ref)
+
+    def open_debate(self, proposal_ref: str, now: datetime) -> None:
+        self.trigger_event(self.DebateOpened, timestamp=now, proposal_ref=proposal_ref)
+
+    def settle(self, proposal: Proposal, now: datetime) -> None:
+        """Notes a debate that ended; a proposal that survived waits for the next batch."""
+        if proposal.proposal_ref in self.debating and proposal.status != "debating":
+            self.trigger_event(self.DebateSettled, timestamp=now, proposal_ref=proposal.proposal_ref,
+                               survived=proposal.status == "ready")
+
+    def record_batches(self, batches: list[list[str]], now: datetime) -> None:
+        self.trigger_event(self.BatchesShown, timestamp=now, batches=batches)
 
     def learn(self, proposal: Proposal, now: datetime) -> None:
         """Remembers a rejected proposal so similar ones are avoided for its type's cooldown."""

@@ -17,7 +17,7 @@ from loopline.domain.open_loop import OpenLoop
 from loopline.domain.pause import SystemSwitch
 from loopline.domain.notification_hold import NotificationHold
 from loopline.domain.proactive_run import ProactiveRun
-from loopline.domain.proposal import Proposal
+from loopline.domain.proposal import Proposal, ProposalBook
 from loopline.domain.recurrence import Recurrence
 from loopline.domain.routine import Routine, RoutineEvent
 from loopline.domain.task import Task
@@ -256,6 +256,8 @@ def _subject(event: Any) -> tuple[str | None, str | None, str]:
         return event.tenant, None, f"template {event.template_ref}"
     if isinstance(event, (Proposal.Proposed, Proposal.Event)):  # an approval shows in its task's trail too
         return event.tenant, getattr(event, "task_ref", None), f"proposal {event.proposal_ref}"
+    if isinstance(event, ProposalBook.Event):
+        return event.tenant, None, f"proposals {event.tenant}"
     if isinstance(event, Routine.Created):
         return event.tenant, None, f"routine {event.ref}"
     if isinstance(event, RoutineEvent):

@@ -3,23 +3,26 @@ batches, and turn the owner's approval into a task or their rejection into what 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from loopline.domain import ids
 from loopline.domain.proposal import OPEN_STATUSES, Proposal, ProposalBook, ProposalError
 from loopline.domain.proposal_gaps import Gap, discovery_picks
+from loopline.domain.proposal_notice import ShownProposal, render_batch
 from loopline.domain.proposal_rules import Candidate, Verdict, batches, blocking_rejection
+from loopline.domain.task_provenance import Provenance
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.commands_proposals import ProposalApprove, ProposalReject
 from loopline.processors.handlers.commands_types import TaskCreate
+from loopline.processors.handlers.owner_notices import notify_owner
 from loopline.processors.messages import Message
 
 STILL_ANSWERED = OPEN_STATUSES | {"approved"}
 """A gap whose latest proposal is in one of these is not proposed again."""
 
-CreateTask = Callable[[UnitOfWork, Message, TaskCreate], str]
+class CreateTask(Protocol):
+    def __call__(self, uow: UnitOfWork, msg: Message, cmd: TaskCreate, *, provenance: Provenance) -> str: ...
 
 
 def proposal_book(uow: UnitOfWork, tenant: str, now: datetime) -> ProposalBook:
@@ -52,6 +55,7 @@ def offer(
     blocked = blocking_rejection(f"{title} {summary}", proposal_book(uow, tenant, now).rejections, now)
     if blocked is not None:
         return uow.add(Proposal.avoid(**fields, blocked_by=blocked))
+    proposal_book(uow, tenant, now).open_debate(proposal_ref, now)
     return uow.add(Proposal.propose(**fields))
 
 
@@ -77,20 +81,31 @@ def record_debate_round(
     uow: UnitOfWork, *, tenant: str, proposal_ref: str, proposer: str, critic: str, verdict: Verdict, arbiter: str,
     now: datetime,
 ) -> Proposal:
+    """Records a round; when it ends the tenant's last open debate, the survivors go to the owner in batches."""
     proposal = load_proposal(uow, tenant, proposal_ref)
     proposal.record_round(proposer=proposer, critic=critic, verdict=verdict, arbiter=arbiter, now=now)
+    book = proposal_book(uow, tenant, now)
+    book.settle(proposal, now)
+    if not book.debating and book.awaiting:
+        show_ready(uow, tenant=tenant, book=book, now=now)
     return proposal
 
 
-def show_ready(uow: UnitOfWork, *, tenant: str, proposal_refs: list[str], batch_prefix: str, now: datetime) -> list[list[str]]:
-    """Puts the ready proposals named into batches of at most five by theme and impact; returns each batch's refs."""
-    ready = [p for p in (load_proposal(uow, tenant, ref) for ref in proposal_refs) if p.status == "ready"]
+def show_ready(uow: UnitOfWork, *, tenant: str, book: ProposalBook, now: datetime) -> list[list[str]]:
+    """Shows the survivors waiting in the book, grouped by theme and impact, ≤ 5 a notice, each notice through the
+    owner's notification hold; returns each batch's refs."""
+    ready = [p for p in (load_proposal(uow, tenant, ref) for ref in book.awaiting) if p.status == "ready"]
     by_ref = {p.proposal_ref: p for p in ready}
-    grouped = batches([Candidate(p.proposal_ref, p.theme, p.impact) for p in ready])  # type: ignore[arg-type]
-    for number, batch in enumerate(grouped, start=1):
-        for position, candidate in enumerate(batch, start=1):
-            by_ref[candidate.proposal_ref].show(batch_ref=f"{batch_prefix}-{number}", position=position, now=now)
-    return [[candidate.proposal_ref for candidate in batch] for batch in grouped]
+    grouped = [[candidate.proposal_ref for candidate in batch]
+               for batch in batches([Candidate(p.proposal_ref, p.theme, p.impact) for p in ready])]  # type: ignore[arg-type]
+    for number, refs in enumerate(grouped, start=book.batches_shown + 1):
+        for position, ref in enumerate(refs, start=1):
+            by_ref[ref].show(batch_ref=f"batch-{number}", position=position, now=now)
+        shown = [ShownProposal(ref, by_ref[ref].title, by_ref[ref].summary, by_ref[ref].impact, by_ref[ref].flag)
+                 for ref in refs]
+        notify_owner(uow, tenant, render_batch(tenant, shown), now=now)
+    book.record_batches(grouped, now)
+    return grouped
 
 
 def approve_proposal(uow: UnitOfWork, msg: Message, cmd: ProposalApprove, *, create: CreateTask) -> str:
@@ -102,7 +117,7 @@ def approve_proposal(uow: UnitOfWork, msg: Message, cmd: ProposalApprove, *, cre
     created = create(uow, msg, TaskCreate(
         task_id=task_ref, title=proposal.title, description=proposal.summary,
         context={"proposal": proposal_ref, "theme": proposal.theme},
-    ))
+    ), provenance=Provenance("proposal", proposal_ref, "owner"))
     return f"approved proposal {proposal_ref}: {created}"
 
 

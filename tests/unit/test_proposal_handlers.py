@@ -7,8 +7,10 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from loopline.domain.notification_hold import NotificationHold
 from loopline.domain.proposal import Proposal, ProposalError
 from loopline.domain.proposal_gaps import TaskView, find_gaps
+from loopline.domain.proposal_rules import Verdict
 from loopline.domain.timeutil import format_time
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.commands import create_task
@@ -20,7 +22,6 @@ from loopline.processors.handlers.proposals import (
     propose_from_gaps,
     record_debate_round,
     reject_proposal,
-    show_ready,
 )
 from loopline.processors.messages import Message
 from loopline.projections.timeline import DESCRIPTIONS, _subject
@@ -50,7 +51,6 @@ def offered_and_shown(loopline: InMemoryLoopline, ref: str, title: str, at: date
     if status == "debating":
         record_debate_round(uow, tenant=TENANT, proposal_ref=ref, proposer="chase it", critic="they paid late before",
                             verdict="strong_pass", arbiter="worth a nudge", now=at)
-        show_ready(uow, tenant=TENANT, proposal_refs=[ref], batch_prefix="b", now=at)
     uow.end_step()
     uow.commit()
     return status
@@ -66,6 +66,7 @@ def test_an_approved_proposal_becomes_a_task_that_names_it(loopline):
     assert answer.startswith("approved proposal p1: created task proposal-p1")
     task = loopline.task(TENANT, "proposal-p1")
     assert (task.title, task.context["proposal"]) == ("Chase the Acme invoice", "p1")
+    assert (task.trigger_type, task.trigger_event_id, task.created_by) == ("proposal", "p1", "owner")
     assert load_proposal(UnitOfWork(loopline.app), TENANT, "p1").status == "approved"
 
 
@@ -100,7 +101,7 @@ def test_the_owners_never_through_the_log_and_the_avoided_offer_read_in_the_audi
     assert audit == [
         ("proposal p1", "proposed 'Chase the Acme invoice' (high impact, stalled_task); debate starts"),
         ("proposal p1", "debate round 1: strong_pass -> ready"),
-        ("proposal p1", "shown to the owner in batch b-1 as item 1"),
+        ("proposal p1", "shown to the owner in batch batch-1 as item 1"),
         ("proposal p1", "owner rejected the proposal (never)"),
         ("proposal p2", "avoided 'Chase the Acme invoice': like proposal p1, rejected never"),
     ]
@@ -126,3 +127,40 @@ def test_discovery_proposes_each_gap_once_while_open_and_again_after_a_not_now_c
     uow.commit()
     assert discover(NOW + timedelta(hours=2)) == [("gap:stalled_task:t1:2", "avoided")]
     assert discover(NOW + timedelta(hours=30)) == [("gap:stalled_task:t1:3", "debating")]
+
+
+def debate(uow: UnitOfWork, ref: str, verdict: Verdict) -> None:
+    record_debate_round(uow, tenant=TENANT, proposal_ref=ref, proposer="do it", critic="is it worth it?",
+                        verdict=verdict, arbiter=verdict, now=NOW)
+
+
+def test_the_survivors_reach_the_owner_in_one_batch_once_every_debate_has_settled(loopline):
+    uow = UnitOfWork(loopline.app)
+    for ref, title in [("p1", "Chase the Acme invoice"), ("p2", "Book the dentist"), ("p3", "Rename the repo")]:
+        offer(uow, tenant=TENANT, proposal_ref=ref, title=title, summary=f"gap of {ref}", theme="stalled_task",
+              impact="high", source="discovery", now=NOW)
+    debate(uow, "p1", "strong_pass")
+    debate(uow, "p3", "fail")
+    uow.end_step()
+    uow.commit()
+    assert notices(loopline) == []
+    uow = UnitOfWork(loopline.app)
+    debate(uow, "p2", "undecided")
+    uow.end_step()
+    uow.commit()
+
+    [batch] = notices(loopline)
+    assert batch.splitlines()[:5] == [
+        "Loopline proposals (2 items)", "",
+        "1. Chase the Acme invoice [HIGH]", "Gap: gap of p1",
+        "-> loopline review approve p1 --tenant acme  or  loopline review reject p1 --tenant acme",
+    ]
+    assert "2. Book the dentist [HIGH] (the debate could not decide)" in batch
+    assert batch.endswith("Reject with --type never|not_now|bad_approach (not_now when none is given).")
+    assert [load_proposal(UnitOfWork(loopline.app), TENANT, ref).status for ref in ("p1", "p2", "p3")] == [
+        "shown", "shown", "failed"]
+
+
+def notices(loopline: InMemoryLoopline) -> list[str]:
+    """What the owner's notification hold was offered (held here: this owner was never seen)."""
+    return [e.text for e in loopline.events() if isinstance(e, (NotificationHold.Sent, NotificationHold.Held))]
