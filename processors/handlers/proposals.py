@@ -96,8 +96,8 @@ def show_ready(uow: UnitOfWork, *, tenant: str, book: ProposalBook, now: datetim
     owner's notification hold; returns each batch's refs."""
     ready = [p for p in (load_proposal(uow, tenant, ref) for ref in book.awaiting) if p.status == "ready"]
     by_ref = {p.proposal_ref: p for p in ready}
-    grouped = [[candidate.proposal_ref for candidate in batch]
-               for batch in batches([Candidate(p.proposal_ref, p.theme, p.impact) for p in ready])]  # type: ignore[arg-type]
+    candidates = [Candidate(p.proposal_ref, p.theme, p.impact) for p in ready]  # type: ignore[arg-type]
+    grouped = [[candidate.proposal_ref for candidate in batch] for batch in batches(candidates)]
     for number, refs in enumerate(grouped, start=book.batches_shown + 1):
         for position, ref in enumerate(refs, start=1):
             by_ref[ref].show(batch_ref=f"batch-{number}", position=position, now=now)
