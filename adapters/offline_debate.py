@@ -11,7 +11,9 @@ proposal in the same round always gets the same debate, so proposals work withou
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from loopline.domain.proposal import Proposal
 from loopline.domain.proposal_rules import Verdict
 
 
@@ -43,3 +45,12 @@ def offline_round(*, title: str, impact: str, round_number: int) -> DebateRound:
             "fail": "drop it: too little impact to show",
         }[verdict],
     )
+
+
+def offline_answer(proposal: Proposal, request: dict[str, Any]) -> dict[str, Any]:
+    """The `debate_answer` tool input for the role asked (`Proposal.debate_request`): the same always."""
+    answers = offline_round(title=proposal.title, impact=proposal.impact, round_number=request["round"])
+    role = request["role"]
+    if role == "arbiter":
+        return {"argument": answers.arbiter, "verdict": answers.verdict}
+    return {"argument": answers.proposer if role == "proposer" else answers.critic}

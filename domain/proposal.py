@@ -11,6 +11,8 @@ from eventsourcing.domain import Aggregate
 from loopline.domain.base import LooplineAggregate, TenantEvent
 from loopline.domain.errors import DomainError
 from loopline.domain.proposal_rules import (
+    DEBATE_CALL_ATTEMPTS,
+    DEBATE_ROLES,
     REJECTION_TYPES,
     VERDICTS,
     PastRejection,
@@ -63,6 +65,57 @@ class Proposal(LooplineAggregate):
             })
             proposal.flag = self.flag
             proposal.status = {"ready": "ready", "owner": "ready", "failed": "failed"}.get(self.outcome, "debating")
+            proposal.debate_request = None
+            proposal.round_answers = {}
+
+    class DebateRequested(TenantEvent):
+        """One debate role's model call, asked for here and answered by a follower (replay never asks the model)."""
+
+        proposal_ref: str
+        request_ref: str
+        role: str
+        round_number: int
+        attempt: int
+
+        def apply(self, proposal: Proposal) -> None:
+            proposal.debate_request = {"request_ref": self.request_ref, "role": self.role,
+                                       "round": self.round_number, "attempt": self.attempt}
+
+    class DebateAnswered(TenantEvent):
+        """The model's answer for one role, with what the call cost, as the task decisions record theirs."""
+
+        proposal_ref: str
+        request_ref: str
+        role: str
+        text: str
+        verdict: str | None
+        adapter: str
+        model: str
+        prompt_digest: str
+        tokens: int
+
+        def apply(self, proposal: Proposal) -> None:
+            proposal.debate_request = None
+            proposal.round_answers[self.role] = self.text
+
+    class DebateCallFailed(TenantEvent):
+        proposal_ref: str
+        request_ref: str
+        role: str
+        attempt: int
+        error: str
+
+        def apply(self, proposal: Proposal) -> None:
+            proposal.debate_request = None
+
+    class DebateAbandoned(TenantEvent):
+        """The model failed every try of one call: the gap is skipped (seed 001 §3), and that is recorded."""
+
+        proposal_ref: str
+        reason: str
+
+        def apply(self, proposal: Proposal) -> None:
+            proposal.status = "skipped"
 
     class Shown(TenantEvent):
         proposal_ref: str
@@ -109,6 +162,10 @@ class Proposal(LooplineAggregate):
         self.task_ref: str | None = None
         self.avoided_because = rejection_type
         self.rejection_type: str | None = None
+        self.debate_request: dict[str, Any] | None = None
+        """The debate call waiting for its answer: request_ref, role, round, attempt."""
+        self.round_answers: dict[str, str] = {}
+        """This round's answers so far, by role."""
 
     @property
     def text(self) -> str:
@@ -147,6 +204,50 @@ class Proposal(LooplineAggregate):
             self.DebateRoundRecorded, timestamp=now, round_number=round_number, proposer=proposer, critic=critic,
             verdict=verdict, arbiter=arbiter, outcome=step.outcome, flag=step.flag,
         )
+
+    def request_debate(self, now: datetime, *, attempt: int = 1) -> None:
+        """Asks for the next role's answer in this round: proposer, then critic, then arbiter."""
+        self._check_status("debating")
+        role = next(role for role in DEBATE_ROLES if role not in self.round_answers)
+        round_number = len(self.rounds) + 1
+        self.trigger_event(
+            self.DebateRequested, timestamp=now, request_ref=f"{self.proposal_ref}/{round_number}/{role}/{attempt}",
+            role=role, round_number=round_number, attempt=attempt,
+        )
+
+    def is_debate_pending(self, request_ref: str) -> bool:
+        return self.debate_request is not None and self.debate_request["request_ref"] == request_ref
+
+    def answer_debate(
+        self, *, request_ref: str, text: str, verdict: str | None, adapter: str, model: str, prompt_digest: str,
+        tokens: int, now: datetime,
+    ) -> None:
+        """Records a role's answer; the arbiter's closes the round, and a round that settles nothing asks again.
+        An arbiter whose verdict is none the seed knows is undecided: the owner sees the proposal flagged."""
+        assert self.debate_request is not None and self.is_debate_pending(request_ref)
+        role = self.debate_request["role"]
+        self.trigger_event(self.DebateAnswered, timestamp=now, request_ref=request_ref, role=role, text=text,
+                           verdict=verdict, adapter=adapter, model=model, prompt_digest=prompt_digest, tokens=tokens)
+        if role != "arbiter":
+            self.request_debate(now)
+            return
+        answers = self.round_answers
+        self.record_round(proposer=answers["proposer"], critic=answers["critic"], now=now, arbiter=text,
+                          verdict=verdict if verdict in VERDICTS else "undecided")  # type: ignore[arg-type]
+        if self.status == "debating":
+            self.request_debate(now)
+
+    def fail_debate(self, *, request_ref: str, error: str, now: datetime) -> None:
+        """A failed call is asked again twice; the third failure abandons the debate (seed 001 §3)."""
+        assert self.debate_request is not None and self.is_debate_pending(request_ref)
+        role, attempt = self.debate_request["role"], self.debate_request["attempt"]
+        self.trigger_event(self.DebateCallFailed, timestamp=now, request_ref=request_ref, role=role, attempt=attempt,
+                           error=error)
+        if attempt < DEBATE_CALL_ATTEMPTS:
+            self.request_debate(now, attempt=attempt + 1)
+        else:
+            self.trigger_event(self.DebateAbandoned, timestamp=now,
+                               reason=f"the {role}'s model call failed {attempt} times: {error}")
 
     def show(self, *, batch_ref: str, position: int, now: datetime) -> None:
         self._check_status("ready")

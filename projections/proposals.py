@@ -1,5 +1,5 @@
 """The `proposals` read model (seed 001 §3–§7): every proposal with where it stands (debating, ready, shown,
-approved, rejected, failed, avoided), for the review queue: the survivors waiting for the owner's approve or reject."""
+approved, rejected, failed, skipped, avoided), for the review queue: the survivors waiting for the owner's approve or reject."""
 
 from __future__ import annotations
 
@@ -58,6 +58,10 @@ def _debated(conn: Connection, event: Proposal.DebateRoundRecorded, position: in
     _set(event, conn, status=DEBATE_STATUS.get(event.outcome, "debating"), flag=event.flag)
 
 
+def _abandoned(conn: Connection, event: Proposal.DebateAbandoned, position: int) -> None:
+    _set(event, conn, status="skipped")
+
+
 def _shown(conn: Connection, event: Proposal.Shown, position: int) -> None:
     _set(event, conn, status="shown", batch_ref=event.batch_ref)
 
@@ -75,7 +79,8 @@ cost = 0.1  # a guess, not measured with bench/rebuild.py: a few proposals a day
 tables = (proposals,)
 handlers = {
     Proposal.Proposed: _proposed, Proposal.Avoided: _proposed, Proposal.DebateRoundRecorded: _debated,
-    Proposal.Shown: _shown, Proposal.Approved: _approved, Proposal.Rejected: _rejected,
+    Proposal.DebateAbandoned: _abandoned, Proposal.Shown: _shown, Proposal.Approved: _approved,
+    Proposal.Rejected: _rejected,
 }
 
 

@@ -49,6 +49,14 @@ BRAIN_DESCRIPTIONS: dict[type, Callable[[Any], tuple[str, str | None]]] = {
         f"debate round {e.round_number}: {e.verdict} -> {e.outcome}" + (f" ({e.flag})" if e.flag else ""),
         f"proposer: {e.proposer} | critic: {e.critic} | arbiter: {e.arbiter}",
     ),
+    Proposal.DebateRequested: lambda e: (
+        f"debate round {e.round_number}: the {e.role} asked" + (f" (try {e.attempt})" if e.attempt > 1 else ""), None,
+    ),
+    Proposal.DebateAnswered: lambda e: (
+        f"the {e.role} answered" + (f": {e.verdict}" if e.verdict else "") + f" ({e.adapter} {e.model})", e.text,
+    ),
+    Proposal.DebateCallFailed: lambda e: (f"the {e.role}'s model call failed (try {e.attempt})", e.error),
+    Proposal.DebateAbandoned: lambda e: ("debate abandoned: the gap is skipped", e.reason),
     Proposal.Shown: lambda e: (f"shown to the owner in batch {e.batch_ref} as item {e.position}", None),
     Proposal.Approved: lambda e: (f"owner approved the proposal: it became task {e.task_ref}", None),
     Proposal.Rejected: lambda e: (f"owner rejected the proposal ({e.rejection_type})", e.reason or None),

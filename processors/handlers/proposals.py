@@ -56,7 +56,9 @@ def offer(
     if blocked is not None:
         return uow.add(Proposal.avoid(**fields, blocked_by=blocked))
     proposal_book(uow, tenant, now).open_debate(proposal_ref, now)
-    return uow.add(Proposal.propose(**fields))
+    proposal = uow.add(Proposal.propose(**fields))
+    proposal.request_debate(now)
+    return proposal
 
 
 def propose_from_gaps(
@@ -81,14 +83,20 @@ def record_debate_round(
     uow: UnitOfWork, *, tenant: str, proposal_ref: str, proposer: str, critic: str, verdict: Verdict, arbiter: str,
     now: datetime,
 ) -> Proposal:
-    """Records a round; when it ends the tenant's last open debate, the survivors go to the owner in batches."""
+    """Records a round given its three answers (the debate's model calls record theirs through `proposal_debate`)."""
     proposal = load_proposal(uow, tenant, proposal_ref)
     proposal.record_round(proposer=proposer, critic=critic, verdict=verdict, arbiter=arbiter, now=now)
-    book = proposal_book(uow, tenant, now)
+    settle_debate(uow, proposal, now)
+    return proposal
+
+
+def settle_debate(uow: UnitOfWork, proposal: Proposal, now: datetime) -> None:
+    """After a debate step: a debate that ended leaves the book's open debates; when none is left, the survivors go
+    to the owner in batches."""
+    book = proposal_book(uow, proposal.tenant, now)
     book.settle(proposal, now)
     if not book.debating and book.awaiting:
-        show_ready(uow, tenant=tenant, book=book, now=now)
-    return proposal
+        show_ready(uow, tenant=proposal.tenant, book=book, now=now)
 
 
 def show_ready(uow: UnitOfWork, *, tenant: str, book: ProposalBook, now: datetime) -> list[list[str]]:

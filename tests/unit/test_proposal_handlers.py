@@ -100,6 +100,7 @@ def test_the_owners_never_through_the_log_and_the_avoided_offer_read_in_the_audi
              and isinstance(e, (Proposal.Proposed, Proposal.Event))]
     assert audit == [
         ("proposal p1", "proposed 'Chase the Acme invoice' (high impact, stalled_task); debate starts"),
+        ("proposal p1", "debate round 1: the proposer asked"),
         ("proposal p1", "debate round 1: strong_pass -> ready"),
         ("proposal p1", "shown to the owner in batch batch-1 as item 1"),
         ("proposal p1", "owner rejected the proposal (never)"),
