@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from loopline.domain.proposal import Proposal
 from loopline.domain.proposal_rules import Verdict
 
 
@@ -47,10 +46,10 @@ def offline_round(*, title: str, impact: str, round_number: int) -> DebateRound:
     )
 
 
-def offline_answer(proposal: Proposal, request: dict[str, Any]) -> dict[str, Any]:
-    """The `debate_answer` tool input for the role asked (`Proposal.debate_request`): the same always."""
-    answers = offline_round(title=proposal.title, impact=proposal.impact, round_number=request["round"])
-    role = request["role"]
-    if role == "arbiter":
+
+def offline_answer(facts: dict[str, Any]) -> dict[str, Any]:
+    """The `debate_answer` tool input for the role asked (`processors/model/debate.debate_facts`): the same always."""
+    answers = offline_round(title=facts["title"], impact=facts["impact"], round_number=facts["round"])
+    if facts["role"] == "arbiter":
         return {"argument": answers.arbiter, "verdict": answers.verdict}
-    return {"argument": answers.proposer if role == "proposer" else answers.critic}
+    return {"argument": answers.proposer if facts["role"] == "proposer" else answers.critic}

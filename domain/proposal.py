@@ -12,6 +12,7 @@ from loopline.domain.base import LooplineAggregate, TenantEvent
 from loopline.domain.errors import DomainError
 from loopline.domain.proposal_rules import (
     DEBATE_CALL_ATTEMPTS,
+    DEBATE_KIND,
     DEBATE_ROLES,
     REJECTION_TYPES,
     VERDICTS,
@@ -73,6 +74,7 @@ class Proposal(LooplineAggregate):
 
         proposal_ref: str
         request_ref: str
+        kind: str
         role: str
         round_number: int
         attempt: int
@@ -92,7 +94,8 @@ class Proposal(LooplineAggregate):
         adapter: str
         model: str
         prompt_digest: str
-        tokens: int
+        input_tokens: int
+        output_tokens: int
 
         def apply(self, proposal: Proposal) -> None:
             proposal.debate_request = None
@@ -212,7 +215,7 @@ class Proposal(LooplineAggregate):
         round_number = len(self.rounds) + 1
         self.trigger_event(
             self.DebateRequested, timestamp=now, request_ref=f"{self.proposal_ref}/{round_number}/{role}/{attempt}",
-            role=role, round_number=round_number, attempt=attempt,
+            kind=DEBATE_KIND, role=role, round_number=round_number, attempt=attempt,
         )
 
     def is_debate_pending(self, request_ref: str) -> bool:
@@ -220,14 +223,15 @@ class Proposal(LooplineAggregate):
 
     def answer_debate(
         self, *, request_ref: str, text: str, verdict: str | None, adapter: str, model: str, prompt_digest: str,
-        tokens: int, now: datetime,
+        input_tokens: int, output_tokens: int, now: datetime,
     ) -> None:
         """Records a role's answer; the arbiter's closes the round, and a round that settles nothing asks again.
         An arbiter whose verdict is none the seed knows is undecided: the owner sees the proposal flagged."""
         assert self.debate_request is not None and self.is_debate_pending(request_ref)
         role = self.debate_request["role"]
         self.trigger_event(self.DebateAnswered, timestamp=now, request_ref=request_ref, role=role, text=text,
-                           verdict=verdict, adapter=adapter, model=model, prompt_digest=prompt_digest, tokens=tokens)
+                           verdict=verdict, adapter=adapter, model=model, prompt_digest=prompt_digest,
+                           input_tokens=input_tokens, output_tokens=output_tokens)
         if role != "arbiter":
             self.request_debate(now)
             return

@@ -23,6 +23,9 @@ MAX_DEBATE_ROUNDS = 3
 DEBATE_ROLES = ("proposer", "critic", "arbiter")
 """The three model calls of one debate round, in order (seed 001 §4)."""
 
+DEBATE_KIND = "debate"
+"""The brain call kind of a debate role's model call."""
+
 DEBATE_CALL_ATTEMPTS = 3
 """A debate call that fails is tried twice more; then the gap is skipped (seed 001 §3 "retry 2x")."""
 

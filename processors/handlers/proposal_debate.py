@@ -20,14 +20,15 @@ def pending_debate(uow: UnitOfWork, tenant: str, proposal_ref: str, request_ref:
 
 def record_debate_answer(
     uow: UnitOfWork, *, tenant: str, proposal_ref: str, request_ref: str, text: str, verdict: str | None,
-    adapter: str, model: str, prompt_digest: str, tokens: int, now: datetime,
+    adapter: str, model: str, prompt_digest: str, input_tokens: int, output_tokens: int, now: datetime,
 ) -> bool:
     """Records one role's answer; False (nothing recorded) when the call is no longer pending."""
     proposal = pending_debate(uow, tenant, proposal_ref, request_ref)
     if proposal is None:
         return False
     proposal.answer_debate(request_ref=request_ref, text=text, verdict=verdict, adapter=adapter, model=model,
-                           prompt_digest=prompt_digest, tokens=tokens, now=now)
+                           prompt_digest=prompt_digest, input_tokens=input_tokens, output_tokens=output_tokens,
+                           now=now)
     settle_debate(uow, proposal, now)
     return True
 

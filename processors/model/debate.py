@@ -8,9 +8,6 @@ from typing import Any
 from loopline.domain.proposal import Proposal
 from loopline.domain.proposal_rules import VERDICTS
 
-DEBATE_KIND = "debate"
-"""The brain call kind of a debate role's answer."""
-
 ROLE_BRIEFS = {
     "proposer": "You propose this idea to a busy owner. Make the strongest honest case for it in two sentences.",
     "critic": "You are the red team. Challenge the idea: what would make it a waste of the owner's attention?",
@@ -41,3 +38,8 @@ def debate_prompt(proposal: Proposal, request: dict[str, Any]) -> tuple[str, str
     lines += [f"This round's {role}: {text}" for role, text in proposal.round_answers.items()]
     return ROLE_BRIEFS[request["role"]], "\n".join(lines)
 
+
+
+def debate_facts(proposal: Proposal, request: dict[str, Any]) -> dict[str, Any]:
+    """What the offline policy decides from (it reads no prompt): the proposal, the round and the role asked."""
+    return {"title": proposal.title, "impact": proposal.impact, "round": request["round"], "role": request["role"]}

@@ -16,13 +16,13 @@ from loopline.domain.proposal import Proposal
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.proposal_debate import record_debate_answer, record_debate_failure
 from loopline.processors.handlers.proposals import load_proposal, offer
-from loopline.processors.model.debate import debate_prompt
+from loopline.processors.model.debate import debate_facts, debate_prompt
 from loopline.projections.timeline import DESCRIPTIONS
 from tests.unit.in_memory import InMemoryLoopline
 
 NOW = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
 TENANT = "acme"
-Answer = Callable[[Proposal, dict[str, Any]], dict[str, Any] | None]
+Answer = Callable[[dict[str, Any]], dict[str, Any] | None]
 
 
 @pytest.fixture
@@ -52,7 +52,7 @@ def follow(loopline: InMemoryLoopline, refs: list[str], answer: Answer) -> int:
         proposal, request = pending[0], dict(pending[0].debate_request or {})
         system, user = debate_prompt(proposal, request)
         assert system and proposal.title in user
-        given = answer(proposal, request)
+        given = answer(debate_facts(proposal, request))
         calls += 1
         if given is None:
             record_debate_failure(uow, tenant=TENANT, proposal_ref=proposal.proposal_ref,
@@ -61,7 +61,7 @@ def follow(loopline: InMemoryLoopline, refs: list[str], answer: Answer) -> int:
             assert record_debate_answer(uow, tenant=TENANT, proposal_ref=proposal.proposal_ref,
                                         request_ref=request["request_ref"], text=given["argument"],
                                         verdict=given.get("verdict"), adapter="offline", model="offline-policy",
-                                        prompt_digest="d", tokens=0, now=NOW)
+                                        prompt_digest="d", input_tokens=0, output_tokens=0, now=NOW)
         uow.end_step()
         uow.commit()
 
@@ -84,13 +84,13 @@ def test_a_call_that_fails_three_times_skips_the_gap_and_an_answer_no_longer_pen
     offer_ideas(loopline, ("p1", "Chase the Acme invoice", "high"))
     first = dict(load_proposal(UnitOfWork(loopline.app), TENANT, "p1").debate_request or {})
 
-    assert follow(loopline, ["p1"], lambda proposal, request: None) == 3
+    assert follow(loopline, ["p1"], lambda facts: None) == 3
 
     uow = UnitOfWork(loopline.app)
     proposal = load_proposal(uow, TENANT, "p1")
     assert proposal.status == "skipped"
     assert not record_debate_answer(uow, tenant=TENANT, proposal_ref="p1", request_ref=first["request_ref"],
                                     text="late", verdict=None, adapter="offline", model="m", prompt_digest="d",
-                                    tokens=0, now=NOW)
+                                    input_tokens=0, output_tokens=0, now=NOW)
     abandoned = [e for e in loopline.events() if isinstance(e, Proposal.DebateAbandoned)]
     assert [e.reason for e in abandoned] == ["the proposer's model call failed 3 times: HTTP 529 overloaded"]
