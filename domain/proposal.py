@@ -82,6 +82,7 @@ class Proposal(LooplineAggregate):
         def apply(self, proposal: Proposal) -> None:
             proposal.debate_request = {"request_ref": self.request_ref, "role": self.role,
                                        "round": self.round_number, "attempt": self.attempt}
+            proposal.calls_asked += 1
 
     class DebateAnswered(TenantEvent):
         """The model's answer for one role, with what the call cost, as the task decisions record theirs."""
@@ -100,6 +101,7 @@ class Proposal(LooplineAggregate):
         def apply(self, proposal: Proposal) -> None:
             proposal.debate_request = None
             proposal.round_answers[self.role] = self.text
+            proposal.next_attempt = 1
 
     class DebateCallFailed(TenantEvent):
         proposal_ref: str
@@ -110,15 +112,18 @@ class Proposal(LooplineAggregate):
 
         def apply(self, proposal: Proposal) -> None:
             proposal.debate_request = None
+            proposal.next_attempt = self.attempt + 1
 
     class DebateAbandoned(TenantEvent):
-        """The model failed every try of one call: the gap is skipped (seed 001 §3), and that is recorded."""
+        """The debate cannot go on (the model failed every try of one call, or a model-call limit holds it): the gap
+        is skipped (seed 001 §3), and that is recorded."""
 
         proposal_ref: str
         reason: str
 
         def apply(self, proposal: Proposal) -> None:
             proposal.status = "skipped"
+            proposal.debate_request = None
 
     class Shown(TenantEvent):
         proposal_ref: str
@@ -169,6 +174,8 @@ class Proposal(LooplineAggregate):
         """The debate call waiting for its answer: request_ref, role, round, attempt."""
         self.round_answers: dict[str, str] = {}
         """This round's answers so far, by role."""
+        self.next_attempt = 1
+        self.calls_asked = 0
 
     @property
     def text(self) -> str:
@@ -208,11 +215,12 @@ class Proposal(LooplineAggregate):
             verdict=verdict, arbiter=arbiter, outcome=step.outcome, flag=step.flag,
         )
 
-    def request_debate(self, now: datetime, *, attempt: int = 1) -> None:
-        """Asks for the next role's answer in this round: proposer, then critic, then arbiter."""
+    def request_debate(self, now: datetime) -> None:
+        """Asks for the next role's answer in this round (proposer, then critic, then arbiter), or for the one whose
+        call just failed again."""
         self._check_status("debating")
         role = next(role for role in DEBATE_ROLES if role not in self.round_answers)
-        round_number = len(self.rounds) + 1
+        round_number, attempt = len(self.rounds) + 1, self.next_attempt
         self.trigger_event(
             self.DebateRequested, timestamp=now, request_ref=f"{self.proposal_ref}/{round_number}/{role}/{attempt}",
             kind=DEBATE_KIND, role=role, round_number=round_number, attempt=attempt,
@@ -225,33 +233,30 @@ class Proposal(LooplineAggregate):
         self, *, request_ref: str, text: str, verdict: str | None, adapter: str, model: str, prompt_digest: str,
         input_tokens: int, output_tokens: int, now: datetime,
     ) -> None:
-        """Records a role's answer; the arbiter's closes the round, and a round that settles nothing asks again.
-        An arbiter whose verdict is none the seed knows is undecided: the owner sees the proposal flagged."""
+        """Records a role's answer; the arbiter's closes the round. An arbiter whose verdict is none the seed knows is
+        undecided: the owner sees the proposal flagged."""
         assert self.debate_request is not None and self.is_debate_pending(request_ref)
         role = self.debate_request["role"]
         self.trigger_event(self.DebateAnswered, timestamp=now, request_ref=request_ref, role=role, text=text,
                            verdict=verdict, adapter=adapter, model=model, prompt_digest=prompt_digest,
                            input_tokens=input_tokens, output_tokens=output_tokens)
-        if role != "arbiter":
-            self.request_debate(now)
-            return
-        answers = self.round_answers
-        self.record_round(proposer=answers["proposer"], critic=answers["critic"], now=now, arbiter=text,
-                          verdict=verdict if verdict in VERDICTS else "undecided")  # type: ignore[arg-type]
-        if self.status == "debating":
-            self.request_debate(now)
+        if role == "arbiter":
+            answers = self.round_answers
+            self.record_round(proposer=answers["proposer"], critic=answers["critic"], now=now, arbiter=text,
+                              verdict=verdict if verdict in VERDICTS else "undecided")  # type: ignore[arg-type]
 
     def fail_debate(self, *, request_ref: str, error: str, now: datetime) -> None:
-        """A failed call is asked again twice; the third failure abandons the debate (seed 001 §3)."""
+        """A failed call may be asked again twice; the third failure abandons the debate (seed 001 §3)."""
         assert self.debate_request is not None and self.is_debate_pending(request_ref)
         role, attempt = self.debate_request["role"], self.debate_request["attempt"]
         self.trigger_event(self.DebateCallFailed, timestamp=now, request_ref=request_ref, role=role, attempt=attempt,
                            error=error)
-        if attempt < DEBATE_CALL_ATTEMPTS:
-            self.request_debate(now, attempt=attempt + 1)
-        else:
-            self.trigger_event(self.DebateAbandoned, timestamp=now,
-                               reason=f"the {role}'s model call failed {attempt} times: {error}")
+        if attempt >= DEBATE_CALL_ATTEMPTS:
+            self.abandon_debate(reason=f"the {role}'s model call failed {attempt} times: {error}", now=now)
+
+    def abandon_debate(self, *, reason: str, now: datetime) -> None:
+        self._check_status("debating")
+        self.trigger_event(self.DebateAbandoned, timestamp=now, reason=reason)
 
     def show(self, *, batch_ref: str, position: int, now: datetime) -> None:
         self._check_status("ready")

@@ -1,15 +1,38 @@
-"""The debate's model calls (seed 001 §4), as the brain follower records them: an answer moves the debate to its next
-role or round, a failure is asked again twice and then abandons the gap; an answer to a call no longer pending
-records nothing. Each step ends like `record_debate_round`: a settled debate may send the owner their batch."""
+"""The debate's model calls (seed 001 §4): each is asked for under the model-call checks (counted in the tenant's
+model ledger like a task's decision) and answered by the brain follower. An answer moves the debate to its next role
+or round, a failure is asked again twice and then abandons the gap; an answer to a call no longer pending records
+nothing. Each step ends with `settle_debate`: a settled debate may send the owner their batch."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
 from loopline.domain import ids
+from loopline.domain.model_checks import ModelCallAttempt, first_model_deferral
+from loopline.domain.model_ledger import TenantModelCalls
 from loopline.domain.proposal import Proposal
+from loopline.domain.send_ledger import local_day
 from loopline.processors.application import UnitOfWork
-from loopline.processors.handlers.proposals import settle_debate
+from loopline.processors.handlers.proposal_batches import settle_debate
+from loopline.processors.handlers.tenants import tenant_settings
+
+
+def ask_debate_call(uow: UnitOfWork, proposal: Proposal, now: datetime) -> None:
+    """Asks for the debate's next call while it still debates; a model-call limit abandons the debate instead."""
+    if proposal.status != "debating":
+        return
+    settings = tenant_settings(uow, proposal.tenant)
+    ledger_id = ids.tenant_model_calls_id(proposal.tenant)
+    ledger = uow.get(ledger_id, TenantModelCalls) or TenantModelCalls.open(id=ledger_id, tenant=proposal.tenant,
+                                                                          now=now)
+    caller = f"proposal {proposal.proposal_ref}"
+    deferral = first_model_deferral(ModelCallAttempt(task_ref=caller, task_calls=proposal.calls_asked,
+                                                     tenant_calls=ledger, limits=settings, now=now))
+    if deferral is not None:
+        proposal.abandon_debate(reason=f"{deferral.rule}: {deferral.reason}", now=now)
+        return
+    proposal.request_debate(now)
+    uow.add(ledger).record(task_ref=caller, day=local_day(now, settings.timezone), now=now)
 
 
 def pending_debate(uow: UnitOfWork, tenant: str, proposal_ref: str, request_ref: str) -> Proposal | None:
@@ -22,13 +45,14 @@ def record_debate_answer(
     uow: UnitOfWork, *, tenant: str, proposal_ref: str, request_ref: str, text: str, verdict: str | None,
     adapter: str, model: str, prompt_digest: str, input_tokens: int, output_tokens: int, now: datetime,
 ) -> bool:
-    """Records one role's answer; False (nothing recorded) when the call is no longer pending."""
+    """Records one role's answer and asks for the next call; False (nothing recorded) when it is no longer pending."""
     proposal = pending_debate(uow, tenant, proposal_ref, request_ref)
     if proposal is None:
         return False
     proposal.answer_debate(request_ref=request_ref, text=text, verdict=verdict, adapter=adapter, model=model,
                            prompt_digest=prompt_digest, input_tokens=input_tokens, output_tokens=output_tokens,
                            now=now)
+    ask_debate_call(uow, proposal, now)
     settle_debate(uow, proposal, now)
     return True
 
@@ -36,10 +60,11 @@ def record_debate_answer(
 def record_debate_failure(
     uow: UnitOfWork, *, tenant: str, proposal_ref: str, request_ref: str, error: str, now: datetime,
 ) -> bool:
-    """Records a failed call (asked again, or the debate abandoned); False when the call is no longer pending."""
+    """Records a failed call and asks again (or the debate is abandoned); False when it is no longer pending."""
     proposal = pending_debate(uow, tenant, proposal_ref, request_ref)
     if proposal is None:
         return False
     proposal.fail_debate(request_ref=request_ref, error=error, now=now)
+    ask_debate_call(uow, proposal, now)
     settle_debate(uow, proposal, now)
     return True

@@ -11,13 +11,16 @@ from typing import Any
 import pytest
 
 from loopline.adapters.offline_debate import offline_answer
+from loopline.domain.model_ledger import TenantModelCalls
 from loopline.domain.notification_hold import NotificationHold
 from loopline.domain.proposal import Proposal
+from loopline.domain.timeutil import format_time
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.proposal_debate import record_debate_answer, record_debate_failure
 from loopline.processors.handlers.proposals import load_proposal, offer
 from loopline.processors.model.debate import debate_facts, debate_prompt
 from loopline.projections.timeline import DESCRIPTIONS
+from tests.conftest import command
 from tests.unit.in_memory import InMemoryLoopline
 
 NOW = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
@@ -94,3 +97,15 @@ def test_a_call_that_fails_three_times_skips_the_gap_and_an_answer_no_longer_pen
                                     input_tokens=0, output_tokens=0, now=NOW)
     abandoned = [e for e in loopline.events() if isinstance(e, Proposal.DebateAbandoned)]
     assert [e.reason for e in abandoned] == ["the proposer's model call failed 3 times: HTTP 529 overloaded"]
+
+
+def test_a_model_call_limit_abandons_the_debate_and_each_call_counts_in_the_tenant_ledger(loopline):
+    loopline.publish(command("c1", "tenant.configure", format_time(NOW), TENANT, daily_model_call_limit=2))
+    offer_ideas(loopline, ("p1", "Chase the Acme invoice", "high"))
+
+    assert follow(loopline, ["p1"], offline_answer) == 2
+
+    assert load_proposal(UnitOfWork(loopline.app), TENANT, "p1").status == "skipped"
+    [abandoned] = [e for e in loopline.events() if isinstance(e, Proposal.DebateAbandoned)]
+    assert abandoned.reason.startswith("daily_model_call_limit")
+    assert len([e for e in loopline.events() if isinstance(e, TenantModelCalls.Called)]) == 2

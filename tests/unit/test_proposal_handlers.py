@@ -15,12 +15,12 @@ from loopline.domain.timeutil import format_time
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.commands import create_task
 from loopline.processors.handlers.commands_proposals import ProposalApprove, ProposalReject
+from loopline.processors.handlers.proposal_debate import record_debate_answer
 from loopline.processors.handlers.proposals import (
     approve_proposal,
     load_proposal,
     offer,
     propose_from_gaps,
-    record_debate_round,
     reject_proposal,
 )
 from loopline.processors.messages import Message
@@ -39,6 +39,16 @@ def loopline() -> Iterator[InMemoryLoopline]:
     system.close()
 
 
+def debate(uow: UnitOfWork, ref: str, verdict: Verdict, at: datetime = NOW) -> None:
+    """One round: the proposer's, the critic's and the arbiter's answers, as the brain follower records them."""
+    for text in ("do it", "is it worth it?", f"the arbiter says {verdict}"):
+        request = load_proposal(uow, TENANT, ref).debate_request
+        assert request is not None
+        record_debate_answer(uow, tenant=TENANT, proposal_ref=ref, request_ref=request["request_ref"], text=text,
+                             verdict=verdict if request["role"] == "arbiter" else None, adapter="scripted",
+                             model="m", prompt_digest="d", input_tokens=1, output_tokens=1, now=at)
+
+
 def owner_says(at: datetime) -> Message:
     return Message(kind="command", ref="m1", type="proposal.review", tenant=TENANT, at=at)
 
@@ -49,8 +59,7 @@ def offered_and_shown(loopline: InMemoryLoopline, ref: str, title: str, at: date
                      theme="stalled_task", impact="high", source="gap", now=at)
     status = proposal.status
     if status == "debating":
-        record_debate_round(uow, tenant=TENANT, proposal_ref=ref, proposer="chase it", critic="they paid late before",
-                            verdict="strong_pass", arbiter="worth a nudge", now=at)
+        debate(uow, ref, "strong_pass", at)
     uow.end_step()
     uow.commit()
     return status
@@ -101,6 +110,11 @@ def test_the_owners_never_through_the_log_and_the_avoided_offer_read_in_the_audi
     assert audit == [
         ("proposal p1", "proposed 'Chase the Acme invoice' (high impact, stalled_task); debate starts"),
         ("proposal p1", "debate round 1: the proposer asked"),
+        ("proposal p1", "the proposer answered (scripted m)"),
+        ("proposal p1", "debate round 1: the critic asked"),
+        ("proposal p1", "the critic answered (scripted m)"),
+        ("proposal p1", "debate round 1: the arbiter asked"),
+        ("proposal p1", "the arbiter answered: strong_pass (scripted m)"),
         ("proposal p1", "debate round 1: strong_pass -> ready"),
         ("proposal p1", "shown to the owner in batch batch-1 as item 1"),
         ("proposal p1", "owner rejected the proposal (never)"),
@@ -121,18 +135,12 @@ def test_discovery_proposes_each_gap_once_while_open_and_again_after_a_not_now_c
     assert discover(NOW) == [("gap:stalled_task:t1:1", "debating")]
     assert discover(NOW + timedelta(hours=1)) == []
     uow = UnitOfWork(loopline.app)
-    record_debate_round(uow, tenant=TENANT, proposal_ref="gap:stalled_task:t1:1", proposer="nudge", critic="ok",
-                        verdict="strong_pass", arbiter="show", now=NOW)
+    debate(uow, "gap:stalled_task:t1:1", "strong_pass")
     reject_proposal(uow, owner_says(NOW), ProposalReject(proposal_id="gap:stalled_task:t1:1"))
     uow.end_step()
     uow.commit()
     assert discover(NOW + timedelta(hours=2)) == [("gap:stalled_task:t1:2", "avoided")]
     assert discover(NOW + timedelta(hours=30)) == [("gap:stalled_task:t1:3", "debating")]
-
-
-def debate(uow: UnitOfWork, ref: str, verdict: Verdict) -> None:
-    record_debate_round(uow, tenant=TENANT, proposal_ref=ref, proposer="do it", critic="is it worth it?",
-                        verdict=verdict, arbiter=verdict, now=NOW)
 
 
 def test_the_survivors_reach_the_owner_in_one_batch_once_every_debate_has_settled(loopline):
