@@ -1,5 +1,6 @@
 """Proposal handlers: offer an idea (or record it avoided), discovery from gaps, and turn the owner's approval into a
-task or their rejection into what later offers avoid. The debate is `proposal_debate.py`; batches `proposal_batches.py`."""
+task or their rejection into what later offers avoid. The debate is in `proposal_debate.py`, the batches in
+`proposal_batches.py`."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ from loopline.domain.timeutil import format_time
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.proposal_debate import record_debate_answer, record_debate_failure
 from loopline.processors.handlers.proposals import load_proposal, offer
-from loopline.processors.model.debate import debate_facts, debate_prompt
+from loopline.processors.model.debate import debate_answer, debate_facts, debate_prompt
 from loopline.projections.timeline import DESCRIPTIONS
 from tests.conftest import command
 from tests.unit.in_memory import InMemoryLoopline
@@ -53,18 +53,19 @@ def follow(loopline: InMemoryLoopline, refs: list[str], answer: Answer) -> int:
         if not pending:
             return calls
         proposal, request = pending[0], dict(pending[0].debate_request or {})
-        system, user = debate_prompt(proposal, request)
-        assert system and proposal.title in user
+        prompt = debate_prompt(proposal, request)
+        assert prompt.system and proposal.title in prompt.messages[0]["content"]
         given = answer(debate_facts(proposal, request))
         calls += 1
-        if given is None:
+        read = debate_answer([] if given is None else [{"type": "tool_use", "name": "debate_answer", "input": given}])
+        if isinstance(read, str):
             record_debate_failure(uow, tenant=TENANT, proposal_ref=proposal.proposal_ref,
-                                  request_ref=request["request_ref"], error="HTTP 529 overloaded", now=NOW)
+                                  request_ref=request["request_ref"], error=read, now=NOW)
         else:
             assert record_debate_answer(uow, tenant=TENANT, proposal_ref=proposal.proposal_ref,
-                                        request_ref=request["request_ref"], text=given["argument"],
-                                        verdict=given.get("verdict"), adapter="offline", model="offline-policy",
-                                        prompt_digest="d", input_tokens=0, output_tokens=0, now=NOW)
+                                        request_ref=request["request_ref"], text=read[0], verdict=read[1],
+                                        adapter="offline", model="offline-policy", prompt_digest=prompt.digest,
+                                        input_tokens=0, output_tokens=0, now=NOW)
         uow.end_step()
         uow.commit()
 
@@ -96,7 +97,8 @@ def test_a_call_that_fails_three_times_skips_the_gap_and_an_answer_no_longer_pen
                                     text="late", verdict=None, adapter="offline", model="m", prompt_digest="d",
                                     input_tokens=0, output_tokens=0, now=NOW)
     abandoned = [e for e in loopline.events() if isinstance(e, Proposal.DebateAbandoned)]
-    assert [e.reason for e in abandoned] == ["the proposer's model call failed 3 times: HTTP 529 overloaded"]
+    assert [e.reason for e in abandoned] == [
+        "the proposer's model call failed 3 times: the model answered without the debate_answer tool"]
 
 
 def test_a_model_call_limit_abandons_the_debate_and_each_call_counts_in_the_tenant_ledger(loopline):
