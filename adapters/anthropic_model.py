@@ -18,7 +18,7 @@ import anthropic
 
 from loopline.adapters.config import DEFAULT_MODEL, Settings
 from loopline.processors.model.tools import TOOLS, InvalidToolInput, validate
-from loopline.processors.ports import Decision, DecisionRequest, ModelUnavailable, Prompt
+from loopline.processors.ports import Conversation, Decision, DecisionRequest, ModelUnavailable, Prompt, Reply
 
 MAX_TOKENS = 1024
 """A message or an evaluation is a few hundred tokens; the cap bounds the cost of a runaway answer."""
@@ -67,13 +67,27 @@ class AnthropicModel:
             cache_write_tokens=message.usage.cache_creation_input_tokens or 0,
         )
 
+    def converse(self, request: Conversation) -> Reply:
+        """A brain call: the request's tools with tool_choice auto; the answer's text and tool calls as they came."""
+        message = self._create(request.prompt, list(request.tools), {"type": "auto"})
+        content = tuple(
+            {"type": "tool_use", "id": block.id, "name": block.name, "input": dict(block.input)}
+            if block.type == "tool_use" else {"type": "text", "text": block.text}
+            for block in message.content if block.type in ("tool_use", "text")
+        )
+        return Reply(adapter=self.name, model=message.model or self.model, content=content,
+                     prompt_digest=request.prompt.digest, input_tokens=message.usage.input_tokens,
+                     output_tokens=message.usage.output_tokens)
+
     def _call(self, request: DecisionRequest) -> Any:
+        return self._create(request.prompt, [TOOLS[request.point]], {"type": "tool", "name": request.point})
+
+    def _create(self, prompt: Prompt, tools: list[dict[str, Any]], tool_choice: dict[str, Any]) -> Any:
         tries = f"{self.max_retries + 1} {'try' if self.max_retries == 0 else 'tries'}"
         try:
             return self._client.messages.create(
-                model=self.model, max_tokens=MAX_TOKENS, system=system_param(request.prompt),
-                messages=list(request.prompt.messages), tools=[TOOLS[request.point]],
-                tool_choice={"type": "tool", "name": request.point},
+                model=self.model, max_tokens=MAX_TOKENS, system=system_param(prompt),
+                messages=list(prompt.messages), tools=tools, tool_choice=tool_choice,  # type: ignore[arg-type]
             )
         except anthropic.APITimeoutError:
             raise ModelUnavailable(f"{self.model} did not answer within {self.timeout:g} s ({tries})") from None

@@ -43,7 +43,8 @@ from loopline.domain.outreach import NEEDS_EVIDENCE
 from loopline.domain.task_types import task_type
 from loopline.domain.wording import greeting
 from loopline.processors.model.tools import InvalidToolInput, validate
-from loopline.processors.ports import Decision, DecisionRequest, ModelUnavailable
+from loopline.adapters.offline_brain import OFFLINE_ANSWERS
+from loopline.processors.ports import Conversation, Decision, DecisionRequest, ModelUnavailable, Reply
 
 MODEL = "offline-policy-v1"
 WAIT_DAYS = 3
@@ -188,6 +189,14 @@ def classify(text: str) -> tuple[Rule | None, str | None]:
 class OfflinePolicy:
     name = "offline"
     model = MODEL
+
+    def converse(self, request: Conversation) -> Reply:
+        """A brain call answered by its kind's deterministic function (adapters/offline_brain.py)."""
+        answer = OFFLINE_ANSWERS.get(request.kind)
+        if answer is None:
+            raise ModelUnavailable(f"the offline policy has no answer for {request.kind!r}; known: {', '.join(OFFLINE_ANSWERS)}")
+        return Reply(adapter=self.name, model=MODEL, content=tuple(answer(request)), prompt_digest=request.prompt.digest,
+                     input_tokens=0, output_tokens=0)
 
     def decide(self, request: DecisionRequest) -> Decision:
         if request.point == "draft_message":

@@ -79,6 +79,10 @@ def tenant_tasks_id(tenant: str) -> UUID:
     return _id("tenant-tasks", tenant)
 
 
+def open_tasks_id(tenant: str) -> UUID:
+    return _id("open-tasks", tenant)
+
+
 def watch_index_id(tenant: str, channel: str, key: tuple[str, ...]) -> UUID:
     """The key's parts go in as parts, not as their composite, so version 1's ids are kept."""
     return _id("watch-index", tenant, channel, *key)

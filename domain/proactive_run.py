@@ -16,7 +16,7 @@ MAX_INTERVAL = timedelta(days=7)
 FALLBACK_INTERVAL = timedelta(hours=24)
 RETURN_REASON = "return digest: the owner is back"
 
-ACTION_TOOLS = ("create_task", "escalate_task", "notify", "trigger_workflow", "send_brief")
+ACTION_TOOLS = ("create_task", "escalate_task", "notify", "trigger_workflow", "send_brief", "decide_escalation")
 """The synthesis tools that spend the run's action budget; `schedule_next_run` is free, it is the way out."""
 
 
@@ -92,6 +92,48 @@ class ProactiveRun(LooplineAggregate):
         def apply(self, run: ProactiveRun) -> None:
             run.last_context_snapshot = self.snapshot
 
+    class SynthesisRequested(TenantEvent):
+        """One turn of a synthesis run asks the model (`kind` names the call kind of processors/handlers/brain_calls.py);
+        `tool_results` answer the previous turn's tool calls, `context` is the first turn's snapshot in words."""
+
+        request_ref: str
+        kind: str
+        turn: int
+        context: str
+        tool_results: list[dict[str, Any]]
+
+        def apply(self, run: ProactiveRun) -> None:
+            run.pending_request = self.request_ref
+            run.pending_since = self.timestamp
+            run.turn = self.turn
+            if self.turn == 1:
+                run.transcript = [{"role": "user", "content": self.context}]
+                run.escalations_shown = len(run.pending_escalations)
+            else:
+                run.transcript.append({"role": "user", "content": self.tool_results})
+
+    class SynthesisAnswered(TenantEvent):
+        """The model's answer to one turn: its content blocks (text, tool calls), who answered, and at what cost."""
+
+        request_ref: str
+        adapter: str
+        model: str
+        content: list[dict[str, Any]]
+        prompt_digest: str
+        input_tokens: int
+        output_tokens: int
+
+        def apply(self, run: ProactiveRun) -> None:
+            run.pending_request = None
+            run.transcript.append({"role": "assistant", "content": self.content})
+
+    class SynthesisFailed(TenantEvent):
+        request_ref: str
+        error: str
+
+        def apply(self, run: ProactiveRun) -> None:
+            run.pending_request = None
+
     class RunRecorded(TenantEvent):
         mode: str
         summary: str
@@ -105,6 +147,8 @@ class ProactiveRun(LooplineAggregate):
             run.last_run_summary = self.summary
             run.runs += 1
             run.actions_this_run = 0
+            run.pending_request = None
+            run.transcript = []
             del run.pending_escalations[: self.escalations_handled]
             run._next_run(self.next_run_at, self.next_run_reason)
 
@@ -123,6 +167,14 @@ class ProactiveRun(LooplineAggregate):
         """The tenant's active goals by key (`tenant.goal`), for the synthesis context."""
         self.memory: dict[str, str] = {}
         """The tenant's memory highlights by key (`tenant.memory`), the latest noted last."""
+        self.pending_request: str | None = None
+        """The synthesis turn waiting for the model's answer (its request ref)."""
+        self.pending_since = next_run_at
+        self.escalations_shown = 0
+        """The escalations the open synthesis run was shown: its close handles those, later ones wait for the next."""
+        self.turn = 0
+        self.transcript: list[dict[str, Any]] = []
+        """The open synthesis run's messages so far, as the Messages API takes them."""
 
     def _next_run(self, at: datetime, reason: str) -> None:
         """Where the next run and its reason change: scheduled, or set by a finished run."""
@@ -172,6 +224,26 @@ class ProactiveRun(LooplineAggregate):
             return reason
         self.trigger_event(self.ActionTaken, timestamp=now, tool=tool, detail=detail)
         return None
+
+    @property
+    def run_ref(self) -> str:
+        """The current run's ref: what its tasks' provenance and its requests name."""
+        return f"synthesis-{self.runs + 1}"
+
+    def request_synthesis(self, *, turn: int, context: str, tool_results: list[dict[str, Any]], now: datetime) -> str:
+        request_ref = f"{self.run_ref}/turn-{turn}"
+        self.trigger_event(self.SynthesisRequested, timestamp=now, request_ref=request_ref, kind="synthesis", turn=turn,
+                           context=context, tool_results=tool_results)
+        return request_ref
+
+    def record_synthesis(self, *, request_ref: str, adapter: str, model: str, content: list[dict[str, Any]],
+                         prompt_digest: str, input_tokens: int, output_tokens: int, now: datetime) -> None:
+        self.trigger_event(self.SynthesisAnswered, timestamp=now, request_ref=request_ref, adapter=adapter, model=model,
+                           content=content, prompt_digest=prompt_digest, input_tokens=input_tokens,
+                           output_tokens=output_tokens)
+
+    def fail_synthesis(self, *, request_ref: str, error: str, now: datetime) -> None:
+        self.trigger_event(self.SynthesisFailed, timestamp=now, request_ref=request_ref, error=error)
 
     def is_due(self, now: datetime) -> bool:
         return self.next_run_at <= now

@@ -17,6 +17,7 @@ from loopline.domain.model_ledger import TenantModelCalls
 from loopline.domain.pause import SystemSwitch
 from loopline.domain.send_ledger import ContactSends, TenantSends
 from loopline.domain.task import Task
+from loopline.domain.open_tasks import OpenTasks
 from loopline.domain.task_ledger import TenantTasks
 from loopline.domain.tenant import Tenant
 from loopline.domain.timers import TimerBucket
@@ -74,7 +75,7 @@ class Loopline(Application[UUID]):
     name = "loopline"
     snapshotting_intervals: ClassVar[dict[type, int]] = {
         TimerBucket: 100, WatchIndex: 100, Task: 50, ContactSends: 50, TenantSends: 100, TenantTasks: 100,
-        TenantModelCalls: 100, Tenant: 100, SystemSwitch: 100, ContactOutcomes: 50,
+        TenantModelCalls: 100, Tenant: 100, SystemSwitch: 100, ContactOutcomes: 50, OpenTasks: 100,
     }
 
     def __init__(self, env: Any = None) -> None:

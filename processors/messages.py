@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 from uuid import UUID
 
-from loopline.processors.ports import Decision, DecisionRequest
+from loopline.processors.ports import Decision, DecisionRequest, Reply
 
 
 @dataclass(frozen=True)
@@ -122,3 +122,15 @@ class DecisionReturned:
 
     pending: Pending
     answer: Answer
+
+
+@dataclass(frozen=True)
+class BrainAnswered:
+    """The model's answer (or why there is none) to a brain call: the `kind`'s request `request_ref` on the aggregate
+    `aggregate_id` (processors/handlers/brain_calls.py)."""
+
+    kind: str
+    aggregate_id: UUID
+    request_ref: str
+    requested_at: datetime
+    answer: Reply | str

@@ -97,6 +97,36 @@ class Decision:
     """Input tokens written to the prompt cache (not in `input_tokens`)."""
 
 
+@dataclass(frozen=True)
+class Conversation:
+    """One model call that is not a task's decision (a synthesis turn, a debate role): a Messages API call with
+    `tools` and tool_choice auto. `kind` is its call kind (processors/handlers/brain_calls.py CALL_KINDS); `facts`
+    is what the offline policy decides from, since it reads no prompt."""
+
+    kind: str
+    tenant: str
+    request_ref: str
+    prompt: Prompt
+    tools: tuple[dict[str, Any], ...]
+    facts: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A model's answer to a `Conversation`: its content blocks as the Messages API gives them (`text` and
+    `tool_use` with id, name and input), who answered and the tokens it cost."""
+
+    adapter: str
+    model: str
+    content: tuple[dict[str, Any], ...]
+    prompt_digest: str
+    input_tokens: int
+    output_tokens: int
+
+    def tool_calls(self) -> list[dict[str, Any]]:
+        return [block for block in self.content if block.get("type") == "tool_use"]
+
+
 class ModelUnavailable(Exception):
     """No usable decision this time: the model stayed down after its retries, timed out, or answered
     off its schema; the text says which. The caller retries later or escalates; nothing is sent."""
@@ -110,6 +140,10 @@ class DecisionModel(Protocol):
 
     def decide(self, request: DecisionRequest) -> Decision:
         """Raises ModelUnavailable when no decision could be had."""
+        ...
+
+    def converse(self, request: Conversation) -> Reply:
+        """One turn of a brain call (processors/followers/brain.py); raises ModelUnavailable when it got no answer."""
         ...
 
 

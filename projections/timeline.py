@@ -16,6 +16,7 @@ from loopline.domain.inbound import InboundMessage, RejectedInput
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.pause import SystemSwitch
 from loopline.domain.notification_hold import NotificationHold
+from loopline.domain.open_tasks import OpenTasks
 from loopline.domain.proactive_run import ProactiveRun
 from loopline.domain.proposal import Proposal, ProposalBook
 from loopline.domain.recurrence import Recurrence
@@ -268,7 +269,8 @@ def _subject(event: Any) -> tuple[str | None, str | None, str]:
         return event.tenant, event.task_ref, f"task {event.task_ref}"
     if isinstance(event, NotificationHold.Event):
         return event.tenant, None, f"owner notices {event.tenant}"
-    assert isinstance(event, (ProactiveRun.Started, ProactiveRun.Event)), f"{type(event).__qualname__} names no subject"
+    assert isinstance(event, (ProactiveRun.Started, ProactiveRun.Event, OpenTasks.Forgotten)), (
+        f"{type(event).__qualname__} names no subject")
     return event.tenant, None, f"proactive run {event.tenant}"
 
 

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from loopline.domain.notification_hold import NotificationHold
+from loopline.domain.open_tasks import OpenTasks
 from loopline.domain.proactive_run import ProactiveRun
 from loopline.domain.proposal import Proposal, ProposalBook
 from loopline.domain.routine import Routine
@@ -36,6 +37,18 @@ BRAIN_DESCRIPTIONS: dict[type, Callable[[Any], tuple[str, str | None]]] = {
     ProactiveRun.ContextSnapshotted: lambda e: (
         "synthesis context taken: " + ", ".join(f"{len(items)} {section}" for section, items in e.snapshot.items()), None,
     ),
+    ProactiveRun.SynthesisRequested: lambda e: (
+        f"synthesis turn {e.turn} asks the model ({e.request_ref})",
+        f"{len(e.tool_results)} tool result(s) answered" if e.tool_results else None,
+    ),
+    ProactiveRun.SynthesisAnswered: lambda e: (
+        f"synthesis answered by {e.adapter} {e.model}: " + (", ".join(
+            block["name"] for block in e.content if block.get("type") == "tool_use") or "no tool call"),
+        f"{e.input_tokens} input / {e.output_tokens} output tokens, prompt {e.prompt_digest[:12]}",
+    ),
+    ProactiveRun.SynthesisFailed: lambda e: (f"synthesis turn {e.request_ref} got no answer", e.error),
+    OpenTasks.Noted: lambda e: (f"task {e.task_ref} noted for the proactive run's context", None),
+    OpenTasks.Forgotten: lambda e: (f"{len(e.task_refs)} closed task(s) left out of the proactive run's context", None),
     ProactiveRun.ActionTaken: lambda e: (f"synthesis action {e.tool}", e.detail),
     ProactiveRun.ActionRefused: lambda e: (f"synthesis action {e.tool} refused", e.reason),
     ProactiveRun.RunRecorded: lambda e: (

@@ -17,6 +17,7 @@ from loopline.adapters.smtp import SmtpChannel, SmtpServer
 from loopline.adapters.sms import HttpSms, SmsChannel
 from loopline.adapters.webhook import WebhookChannel
 from loopline.processors.followers.agent import Agent, concurrency_from_env
+from loopline.processors.followers.brain import Brain
 from loopline.processors.followers.delivery import Delivery
 from loopline.processors.handlers.table import build_bus
 from loopline.processors.ports import DecisionModel, OutboundChannel
@@ -42,6 +43,7 @@ def build(settings: Settings | None = None, read_models: Sequence[Projection] = 
     stores = open_stores(settings, leader, read_models)
     app = stores.app
     bus = build_bus(app, TemplateDrafter())
+    model = decision_model(settings)
     system = System(
         settings=settings,
         app=app,
@@ -54,8 +56,8 @@ def build(settings: Settings | None = None, read_models: Sequence[Projection] = 
         projections=stores.projections,
         leader=leader,
         ledger_engine=stores.ledger_engine,
-        agent=Agent(bus, decision_model(settings), concurrency=model_concurrency(),
-                    call_timeout=settings.model_timeout),
+        agent=Agent(bus, model, concurrency=model_concurrency(), call_timeout=settings.model_timeout),
+        brain=Brain(bus, model),
     )
     if settings.kafka:
         from loopline.adapters.kafka_log import KafkaPublisher, Topics, ensure_topics

@@ -110,10 +110,10 @@ def decide_while_leading(system: System, holds_lead: threading.Event, stopping: 
             holds_lead.wait(interval)
             continue
         try:
-            answered = system.agent.run_once()
-            for done in answered.done:
+            passes = [system.agent.run_once()] + ([system.brain.run_once()] if system.brain else [])
+            for done in (line for one in passes for line in one.done):
                 out.print(done, highlight=False)
-            if answered.read:
+            if any(one.read for one in passes):
                 continue
         except Exception as error:  # noqa: BLE001 - the next pass retries; the agent's steps park what is poison
             event("agent.failed", logging.ERROR, error=f"{type(error).__name__}: {error}")

@@ -18,6 +18,7 @@ from loopline.adapters.config import Settings
 from loopline.adapters.embedded_log import AppendReport
 from loopline.adapters.leader import PostgresLeader, SoleLeader, leader_for
 from loopline.processors.followers.agent import Agent
+from loopline.processors.followers.brain import Brain
 from loopline.processors.application import Loopline
 from loopline.processors.bus import Bus, Outcomes
 from loopline.processors.followers.delivery import Delivery
@@ -65,6 +66,8 @@ class System:
     leader: SoleLeader | PostgresLeader
     ledger_engine: Engine
     agent: Agent | None = None
+    brain: Brain | None = None
+    """The brain's model calls (synthesis turns, debate roles): run wherever the agent runs."""
     relay: Any = None
 
     @property
@@ -102,6 +105,10 @@ class System:
                 if answered and answered.read:
                     report.decisions += answered.done
                     continue  # its sends and owner notices are delivered in the same drain
+                thought = self.brain.run_once() if decide and self.brain else None
+                if thought and thought.read:
+                    report.decisions += thought.done
+                    continue
                 leads = self.leader.try_lead()  # before each batch: a lost lock stops relaying and delivering at once
                 delivered = self.delivery.run_once() if leads and deliver else 0  # never waits on the broker
                 relayed = self.relay.run_once() if self.relay and leads else 0

@@ -27,6 +27,7 @@ from loopline.processors.handlers.loops_and_timers import (
     close_task_loops,
     hand_back_actions,
     load_task,
+    note_open_task,
     proactive_run,
     register_loop,
     schedule_run,
@@ -130,6 +131,7 @@ def create_task(
         set_timer(uow, kind=TimerKind.TASK_EXPIRY, target_id=task.id, due=expires_at, now=msg.at)
     schedule_stall_check(uow, task, msg.at + timedelta(days=kind.stalled_after_days), msg.at)
     proactive_run(uow, tenant, msg.at)
+    note_open_task(uow, tenant, task.ref, msg.at)
     if task.status in (TaskStatus.READY, TaskStatus.EXECUTING):  # a task Loopline does not work starts executing
         if start:
             on_ready(uow, task, msg.at)

@@ -12,6 +12,7 @@ from loopline.domain.errors import DomainError
 from loopline.domain.channels import channel_rule
 from loopline.domain.notification_hold import NotificationHold
 from loopline.domain.open_loop import OpenLoop
+from loopline.domain.open_tasks import OpenTasks
 from loopline.domain.proactive_run import ProactiveRun
 from loopline.domain.routine import Routine
 from loopline.domain.routine_index import RoutineIndex
@@ -166,6 +167,13 @@ def proactive_run(uow: UnitOfWork, tenant: str, now: datetime) -> ProactiveRun:
         run = uow.add(ProactiveRun.start(id=run_id, tenant=tenant, now=now))
         set_timer(uow, kind=TimerKind.PROACTIVE_RUN, target_id=run_id, due=run.next_run_at, now=now)
     return run
+
+
+def note_open_task(uow: UnitOfWork, tenant: str, task_ref: str, now: datetime) -> None:
+    """Notes a created task for the synthesis run's context (`domain/open_tasks.py`)."""
+    index_id = ids.open_tasks_id(tenant)
+    index = uow.get(index_id, OpenTasks) or uow.add(OpenTasks.open(id=index_id, tenant=tenant, now=now))
+    index.note(task_ref=task_ref, now=now)
 
 
 def owner_seen(uow: UnitOfWork, tenant: str, now: datetime) -> None:

@@ -8,10 +8,12 @@ from functools import partial
 from typing import Any
 
 from loopline.processors.handlers.answers import DECISION_RETURNED
+from loopline.processors.handlers.brain_calls import BRAIN_ANSWERED
 from loopline.processors.application import Loopline
 from loopline.processors.bus import Bus, Handler
 from loopline.processors.handlers.inbound import INBOUND, RETRY
 from loopline.processors.messages import (
+    BrainAnswered,
     BucketSwept,
     DecisionReturned,
     Inbound,
@@ -36,6 +38,7 @@ def handlers(drafter: Drafter) -> dict[type, Handler[Any]]:
         BucketSwept: BUCKET_SWEPT,
         WheelSwept: WHEEL_SWEPT,
         DecisionReturned: DECISION_RETURNED,
+        BrainAnswered: BRAIN_ANSWERED,
     }
 
 

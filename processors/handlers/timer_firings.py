@@ -16,7 +16,6 @@ from loopline.domain import ids
 from loopline.domain.errors import DomainError
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.outreach import Escalate
-from loopline.domain.proactive_run import ProactiveRun
 from loopline.domain.status import TaskStatus
 from loopline.domain.task import Task
 from loopline.domain.task_history import expiry_reason
@@ -43,6 +42,7 @@ from loopline.processors.handlers.loops_and_timers import (
 )
 from loopline.processors.messages import BucketSwept, TimerFired, WheelSwept
 from loopline.processors.handlers.pausing import hold_step
+from loopline.processors.handlers.proactive import proactive_run as proactive_run_firing
 from loopline.processors.handlers.questions import climb_question
 from loopline.processors.handlers.outcome_signals import dormant_check, verify_outcome
 from loopline.processors.handlers.outreach import has_step, retry_due_decisions, step_task
@@ -102,23 +102,6 @@ def _loop(uow: UnitOfWork, task: Task, loop_ref: str) -> OpenLoop:
     loop = uow.get(ids.loop_id(task.tenant, loop_ref), OpenLoop)
     assert loop is not None, f"task {task.ref} links loop {loop_ref} that does not exist"
     return loop
-
-
-def _proactive_run(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str | None:
-    run, now = uow.get(timer.target_id, ProactiveRun), timer.now
-    if run is None or not run.is_due(now):
-        return None
-    escalations = list(run.pending_escalations)
-    for escalation in escalations:
-        # The owner was told by the step that escalated; the run hands the escalation to the agent runtime.
-        task = load_task(uow, run.tenant, escalation["task_ref"])
-        if not task.is_closed:  # seed 000 lifecycle 6: the escalation is the context of the task's next wake-up
-            task.wake("escalation", cause="escalation", reason=escalation["reason"], now=now)
-    summary = (f"woke {count(len(escalations), 'task')} with its escalation" if escalations
-               else "no escalation was waiting for the owner")
-    run.record_run(mode="maintenance", summary=summary, escalations_handled=len(escalations), now=now)
-    set_timer(uow, kind=TimerKind.PROACTIVE_RUN, target_id=run.id, due=run.next_run_at, now=now)
-    return f"proactive run for {run.tenant}: {summary}"
 
 
 def _stall_check(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str | None:
@@ -193,7 +176,7 @@ TIMERS: dict[str, TimerRow] = {
                                       ("passed deadline acted on", "passed deadlines acted on")),
     TimerKind.TASK_EXPIRY: TimerRow(_task_expiry, "the task's expiry",
                                     ("task reached its expiry", "tasks reached their expiry")),
-    TimerKind.PROACTIVE_RUN: TimerRow(_proactive_run, "the proactive run", ("proactive run", "proactive runs")),
+    TimerKind.PROACTIVE_RUN: TimerRow(proactive_run_firing, "the proactive run", ("proactive run", "proactive runs")),
     TimerKind.TASK_STALL_CHECK: TimerRow(_stall_check, "the stall check", ("task flagged stalled", "tasks flagged stalled")),
     TimerKind.TASK_WAKEUP: TimerRow(_wakeup, "the wake-up", ("task woken", "tasks woken")),
     TimerKind.TASK_STEP: TimerRow(_task_step, "the task's next step", ("task step taken", "task steps taken")),

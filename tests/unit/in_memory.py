@@ -1,5 +1,5 @@
 """Loopline on eventsourcing's in-memory store with fake ports, driven as `publish` and `tick` drive it:
-the router, the agent (a scripted model) and delivery (a recording SMTP channel) run until none has work."""
+the router, the agent (a scripted model), the brain (the offline policy unless given) and delivery (a recording SMTP channel) run until none has work."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ from loopline.adapters.messages import parse_message
 from loopline.domain import ids
 from loopline.domain.task import Task
 from loopline.processors.application import Loopline, UnitOfWork
+from loopline.adapters.offline_policy import OfflinePolicy
 from loopline.processors.followers.agent import Agent
+from loopline.processors.followers.brain import Brain
 from loopline.processors.followers.delivery import Delivery, is_contact_email
 from loopline.processors.followers.router import Router
 from loopline.processors.followers.scheduler import Scheduler
@@ -22,11 +24,12 @@ from tests.unit.fakes import FakeChannel, FakeClock, FakeLedger, RecordingDrafte
 
 
 class InMemoryLoopline:
-    def __init__(self, model: DecisionModel | None = None) -> None:
+    def __init__(self, model: DecisionModel | None = None, brain_model: DecisionModel | None = None) -> None:
         self.app = Loopline(env={"PERSISTENCE_MODULE": "eventsourcing.popo"})
         self.model = model or ScriptedModel()
         bus = build_bus(self.app, RecordingDrafter())
         self.router, self.scheduler, self.agent = Router(bus), Scheduler(bus), Agent(bus, self.model)
+        self.brain = Brain(bus, brain_model or OfflinePolicy())
         self.smtp = FakeChannel("smtp", accepts=is_contact_email)
         self.owner = FakeChannel("jsonl", accepts=lambda message: not is_contact_email(message))
         self.delivery = Delivery(self.app, FakeLedger(), [self.smtp, self.owner], clock=FakeClock())
@@ -49,7 +52,7 @@ class InMemoryLoopline:
         while True:
             routed = self.router.run_once()
             outcomes += routed
-            if routed or self.agent.run_once().read:
+            if routed or self.agent.run_once().read or self.brain.run_once().read:
                 continue
             if not self.delivery.run_once():
                 return outcomes

@@ -29,6 +29,7 @@ class LeaderSystem:
     def __init__(self, leader: ScriptedLeader, passes: int, stop: Any) -> None:
         self.leader, self.passes, self.stop = leader, passes, stop
         self.agent = SimpleNamespace(run_once=lambda: SimpleNamespace(done=[], read=False))
+        self.brain = None
 
     def drain(self, deliver: bool) -> Any:
         self.leader.try_lead()

@@ -1,0 +1,151 @@
+"""The tenant's proactive run (seed 000 Part 3): each run first hands the owner what was held (the return digest)
+and, with the owner around, proposes from the gaps it finds; then, when the context snapshot changed or an
+escalation waits, a synthesis run asks the model (a brain call, processors/handlers/brain_calls.py) which acts
+through its tools, turn by turn; otherwise, or when a model-call limit holds it back, a maintenance run as before.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime
+from typing import Any
+
+from loopline.domain import ids
+from loopline.domain.model_checks import ModelCallAttempt, first_model_deferral
+from loopline.domain.model_ledger import TenantModelCalls
+from loopline.domain.proactive_run import FALLBACK_INTERVAL, ProactiveRun
+from loopline.domain.proposal_gaps import TaskView, find_gaps
+from loopline.domain.send_ledger import local_day
+from loopline.domain.synthesis_context import context_delta
+from loopline.domain.task import Task
+from loopline.domain.timers import TimerKind
+from loopline.domain.wording import count
+from loopline.processors.application import UnitOfWork
+from loopline.processors.handlers.loops_and_timers import load_task, set_timer
+from loopline.processors.handlers.owner_notices import notification_hold, release_held
+from loopline.processors.handlers.proposals import propose_from_gaps
+from loopline.processors.handlers.synthesis_actions import act
+from loopline.processors.handlers.synthesis_snapshot import context_snapshot, context_words
+from loopline.processors.handlers.tenants import tenant_settings
+from loopline.processors.messages import BrainAnswered, TimerFired
+from loopline.processors.model import synthesis_tools
+from loopline.processors.ports import Conversation, Drafter, Prompt
+
+
+def proactive_run(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str | None:
+    run, now = uow.get(timer.target_id, ProactiveRun), timer.now
+    if run is None or not run.is_due(now):
+        return None
+    if run.pending_request is not None:
+        if now < run.pending_since + FALLBACK_INTERVAL:
+            return None  # the model is still thinking: this run closes when it answers
+        # The model never answered: the run closes without it, and this one goes on.
+        run.fail_synthesis(request_ref=run.pending_request, error="no answer by the next run", now=now)
+        close_run(uow, run, "the model did not answer the synthesis run", now)
+    released = release_held(uow, run.tenant, now=now)
+    snapshot = context_snapshot(uow, run, now)
+    proposed = _discover(uow, run, snapshot, now)
+    delta = context_delta(run.last_context_snapshot, snapshot)
+    if (not delta.is_empty or run.pending_escalations) and _count_call(uow, run, now):
+        run.snapshot_context(snapshot=snapshot, now=now)
+        run.request_synthesis(turn=1, context=context_words(uow, run, delta, now), tool_results=[], now=now)
+        # The run closes when the model is done; should it never answer, the next firing closes it.
+        set_timer(uow, kind=TimerKind.PROACTIVE_RUN, target_id=run.id, due=now + FALLBACK_INTERVAL, now=now)
+        return f"proactive run for {run.tenant}: the model is asked (synthesis){_extras(released, proposed)}"
+    escalations = len(run.pending_escalations)
+    summary = (f"woke {count(escalations, 'task')} with its escalation" if escalations
+               else "no escalation was waiting for the owner")
+    close_run(uow, run, summary, now, mode="maintenance")
+    return f"proactive run for {run.tenant}: {summary}{_extras(released, proposed)}"
+
+
+def _extras(released: list[str], proposed: list[Any]) -> str:
+    """What the run's start did besides, in words; nothing when it did nothing."""
+    done = ([f"released {count(len(released), 'held notice')}"] if released else []) + (
+        [f"offered {count(len(proposed), 'proposal')}"] if proposed else [])
+    return f" ({', '.join(done)})" if done else ""
+
+
+def close_run(uow: UnitOfWork, run: ProactiveRun, summary: str, now: datetime, *, mode: str = "synthesis") -> None:
+    """Closes the run: the escalations it handles (a synthesis run those it was shown) wake their tasks unless a tool
+    closed them (seed 000 lifecycle 6: the escalation is the context of the task's next wake-up), and the next run's
+    timer is filed (the 24 h fallback when none was asked)."""
+    handled = run.pending_escalations[:run.escalations_shown] if mode == "synthesis" else run.pending_escalations
+    for escalation in handled:
+        task = load_task(uow, run.tenant, escalation["task_ref"])
+        if not task.is_closed:
+            task.wake("escalation", cause="escalation", reason=escalation["reason"], now=now)
+    run.record_run(mode=mode, summary=summary, escalations_handled=len(handled), now=now)
+    set_timer(uow, kind=TimerKind.PROACTIVE_RUN, target_id=run.id, due=run.next_run_at, now=now)
+
+
+def _discover(uow: UnitOfWork, run: ProactiveRun, snapshot: dict[str, dict[str, str]], now: datetime) -> list[Any]:
+    """Discovery (seed 003 §6): the stalled tasks are the gaps; `propose_from_gaps` proposes only while the owner
+    was seen recently."""
+    tasks = [TaskView(ref, task.title, task.stalled_since, 0) for ref in snapshot.get("stalled", {})
+             if (task := uow.get(ids.task_id(run.tenant, ref), Task)) is not None]
+    if not tasks:
+        return []
+    last_seen = notification_hold(uow, run.tenant, now).last_seen_at
+    return propose_from_gaps(uow, tenant=run.tenant, gaps=find_gaps(tasks=tasks, now=now), last_seen_at=last_seen,
+                             now=now)
+
+
+def _count_call(uow: UnitOfWork, run: ProactiveRun, now: datetime) -> bool:
+    """Counts one model call in the tenant's model ledger (MODEL_CALL_CHECKS, as a task's decision); False when a
+    limit holds it back (the run does maintenance instead). The brain never takes the day's last call: that one is
+    kept for the tasks' own work."""
+    settings = tenant_settings(uow, run.tenant)
+    ledger_id = ids.tenant_model_calls_id(run.tenant)
+    ledger = uow.get(ledger_id, TenantModelCalls) or TenantModelCalls.open(id=ledger_id, tenant=run.tenant, now=now)
+    today = local_day(now, settings.timezone)
+    if ledger.calls_on(today) + 1 >= settings.daily_model_call_limit or first_model_deferral(ModelCallAttempt(
+            task_ref=run.run_ref, task_calls=0, tenant_calls=ledger, limits=settings, now=now)) is not None:
+        return False
+    uow.add(ledger).record(task_ref=run.run_ref, day=today, now=now)
+    return True
+
+
+def synthesis_pending(run: ProactiveRun, request_ref: str) -> bool:
+    return run.pending_request == request_ref
+
+
+def synthesis_prompt(reader: UnitOfWork, run: ProactiveRun, requested: Any) -> Conversation:
+    """The run's conversation so far, with the synthesis tools; the offline policy reads the snapshot in `facts`."""
+    messages = tuple(run.transcript)
+    text = synthesis_tools.SYSTEM + json.dumps(messages, sort_keys=True, default=str)
+    prompt = Prompt(system=synthesis_tools.SYSTEM, messages=messages,
+                    digest=hashlib.sha256(text.encode("utf-8")).hexdigest())
+    facts = {"turn": run.turn, "snapshot": run.last_context_snapshot or {},
+             "escalations": list(run.pending_escalations), "actions_taken": run.actions_this_run}
+    return Conversation(kind="synthesis", tenant=run.tenant, request_ref=requested.request_ref, prompt=prompt,
+                        tools=synthesis_tools.TOOLS, facts=facts)
+
+
+def record_synthesis(uow: UnitOfWork, run: ProactiveRun, answered: BrainAnswered) -> str:
+    """The turn's answer and what its tool calls did; the run goes on to the next turn with their results, or closes
+    (the model scheduled its next run, called no tool, or used its last turn)."""
+    now = max(answered.requested_at, run.modified_on)
+    reply = answered.answer
+    if isinstance(reply, str):
+        run.fail_synthesis(request_ref=answered.request_ref, error=reply, now=now)
+        close_run(uow, run, f"the model failed: {reply}", now)
+        return f"proactive run for {run.tenant}: the model failed ({reply})"
+    run.record_synthesis(request_ref=answered.request_ref, adapter=reply.adapter, model=reply.model,
+                         content=list(reply.content), prompt_digest=reply.prompt_digest,
+                         input_tokens=reply.input_tokens, output_tokens=reply.output_tokens, now=now)
+    calls = reply.tool_calls()
+    results = [act(uow, run, call, now).block(str(call.get("id", ""))) for call in calls]
+    scheduled = any(call.get("name") == "schedule_next_run" and not result["is_error"]
+                    for call, result in zip(calls, results))
+    done = f"turn {run.turn}: {count(len(calls), 'tool call')}, {count(run.actions_this_run, 'action')} taken"
+    if scheduled or not calls or run.turn >= synthesis_tools.MAX_TURNS:
+        close_run(uow, run, f"synthesis by {reply.adapter} {reply.model}: {count(run.actions_this_run, 'action')} "
+                            f"in {count(run.turn, 'turn')}", now)
+        return f"proactive run for {run.tenant}: {done}; next run {run.next_run_at.isoformat()}"
+    if not _count_call(uow, run, now):
+        close_run(uow, run, f"a model-call limit ended the synthesis after {count(run.turn, 'turn')}", now)
+        return f"proactive run for {run.tenant}: {done}; a model-call limit ended it"
+    run.request_synthesis(turn=run.turn + 1, context="", tool_results=results, now=now)
+    return f"proactive run for {run.tenant}: {done}; asking turn {run.turn}"
