@@ -11,10 +11,14 @@ from loopline.domain import ids
 from loopline.domain.model_checks import ModelCallAttempt, first_model_deferral
 from loopline.domain.model_ledger import TenantModelCalls
 from loopline.domain.proposal import Proposal
+from loopline.domain.proposal_rules import DEBATE_KIND
 from loopline.domain.send_ledger import local_day
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.proposal_batches import settle_debate
 from loopline.processors.handlers.tenants import tenant_settings
+from loopline.processors.messages import BrainAnswered
+from loopline.processors.model.debate import DEBATE_TOOL, debate_answer, debate_facts, debate_prompt
+from loopline.processors.ports import Conversation
 
 
 def ask_debate_call(uow: UnitOfWork, proposal: Proposal, now: datetime) -> None:
@@ -68,3 +72,33 @@ def record_debate_failure(
     ask_debate_call(uow, proposal, now)
     settle_debate(uow, proposal, now)
     return True
+
+
+def debate_pending(proposal: Proposal, request_ref: str) -> bool:
+    return proposal.is_debate_pending(request_ref)
+
+
+def debate_conversation(reader: UnitOfWork, proposal: Proposal, requested: Proposal.DebateRequested) -> Conversation:
+    """The role's call: its prompt, the `debate_answer` tool, and the facts the offline policy answers from."""
+    request = proposal.debate_request or {}
+    return Conversation(kind=DEBATE_KIND, tenant=proposal.tenant, request_ref=requested.request_ref,
+                        prompt=debate_prompt(proposal, request), tools=(DEBATE_TOOL,),
+                        facts=debate_facts(proposal, request))
+
+
+def record_debate(uow: UnitOfWork, proposal: Proposal, answered: BrainAnswered) -> str:
+    """The brain follower's answer: the role's argument (and the arbiter's verdict), or a failure asked again."""
+    now = max(answered.requested_at, proposal.modified_on)
+    reply = answered.answer
+    read = reply if isinstance(reply, str) else debate_answer(list(reply.content))
+    ref = proposal.proposal_ref
+    if isinstance(read, str):
+        record_debate_failure(uow, tenant=proposal.tenant, proposal_ref=ref, request_ref=answered.request_ref,
+                              error=read, now=now)
+        return f"proposal {ref}: a debate call failed ({read}); the proposal is {proposal.status}"
+    assert not isinstance(reply, str)
+    record_debate_answer(uow, tenant=proposal.tenant, proposal_ref=ref, request_ref=answered.request_ref,
+                         text=read[0], verdict=read[1], adapter=reply.adapter, model=reply.model,
+                         prompt_digest=reply.prompt_digest, input_tokens=reply.input_tokens,
+                         output_tokens=reply.output_tokens, now=now)
+    return f"proposal {ref}: debate answered; the proposal is {proposal.status}"
