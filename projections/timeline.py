@@ -255,10 +255,10 @@ def _subject(event: Any) -> tuple[str | None, str | None, str]:
         return event.tenant, None, f"template {event.ref}"
     if isinstance(event, Recurrence.Ended):
         return event.tenant, None, f"template {event.template_ref}"
-    if isinstance(event, (Proposal.Proposed, Proposal.Event)):  # an approval shows in its task's trail too
-        return event.tenant, getattr(event, "task_ref", None), f"proposal {event.proposal_ref}"
+    if isinstance(event, (Proposal.Proposed, Proposal.Event)):  # `audit <proposal id>`; an approval: its task's trail
+        return event.tenant, getattr(event, "task_ref", event.proposal_ref), f"proposal {event.proposal_ref}"
     if isinstance(event, ProposalBook.Event):
-        return event.tenant, None, f"proposals {event.tenant}"
+        return event.tenant, getattr(event, "proposal_ref", None), f"proposals {event.tenant}"
     if isinstance(event, Routine.Created):
         return event.tenant, None, f"routine {event.ref}"
     if isinstance(event, RoutineEvent):
