@@ -36,9 +36,9 @@ def settle_debate(uow: UnitOfWork, proposal: Proposal, now: datetime) -> None:
         show_ready(uow, tenant=proposal.tenant, book=book, now=now)
 
 
-def show_ready(uow: UnitOfWork, *, tenant: str, book: ProposalBook, now: datetime) -> list[list[str]]:
+def show_ready(uow: UnitOfWork, *, tenant: str, book: ProposalBook, now: datetime) -> None:
     """Shows the survivors waiting in the book, grouped by theme and impact, ≤ 5 a notice, each notice through the
-    owner's notification hold; returns each batch's refs."""
+    owner's notification hold."""
     ready = [p for p in (load_proposal(uow, tenant, ref) for ref in book.awaiting) if p.status == "ready"]
     by_ref = {p.proposal_ref: p for p in ready}
     candidates = [Candidate(p.proposal_ref, p.theme, p.impact) for p in ready]  # type: ignore[arg-type]
@@ -50,4 +50,3 @@ def show_ready(uow: UnitOfWork, *, tenant: str, book: ProposalBook, now: datetim
                  for ref in refs]
         notify_owner(uow, tenant, render_batch(tenant, shown), now=now)
     book.record_batches(grouped, now)
-    return grouped
