@@ -233,6 +233,10 @@ def _held_work(work: dict[str, Any]) -> str:
     return f"the decision {work['decision']} of task {work['task_ref']} (attempt {work['attempt']})"
 
 
+RUN_TRAIL = "proactive-run"
+"""The trail of a tenant's proactive run (`loopline audit proactive-run --tenant T`): its runs, turns and actions."""
+
+
 def _subject(event: Any) -> tuple[str | None, str | None, str]:
     """Whose the event is (tenant, task) and what it is about, as the event itself says."""
     if isinstance(event, Task.Created):
@@ -271,7 +275,7 @@ def _subject(event: Any) -> tuple[str | None, str | None, str]:
         return event.tenant, None, f"owner notices {event.tenant}"
     assert isinstance(event, (ProactiveRun.Started, ProactiveRun.Event, OpenTasks.Forgotten)), (
         f"{type(event).__qualname__} names no subject")
-    return event.tenant, None, f"proactive run {event.tenant}"
+    return event.tenant, RUN_TRAIL, f"proactive run {event.tenant}"
 
 
 def _plain(value: Any) -> Any:

@@ -51,6 +51,9 @@ class Reply:
     """With an error status: the `retry-after-ms` header the SDK honours instead of its own backoff."""
     input_tokens: int = 321
     output_tokens: int = 54
+    calls: tuple[tuple[str, dict[str, Any]], ...] = ()
+    """For a request that forces no tool (tool_choice auto, `script_turns`): the tool calls the model makes, by name
+    and input."""
 
 
 @dataclass
@@ -63,6 +66,7 @@ class MessagesApi:
 
     def __post_init__(self) -> None:
         self._script: deque[Reply] = deque()
+        self._turns: deque[Reply] = deque()
         self._cached: set[str] = set()
         self._lock = threading.Lock()
         self._ids = count(1)
@@ -109,15 +113,27 @@ class MessagesApi:
         with self._lock:
             self._script.extend(replies)
 
+    def script_turns(self, *replies: Reply) -> None:
+        """Queues answers for the next calls that force no tool (a synthesis turn), apart from the forced ones."""
+        with self._lock:
+            self._turns.extend(replies)
+
     def forced_tools(self) -> list[str | None]:
-        """The tool each recorded request forced (`tool_choice.name`)."""
-        return [(request["json"].get("tool_choice") or {}).get("name") for request in self.requests]
+        """The tool each recorded request forced (`tool_choice.name`); the turns that force none (synthesis) are
+        `turns`."""
+        return [(request["json"].get("tool_choice") or {}).get("name") for request in self.requests
+                if (request["json"].get("tool_choice") or {}).get("type") != "auto"]
+
+    def turns(self) -> list[dict[str, Any]]:
+        """The recorded requests that force no tool (tool_choice auto: a synthesis turn)."""
+        return [request for request in self.requests if (request["json"].get("tool_choice") or {}).get("type") == "auto"]
 
     def _answer(self, path: str, headers: dict[str, str], body: bytes) -> tuple[int, dict[str, str], dict[str, Any]]:
         request = json.loads(body or b"{}")
         with self._lock:
             self.requests.append({"path": path, "headers": headers, "json": request})
-            reply = self._script.popleft() if self._script else Reply(delay=self.delay)
+            queue = self._script if (request.get("tool_choice") or {}).get("type") != "auto" else self._turns
+            reply = queue.popleft() if queue else Reply(delay=self.delay)
             self._in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self._in_flight)
         try:
@@ -132,7 +148,11 @@ class MessagesApi:
             extra = {"retry-after-ms": str(reply.retry_after_ms)} if reply.retry_after_ms is not None else {}
             return reply.status, extra, _error(kind, f"scripted {reply.status}")
         tool = (request.get("tool_choice") or {}).get("name")
-        if reply.text is not None or not tool:
+        if reply.calls:
+            content = [{"type": "tool_use", "id": f"toolu_{next(self._ids):08d}", "name": name, "input": tool_input}
+                       for name, tool_input in reply.calls]
+            stop = "tool_use"
+        elif reply.text is not None or not tool:
             content = [{"type": "text", "text": reply.text or "I would rather not use a tool."}]
             stop = "end_turn"
         else:

@@ -22,10 +22,10 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, wait
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 from uuid import UUID
 
 from eventsourcing.utils import get_topic
@@ -41,6 +41,7 @@ from loopline.processors.ports import DecisionModel, DecisionRequest, ModelUnava
 from loopline.processors.model.prompts import request_for, tenant_settings_of
 
 TOPICS = [get_topic(Task.DecisionRequested), get_topic(Task.DecisionResumed)]
+T = TypeVar("T")
 DEFAULT_CONCURRENCY = 16
 RECORD_EVERY = 20
 """Answers recorded in one transaction: enough to share a commit's cost, few enough to rarely meet another writer."""
@@ -226,13 +227,18 @@ class Agent:
             )
 
     def _decide(self, request: DecisionRequest) -> Answer:
-        """Runs in a thread of its own, outside any transaction: a failure is an answer too, so nothing crashes."""
-        try:
-            return self.model.decide(request)
-        except ModelUnavailable as error:
-            return f"the model is unavailable: {error}"
-        except Exception as error:  # noqa: BLE001 - an adapter's bug must not stop other tenants' decisions
-            return f"the model adapter failed: {type(error).__name__}: {error}"
+        """Runs in a thread of its own, outside any transaction."""
+        return answer_or_why(lambda: self.model.decide(request))
+
+
+def answer_or_why(call: Callable[[], T]) -> T | str:
+    """A model call's answer, or why there is none: a failure is an answer too, so nothing crashes."""
+    try:
+        return call()
+    except ModelUnavailable as error:
+        return f"the model is unavailable: {error}"
+    except Exception as error:  # noqa: BLE001 - an adapter's bug must not stop other tenants' calls
+        return f"the model adapter failed: {type(error).__name__}: {error}"
 
 
 def _reply_subject(history: list[Any], requested: Any) -> str | None:

@@ -17,10 +17,10 @@ from eventsourcing.utils import get_topic
 
 from loopline.processors.application import Loopline, Position, UnitOfWork
 from loopline.processors.bus import Batch, Bus
-from loopline.processors.followers.agent import AgentPass
+from loopline.processors.followers.agent import AgentPass, answer_or_why
 from loopline.processors.handlers.brain_calls import CALL_KINDS
 from loopline.processors.messages import BrainAnswered
-from loopline.processors.ports import Conversation, DecisionModel, ModelUnavailable, Reply
+from loopline.processors.ports import DecisionModel
 
 TOPICS = sorted({get_topic(row.requested) for row in CALL_KINDS.values()})
 
@@ -79,14 +79,7 @@ class Brain:
             if aggregate is None or key in asked or not row.pending(aggregate, event.request_ref):
                 continue
             asked.add(key)
-            answer = self._converse(row.prompt(reader, aggregate, event))
+            request = row.prompt(reader, aggregate, event)  # outside any transaction
+            answer = answer_or_why(lambda: self.model.converse(request))
             yield BrainAnswered(event.kind, event.originator_id, event.request_ref, event.timestamp, answer)
 
-    def _converse(self, request: Conversation) -> Reply | str:
-        """Outside any transaction: a failure is an answer too, so nothing crashes."""
-        try:
-            return self.model.converse(request)
-        except ModelUnavailable as error:
-            return f"the model is unavailable: {error}"
-        except Exception as error:  # noqa: BLE001 - an adapter's bug must not stop other tenants' runs
-            return f"the model adapter failed: {type(error).__name__}: {error}"

@@ -20,6 +20,7 @@ from loopline.domain.send_ledger import local_day
 from loopline.domain.synthesis_context import context_delta
 from loopline.domain.task import Task
 from loopline.domain.timers import TimerKind
+from loopline.domain.timeutil import format_time
 from loopline.domain.wording import count
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.loops_and_timers import load_task, set_timer
@@ -143,7 +144,7 @@ def record_synthesis(uow: UnitOfWork, run: ProactiveRun, answered: BrainAnswered
     if scheduled or not calls or run.turn >= synthesis_tools.MAX_TURNS:
         close_run(uow, run, f"synthesis by {reply.adapter} {reply.model}: {count(run.actions_this_run, 'action')} "
                             f"in {count(run.turn, 'turn')}", now)
-        return f"proactive run for {run.tenant}: {done}; next run {run.next_run_at.isoformat()}"
+        return f"proactive run for {run.tenant}: {done}; next run {format_time(run.next_run_at)}"
     if not _count_call(uow, run, now):
         close_run(uow, run, f"a model-call limit ended the synthesis after {count(run.turn, 'turn')}", now)
         return f"proactive run for {run.tenant}: {done}; a model-call limit ended it"

@@ -86,10 +86,13 @@ def test_tick_says_what_it_did_and_counts_it(cli: Cli, tmp_path: Path) -> None:
 
     assert ticked.returncode == 0, ticked.stderr
     # Embedded, the tick's own drain has the model draft the follow-up and says so; at scale the leader does.
+    # So is the proactive run's synthesis (the offline policy: a brief when there is one, the next run in a day).
     sent = [] if cli.scale else [
-        "2026-03-16T10:00:01Z  'Schedule meeting with Rahul': sent a follow-up to rahul.sharma@company.com"]
+        "2026-03-16T10:00:01Z  'Schedule meeting with Rahul': sent a follow-up to rahul.sharma@company.com",
+        "2026-03-16T10:00:01Z  proactive run for user_xyz: turn 1: 2 tool calls, 1 action taken; next run "
+        "2026-03-17T10:00:01Z"]
     assert ticked.stdout.splitlines() == [
-        "2026-03-16T10:00:01Z  proactive run for user_xyz: no escalation was waiting for the owner",
+        "2026-03-16T10:00:01Z  proactive run for user_xyz: the model is asked (synthesis)",
         "2026-03-16T10:00:01Z  'Schedule meeting with Rahul': no sign of a reply from rahul.sharma@company.com to my "
         "email “Meeting next week?” by 16 Mar 2026 10:00 UTC; drafting a follow-up to rahul.sharma@company.com",
         *sent,

@@ -127,3 +127,27 @@ def test_offline_policy_sends_the_deterministic_brief_and_schedules_the_next_run
     [recorded] = run_events(loopline, ProactiveRun.RunRecorded)
     assert recorded.mode == "synthesis" and recorded.next_run_at == RUN_AT + timedelta(hours=24)
     assert not recorded.fallback_used
+
+
+def queue_escalation(loopline: InMemoryLoopline, task_ref: str) -> None:
+    uow = UnitOfWork(loopline.app)
+    run = uow.get(ids.run_id(T), ProactiveRun)
+    assert run is not None
+    run.queue_escalation(task_ref=task_ref, loop_ref=None, reason="stalled: no activity for 5 days", now=DAY0)
+    uow.end_step()
+    uow.commit()
+
+
+def test_the_run_decides_a_waiting_escalation_and_a_call_naming_no_task_spends_nothing():
+    brain = ScriptedBrain([[use("escalate_task", task_ref="nope", reason="x"),
+                            use("decide_escalation", task_ref="supplier", decision="cancel", note="no longer needed"),
+                            use("schedule_next_run", in_hours=48, reason="in two days")]])
+    loopline = tenant_with_a_task(brain)
+    queue_escalation(loopline, "supplier")
+    loopline.tick(RUN_AT)
+    assert "supplier" in brain.asked[0].prompt.messages[0]["content"].split("escalations/")[1]
+    assert loopline.task(T, "supplier").status.value == "cancelled"
+    assert [event.tool for event in run_events(loopline, ProactiveRun.ActionTaken)] == ["decide_escalation"]
+    [recorded] = run_events(loopline, ProactiveRun.RunRecorded)
+    assert recorded.escalations_handled == 1 and the_run(loopline).pending_escalations == []
+    assert the_run(loopline).next_run_at == RUN_AT + timedelta(hours=48)
