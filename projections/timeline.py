@@ -261,8 +261,8 @@ def _subject(event: Any) -> tuple[str | None, str | None, str]:
         return event.tenant, None, f"template {event.template_ref}"
     if isinstance(event, (Proposal.Proposed, Proposal.Event)):  # `audit <proposal id>`; an approval: its task's trail
         return event.tenant, getattr(event, "task_ref", event.proposal_ref), f"proposal {event.proposal_ref}"
-    if isinstance(event, ProposalBook.Event):
-        return event.tenant, getattr(event, "proposal_ref", None), f"proposals {event.tenant}"
+    if isinstance(event, ProposalBook.Event):  # a batch shown is the brain's doing: in the run's trail
+        return event.tenant, getattr(event, "proposal_ref", RUN_TRAIL), f"proposals {event.tenant}"
     if isinstance(event, Routine.Created):
         return event.tenant, None, f"routine {event.ref}"
     if isinstance(event, RoutineEvent):

@@ -38,6 +38,8 @@ def test_proposals_are_debated_batched_to_the_owner_approved_rejected_and_then_a
              for ref in (LEASE, INVOICE)}
     assert sorted(shown.values()) == [["shown to the owner in batch batch-1 as item 1"],
                                       ["shown to the owner in batch batch-1 as item 2"]]
+    run_trail = [row["summary"] for row in cli.json("audit", "proactive-run", "--tenant", OWNER, "--json")]
+    assert "2 proposal(s) shown to the owner in 1 batch(es)" in run_trail
     died = [row["summary"] for row in cli.json("audit", REPO, "--json")]
     assert "debate round 1: fail -> failed" in died and not any("shown" in line for line in died)
 
