@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from loopline.adapters.offline_debate import offline_answer
 from loopline.domain.safety_limits import SYNTHESIS_ACTIONS_PER_RUN
 from loopline.domain.synthesis_context import morning_brief
 from loopline.processors.ports import Conversation
@@ -40,5 +41,10 @@ def synthesis(request: Conversation) -> list[dict[str, Any]]:
     return calls
 
 
-OFFLINE_ANSWERS: dict[str, Callable[[Conversation], list[dict[str, Any]]]] = {"synthesis": synthesis}
+def debate(request: Conversation) -> list[dict[str, Any]]:
+    """One debate role's answer (adapters/offline_debate.py): the same proposal, round and role, the same answer."""
+    return [_call(request, 0, "debate_answer", **offline_answer(request.facts))]
+
+
+OFFLINE_ANSWERS: dict[str, Callable[[Conversation], list[dict[str, Any]]]] = {"synthesis": synthesis, "debate": debate}
 """Each brain call kind's deterministic answer: its content blocks."""

@@ -11,6 +11,7 @@ proposal in the same round always gets the same debate, so proposals work withou
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from loopline.domain.proposal_rules import Verdict
 
@@ -43,3 +44,12 @@ def offline_round(*, title: str, impact: str, round_number: int) -> DebateRound:
             "fail": "drop it: too little impact to show",
         }[verdict],
     )
+
+
+
+def offline_answer(facts: dict[str, Any]) -> dict[str, Any]:
+    """The `debate_answer` tool input for the role asked (`processors/model/debate.debate_facts`): the same always."""
+    answers = offline_round(title=facts["title"], impact=facts["impact"], round_number=facts["round"])
+    if facts["role"] == "arbiter":
+        return {"argument": answers.arbiter, "verdict": answers.verdict}
+    return {"argument": answers.proposer if facts["role"] == "proposer" else answers.critic}

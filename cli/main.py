@@ -255,7 +255,7 @@ def audit(
     json_: Json = False,
     tenant: Annotated[str | None, typer.Option("--tenant", help="Only this tenant.")] = None,
 ) -> None:
-    """Everything that happened to a task (or `proactive-run`: the tenant's proactive runs), in order, with why."""
+    """Everything that happened to a task (a proposal by its id, `proactive-run` the tenant's runs), in order, with why."""
     with opened() as system, system.projections.engine.connect() as conn:
         rows = task_trail(conn, task_id, tenant)
     if not rows:

@@ -20,6 +20,8 @@ REPEATED_EXPIRIES = 2
 """Loops of one task expiring this many times or more count as a pattern worth a proposal."""
 
 LONG_STALL = timedelta(days=7)
+"""A task stalled this long is a high-impact gap; one that has only just stalled is low (the offline debate drops it:
+it may yet move on its own)."""
 
 _SEVERITY_ORDER: dict[str, int] = {"critical": 0, "high": 1, "medium": 2, "low": 3}
 
@@ -75,7 +77,7 @@ def find_gaps(
         if task.stalled_since is not None:
             long = now - task.stalled_since >= LONG_STALL
             found.append(Gap(
-                "stalled_task", task.ref, "high" if long else "medium",
+                "stalled_task", task.ref, "high" if long else "low",
                 f"'{task.title}' has had no activity since {task.stalled_since:%Y-%m-%d}",
                 f"nudge or close '{task.title}'",
             ))

@@ -20,6 +20,15 @@ DEFAULT_REJECTION: RejectionType = "not_now"
 MAX_DEBATE_ROUNDS = 3
 """A debate still open after this many rounds goes to the owner with both positions (seed 001 §4)."""
 
+DEBATE_ROLES = ("proposer", "critic", "arbiter")
+"""The three model calls of one debate round, in order (seed 001 §4)."""
+
+DEBATE_KIND = "debate"
+"""The brain call kind of a debate role's model call."""
+
+DEBATE_CALL_ATTEMPTS = 3
+"""A debate call that fails is tried twice more; then the gap is skipped (seed 001 §3 "retry 2x")."""
+
 PROPOSALS_PER_BATCH = 5
 """Proposals one notification to the owner carries (seed 001 §5)."""
 

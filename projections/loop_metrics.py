@@ -1,8 +1,9 @@
 """The `loop_metrics` read model: what the loop learns per tenant (seed 001 §9, issue 21 item 5).
 
-Counts, not rates, are stored, so every event adds to its row; `metrics_of` divides. The owner's review of a task
-waiting for approval is Loopline proposing work and the owner accepting or rejecting it; an escalation is resolved
-by the owner's guidance or by the task closing, and its time is summed from when it first went to the owner.
+Counts, not rates, are stored, so every event adds to its row; `metrics_of` divides. The acceptance rate counts the
+owner's answers to proposals (seed 001 §3) and to tasks waiting for approval, which are Loopline proposing work too;
+an escalation is resolved by the owner's guidance or by the task closing, and its time is summed from when it first
+went to the owner.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from sqlalchemy import Column, Integer, String, Table, select
 from sqlalchemy.engine import Connection
 
 from loopline.domain.proactive_run import ProactiveRun
+from loopline.domain.proposal import Proposal
 from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time, parse_time
 from loopline.projections import writes
@@ -54,6 +56,14 @@ def _created(conn: Connection, event: Task.Created, position: int) -> None:
 
 def _reviewed(conn: Connection, event: Task.Reviewed, position: int) -> None:
     _add(conn, event.tenant, **{"proposals_accepted" if event.decision == "approved" else "proposals_rejected": 1})
+
+
+def _approved(conn: Connection, event: Proposal.Approved, position: int) -> None:
+    _add(conn, event.tenant, proposals_accepted=1)
+
+
+def _rejected(conn: Connection, event: Proposal.Rejected, position: int) -> None:
+    _add(conn, event.tenant, proposals_rejected=1)
 
 
 def _escalated(conn: Connection, event: Task.Escalated, position: int) -> None:
@@ -98,6 +108,8 @@ tables = (loop_metrics, open_escalations)
 handlers = {
     Task.Created: _created,
     Task.Reviewed: _reviewed,
+    Proposal.Approved: _approved,
+    Proposal.Rejected: _rejected,
     Task.Escalated: _escalated,
     Task.GuidanceGiven: _resolved,
     Task.Completed: _resolved,

@@ -1,5 +1,5 @@
-"""The `reflections` read model (seed 004 §7): one row per decision a human made (a task approved or rejected with
-its type, a question answered), kept for later tuning of the rules that asked them."""
+"""The `reflections` read model (seed 004 §7): one row per decision a human made (a task or a proposal approved or
+rejected with its type, a question answered), kept for later tuning of the rules that asked them."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import Boolean, Column, Integer, String, Table, Text, select
 from sqlalchemy.engine import Connection
 
+from loopline.domain.proposal import Proposal
 from loopline.domain.question import Question
 from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time
@@ -44,10 +45,23 @@ def _answered(conn: Connection, event: Question.Answered, position: int) -> None
     })
 
 
+def _proposal_decided(conn: Connection, event: Proposal.Approved | Proposal.Rejected, position: int) -> None:
+    approved = isinstance(event, Proposal.Approved)
+    writes.insert(conn, reflections, {
+        "position": position, "tenant": event.tenant, "at": format_time(event.timestamp), "kind": "proposal",
+        "subject": event.proposal_ref, "decision": "approved" if approved else "rejected",
+        "rejection_type": None if approved else event.rejection_type,
+        "detail": f"became task {event.task_ref}" if approved else event.reason, "for_review": False,
+    })
+
+
 name = "reflections"
 cost = 0.1  # a guess, not measured with bench/rebuild.py: one row per human decision
 tables = (reflections,)
-handlers = {Task.Reviewed: _reviewed, Question.Answered: _answered}
+handlers = {
+    Task.Reviewed: _reviewed, Question.Answered: _answered, Proposal.Approved: _proposal_decided,
+    Proposal.Rejected: _proposal_decided,
+}
 
 
 def reflection_log(conn: Connection, tenant: str | None = None) -> list[dict[str, Any]]:

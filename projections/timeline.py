@@ -18,7 +18,7 @@ from loopline.domain.pause import SystemSwitch
 from loopline.domain.notification_hold import NotificationHold
 from loopline.domain.open_tasks import OpenTasks
 from loopline.domain.proactive_run import ProactiveRun
-from loopline.domain.proposal import Proposal
+from loopline.domain.proposal import Proposal, ProposalBook
 from loopline.domain.question import Question
 from loopline.domain.recurrence import Recurrence
 from loopline.domain.routine import Routine, RoutineEvent
@@ -261,8 +261,10 @@ def _subject(event: Any) -> tuple[str | None, str | None, str]:
         return event.tenant, None, f"template {event.ref}"
     if isinstance(event, Recurrence.Ended):
         return event.tenant, None, f"template {event.template_ref}"
-    if isinstance(event, (Proposal.Proposed, Proposal.Event)):  # an approval shows in its task's trail too
-        return event.tenant, getattr(event, "task_ref", None), f"proposal {event.proposal_ref}"
+    if isinstance(event, (Proposal.Proposed, Proposal.Event)):  # `audit <proposal id>`; an approval: its task's trail
+        return event.tenant, getattr(event, "task_ref", event.proposal_ref), f"proposal {event.proposal_ref}"
+    if isinstance(event, ProposalBook.Event):  # a batch shown is the brain's doing: in the run's trail
+        return event.tenant, getattr(event, "proposal_ref", RUN_TRAIL), f"proposals {event.tenant}"
     if isinstance(event, (Question.Asked, Question.Event)):  # the asking shows in its task's trail too
         return event.tenant, getattr(event, "task_ref", None), f"question {event.question_ref}"
     if isinstance(event, Routine.Created):

@@ -11,7 +11,7 @@ from typing import Any
 from loopline.domain.notification_hold import NotificationHold
 from loopline.domain.open_tasks import OpenTasks
 from loopline.domain.proactive_run import ProactiveRun
-from loopline.domain.proposal import Proposal
+from loopline.domain.proposal import Proposal, ProposalBook
 from loopline.domain.question import Question
 from loopline.domain.question_ladder import lettered
 from loopline.domain.routine import Routine
@@ -72,9 +72,24 @@ BRAIN_DESCRIPTIONS: dict[type, Callable[[Any], tuple[str, str | None]]] = {
         f"debate round {e.round_number}: {e.verdict} -> {e.outcome}" + (f" ({e.flag})" if e.flag else ""),
         f"proposer: {e.proposer} | critic: {e.critic} | arbiter: {e.arbiter}",
     ),
+    Proposal.DebateRequested: lambda e: (
+        f"debate round {e.round_number}: the {e.role} asked" + (f" (try {e.attempt})" if e.attempt > 1 else ""), None,
+    ),
+    Proposal.DebateAnswered: lambda e: (
+        f"the {e.role} answered" + (f": {e.verdict}" if e.verdict else "") + f" ({e.adapter} {e.model})", e.text,
+    ),
+    Proposal.DebateCallFailed: lambda e: (f"the {e.role}'s model call failed (try {e.attempt})", e.error),
+    Proposal.DebateAbandoned: lambda e: ("debate abandoned: the gap is skipped", e.reason),
     Proposal.Shown: lambda e: (f"shown to the owner in batch {e.batch_ref} as item {e.position}", None),
     Proposal.Approved: lambda e: (f"owner approved the proposal: it became task {e.task_ref}", None),
     Proposal.Rejected: lambda e: (f"owner rejected the proposal ({e.rejection_type})", e.reason or None),
+    ProposalBook.DebateOpened: lambda e: (f"debate opened on proposal {e.proposal_ref}", None),
+    ProposalBook.DebateSettled: lambda e: (
+        f"debate on proposal {e.proposal_ref} settled: " + ("it goes to the owner" if e.survived else "dropped"), None,
+    ),
+    ProposalBook.BatchesShown: lambda e: (
+        f"{sum(map(len, e.batches))} proposal(s) shown to the owner in {len(e.batches)} batch(es)", None,
+    ),
     Routine.Created: lambda e: (
         f"routine {e.ref}: {e.kind} {e.action} for " + (f"task {e.owner_task_ref}" if e.owner_task_ref else "the tenant")
         + (f"; the first run {when(e.next_run_at)}" if e.next_run_at else f"; on signals {e.signal_pattern}"), None,

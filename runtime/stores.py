@@ -20,14 +20,14 @@ from loopline.adapters.leader import PostgresLeader, SoleLeader
 from loopline.adapters.read_model import read_model_engine
 from loopline.processors.application import Loopline
 from loopline.projections import (
-    health, limits, loop_metrics, model_usage, open_loops, pauses, proactive_runs, questions, reflections, routines,
-    scorecard, suppressions, task_memory, tasks, tenants, timeline,
+    health, limits, loop_metrics, model_usage, open_loops, pauses, proactive_runs, proposals, questions,
+    reflections, routines, scorecard, suppressions, task_memory, tasks, tenants, timeline,
 )
 from loopline.projections.runner import REBUILD_BATCH, Projection, ProjectionRunner
 
 READ_MODELS = (
     tasks, open_loops, proactive_runs, timeline, task_memory, tenants, limits, suppressions, pauses, health, model_usage,
-    scorecard, loop_metrics, questions, reflections, routines,
+    scorecard, loop_metrics, questions, reflections, routines, proposals,
 )
 
 

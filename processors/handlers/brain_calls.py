@@ -16,9 +16,11 @@ from typing import Any
 
 from loopline.domain.errors import DomainError
 from loopline.domain.proactive_run import ProactiveRun
+from loopline.domain.proposal import Proposal
 from loopline.processors.application import UnitOfWork
 from loopline.processors.bus import Fault, Handler
 from loopline.processors.handlers.proactive import record_synthesis, synthesis_pending, synthesis_prompt
+from loopline.processors.handlers.proposal_debate import debate_conversation, debate_pending, record_debate
 from loopline.processors.messages import BrainAnswered
 from loopline.processors.ports import Conversation
 
@@ -39,6 +41,7 @@ class CallKind:
 CALL_KINDS: dict[str, CallKind] = {
     "synthesis": CallKind(ProactiveRun, ProactiveRun.SynthesisRequested, synthesis_pending, synthesis_prompt,
                           record_synthesis),
+    "debate": CallKind(Proposal, Proposal.DebateRequested, debate_pending, debate_conversation, record_debate),
 }
 
 

@@ -1,39 +1,30 @@
-"""Proposal handlers: offer an idea (or record it avoided), record debate rounds, show ready ones in
-batches, and turn the owner's approval into a task or their rejection into what later offers avoid."""
+"""Proposal handlers: offer an idea (or record it avoided), discovery from gaps, and turn the owner's approval into a
+task or their rejection into what later offers avoid. The debate is in `proposal_debate.py`, the batches in
+`proposal_batches.py`."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from loopline.domain import ids
-from loopline.domain.proposal import OPEN_STATUSES, Proposal, ProposalBook, ProposalError
+from loopline.domain.proposal import OPEN_STATUSES, Proposal
 from loopline.domain.proposal_gaps import Gap, discovery_picks
-from loopline.domain.proposal_rules import Candidate, Verdict, batches, blocking_rejection
+from loopline.domain.proposal_rules import blocking_rejection
+from loopline.domain.task_provenance import Provenance
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.commands_proposals import ProposalApprove, ProposalReject
 from loopline.processors.handlers.commands_types import TaskCreate
+from loopline.processors.handlers.proposal_batches import load_proposal, proposal_book
+from loopline.processors.handlers.proposal_debate import ask_debate_call
 from loopline.processors.messages import Message
 
 STILL_ANSWERED = OPEN_STATUSES | {"approved"}
 """A gap whose latest proposal is in one of these is not proposed again."""
 
-CreateTask = Callable[[UnitOfWork, Message, TaskCreate], str]
 
-
-def proposal_book(uow: UnitOfWork, tenant: str, now: datetime) -> ProposalBook:
-    return uow.get_or_create(
-        ids.proposal_book_id(tenant), ProposalBook,
-        lambda: ProposalBook.open(id=ids.proposal_book_id(tenant), tenant=tenant, now=now),
-    )
-
-
-def load_proposal(uow: UnitOfWork, tenant: str, proposal_ref: str) -> Proposal:
-    proposal = uow.get(ids.proposal_id(tenant, proposal_ref), Proposal)
-    if proposal is None:
-        raise ProposalError(f"no proposal {proposal_ref} for tenant {tenant}; name one that was shown to the owner")
-    return proposal
+class CreateTask(Protocol):
+    def __call__(self, uow: UnitOfWork, msg: Message, cmd: TaskCreate, *, provenance: Provenance) -> str: ...
 
 
 def offer(
@@ -52,7 +43,10 @@ def offer(
     blocked = blocking_rejection(f"{title} {summary}", proposal_book(uow, tenant, now).rejections, now)
     if blocked is not None:
         return uow.add(Proposal.avoid(**fields, blocked_by=blocked))
-    return uow.add(Proposal.propose(**fields))
+    proposal_book(uow, tenant, now).open_debate(proposal_ref, now)
+    proposal = uow.add(Proposal.propose(**fields))
+    ask_debate_call(uow, proposal, now)
+    return proposal
 
 
 def propose_from_gaps(
@@ -73,26 +67,6 @@ def propose_from_gaps(
     return offered
 
 
-def record_debate_round(
-    uow: UnitOfWork, *, tenant: str, proposal_ref: str, proposer: str, critic: str, verdict: Verdict, arbiter: str,
-    now: datetime,
-) -> Proposal:
-    proposal = load_proposal(uow, tenant, proposal_ref)
-    proposal.record_round(proposer=proposer, critic=critic, verdict=verdict, arbiter=arbiter, now=now)
-    return proposal
-
-
-def show_ready(uow: UnitOfWork, *, tenant: str, proposal_refs: list[str], batch_prefix: str, now: datetime) -> list[list[str]]:
-    """Puts the ready proposals named into batches of at most five by theme and impact; returns each batch's refs."""
-    ready = [p for p in (load_proposal(uow, tenant, ref) for ref in proposal_refs) if p.status == "ready"]
-    by_ref = {p.proposal_ref: p for p in ready}
-    grouped = batches([Candidate(p.proposal_ref, p.theme, p.impact) for p in ready])  # type: ignore[arg-type]
-    for number, batch in enumerate(grouped, start=1):
-        for position, candidate in enumerate(batch, start=1):
-            by_ref[candidate.proposal_ref].show(batch_ref=f"{batch_prefix}-{number}", position=position, now=now)
-    return [[candidate.proposal_ref for candidate in batch] for batch in grouped]
-
-
 def approve_proposal(uow: UnitOfWork, msg: Message, cmd: ProposalApprove, *, create: CreateTask) -> str:
     """`proposal.approve`: the proposal becomes a task named after it, which records where it came from."""
     proposal_ref = cmd.proposal_id
@@ -102,7 +76,7 @@ def approve_proposal(uow: UnitOfWork, msg: Message, cmd: ProposalApprove, *, cre
     created = create(uow, msg, TaskCreate(
         task_id=task_ref, title=proposal.title, description=proposal.summary,
         context={"proposal": proposal_ref, "theme": proposal.theme},
-    ))
+    ), provenance=Provenance("proposal", proposal_ref, "owner"))
     return f"approved proposal {proposal_ref}: {created}"
 
 

@@ -94,7 +94,8 @@ def test_rebuild_gives_back_the_same_read_models(cli: Cli, tmp_path: Path) -> No
     rebuilt = cli.json("projections", "rebuild")
     assert set(rebuilt["rebuilt"]) == {"tasks", "open_loops", "proactive_runs", "timeline", "task_memory", "tenants",
                                       "limits", "suppressions", "pauses", "upstream_health", "model_usage",
-                                      "scorecard", "loop_metrics", "questions", "reflections", "routines"}
+                                      "scorecard", "loop_metrics", "questions", "reflections", "routines",
+                                      "proposals"}
     stored = stored_topics(cli)
     followed = {p.name: {get_topic(cls) for cls in p.handlers} for p in READ_MODELS}
     assert rebuilt["events_in_store"] == sum(stored.values())

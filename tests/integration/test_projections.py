@@ -119,7 +119,7 @@ def test_read_models_lag_until_drained_then_not_at_all(system: System) -> None:
     assert {status.name for status in statuses} == {
         "tasks", "open_loops", "proactive_runs", "timeline", "task_memory", "tenants", "limits", "suppressions",
         "pauses", "upstream_health", "model_usage", "scorecard", "loop_metrics", "questions", "reflections",
-        "routines",
+        "routines", "proposals",
     }
     assert all(status.lag == 0 for status in statuses)
     assert [row["task_id"] for row in task_rows(system)] == ["task_abc"]

@@ -12,6 +12,7 @@ from sqlalchemy.engine import Connection
 
 from loopline.domain import ids
 from loopline.domain.proactive_run import ProactiveRun
+from loopline.domain.proposal import Proposal
 from loopline.domain.task import Task
 from loopline.projections import loop_metrics, writes
 from loopline.projections.runner import metadata
@@ -27,7 +28,7 @@ def conn() -> Iterator[Connection]:
         yield connection
 
 
-def project(conn: Connection, *aggregates: Task | ProactiveRun) -> None:
+def project(conn: Connection, *aggregates: Task | ProactiveRun | Proposal) -> None:
     for aggregate in aggregates:
         for event in aggregate.collect_events():
             handler = loop_metrics.handlers.get(type(event))
@@ -79,3 +80,20 @@ def test_an_escalation_still_with_the_owner_is_counted_and_not_yet_timed(conn: C
     project(conn, waiting)
     metrics = loop_metrics.metrics_of(conn, "gym")
     assert (metrics["escalations"], metrics["escalations_resolved"], metrics["escalation_resolution_hours"]) == (1, 0, None)
+
+
+def test_the_owners_answers_to_proposals_count_in_the_acceptance_rate(conn: Connection) -> None:
+    def shown(ref: str) -> Proposal:
+        proposal = Proposal.propose(id=ids.proposal_id("gym", ref), tenant="gym", proposal_ref=ref, title=ref,
+                                    summary="", theme="stalled_task", impact="high", source="discovery", now=NOW)
+        proposal.record_round(proposer="p", critic="c", verdict="strong_pass", arbiter="a", now=NOW)
+        return proposal
+
+    approved, rejected, kept = shown("p1"), shown("p2"), shown("p3")
+    approved.approve(task_ref="proposal-p1", now=NOW)
+    rejected.reject(rejection_type="never", reason="", now=NOW)
+    project(conn, approved, rejected, kept)
+
+    metrics = loop_metrics.metrics_of(conn, "gym")
+    assert (metrics["proposals_accepted"], metrics["proposals_rejected"]) == (1, 1)
+    assert metrics["proposal_acceptance_rate"] == 0.5

@@ -7,20 +7,21 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from loopline.domain.notification_hold import NotificationHold
 from loopline.domain.proposal import Proposal, ProposalError
 from loopline.domain.proposal_gaps import TaskView, find_gaps
+from loopline.domain.proposal_rules import Verdict
 from loopline.domain.timeutil import format_time
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.commands import create_task
 from loopline.processors.handlers.commands_proposals import ProposalApprove, ProposalReject
+from loopline.processors.handlers.proposal_debate import record_debate_answer
 from loopline.processors.handlers.proposals import (
     approve_proposal,
     load_proposal,
     offer,
     propose_from_gaps,
-    record_debate_round,
     reject_proposal,
-    show_ready,
 )
 from loopline.processors.messages import Message
 from loopline.projections.timeline import DESCRIPTIONS, _subject
@@ -38,6 +39,16 @@ def loopline() -> Iterator[InMemoryLoopline]:
     system.close()
 
 
+def debate(uow: UnitOfWork, ref: str, verdict: Verdict, at: datetime = NOW) -> None:
+    """One round: the proposer's, the critic's and the arbiter's answers, as the brain follower records them."""
+    for text in ("do it", "is it worth it?", f"the arbiter says {verdict}"):
+        request = load_proposal(uow, TENANT, ref).debate_request
+        assert request is not None
+        record_debate_answer(uow, tenant=TENANT, proposal_ref=ref, request_ref=request["request_ref"], text=text,
+                             verdict=verdict if request["role"] == "arbiter" else None, adapter="scripted",
+                             model="m", prompt_digest="d", input_tokens=1, output_tokens=1, now=at)
+
+
 def owner_says(at: datetime) -> Message:
     return Message(kind="command", ref="m1", type="proposal.review", tenant=TENANT, at=at)
 
@@ -48,9 +59,7 @@ def offered_and_shown(loopline: InMemoryLoopline, ref: str, title: str, at: date
                      theme="stalled_task", impact="high", source="gap", now=at)
     status = proposal.status
     if status == "debating":
-        record_debate_round(uow, tenant=TENANT, proposal_ref=ref, proposer="chase it", critic="they paid late before",
-                            verdict="strong_pass", arbiter="worth a nudge", now=at)
-        show_ready(uow, tenant=TENANT, proposal_refs=[ref], batch_prefix="b", now=at)
+        debate(uow, ref, "strong_pass", at)
     uow.end_step()
     uow.commit()
     return status
@@ -66,6 +75,7 @@ def test_an_approved_proposal_becomes_a_task_that_names_it(loopline):
     assert answer.startswith("approved proposal p1: created task proposal-p1")
     task = loopline.task(TENANT, "proposal-p1")
     assert (task.title, task.context["proposal"]) == ("Chase the Acme invoice", "p1")
+    assert (task.trigger_type, task.trigger_event_id, task.created_by) == ("proposal", "p1", "owner")
     assert load_proposal(UnitOfWork(loopline.app), TENANT, "p1").status == "approved"
 
 
@@ -99,8 +109,14 @@ def test_the_owners_never_through_the_log_and_the_avoided_offer_read_in_the_audi
              and isinstance(e, (Proposal.Proposed, Proposal.Event))]
     assert audit == [
         ("proposal p1", "proposed 'Chase the Acme invoice' (high impact, stalled_task); debate starts"),
+        ("proposal p1", "debate round 1: the proposer asked"),
+        ("proposal p1", "the proposer answered (scripted m)"),
+        ("proposal p1", "debate round 1: the critic asked"),
+        ("proposal p1", "the critic answered (scripted m)"),
+        ("proposal p1", "debate round 1: the arbiter asked"),
+        ("proposal p1", "the arbiter answered: strong_pass (scripted m)"),
         ("proposal p1", "debate round 1: strong_pass -> ready"),
-        ("proposal p1", "shown to the owner in batch b-1 as item 1"),
+        ("proposal p1", "shown to the owner in batch batch-1 as item 1"),
         ("proposal p1", "owner rejected the proposal (never)"),
         ("proposal p2", "avoided 'Chase the Acme invoice': like proposal p1, rejected never"),
     ]
@@ -119,10 +135,41 @@ def test_discovery_proposes_each_gap_once_while_open_and_again_after_a_not_now_c
     assert discover(NOW) == [("gap:stalled_task:t1:1", "debating")]
     assert discover(NOW + timedelta(hours=1)) == []
     uow = UnitOfWork(loopline.app)
-    record_debate_round(uow, tenant=TENANT, proposal_ref="gap:stalled_task:t1:1", proposer="nudge", critic="ok",
-                        verdict="strong_pass", arbiter="show", now=NOW)
+    debate(uow, "gap:stalled_task:t1:1", "strong_pass")
     reject_proposal(uow, owner_says(NOW), ProposalReject(proposal_id="gap:stalled_task:t1:1"))
     uow.end_step()
     uow.commit()
     assert discover(NOW + timedelta(hours=2)) == [("gap:stalled_task:t1:2", "avoided")]
     assert discover(NOW + timedelta(hours=30)) == [("gap:stalled_task:t1:3", "debating")]
+
+
+def test_the_survivors_reach_the_owner_in_one_batch_once_every_debate_has_settled(loopline):
+    uow = UnitOfWork(loopline.app)
+    for ref, title in [("p1", "Chase the Acme invoice"), ("p2", "Book the dentist"), ("p3", "Rename the repo")]:
+        offer(uow, tenant=TENANT, proposal_ref=ref, title=title, summary=f"gap of {ref}", theme="stalled_task",
+              impact="high", source="discovery", now=NOW)
+    debate(uow, "p1", "strong_pass")
+    debate(uow, "p3", "fail")
+    uow.end_step()
+    uow.commit()
+    assert notices(loopline) == []
+    uow = UnitOfWork(loopline.app)
+    debate(uow, "p2", "undecided")
+    uow.end_step()
+    uow.commit()
+
+    [batch] = notices(loopline)
+    assert batch.splitlines()[:5] == [
+        "Loopline proposals (2 items)", "",
+        "1. Chase the Acme invoice [HIGH]", "Gap: gap of p1",
+        "-> loopline review approve p1 --tenant acme  or  loopline review reject p1 --tenant acme",
+    ]
+    assert "2. Book the dentist [HIGH] (the debate could not decide)" in batch
+    assert batch.endswith("Reject with --type never|not_now|bad_approach (not_now when none is given).")
+    assert [load_proposal(UnitOfWork(loopline.app), TENANT, ref).status for ref in ("p1", "p2", "p3")] == [
+        "shown", "shown", "failed"]
+
+
+def notices(loopline: InMemoryLoopline) -> list[str]:
+    """What the owner's notification hold was offered (held here: this owner was never seen)."""
+    return [e.text for e in loopline.events() if isinstance(e, (NotificationHold.Sent, NotificationHold.Held))]
