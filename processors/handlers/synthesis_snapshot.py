@@ -58,7 +58,7 @@ def _task_items(uow: UnitOfWork, task: Task, sections: dict[str, dict[str, str]]
         if loop is None or loop.resolved or loop.deadline > now + SOON:
             continue
         section = "expired_loops" if loop.deadline <= now else "expiring_loops"
-        sections[section][loop_ref] = f"'{task.title}': {loop.awaited} (deadline {when(loop.deadline)})"
+        sections[section][loop_ref] = f"'{task.title}': {loop.awaited()} (deadline {when(loop.deadline)})"
 
 
 def context_words(uow: UnitOfWork, run: ProactiveRun, delta: ContextDelta, now: datetime) -> str:

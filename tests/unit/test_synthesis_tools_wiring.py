@@ -1,6 +1,7 @@
 """The synthesis run's tools wired to the rest of Loopline (issue 21 items 1, 3, 4) on the in-memory store with a
 scripted brain: trigger_workflow makes a routine due, decide_escalation extends or notifies, the autonomy tiers
-turn a create_task into a proposal or a task, and a routine whose action needs approval waits for the owner."""
+turn a create_task into a proposal or a task, a routine whose action needs approval waits for the owner, and the
+context the model reads holds what seed 000's "Context Snapshot" shows (without the signal and calendar sections)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,11 @@ from loopline.domain.proactive_run import ProactiveRun
 from loopline.domain.proposal import Proposal
 from loopline.domain.routine import Routine
 from loopline.domain.status import TaskStatus
+from loopline.domain.synthesis_context import context_delta
 from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time
 from loopline.processors.application import UnitOfWork
+from loopline.processors.handlers.synthesis_snapshot import context_snapshot, context_words
 from tests.conftest import command, signal
 from tests.unit.in_memory import InMemoryLoopline
 from tests.unit.test_synthesis_runs import DAY0, RUN_AT, T, ScriptedBrain, run_events, the_run, use
@@ -103,7 +106,8 @@ def test_extend_on_a_task_the_run_escalated_leaves_it_with_the_owner_and_wakes_i
     loopline.tick(RUN_AT)
     assert loopline.task(T, "nda").status is TaskStatus.ESCALATED and woken(loopline) == []
     loopline.tick(RUN_AT + timedelta(hours=1))
-    assert "escalations/nda: the proactive run: legal has not looked at it" in brain.asked[1].prompt.messages[0]["content"]
+    context = brain.asked[1].prompt.messages[0]["content"]
+    assert "escalations/nda: the proactive run: legal has not looked at it" in context
     assert woken(loopline) == [("escalation", "the proactive run: legal has not looked at it")]
     assert loopline.task(T, "nda").status is TaskStatus.ESCALATED
     assert the_run(loopline).pending_escalations == []
@@ -138,3 +142,39 @@ def test_a_routine_whose_action_needs_approval_waits_for_the_owner_instead_of_se
     assert loopline.task(T, "ann").status is TaskStatus.ESCALATED
     assert loopline.emails() == []
 
+
+def test_the_context_shows_loops_expired_and_expiring_due_items_goals_memory_the_tier_and_quiet_hours():
+    loopline = InMemoryLoopline()
+    loopline.publish(signal("seen", "user.seen", format_time(DAY0), T))
+    send(loopline, "c0", "tenant.configure", timezone="Europe/Berlin", owner_quiet_hours="21:00-06:00")
+    send(loopline, "c1", "task.create", task_id="rahul", title="Schedule meeting with Rahul")
+    send(loopline, "c2", "task.create", task_id="a16z", title="Follow up with a16z")
+    send(loopline, "c3", "task.create", task_id="report", title="Q1 report", expires_in_days=2)
+    for ref, task, hours in (("c4", "rahul", 0.5), ("c5", "a16z", 24)):
+        send(loopline, ref, "loop.register", loop_id=f"{task}/reply", task_id=task, channel="webhook",
+             watch={"source": "docusign", "trigger_name": f"{task}_replied"},
+             deadline=format_time(DAY0 + timedelta(hours=hours)), if_unresolved="notify_user", description="a reply")
+    send(loopline, "c6", "tenant.goal", key="v2", goal="Ship v2.0 by March")
+    send(loopline, "c7", "tenant.memory", key="focus", note="Prefers morning focus time")
+    uow = UnitOfWork(loopline.app)
+    run = uow.get(ids.run_id(T), ProactiveRun)
+    assert run is not None
+    snapshot = context_snapshot(uow, run, RUN_AT)  # the 09:30 deadline passed; its timer has not fired yet
+    assert snapshot == {
+        "active_tasks": {"rahul": "'Schedule meeting with Rahul' (waiting)", "a16z": "'Follow up with a16z' (waiting)",
+                         "report": "'Q1 report' (executing)"},
+        "expired_loops": {"rahul/reply": "'Schedule meeting with Rahul': a reply (deadline 4 May 2026 09:30 UTC)"},
+        "expiring_loops": {"a16z/reply": "'Follow up with a16z': a reply (deadline 5 May 2026 09:00 UTC)"},
+        "due_soon": {"report": "'Q1 report' due 6 May 2026 09:00 UTC"},
+        "goals": {"v2": "Ship v2.0 by March"},
+        "memory": {"focus": "Prefers morning focus time"},
+    }
+    run.snapshot_context(snapshot=snapshot, now=RUN_AT)
+    words = context_words(uow, run, context_delta(None, snapshot), RUN_AT)
+    assert words.splitlines()[:2] == [
+        "Now: 2026-05-04T10:00:00+00:00 (tenant acme, time zone Europe/Berlin).",
+        "Owner activity tier: active; quiet hours: 21:00-06:00."]
+    changed, known = words.split("Everything you know now:")
+    for text in (changed, known):
+        assert "- expired_loops/rahul/reply: 'Schedule meeting with Rahul': a reply" in text
+        assert "- goals/v2: Ship v2.0 by March" in text and "- memory/focus: Prefers morning focus time" in text
