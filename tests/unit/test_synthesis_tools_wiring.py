@@ -140,6 +140,8 @@ def test_a_routine_whose_action_needs_approval_waits_for_the_owner_instead_of_se
     assert log is not None
     assert [(entry["action"], entry["state"]) for entry in log.actions.values()] == [("send_email", "held")]
     assert loopline.task(T, "ann").status is TaskStatus.ESCALATED
+    [asked] = [e for e in loopline.events() if isinstance(e, Task.UserNotified) and e.kind == "action_review"]
+    assert "We miss you waits for your approval (action key routine:nudge:1)" in asked.message
     assert loopline.emails() == []
 
 
