@@ -55,10 +55,11 @@ def test_trigger_workflow_makes_the_routine_due_now_and_an_unknown_routine_spend
     assert ran.timestamp < DAY0 + timedelta(days=1)  # not its scheduled run a day after its creation
 
 
-def escalate_to_loop(brain: ScriptedBrain) -> InMemoryLoopline:
+def escalate_to_loop(brain: ScriptedBrain, quiet_hours: str = "22:00-07:00") -> InMemoryLoopline:
     """A seen owner's task `nda` whose loop expires at 09:20 set to escalate_to_loop: the 10:00 run decides it."""
     loopline = InMemoryLoopline(brain_model=brain)
     loopline.publish(signal("seen", "user.seen", format_time(DAY0), T))
+    send(loopline, "c0", "tenant.configure", owner_quiet_hours=quiet_hours)
     send(loopline, "c1", "task.create", task_id="nda", title="Get the NDA signed")
     send(loopline, "c2", "loop.register", loop_id="nda/signature", task_id="nda", channel="webhook",
          watch={"source": "docusign", "trigger_name": "document_signed"},
@@ -94,6 +95,14 @@ def test_notify_tells_the_owner_through_the_hold_and_the_task_stays_open():
     assert not loopline.task(T, "nda").is_closed
     assert [event.tool for event in run_events(loopline, ProactiveRun.ActionTaken)] == ["decide_escalation"]
     assert the_run(loopline).pending_escalations == []
+
+
+def test_notify_in_the_owners_quiet_hours_is_held_not_sent():
+    loopline = escalate_to_loop(ScriptedBrain([[
+        use("decide_escalation", task_ref="nda", decision="notify", note="ask legal for a date"), *LATER]]),
+        quiet_hours="09:30-11:00")
+    assert [e.text for e in run_events(loopline, NotificationHold.Held)] == ["Get the NDA signed: ask legal for a date"]
+    assert run_events(loopline, NotificationHold.Sent) == []
 
 
 def test_extend_on_a_task_the_run_escalated_leaves_it_with_the_owner_and_wakes_it_with_its_escalation():
