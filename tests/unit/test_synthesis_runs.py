@@ -13,7 +13,8 @@ from loopline.domain.notification_hold import NotificationHold
 from loopline.domain.proactive_run import ProactiveRun
 from loopline.domain.timeutil import format_time
 from loopline.processors.application import UnitOfWork
-from loopline.processors.handlers.brain_calls import apply
+from loopline.domain.routine import InvalidRoutine
+from loopline.processors.handlers.brain_calls import apply, refuse
 from loopline.processors.messages import BrainAnswered
 from loopline.processors.ports import Conversation, Reply
 from tests.conftest import command
@@ -176,3 +177,29 @@ def test_tool_calls_the_domain_refuses_are_told_why_spend_nothing_and_leave_the_
     assert len(run_events(loopline, ProactiveRun.SynthesisAnswered)) == 2
     assert not run_events(loopline, ProactiveRun.SynthesisFailed)
     assert loopline.task(T, "unsure").status.value == "pending_review"
+
+
+def test_an_answer_whose_turn_is_refused_still_records_who_answered_and_what_it_cost():
+    loopline = tenant_with_a_task()
+    uow = UnitOfWork(loopline.app)
+    request_ref = the_run_in(uow).request_synthesis(turn=1, context="supplier", tool_results=[], now=RUN_AT)
+    uow.end_step()
+    uow.commit()
+    answered = BrainAnswered("synthesis", ids.run_id(T), request_ref, RUN_AT,
+                             Reply("fake", "scripted-brain", tuple(FOUR_ACTIONS), "digest", 120, 30))
+    uow = UnitOfWork(loopline.app)
+    refuse(uow, answered, InvalidRoutine("routine 'ci-check' is paused"))
+    uow.end_step()
+    uow.commit()
+    [recorded] = run_events(loopline, ProactiveRun.SynthesisAnswered)
+    assert (recorded.adapter, recorded.model, recorded.input_tokens, recorded.output_tokens) == (
+        "fake", "scripted-brain", 120, 30)
+    [failed] = run_events(loopline, ProactiveRun.SynthesisFailed)
+    assert "could not be recorded: InvalidRoutine: routine 'ci-check' is paused" in failed.error
+    assert the_run(loopline).pending_request is None
+
+
+def the_run_in(uow: UnitOfWork) -> ProactiveRun:
+    run = uow.get(ids.run_id(T), ProactiveRun)
+    assert run is not None
+    return run
