@@ -252,15 +252,25 @@ class ProactiveRun(LooplineAggregate):
 
     def take_action(self, *, tool: str, detail: str, now: datetime) -> str | None:
         """Spends one of the run's actions on `tool`; past the budget, the refusal the model is answered with."""
-        if tool not in ACTION_TOOLS:
-            raise ValueError(f"tool: {tool!r} is not an action; the actions are {', '.join(ACTION_TOOLS)}")
-        if self.actions_this_run >= SYNTHESIS_ACTIONS_PER_RUN:
-            reason = (f"action budget spent: this run already took {SYNTHESIS_ACTIONS_PER_RUN} actions; "
-                      "call schedule_next_run and do this in the next run")
-            self.trigger_event(self.ActionRefused, timestamp=now, tool=tool, reason=reason)
+        reason = self.budget_refusal(tool)
+        if reason is not None:
+            self.refuse_action(tool=tool, reason=reason, now=now)
             return reason
         self.trigger_event(self.ActionTaken, timestamp=now, tool=tool, detail=detail)
         return None
+
+    def budget_refusal(self, tool: str) -> str | None:
+        """Why `tool` may not be taken (the run's budget is spent), without recording anything; None when it may."""
+        if tool not in ACTION_TOOLS:
+            raise ValueError(f"tool: {tool!r} is not an action; the actions are {', '.join(ACTION_TOOLS)}")
+        if self.actions_this_run >= SYNTHESIS_ACTIONS_PER_RUN:
+            return (f"action budget spent: this run already took {SYNTHESIS_ACTIONS_PER_RUN} actions; "
+                    "call schedule_next_run and do this in the next run")
+        return None
+
+    def refuse_action(self, *, tool: str, reason: str, now: datetime) -> None:
+        """Records a tool call not carried out (the budget, or the domain refused it): it spends nothing."""
+        self.trigger_event(self.ActionRefused, timestamp=now, tool=tool, reason=reason)
 
     @property
     def run_ref(self) -> str:

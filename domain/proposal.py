@@ -103,6 +103,18 @@ class Proposal(LooplineAggregate):
             proposal.round_answers[self.role] = self.text
             proposal.next_attempt = 1
 
+    class DebateAnswerUnused(TenantEvent):
+        """A role's answer that could not be recorded (its effects were refused): who answered and at what cost."""
+
+        proposal_ref: str
+        request_ref: str
+        role: str
+        adapter: str
+        model: str
+        prompt_digest: str
+        input_tokens: int
+        output_tokens: int
+
     class DebateCallFailed(TenantEvent):
         proposal_ref: str
         request_ref: str
@@ -244,6 +256,14 @@ class Proposal(LooplineAggregate):
             answers = self.round_answers
             self.record_round(proposer=answers["proposer"], critic=answers["critic"], now=now, arbiter=text,
                               verdict=verdict if verdict in VERDICTS else "undecided")  # type: ignore[arg-type]
+
+    def note_unused_answer(self, *, request_ref: str, adapter: str, model: str, prompt_digest: str,
+                           input_tokens: int, output_tokens: int, now: datetime) -> None:
+        """Audits an answer that cannot be recorded, so every model call is accounted for; the call then fails."""
+        assert self.debate_request is not None and self.is_debate_pending(request_ref)
+        self.trigger_event(self.DebateAnswerUnused, timestamp=now, request_ref=request_ref,
+                           role=self.debate_request["role"], adapter=adapter, model=model, prompt_digest=prompt_digest,
+                           input_tokens=input_tokens, output_tokens=output_tokens)
 
     def fail_debate(self, *, request_ref: str, error: str, now: datetime) -> None:
         """A failed call may be asked again twice; the third failure abandons the debate (seed 001 §3)."""

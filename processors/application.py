@@ -173,6 +173,11 @@ class UnitOfWork:
             aggregate = event.mutate(aggregate)
         return aggregate
 
+    def unsaved_events(self) -> int:
+        """How many events the aggregates in hand triggered that no step collected yet: the same count before and
+        after a call means the call changed nothing."""
+        return sum(len(aggregate.pending_events) for aggregate in self._aggregates.values())
+
     def stepped(self) -> list[LooplineAggregate]:
         """The aggregates the current step got or added, changed or not."""
         return list(self._step.values())

@@ -78,6 +78,10 @@ BRAIN_DESCRIPTIONS: dict[type, Callable[[Any], tuple[str, str | None]]] = {
     Proposal.DebateAnswered: lambda e: (
         f"the {e.role} answered" + (f": {e.verdict}" if e.verdict else "") + f" ({e.adapter} {e.model})", e.text,
     ),
+    Proposal.DebateAnswerUnused: lambda e: (
+        f"the {e.role} answered ({e.adapter} {e.model}) but its answer could not be recorded",
+        f"{e.input_tokens} input / {e.output_tokens} output tokens, prompt {e.prompt_digest[:12]}",
+    ),
     Proposal.DebateCallFailed: lambda e: (f"the {e.role}'s model call failed (try {e.attempt})", e.error),
     Proposal.DebateAbandoned: lambda e: ("debate abandoned: the gap is skipped", e.reason),
     Proposal.Shown: lambda e: (f"shown to the owner in batch {e.batch_ref} as item {e.position}", None),

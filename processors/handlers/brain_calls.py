@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from loopline.domain.errors import DomainError
@@ -22,7 +23,7 @@ from loopline.processors.bus import Fault, Handler
 from loopline.processors.handlers.proactive import record_synthesis, synthesis_pending, synthesis_prompt
 from loopline.processors.handlers.proposal_debate import debate_conversation, debate_pending, record_debate
 from loopline.processors.messages import BrainAnswered
-from loopline.processors.ports import Conversation
+from loopline.processors.ports import Conversation, Reply
 
 
 @dataclass(frozen=True)
@@ -36,12 +37,28 @@ class CallKind:
     """The call, built from a read-only unit of work, the aggregate and its request event."""
     record: Callable[[UnitOfWork, Any, BrainAnswered], str | None]
     """Records the answer (a `Reply`, or the error text when there is none) with its effects."""
+    unused: Callable[[Any, str, Reply, datetime], None]
+    """Records who answered the request and at what cost, when the answer itself cannot be recorded."""
+
+
+def _unused_synthesis(run: ProactiveRun, request_ref: str, reply: Reply, now: datetime) -> None:
+    """The model did answer the turn: its answer is recorded as any other, then the turn fails with why."""
+    run.record_synthesis(request_ref=request_ref, adapter=reply.adapter, model=reply.model, content=list(reply.content),
+                         prompt_digest=reply.prompt_digest, input_tokens=reply.input_tokens,
+                         output_tokens=reply.output_tokens, now=now)
+
+
+def _unused_debate(proposal: Proposal, request_ref: str, reply: Reply, now: datetime) -> None:
+    proposal.note_unused_answer(request_ref=request_ref, adapter=reply.adapter, model=reply.model,
+                                prompt_digest=reply.prompt_digest, input_tokens=reply.input_tokens,
+                                output_tokens=reply.output_tokens, now=now)
 
 
 CALL_KINDS: dict[str, CallKind] = {
     "synthesis": CallKind(ProactiveRun, ProactiveRun.SynthesisRequested, synthesis_pending, synthesis_prompt,
-                          record_synthesis),
-    "debate": CallKind(Proposal, Proposal.DebateRequested, debate_pending, debate_conversation, record_debate),
+                          record_synthesis, _unused_synthesis),
+    "debate": CallKind(Proposal, Proposal.DebateRequested, debate_pending, debate_conversation, record_debate,
+                       _unused_debate),
 }
 
 
@@ -60,11 +77,16 @@ def apply(uow: UnitOfWork, answered: BrainAnswered) -> str | None:
 
 
 def _give_up(uow: UnitOfWork, answered: BrainAnswered, why: str) -> None:
-    """Its effects were refused or kept failing: the request is answered with why, so the run goes on without it."""
+    """Its effects were refused or kept failing: who answered and at what cost is recorded (every model call is
+    audited), then the request is answered with why, so the run goes on without it."""
     found = _pending_aggregate(uow, answered)
-    if found is not None:
-        found[0].record(uow, found[1], BrainAnswered(answered.kind, answered.aggregate_id, answered.request_ref,
-                                                     answered.requested_at, f"its answer could not be recorded: {why}"))
+    if found is None:
+        return
+    row, aggregate = found
+    if not isinstance(answered.answer, str):
+        row.unused(aggregate, answered.request_ref, answered.answer, max(answered.requested_at, aggregate.modified_on))
+    row.record(uow, aggregate, BrainAnswered(answered.kind, answered.aggregate_id, answered.request_ref,
+                                             answered.requested_at, f"its answer could not be recorded: {why}"))
 
 
 def refuse(uow: UnitOfWork, answered: BrainAnswered, error: DomainError) -> None:

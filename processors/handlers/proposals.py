@@ -8,9 +8,10 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from loopline.domain import ids
-from loopline.domain.proposal import OPEN_STATUSES, Proposal
+from loopline.domain.proposal import OPEN_STATUSES, Proposal, ProposalError
 from loopline.domain.proposal_gaps import Gap, discovery_picks
 from loopline.domain.proposal_rules import blocking_rejection
+from loopline.domain.task import Task
 from loopline.domain.task_provenance import Provenance
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.commands_proposals import ProposalApprove, ProposalReject
@@ -68,15 +69,19 @@ def propose_from_gaps(
 
 
 def approve_proposal(uow: UnitOfWork, msg: Message, cmd: ProposalApprove, *, create: CreateTask) -> str:
-    """`proposal.approve`: the proposal becomes a task named after it, which records where it came from."""
+    """`proposal.approve`: the proposal becomes a task named after it, which records where it came from. While a
+    task-creation limit holds the task back, the approval is refused with the limit's reason: the proposal stays as
+    it was, to be approved again once the limit frees up."""
     proposal_ref = cmd.proposal_id
     proposal = load_proposal(uow, msg.tenant, proposal_ref)
-    task_ref = f"proposal-{proposal_ref}"
+    task_ref, status = f"proposal-{proposal_ref}", proposal.status
     proposal.approve(task_ref=task_ref, now=msg.at)
     created = create(uow, msg, TaskCreate(
         task_id=task_ref, title=proposal.title, description=proposal.summary,
         context={"proposal": proposal_ref, "theme": proposal.theme},
     ), provenance=Provenance("proposal", proposal_ref, "owner"))
+    if uow.get(ids.task_id(msg.tenant, task_ref), Task) is None:
+        raise ProposalError(f"proposal {proposal_ref} stays {status}: {created}")
     return f"approved proposal {proposal_ref}: {created}"
 
 

@@ -1,8 +1,10 @@
 """What each synthesis tool call does (processors/model/synthesis_tools.py), answered as its tool_result.
 
-Every call but `schedule_next_run` goes through `ProactiveRun.take_action` first: past the run's budget of 3, the
-refusal text is the call's result (is_error), so the model is told why and to schedule its next run. A call whose
-input is unusable (a task that does not exist, a missing field) is answered with what is wrong and spends nothing.
+Every call but `schedule_next_run` is an action of the run (`ProactiveRun.take_action`): past the run's budget of 3,
+the refusal text is the call's result (is_error), so the model is told why and to schedule its next run. A call whose
+input is unusable (a task that does not exist, a missing field) is answered with what is wrong and spends nothing; so
+is one the domain refuses before changing anything (a paused routine to trigger, a task in review to escalate), with
+the domain's reason, while the turn's other calls and its answer stand.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from loopline.domain import ids
+from loopline.domain.errors import DomainError
 from loopline.domain.outreach import Escalate
 from loopline.domain.proactive_run import ProactiveRun
 from loopline.domain.proposal_rules import requires_approval
@@ -56,10 +59,20 @@ def act(uow: UnitOfWork, run: ProactiveRun, call: dict[str, Any], now: datetime)
         prepared = action(uow, run, args, now)
     except Unusable as error:
         return ToolResult(f"{name}: {error}", True)
-    refused = run.take_action(tool=name, detail=_detail(name, args), now=now)
-    if refused is not None:
-        return ToolResult(refused, True)
-    return ToolResult(prepared())
+    refused = run.budget_refusal(name)
+    if refused is None:
+        before = uow.unsaved_events()
+        try:
+            done = prepared()
+        except DomainError as error:
+            if uow.unsaved_events() != before:
+                raise  # refused half-way through: only undoing the whole turn undoes what it had changed
+            refused = f"{name} was refused: {error}"
+        else:
+            run.take_action(tool=name, detail=_detail(name, args), now=now)
+            return ToolResult(done)
+    run.refuse_action(tool=name, reason=refused, now=now)
+    return ToolResult(refused, True)
 
 
 Prepared = Callable[[], str]

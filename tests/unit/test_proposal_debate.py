@@ -9,13 +9,17 @@ from datetime import datetime, timezone
 
 import pytest
 
+from loopline.domain import ids
+from loopline.domain.errors import DomainError
 from loopline.domain.model_ledger import TenantModelCalls
 from loopline.domain.notification_hold import NotificationHold
 from loopline.domain.proposal import Proposal
 from loopline.domain.timeutil import format_time
 from loopline.processors.application import UnitOfWork
+from loopline.processors.handlers.brain_calls import refuse
 from loopline.processors.handlers.proposal_debate import record_debate_answer
 from loopline.processors.handlers.proposals import load_proposal, offer
+from loopline.processors.messages import BrainAnswered
 from loopline.processors.model.debate import debate_answer
 from loopline.processors.ports import Conversation, ModelUnavailable, Reply
 from loopline.projections.timeline import DESCRIPTIONS
@@ -108,3 +112,28 @@ def test_a_reply_without_the_debate_tool_does_not_count_as_an_answer():
     assert debate_answer([{"type": "tool_use", "name": "debate_answer", "input": {"argument": "show it",
                                                                                   "verdict": "maybe"}}]) == (
         "show it", None)
+
+
+def test_a_debate_answer_that_cannot_be_recorded_is_audited_with_its_cost_and_asked_again(loopline):
+    uow = UnitOfWork(loopline.app)
+    offer(uow, tenant=TENANT, proposal_ref="p1", title="Chase the Acme invoice", summary="the gap behind p1",
+          theme="stalled_task", impact="high", source="discovery", now=NOW)
+    uow.end_step()
+    uow.commit()
+    request = load_proposal(UnitOfWork(loopline.app), TENANT, "p1").debate_request
+    assert request is not None
+    answered = BrainAnswered("debate", ids.proposal_id(TENANT, "p1"), request["request_ref"], NOW,
+                             Reply("fake", "debater", (), "digest", 80, 15))
+    uow = UnitOfWork(loopline.app)
+    refuse(uow, answered, DomainError("the batch could not be sent"))
+    uow.end_step()
+    uow.commit()
+
+    [unused] = events(loopline, Proposal.DebateAnswerUnused)
+    assert (unused.role, unused.adapter, unused.model, unused.input_tokens) == (  # type: ignore[attr-defined]
+        "proposer", "fake", "debater", 80)
+    assert DESCRIPTIONS[Proposal.DebateAnswerUnused](unused)[0] == (
+        "the proposer answered (fake debater) but its answer could not be recorded")
+    [failed] = events(loopline, Proposal.DebateCallFailed)
+    assert "the batch could not be sent" in failed.error  # type: ignore[attr-defined]
+    assert load_proposal(UnitOfWork(loopline.app), TENANT, "p1").debate_request["attempt"] == 2

@@ -173,3 +173,22 @@ def test_the_survivors_reach_the_owner_in_one_batch_once_every_debate_has_settle
 def notices(loopline: InMemoryLoopline) -> list[str]:
     """What the owner's notification hold was offered (held here: this owner was never seen)."""
     return [e.text for e in loopline.events() if isinstance(e, (NotificationHold.Sent, NotificationHold.Held))]
+
+
+def test_an_approval_a_task_limit_holds_back_is_refused_with_why_and_works_once_the_limit_frees_up(loopline):
+    loopline.publish(command("cfg", "tenant.configure", format_time(NOW - timedelta(hours=1)), TENANT,
+                             daily_task_limit=1))
+    offered_and_shown(loopline, "p1", "Chase the Acme invoice")
+    offered_and_shown(loopline, "p2", "Renew the Globex contract")
+    [first] = loopline.publish(command("a1", "proposal.approve", format_time(NOW), TENANT, proposal_id="p1"))
+    [held] = loopline.publish(command("a2", "proposal.approve", format_time(NOW + timedelta(hours=1)), TENANT,
+                                      proposal_id="p2"))
+
+    assert first.accepted and not held.accepted
+    assert "proposal p2 stays shown" in held.detail and "daily_task_limit" in held.detail
+    assert load_proposal(UnitOfWork(loopline.app), TENANT, "p2").status == "shown"
+    [later] = loopline.publish(command("a3", "proposal.approve", format_time(NOW + timedelta(days=1)), TENANT,
+                                       proposal_id="p2"))
+    assert later.accepted, later.detail
+    assert load_proposal(UnitOfWork(loopline.app), TENANT, "p2").status == "approved"
+    assert loopline.task(TENANT, "proposal-p2").title == "Renew the Globex contract"

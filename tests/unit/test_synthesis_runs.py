@@ -13,7 +13,8 @@ from loopline.domain.notification_hold import NotificationHold
 from loopline.domain.proactive_run import ProactiveRun
 from loopline.domain.timeutil import format_time
 from loopline.processors.application import UnitOfWork
-from loopline.processors.handlers.brain_calls import apply
+from loopline.domain.routine import InvalidRoutine
+from loopline.processors.handlers.brain_calls import apply, refuse
 from loopline.processors.messages import BrainAnswered
 from loopline.processors.ports import Conversation, Reply
 from tests.conftest import command
@@ -151,3 +152,54 @@ def test_the_run_decides_a_waiting_escalation_and_a_call_naming_no_task_spends_n
     [recorded] = run_events(loopline, ProactiveRun.RunRecorded)
     assert recorded.escalations_handled == 1 and the_run(loopline).pending_escalations == []
     assert the_run(loopline).next_run_at == RUN_AT + timedelta(hours=48)
+
+
+def test_tool_calls_the_domain_refuses_are_told_why_spend_nothing_and_leave_the_turn_standing():
+    brain = ScriptedBrain([[use("trigger_workflow", routine_id="ci-check", reason="check the build"),
+                            use("escalate_task", task_ref="unsure", reason="the owner should look"),
+                            use("notify", text="The supplier has not answered in a week.")],
+                           [use("schedule_next_run", in_hours=6, reason="later")]])
+    loopline = tenant_with_a_task(brain)
+    loopline.publish(command("c2", "task.create", format_time(DAY0), T, task_id="unsure", title="Maybe renew",
+                             confidence=0.1))
+    loopline.publish(command("c3", "routine.create", format_time(DAY0), T, routine_id="ci-check",
+                             action="call_webhook", params={"event": "ci.check"}, kind="scheduled", task_id="supplier",
+                             interval_minutes=30))
+    loopline.publish(command("c4", "routine.pause", format_time(DAY0), T, routine_id="ci-check", reason="CI is down"))
+    assert loopline.task(T, "unsure").status.value == "pending_review"
+    loopline.tick(RUN_AT)
+    results = brain.asked[1].prompt.messages[-1]["content"]
+    assert [result["is_error"] for result in results] == [True, True, False]
+    assert "is paused" in results[0]["content"] and "pending_review" in results[1]["content"]
+    assert [event.tool for event in run_events(loopline, ProactiveRun.ActionTaken)] == ["notify"]
+    assert [event.tool for event in run_events(loopline, ProactiveRun.ActionRefused)] == [
+        "trigger_workflow", "escalate_task"]
+    assert len(run_events(loopline, ProactiveRun.SynthesisAnswered)) == 2
+    assert not run_events(loopline, ProactiveRun.SynthesisFailed)
+    assert loopline.task(T, "unsure").status.value == "pending_review"
+
+
+def test_an_answer_whose_turn_is_refused_still_records_who_answered_and_what_it_cost():
+    loopline = tenant_with_a_task()
+    uow = UnitOfWork(loopline.app)
+    request_ref = the_run_in(uow).request_synthesis(turn=1, context="supplier", tool_results=[], now=RUN_AT)
+    uow.end_step()
+    uow.commit()
+    answered = BrainAnswered("synthesis", ids.run_id(T), request_ref, RUN_AT,
+                             Reply("fake", "scripted-brain", tuple(FOUR_ACTIONS), "digest", 120, 30))
+    uow = UnitOfWork(loopline.app)
+    refuse(uow, answered, InvalidRoutine("routine 'ci-check' is paused"))
+    uow.end_step()
+    uow.commit()
+    [recorded] = run_events(loopline, ProactiveRun.SynthesisAnswered)
+    assert (recorded.adapter, recorded.model, recorded.input_tokens, recorded.output_tokens) == (
+        "fake", "scripted-brain", 120, 30)
+    [failed] = run_events(loopline, ProactiveRun.SynthesisFailed)
+    assert "could not be recorded: InvalidRoutine: routine 'ci-check' is paused" in failed.error
+    assert the_run(loopline).pending_request is None
+
+
+def the_run_in(uow: UnitOfWork) -> ProactiveRun:
+    run = uow.get(ids.run_id(T), ProactiveRun)
+    assert run is not None
+    return run
