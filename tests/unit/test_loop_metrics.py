@@ -111,11 +111,7 @@ def test_a_synthesis_run_that_acted_through_its_tools_did_something_and_the_next
     loopline.tick(RUN_AT + timedelta(hours=6))
     recorded = run_events(loopline, ProactiveRun.RunRecorded)
     assert [event.escalations_handled for event in recorded] == [0, 0]
-    for event in loopline.events():
-        handler = loop_metrics.handlers.get(type(event))
-        if handler is not None:
-            handler(conn, event, 0)
-    writes.flush(conn)
+    loopline.project(conn, loop_metrics)
 
     metrics = loop_metrics.metrics_of(conn, "acme")
 

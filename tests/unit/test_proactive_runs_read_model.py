@@ -8,7 +8,7 @@ from datetime import timedelta
 from sqlalchemy import create_engine
 
 from loopline.domain.timeutil import format_time
-from loopline.projections import proactive_runs, writes
+from loopline.projections import proactive_runs
 from loopline.projections.runner import metadata
 from tests.conftest import signal
 from tests.unit.in_memory import InMemoryLoopline
@@ -19,11 +19,7 @@ def rows_of(loopline: InMemoryLoopline) -> list[dict]:
     engine = create_engine("sqlite://")
     metadata.create_all(engine, tables=list(proactive_runs.tables))
     with engine.begin() as conn:
-        for event in loopline.events():
-            handler = proactive_runs.handlers.get(type(event))
-            if handler is not None:
-                handler(conn, event, 0)
-        writes.flush(conn)
+        loopline.project(conn, proactive_runs)
         return proactive_runs.list_runs(conn)
 
 
