@@ -6,6 +6,8 @@ from typing import Any
 
 from loopline.cli.context import opened
 from loopline.cli.output import out, print_json, print_table
+from loopline.domain.safety_limits import NO_OP_RUNS_BEFORE_BACKOFF
+from loopline.domain.wording import count
 from loopline.projections.loop_metrics import metrics_of
 from loopline.projections.proactive_runs import list_runs
 
@@ -18,7 +20,7 @@ RATES = (
 
 
 def print_tenant_status(tenant: str, *, as_json: bool) -> None:
-    """`loopline status --tenant T`: the tenant's loop metrics (seed 001 §9) and its proactive run."""
+    """`loopline status --tenant T`: the tenant's loop metrics (seed 001 §9) and its proactive run's pace."""
     with opened() as system, system.projections.engine.connect() as conn:
         metrics = metrics_of(conn, tenant)
         run = next((row for row in list_runs(conn) if row["tenant"] == tenant), None)
@@ -37,7 +39,16 @@ def print_tenant_status(tenant: str, *, as_json: bool) -> None:
                     "from": f"{metrics['escalations_resolved']} resolved of {metrics['escalations']}"})
     print_table(f"loop of {tenant}", rows, ["metric", "value", "from"])
     if run is not None:
+        out.print(_pace(run), highlight=False)
         out.print(f"next proactive run: {run['next_run_at']} ({run['next_run_reason']})", highlight=False)
+
+
+def _pace(run: dict[str, Any]) -> str:
+    """The owner's activity tier and the empty runs in a row, as the last finished run paced the next."""
+    tier = f"the owner is {run['tier']}" if run["tier"] else "the owner's tier is not known (no run since they were seen)"
+    empty = count(run["empty_runs_in_a_row"], "run")
+    return (f"proactive run pace: {tier}; {empty} in a row took no action "
+            f"(every {NO_OP_RUNS_BEFORE_BACKOFF} double the interval)")
 
 
 def _percent(rate: float | None) -> str:

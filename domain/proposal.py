@@ -11,7 +11,6 @@ from eventsourcing.domain import Aggregate
 from loopline.domain.base import LooplineAggregate, TenantEvent
 from loopline.domain.errors import DomainError
 from loopline.domain.proposal_rules import (
-    DEBATE_CALL_ATTEMPTS,
     DEBATE_KIND,
     DEBATE_ROLES,
     REJECTION_TYPES,
@@ -21,6 +20,7 @@ from loopline.domain.proposal_rules import (
     Verdict,
     next_debate_step,
 )
+from loopline.domain.safety_limits import DEBATE_CALL_ATTEMPTS
 
 OPEN_STATUSES = frozenset({"debating", "ready", "shown"})
 

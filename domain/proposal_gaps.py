@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
-from loopline.domain.proposal_rules import PROPOSALS_PER_DISCOVERY, discovery_allowed
+from loopline.domain.proposal_rules import discovery_allowed
+from loopline.domain.safety_limits import PROPOSALS_PER_DISCOVERY
 
 GapKind = Literal["stalled_task", "repeated_expiry", "goal_without_step", "failing_routine"]
 Severity = Literal["critical", "high", "medium", "low"]

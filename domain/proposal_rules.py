@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
+from loopline.domain.safety_limits import MAX_DEBATE_ROUNDS, PROPOSALS_PER_BATCH
+
 Verdict = Literal["strong_pass", "weak_pass", "fail", "undecided"]
 RejectionType = Literal["never", "not_now", "bad_approach"]
 Impact = Literal["high", "medium", "low"]
@@ -17,23 +19,11 @@ VERDICTS: tuple[Verdict, ...] = ("strong_pass", "weak_pass", "fail", "undecided"
 REJECTION_TYPES: tuple[RejectionType, ...] = ("never", "not_now", "bad_approach")
 DEFAULT_REJECTION: RejectionType = "not_now"
 
-MAX_DEBATE_ROUNDS = 3
-"""A debate still open after this many rounds goes to the owner with both positions (seed 001 §4)."""
-
 DEBATE_ROLES = ("proposer", "critic", "arbiter")
 """The three model calls of one debate round, in order (seed 001 §4)."""
 
 DEBATE_KIND = "debate"
 """The brain call kind of a debate role's model call."""
-
-DEBATE_CALL_ATTEMPTS = 3
-"""A debate call that fails is tried twice more; then the gap is skipped (seed 001 §3 "retry 2x")."""
-
-PROPOSALS_PER_BATCH = 5
-"""Proposals one notification to the owner carries (seed 001 §5)."""
-
-PROPOSALS_PER_DISCOVERY = 3
-"""Proposals one discovery run may make (seed 003 §6)."""
 
 PRESENCE_WINDOW = timedelta(hours=2)
 """Discovery runs only when the owner was seen this recently: nobody else can approve (seed 003 §6)."""

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from loopline.domain.onboarding import RAMP
 
 Scope = Literal["task", "contact", "tenant", "tick", "run", "signal", "message", "delivery", "draft", "batch", "template",
-                "routine"]
+                "routine", "notice", "proposal"]
 
 STEPS_PER_TICK = 20
 """At most this many acting tasks of one tenant take a step in one tick (seed 002 §6.3); the rest wait a minute."""
@@ -29,6 +29,13 @@ TASKS_PER_SIGNAL = 5
 
 SYNTHESIS_ACTIONS_PER_RUN = 3
 """Actions (create, escalate, notify, trigger, brief) one synthesis run of the proactive brain takes (seed 000 Part 3)."""
+
+# The synthesis run's model turns and the proposal pipeline's ceilings: their rows below say what each counts.
+SYNTHESIS_TURNS_PER_RUN = 3
+PROPOSALS_PER_DISCOVERY = 3
+PROPOSALS_PER_BATCH = 5
+MAX_DEBATE_ROUNDS = 3
+DEBATE_CALL_ATTEMPTS = 3
 
 HOLD_CAP = 50
 """Owner notices the brain's notification hold keeps while the owner is away or asleep; the oldest goes first."""
@@ -261,6 +268,31 @@ SAFETY_LIMITS: tuple[SafetyLimit, ...] = (
         "the tool call is refused and the model told to schedule its next run; `ProactiveRun.ActionRefused` in `audit`",
     ),
     SafetyLimit(
+        "synthesis_turns", "run", "model turns of one synthesis run (each after the first sees the tool calls' results)",
+        SYNTHESIS_TURNS_PER_RUN, "§7.15", "the run closes with what it did, its next run filed as when none is asked "
+        "(the tier's pace); `ProactiveRun.RunRecorded` in `audit`",
+    ),
+    SafetyLimit(
+        "proposals_per_discovery", "run", "proposals one discovery run makes from the gaps it found",
+        PROPOSALS_PER_DISCOVERY, "seed 003 §6", "the less severe gaps are not proposed; a later run finds them again "
+        "while they last",
+    ),
+    SafetyLimit(
+        "debate_rounds", "proposal", "debate rounds (proposer, critic, arbiter) of one proposal", MAX_DEBATE_ROUNDS,
+        "seed 001 §4", "the proposal goes to the owner with both positions, flagged `debate_unsettled`; "
+        "`Proposal.DebateRoundRecorded` in `audit`",
+    ),
+    SafetyLimit(
+        "debate_call_attempts", "proposal", "tries of one debate model call (a failure or an answer off its schema)",
+        DEBATE_CALL_ATTEMPTS, "seed 001 §3", "the debate is abandoned and its gap skipped; `Proposal.DebateAbandoned` "
+        "in `audit`",
+    ),
+    SafetyLimit(
+        "proposals_per_batch", "notice", "proposals one notice to the owner carries, grouped by theme, highest impact "
+        "first", PROPOSALS_PER_BATCH, "seed 001 §5", "the rest go in further notices sent with it "
+        "(`batch-2`, ...); `ProposalBook.BatchesShown` in `audit`",
+    ),
+    SafetyLimit(
         "hold_cap", "tenant", "owner notices of the brain held (quiet hours, the owner away)", HOLD_CAP,
         "seed 000 Part 3", "the oldest held notice is dropped; `NotificationHold.Dropped` in `audit`",
     ),
@@ -273,7 +305,7 @@ SAFETY_LIMITS: tuple[SafetyLimit, ...] = (
         "it is not sent; `NotificationHold.Skipped` in `audit`",
     ),
     SafetyLimit(
-        "run_staleness", "run", "hours a proactive run may be past its wake-up", "48", "seed 000 Part 3",
+        "run_staleness", "run", "hours a proactive run may be past its wake-up", STALE_AFTER // timedelta(hours=1), "seed 000 Part 3",
         "the supervisor (every tick) files its run again, due now; `ProactiveRun.Rescued` in `audit`",
     ),
     SafetyLimit(

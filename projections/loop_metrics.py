@@ -3,7 +3,8 @@
 Counts, not rates, are stored, so every event adds to its row; `metrics_of` divides. The acceptance rate counts the
 owner's answers to proposals (seed 001 §3) and to tasks waiting for approval, which are Loopline proposing work too;
 an escalation is resolved by the owner's guidance or by the task closing, and its time is summed from when it first
-went to the owner.
+went to the owner. A proactive run did nothing when it handled no escalation and took no action (a synthesis run acts
+through its tools: the `ProactiveRun.ActionTaken` events before its `RunRecorded`).
 """
 
 from __future__ import annotations
@@ -40,6 +41,12 @@ open_escalations = Table(
     "loop_metrics_escalations", metadata,
     Column("task_id", String(36), primary_key=True),
     Column("escalated_at", String(40)),  # when the open escalation first went to the owner; None once resolved
+)
+
+runs_acting = Table(
+    "loop_metrics_runs", metadata,
+    Column("tenant", String(200), primary_key=True),
+    Column("actions", Integer, nullable=False),  # actions the tenant's proactive run took since its last RunRecorded
 )
 
 
@@ -97,14 +104,24 @@ def _stalled(conn: Connection, event: Task.StallFlagged, position: int) -> None:
     _add(conn, event.tenant, tasks_stalled=1)
 
 
+def _acted(conn: Connection, event: ProactiveRun.ActionTaken, position: int) -> None:
+    if writes.row(conn, runs_acting, event.tenant) is None:
+        writes.insert(conn, runs_acting, {"tenant": event.tenant, "actions": 1})
+    else:
+        writes.update(conn, runs_acting, event.tenant, add={"actions": 1})
+
+
 def _ran(conn: Connection, event: ProactiveRun.RunRecorded, position: int) -> None:
-    # A maintenance run's only work is handing escalations on: with none, it did nothing.
-    _add(conn, event.tenant, runs=1, runs_idle=int(event.escalations_handled == 0))
+    acting = writes.row(conn, runs_acting, event.tenant)
+    actions = acting["actions"] if acting else 0
+    if actions:
+        writes.update(conn, runs_acting, event.tenant, set={"actions": 0})
+    _add(conn, event.tenant, runs=1, runs_idle=int(event.escalations_handled == 0 and actions == 0))
 
 
 name = "loop_metrics"
 cost = 0.3  # a guess, not measured with bench/rebuild.py: every task's creation, like proactive_runs' share
-tables = (loop_metrics, open_escalations)
+tables = (loop_metrics, open_escalations, runs_acting)
 handlers = {
     Task.Created: _created,
     Task.Reviewed: _reviewed,
@@ -116,6 +133,7 @@ handlers = {
     Task.Cancelled: _resolved,
     Task.Expired: _resolved,
     Task.StallFlagged: _stalled,
+    ProactiveRun.ActionTaken: _acted,
     ProactiveRun.RunRecorded: _ran,
 }
 

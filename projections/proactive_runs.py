@@ -1,4 +1,5 @@
-"""The `proactive_runs` read model: one row per tenant with its heartbeat."""
+"""The `proactive_runs` read model: one row per tenant with its heartbeat and its pace (the owner's activity tier and
+the runs in a row that took no action, as the last `ProactiveRun.Paced` set them)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ proactive_runs = Table(
     Column("last_run_summary", Text),
     Column("runs", Integer, nullable=False),
     Column("pending_escalations", Integer, nullable=False),
+    Column("tier", String(20)),  # None until a run finishes with the owner seen once
+    Column("empty_runs_in_a_row", Integer, nullable=False),
 )
 
 
@@ -37,7 +40,7 @@ def _started(conn: Connection, event: ProactiveRun.Started, position: int) -> No
     writes.insert(conn, proactive_runs, {
         "aggregate_id": str(event.originator_id), "tenant": event.tenant, "next_run_at": format_time(event.next_run_at),
         "next_run_reason": event.next_run_reason, "last_run_at": None, "last_run_summary": None, "runs": 0,
-        "pending_escalations": 0,
+        "pending_escalations": 0, "tier": None, "empty_runs_in_a_row": 0,
     })
 
 
@@ -57,6 +60,10 @@ def _escalation(conn: Connection, event: ProactiveRun.EscalationQueued, position
     _update(conn, event, add={"pending_escalations": 1})
 
 
+def _paced(conn: Connection, event: ProactiveRun.Paced, position: int) -> None:
+    _update(conn, event, tier=event.tier, empty_runs_in_a_row=event.empty_runs_in_a_row)
+
+
 def _ran(conn: Connection, event: ProactiveRun.RunRecorded, position: int) -> None:
     _update(
         conn, event, add={"runs": 1, "pending_escalations": -event.escalations_handled},
@@ -74,6 +81,7 @@ handlers = {
     ProactiveRun.ReturnRunScheduled: _return,
     ProactiveRun.Rescued: _rescued,
     ProactiveRun.EscalationQueued: _escalation,
+    ProactiveRun.Paced: _paced,
     ProactiveRun.RunRecorded: _ran,
 }
 

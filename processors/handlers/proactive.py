@@ -16,6 +16,7 @@ from loopline.domain.model_checks import ModelCallAttempt, first_model_deferral
 from loopline.domain.model_ledger import TenantModelCalls
 from loopline.domain.proactive_run import FALLBACK_INTERVAL, ProactiveRun
 from loopline.domain.proposal_gaps import TaskView, find_gaps
+from loopline.domain.safety_limits import SYNTHESIS_TURNS_PER_RUN
 from loopline.domain.send_ledger import local_day
 from loopline.domain.notification_hold import NotificationHold
 from loopline.domain.synthesis_context import context_delta
@@ -149,7 +150,7 @@ def record_synthesis(uow: UnitOfWork, run: ProactiveRun, answered: BrainAnswered
     scheduled = any(call.get("name") == "schedule_next_run" and not result["is_error"]
                     for call, result in zip(calls, results))
     done = f"turn {run.turn}: {count(len(calls), 'tool call')}, {count(run.actions_this_run, 'action')} taken"
-    if scheduled or not calls or run.turn >= synthesis_tools.MAX_TURNS:
+    if scheduled or not calls or run.turn >= SYNTHESIS_TURNS_PER_RUN:
         close_run(uow, run, f"synthesis by {reply.adapter} {reply.model}: {count(run.actions_this_run, 'action')} "
                             f"in {count(run.turn, 'turn')}", now)
         return f"proactive run for {run.tenant}: {done}; next run {format_time(run.next_run_at)}"

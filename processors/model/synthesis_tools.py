@@ -8,9 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-MAX_TURNS = 3
-"""Turns of one synthesis run: the model sees its tools' results at most twice before the run closes."""
-
 SYSTEM = (
     "You are Loopline's proactive brain for one owner. You are shown what changed since your last run: active "
     "tasks, loops expired or expiring, items due, stalled tasks, escalations waiting for a decision, goals and "

@@ -7,6 +7,8 @@ import json
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy.engine import Connection
+
 from loopline.adapters.embedded_log import EmbeddedLog
 from loopline.adapters.messages import parse_message
 from loopline.domain import ids
@@ -20,6 +22,7 @@ from loopline.processors.followers.router import Router
 from loopline.processors.followers.scheduler import Scheduler
 from loopline.processors.handlers.table import build_bus
 from loopline.processors.ports import DecisionModel
+from loopline.projections import writes
 from tests.unit.fakes import FakeChannel, FakeClock, FakeLedger, RecordingDrafter, ScriptedModel
 
 
@@ -66,6 +69,14 @@ class InMemoryLoopline:
         """Every stored event, in the order stored."""
         recorder = self.app.recorder
         return [self.app.mapper.to_domain_event(n) for n in recorder.select_notifications(start=1, limit=10**9)]
+
+    def project(self, conn: Connection, read_model: Any) -> None:
+        """Every stored event through `read_model`'s handlers into `conn`, as its projector applies them."""
+        for event in self.events():
+            handler = read_model.handlers.get(type(event))
+            if handler is not None:
+                handler(conn, event, 0)
+        writes.flush(conn)
 
     def emails(self) -> list[tuple[str, dict[str, Any]]]:
         """(delivery key, message) of every email sent to a contact, in the order sent."""

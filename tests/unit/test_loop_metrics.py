@@ -16,6 +16,7 @@ from loopline.domain.proposal import Proposal
 from loopline.domain.task import Task
 from loopline.projections import loop_metrics, writes
 from loopline.projections.runner import metadata
+from tests.unit.test_synthesis_runs import RUN_AT, ScriptedBrain, run_events, tenant_with_a_task, use
 
 NOW = datetime(2026, 5, 4, 9, 0, tzinfo=timezone.utc)
 
@@ -97,3 +98,21 @@ def test_the_owners_answers_to_proposals_count_in_the_acceptance_rate(conn: Conn
     metrics = loop_metrics.metrics_of(conn, "gym")
     assert (metrics["proposals_accepted"], metrics["proposals_rejected"]) == (1, 1)
     assert metrics["proposal_acceptance_rate"] == 0.5
+
+
+def test_a_synthesis_run_that_acted_through_its_tools_did_something_and_the_next_one_that_only_scheduled_did_not(
+        conn: Connection) -> None:
+    brain = ScriptedBrain([
+        [use("notify", text="The supplier has not answered in a week."), use("schedule_next_run", in_hours=6)],
+        [use("schedule_next_run", in_hours=6, reason="nothing new")],
+    ])
+    loopline = tenant_with_a_task(brain)
+    loopline.tick(RUN_AT)
+    loopline.tick(RUN_AT + timedelta(hours=6))
+    recorded = run_events(loopline, ProactiveRun.RunRecorded)
+    assert [event.escalations_handled for event in recorded] == [0, 0]
+    loopline.project(conn, loop_metrics)
+
+    metrics = loop_metrics.metrics_of(conn, "acme")
+
+    assert (metrics["runs"], metrics["runs_idle"], metrics["idle_run_rate"]) == (2, 1, 0.5)

@@ -13,7 +13,6 @@ from loopline.adapters.offline_policy import OfflinePolicy
 from loopline.domain.task import Task
 from loopline.domain.timeutil import parse_time
 from loopline.projections import tasks as task_rows
-from loopline.projections import writes
 from loopline.projections.runner import metadata
 from loopline.projections.timeline import DESCRIPTIONS
 from tests.conftest import ANY_HOUR, command
@@ -126,11 +125,7 @@ def next_action(loopline: InMemoryLoopline, ref: str) -> tuple[str | None, int]:
     engine = create_engine("sqlite://")
     metadata.create_all(engine, tables=list(task_rows.tables))
     with engine.begin() as conn:
-        for event in loopline.events():
-            handler = task_rows.handlers.get(type(event))
-            if handler is not None:
-                handler(conn, event, 0)
-        writes.flush(conn)
+        loopline.project(conn, task_rows)
         row = conn.execute(select(task_rows.tasks).where(task_rows.tasks.c.task_id == ref)).mappings().one()
     return row["next_action"], row["decisions"]
 

@@ -11,7 +11,6 @@ from loopline.domain import ids
 from loopline.domain.proposal import Proposal, ProposalBook, ProposalError
 from loopline.domain.proposal_gaps import GoalView, RoutineView, TaskView, discovery_picks, find_gaps
 from loopline.domain.proposal_rules import (
-    PROPOSALS_PER_BATCH,
     Candidate,
     PastRejection,
     batches,
@@ -20,6 +19,7 @@ from loopline.domain.proposal_rules import (
     requires_approval,
     similarity,
 )
+from loopline.domain.safety_limits import PROPOSALS_PER_BATCH
 
 NOW = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
 

@@ -76,6 +76,10 @@ def test_readme_safety_table_is_the_one_table_of_limits() -> None:
     expected = safety_table()
     assert expected in _section("## Safety"), f"put this in the README's Safety section:\n{expected}"
     assert "| `daily_task_limit` | tenant |" in expected and "`tenant.configure` `daily_send_limit`" in expected
+    brain = ("synthesis_actions", "synthesis_turns", "hold_cap", "digest_items", "same_notice", "run_staleness",
+             "empty_runs", "routine_min_interval", "routines_per_tenant", "proposals_per_batch",
+             "proposals_per_discovery", "debate_rounds", "debate_call_attempts")
+    assert [rule for rule in brain if f"| `{rule}` |" not in expected] == []
 
 
 def test_readme_actions_beyond_email_table_is_the_action_registry() -> None:
