@@ -1,6 +1,6 @@
-"""Pauses hold routines on the in-memory store: a task's routine and a tenant's routine run nothing while
+"""Pauses hold routines and actions on the in-memory store: a task's routine and a tenant's routine run nothing while
 the system, the tenant or the owning task is paused, a runner's report falling due meanwhile is not a failure, and
-the resume runs them again."""
+the resume runs them again; a webhook call asked for while paused waits for the resume."""
 
 from __future__ import annotations
 
@@ -104,3 +104,14 @@ def test_a_report_falling_due_while_paused_is_no_failure_and_the_run_is_dispatch
     assert any("digest: run 1 due for its runner" in said for said in tick(loopline, 50))
     assert any("digest: run 1 failure" in said for said in tick(loopline, 55))  # its runner still has to report
 
+
+@pytest.mark.parametrize("whose", ["system", "tenant", "task"])
+def test_a_webhook_call_asked_for_while_paused_waits_for_the_resume(loopline, whose):
+    pause, resume, data = PAUSES[whose]
+    publish(loopline, pause, 10, reason="new CI vendor", **data)
+    said = publish(loopline, "action.request", 11, task_id="ci", action="call_webhook", params={"event": "deploy"},
+                   key="deploy-1")
+    assert "waits for the pause to end" in said and webhook_calls(loopline) == []
+    publish(loopline, resume, 20, reason="vendor live", **data)
+    tick(loopline, 20)
+    assert webhook_calls(loopline) == ["deploy"]
