@@ -15,6 +15,7 @@ from eventsourcing.domain import Aggregate
 
 from loopline.domain.base import LooplineAggregate
 from loopline.domain.wording import when
+from loopline.domain.timers import TimerKind
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,12 @@ class Pause:
 def held_timer(kind: str, target_id: Any, task_ref: str) -> dict[str, str]:
     """Work held by a pause: a timer (`domain/timers.py` TimerKind) of the task's, filed again at resume."""
     return {"timer": str(kind), "target": str(target_id), "task_ref": task_ref}
+
+
+def held_routine(routine_id: Any, routine_ref: str, task_ref: str | None) -> dict[str, str | None]:
+    """Work held by a pause: a routine's run (its `routine` timer), filed again at resume. A tenant's routine has no
+    task (`task_ref` None), so only the system's or the tenant's pause holds it, and its trail is the routine's."""
+    return {"timer": str(TimerKind.ROUTINE), "target": str(routine_id), "task_ref": task_ref, "routine": routine_ref}
 
 
 def held_decision(task_id: Any, task_ref: str, request_ref: str, attempt: int) -> dict[str, Any]:

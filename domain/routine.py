@@ -149,6 +149,16 @@ class Routine(LooplineAggregate):
             routine.next_run_at = None
             routine.report_due_at = self.report_due_at
 
+    class RunHeld(RoutineEvent):
+        """A pause held the tenant when its dispatched run's report fell due: the runner was told to stop, so the run
+        did not fail; it is due again, dispatched when the pause ends."""
+
+        reason: str
+
+        def apply(self, routine: Routine) -> None:
+            routine.next_run_at = self.timestamp
+            routine.report_due_at = None
+
     class HistoryCompacted(RoutineEvent):
         dropped: int
         before: datetime
@@ -269,6 +279,10 @@ class Routine(LooplineAggregate):
         """A due run of a tenant's routine is handed to its external runner, who has the timeout to report it."""
         self.trigger_event(self.Dispatched, timestamp=now,
                            report_due_at=now + timedelta(seconds=self.timeout_seconds))
+
+    def hold_run(self, *, reason: str, now: datetime) -> None:
+        """The dispatched run's report deadline passed while a pause held the tenant (`reason`): not a failure."""
+        self.trigger_event(self.RunHeld, timestamp=now, reason=reason)
 
     def report_overdue(self, now: datetime) -> bool:
         return self.status == "active" and self.report_due_at is not None and self.report_due_at <= now

@@ -230,6 +230,8 @@ DESCRIPTIONS: dict[type, Describe] = {
 
 def _held_work(work: dict[str, Any]) -> str:
     """What a pause held (`domain/pause.py`), as the audit reads it."""
+    if "routine" in work:
+        return f"the run of routine {work['routine']}" + (f" of task {work['task_ref']}" if work["task_ref"] else "")
     if "timer" in work:
         return f"the {work['timer'].replace('_', ' ')} of task {work['task_ref']}"
     return f"the decision {work['decision']} of task {work['task_ref']} (attempt {work['attempt']})"
@@ -252,6 +254,8 @@ def _subject(event: Any) -> tuple[str | None, str | None, str]:
     if isinstance(event, RejectedInput.Recorded):
         return None, None, f"input {event.source}:{event.position}"
     if isinstance(event, (Tenant.WorkHeld, SystemSwitch.WorkHeld)):  # shown in the task's trail too
+        if "routine" in event.work:
+            return event.tenant, event.work["task_ref"], f"routine {event.work['routine']}"
         return event.tenant, event.work["task_ref"], f"task {event.work['task_ref']}"
     if isinstance(event, (Tenant.Configured, Tenant.Paused, Tenant.Resumed, Tenant.DigestRecorded)):
         return event.tenant, None, f"tenant {event.tenant}"

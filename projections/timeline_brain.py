@@ -112,6 +112,8 @@ BRAIN_DESCRIPTIONS: dict[type, Callable[[Any], tuple[str, str | None]]] = {
                                 + (f"; the next run {when(e.next_run_at)}" if e.next_run_at else ""), None),
     Routine.Dispatched: lambda e: (f"routine run due for its external runner, to report by {when(e.report_due_at)}",
                                    None),
+    Routine.RunHeld: lambda e: ("routine run held: its report is not due while paused; it runs again at resume",
+                                e.reason),
     Routine.HistoryCompacted: lambda e: (f"routine history compacted: {e.dropped} run(s) before {when(e.before)}", None),
     Question.Asked: lambda e: (
         f"question {e.question_ref} asked by {e.asker}: {e.question}"

@@ -143,6 +143,13 @@ def take_action(uow: UnitOfWork, task: Task, log: ActionLog, key: str, profile: 
         # parent's family budget, whoever works it.
         task.touch_sent(touch=task.touch, next_touch_at=task.next_touch_at, now=now)
     else:
+        # A webhook call or a staff to-do is the task acting on its own: a pause holds it as the send check holds a
+        # message, the owner's approval included, and the resume hands the task's actions timer back.
+        pause = hold(uow, task.tenant, held_timer(TimerKind.TASK_ACTIONS, task.id, task.ref), now)
+        if pause is not None:
+            log.defer(key, action=profile.name, params=params, requested_by=requested_by, rule=PAUSED,
+                      reason=pause.says(), until=now, now=now)
+            return f"{profile.name} on {task.ref} waits for the pause to end: {pause.says()}"
         if settings.dry_run:  # as send_to_contact marks a send: delivery records it and sends nothing
             details, summary = {**details, "dry_run": True}, f"[dry run, not delivered] {summary}"
         task.record_action(action=profile.name, details=details, summary=summary, performed_by="loopline", now=now,

@@ -5,7 +5,9 @@ run's output goes into the owning task's workflow memory.
 Both kinds run on the ticks. A task's routine asks its task for its named action: an action needs a task (its
 approval, its delivery and its budgets are the task's). A tenant's routine has no task, so its action is always
 an external runner's: the tick dispatches the due run (`Routine.Dispatched`) and a run not reported within the
-routine's timeout counts as failed, so a routine nobody runs pauses after two."""
+routine's timeout counts as failed, so a routine nobody runs pauses after two. A pause of the tenant, of Loopline
+or of the owning task holds a due run (processors/handlers/pausing.py) and the resume hands it back; a report that
+falls due while paused is not a failure, the run is dispatched again at resume."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from pydantic import Field
 from loopline.domain import ids
 from loopline.domain.actions import action_profile, check_params
 from loopline.domain.errors import DomainError
+from loopline.domain.pause import held_routine
 from loopline.domain.routine import Routine
 from loopline.domain.routine_index import RoutineIndex
 from loopline.domain.safety_limits import ROUTINE_MIN_INTERVAL_MINUTES, ROUTINES_PER_TENANT
@@ -29,6 +32,7 @@ from loopline.processors.handlers.command_fields import Id, ShortText, Strict, T
 from loopline.processors.handlers.actions import ask_for_action
 from loopline.processors.handlers.loops_and_timers import load_task, set_timer
 from loopline.processors.handlers.owner_notices import notify_owner
+from loopline.processors.handlers.pausing import hold
 from loopline.processors.handlers.tenants import tenant_settings
 from loopline.processors.messages import Message
 
@@ -203,14 +207,16 @@ def trigger_routines(uow: UnitOfWork, msg: Message) -> None:
 def fire_routine(uow: UnitOfWork, routine_id: UUID, now: datetime) -> str | None:
     """A due task-owned routine asks its task for its action (held for the owner when its safety profile says so); a
     refused request is a failed run. A tenant's due routine is dispatched to its runner, and its run fails when the
-    report is overdue. A timer fired again finds the routine not due and does nothing."""
+    report is overdue. A pause in force for its tenant or task holds the run until it resumes. A timer fired again
+    finds the routine not due and does nothing."""
     routine = uow.get(routine_id, Routine)
-    if routine is None:
+    if routine is None or not (routine.is_due(now) or routine.report_overdue(now)):
         return None
+    held = _hold_while_paused(uow, routine, now)
+    if held is not None:
+        return held
     if routine.owner_task_ref is None:
         return _dispatch_or_time_out(uow, routine, now)
-    if not routine.is_due(now):
-        return None
     owner = load_task(uow, routine.tenant, routine.owner_task_ref)  # open: its closing disabled its routines
     key = f"routine:{routine.ref}:{routine.run_count + 1}"
     try:
@@ -222,6 +228,18 @@ def fire_routine(uow: UnitOfWork, routine_id: UUID, now: datetime) -> str | None
     # The key names the run; without its number, two runs that did the same read the same, as on_change compares.
     output = str(answer).replace(key, f"routine:{routine.ref}")
     return _record(uow, routine, owner, started_at=now, outcome="success", output=output, error=None, now=now)
+
+
+def _hold_while_paused(uow: UnitOfWork, routine: Routine, now: datetime) -> str | None:
+    """A pause in force for the routine's tenant (or its task) holds the run, to fire again at resume; a dispatched
+    run whose report falls due while paused did not fail (its runner honours the pause) and is dispatched again
+    then. None when not paused."""
+    pause = hold(uow, routine.tenant, held_routine(routine.id, routine.ref, routine.owner_task_ref), now)
+    if pause is None:
+        return None
+    if routine.report_overdue(now):
+        routine.hold_run(reason=pause.says(), now=now)
+    return f"routine {routine.ref}: held, {pause.says()}"
 
 
 def _dispatch_or_time_out(uow: UnitOfWork, routine: Routine, now: datetime) -> str | None:
