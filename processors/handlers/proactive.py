@@ -12,11 +12,8 @@ from datetime import datetime
 from typing import Any
 
 from loopline.domain import ids
-from loopline.domain.model_checks import ModelCallAttempt, first_model_deferral
-from loopline.domain.model_ledger import TenantModelCalls
 from loopline.domain.proactive_run import FALLBACK_INTERVAL, ProactiveRun
 from loopline.domain.proposal_gaps import TaskView, find_gaps
-from loopline.domain.send_ledger import local_day
 from loopline.domain.notification_hold import NotificationHold
 from loopline.domain.synthesis_context import context_delta
 from loopline.domain.task import Task
@@ -25,12 +22,12 @@ from loopline.domain.timeutil import format_time
 from loopline.domain.wording import count
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.loops_and_timers import load_task, set_timer
+from loopline.processors.handlers.model_calls import count_brain_call
 from loopline.processors.handlers.owner_notices import notification_hold, release_held
 from loopline.processors.handlers.pausing import current_pause
 from loopline.processors.handlers.proposals import propose_from_gaps
 from loopline.processors.handlers.synthesis_actions import act
 from loopline.processors.handlers.synthesis_snapshot import context_snapshot, context_words
-from loopline.processors.handlers.tenants import tenant_settings
 from loopline.processors.messages import BrainAnswered, TimerFired
 from loopline.processors.model import synthesis_tools
 from loopline.processors.ports import Conversation, Drafter, Prompt
@@ -102,18 +99,9 @@ def _discover(uow: UnitOfWork, run: ProactiveRun, snapshot: dict[str, dict[str, 
 
 
 def _count_call(uow: UnitOfWork, run: ProactiveRun, now: datetime) -> bool:
-    """Counts one model call in the tenant's model ledger (MODEL_CALL_CHECKS, as a task's decision); False when a
-    limit holds it back (the run does maintenance instead). The brain never takes the day's last call: that one is
-    kept for the tasks' own work."""
-    settings = tenant_settings(uow, run.tenant)
-    ledger_id = ids.tenant_model_calls_id(run.tenant)
-    ledger = uow.get(ledger_id, TenantModelCalls) or TenantModelCalls.open(id=ledger_id, tenant=run.tenant, now=now)
-    today = local_day(now, settings.timezone)
-    if ledger.calls_on(today) + 1 >= settings.daily_model_call_limit or first_model_deferral(ModelCallAttempt(
-            task_ref=run.run_ref, task_calls=0, tenant_calls=ledger, limits=settings, now=now)) is not None:
-        return False
-    uow.add(ledger).record(task_ref=run.run_ref, day=today, now=now)
-    return True
+    """Counts one synthesis turn in the tenant's model ledger; False when a limit (or the day's last call, kept for
+    the tasks) holds it back: the run does maintenance instead."""
+    return count_brain_call(uow, tenant=run.tenant, caller=run.run_ref, calls_so_far=0, now=now) is None
 
 
 def synthesis_pending(run: ProactiveRun, request_ref: str) -> bool:
