@@ -1,7 +1,8 @@
 """The tenant's proactive run (seed 000 Part 3): each run first hands the owner what was held (the return digest)
-and, with the owner around, proposes from the gaps it finds; then, when the context snapshot changed or an
-escalation waits, a synthesis run asks the model (a brain call, processors/handlers/brain_calls.py), which acts
-through its tools turn by turn; otherwise (or while a pause or a model-call limit holds it back) a maintenance run.
+and, with the owner around and no pause in force, proposes from the gaps it finds; then, when the context snapshot
+changed or an escalation waits, a synthesis run asks the model (a brain call, processors/handlers/brain_calls.py),
+which acts through its tools turn by turn; otherwise (or while a pause or a model-call limit holds it back) a
+maintenance run.
 """
 
 from __future__ import annotations
@@ -45,11 +46,12 @@ def proactive_run(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str |
         close_run(uow, run, "the model did not answer the synthesis run", now)
     released = release_held(uow, run.tenant, now=now)
     snapshot = context_snapshot(uow, run, now)
-    proposed = _discover(uow, run, snapshot, now)
+    pause = current_pause(uow, run.tenant)
+    # A pause in force holds every model call of the brain: discovery's debates as well as the synthesis.
+    proposed = _discover(uow, run, snapshot, now) if pause is None else []
     delta = context_delta(run.last_context_snapshot, snapshot)
     # A churned owner's runs only keep up maintenance until the owner is back (seed 000: churned is paused).
-    thinks = ((not delta.is_empty or run.pending_escalations) and not run.paused
-              and current_pause(uow, run.tenant) is None)
+    thinks = (not delta.is_empty or run.pending_escalations) and not run.paused and pause is None
     if thinks and _count_call(uow, run, now):
         run.snapshot_context(snapshot=snapshot, now=now)
         run.request_synthesis(turn=1, context=context_words(uow, run, delta, now), tool_results=[], now=now)

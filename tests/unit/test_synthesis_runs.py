@@ -1,6 +1,7 @@
 """Synthesis runs through the brain's model calls (issue 21 item 1) on the in-memory store: the model acts through
 its tools turn by turn, the fourth action is refused with why, its next turn schedules the run; each request is
-answered once; the offline policy's run is the deterministic morning brief."""
+answered once; the offline policy's run is the deterministic morning brief. A pause in force holds the brain's
+discovery."""
 
 from __future__ import annotations
 
@@ -8,15 +9,20 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+import pytest
+
 from loopline.domain import ids
+from loopline.domain.model_ledger import TenantModelCalls
 from loopline.domain.notification_hold import NotificationHold
 from loopline.domain.proactive_run import ProactiveRun
+from loopline.domain.proposal import Proposal
+from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.brain_calls import apply
 from loopline.processors.messages import BrainAnswered
 from loopline.processors.ports import Conversation, Reply
-from tests.conftest import command
+from tests.conftest import command, signal
 from tests.unit.in_memory import InMemoryLoopline
 
 T = "acme"
@@ -151,3 +157,29 @@ def test_the_run_decides_a_waiting_escalation_and_a_call_naming_no_task_spends_n
     [recorded] = run_events(loopline, ProactiveRun.RunRecorded)
     assert recorded.escalations_handled == 1 and the_run(loopline).pending_escalations == []
     assert the_run(loopline).next_run_at == RUN_AT + timedelta(hours=48)
+
+
+PAUSES = [("tenant.pause", {"reason": "owner on holiday", "by": "Mike"}),
+          ("system.pause", {"reason": "a template went out wrong", "by": "on-call"})]
+
+
+def stalled_with_the_owner_around(loopline: InMemoryLoopline) -> None:
+    """The task is flagged stalled (a gap discovery proposes from) and the owner was just seen."""
+    uow = UnitOfWork(loopline.app)
+    task = uow.get(ids.task_id(T, "supplier"), Task)
+    assert task is not None and task.check_stalled(after_days=0, now=DAY0 + timedelta(minutes=5))
+    uow.end_step()
+    uow.commit()
+    loopline.publish(signal("s1", "user.seen", format_time(RUN_AT - timedelta(minutes=30)), T))
+
+
+@pytest.mark.parametrize(("pause", "data"), PAUSES)
+def test_a_paused_tenant_whose_owner_is_seen_proposes_nothing_and_asks_no_model(pause, data):
+    loopline = tenant_with_a_task()
+    stalled_with_the_owner_around(loopline)
+    loopline.publish(command("p1", pause, format_time(RUN_AT - timedelta(minutes=10)), T, **data))
+    loopline.tick(RUN_AT)
+    assert run_events(loopline, Proposal.Proposed) == [] and run_events(loopline, TenantModelCalls.Called) == []
+    [recorded] = run_events(loopline, ProactiveRun.RunRecorded)
+    assert recorded.mode == "maintenance"
+
