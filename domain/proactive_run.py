@@ -257,10 +257,14 @@ class ProactiveRun(LooplineAggregate):
         if self.actions_this_run >= SYNTHESIS_ACTIONS_PER_RUN:
             reason = (f"action budget spent: this run already took {SYNTHESIS_ACTIONS_PER_RUN} actions; "
                       "call schedule_next_run and do this in the next run")
-            self.trigger_event(self.ActionRefused, timestamp=now, tool=tool, reason=reason)
+            self.refuse_action(tool=tool, reason=reason, now=now)
             return reason
         self.trigger_event(self.ActionTaken, timestamp=now, tool=tool, detail=detail)
         return None
+
+    def refuse_action(self, *, tool: str, reason: str, now: datetime) -> None:
+        """Records a tool call of the model's not carried out, with the reason the model is answered with."""
+        self.trigger_event(self.ActionRefused, timestamp=now, tool=tool, reason=reason)
 
     @property
     def run_ref(self) -> str:

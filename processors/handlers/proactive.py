@@ -2,7 +2,7 @@
 and, with the owner around and no pause in force, proposes from the gaps it finds; then, when the context snapshot
 changed or an escalation waits, a synthesis run asks the model (a brain call, processors/handlers/brain_calls.py),
 which acts through its tools turn by turn; otherwise (or while a pause or a model-call limit holds it back) a
-maintenance run.
+maintenance run. An answer that arrives once a pause is in force is recorded, and none of its tool calls is done.
 """
 
 from __future__ import annotations
@@ -135,6 +135,14 @@ def record_synthesis(uow: UnitOfWork, run: ProactiveRun, answered: BrainAnswered
                          content=list(reply.content), prompt_digest=reply.prompt_digest,
                          input_tokens=reply.input_tokens, output_tokens=reply.output_tokens, now=now)
     calls = reply.tool_calls()
+    pause = current_pause(uow, run.tenant)
+    if pause is not None:
+        # The pause committed while the model was thinking: its answer is kept, but nothing it asked for is done.
+        for call in calls:
+            run.refuse_action(tool=str(call.get("name", "")), reason=f"{pause.says()}; the call is not carried out",
+                              now=now)
+        close_run(uow, run, f"paused: {count(len(calls), 'tool call')} of the synthesis not carried out", now)
+        return f"proactive run for {run.tenant}: paused, {count(len(calls), 'tool call')} not carried out"
     results = [act(uow, run, call, now).block(str(call.get("id", ""))) for call in calls]
     scheduled = any(call.get("name") == "schedule_next_run" and not result["is_error"]
                     for call, result in zip(calls, results))
