@@ -1,4 +1,5 @@
-"""The one way a task asks for a model decision: the model-call checks, then the request and its ledger entry.
+"""The one way a task asks for a model decision: the model-call checks, then the request and its ledger entry (the
+brain's own calls, a synthesis turn or a debate role, are counted by `count_brain_call`).
 
 Every `Task.request_decision` goes through `request_decision` here, in the caller's unit of work, so
 the checks read the tenant's model-call ledger as the step's own transaction leaves it and the
@@ -86,3 +87,23 @@ def held_reason(deferral: Deferral) -> str:
 def awaits_decision(pending_decisions: Mapping[str, Mapping[str, Any]]) -> bool:
     """Whether the task waits on a decision before its next step: a pending urgency score holds back none."""
     return any(pending["purpose"] != URGENCY for pending in pending_decisions.values())
+
+
+def count_brain_call(uow: UnitOfWork, *, tenant: str, caller: str, calls_so_far: int, now: datetime) -> str | None:
+    """Counts one of the brain's own model calls (a synthesis turn, a debate role) in the tenant's model ledger, as a
+    task's decision; else why it is not asked: a check of MODEL_CALL_CHECKS holds it, or it would be the day's last
+    call, which the brain never takes (that one is kept for the tasks' own work)."""
+    settings = tenant_settings(uow, tenant)
+    ledger_id = ids.tenant_model_calls_id(tenant)
+    ledger = uow.get(ledger_id, TenantModelCalls) or TenantModelCalls.open(id=ledger_id, tenant=tenant, now=now)
+    today = local_day(now, settings.timezone)
+    limit = settings.daily_model_call_limit
+    if ledger.calls_on(today) + 1 >= limit:
+        return (f"daily_model_call_limit: {ledger.calls_on(today)} model call(s) were asked for on "
+                f"{today.isoformat()} (limit {limit} a day); the day's last is kept for the tasks")
+    deferral = first_model_deferral(ModelCallAttempt(task_ref=caller, task_calls=calls_so_far, tenant_calls=ledger,
+                                                     limits=settings, now=now))
+    if deferral is not None:
+        return f"{deferral.rule}: {deferral.reason}"
+    uow.add(ledger).record(task_ref=caller, day=today, now=now)
+    return None

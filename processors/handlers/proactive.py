@@ -1,7 +1,8 @@
 """The tenant's proactive run (seed 000 Part 3): each run first hands the owner what was held (the return digest)
-and, with the owner around, proposes from the gaps it finds; then, when the context snapshot changed or an
-escalation waits, a synthesis run asks the model (a brain call, processors/handlers/brain_calls.py), which acts
-through its tools turn by turn; otherwise (or while a pause or a model-call limit holds it back) a maintenance run.
+and, with the owner around and no pause in force, proposes from the gaps it finds; then, when the context snapshot
+changed or an escalation waits, a synthesis run asks the model (a brain call, processors/handlers/brain_calls.py),
+which acts through its tools turn by turn; otherwise (or while a pause or a model-call limit holds it back) a
+maintenance run. An answer that arrives once a pause is in force is recorded, and none of its tool calls is done.
 """
 
 from __future__ import annotations
@@ -12,12 +13,9 @@ from datetime import datetime
 from typing import Any
 
 from loopline.domain import ids
-from loopline.domain.model_checks import ModelCallAttempt, first_model_deferral
-from loopline.domain.model_ledger import TenantModelCalls
 from loopline.domain.proactive_run import FALLBACK_INTERVAL, ProactiveRun
 from loopline.domain.proposal_gaps import TaskView, find_gaps
 from loopline.domain.safety_limits import SYNTHESIS_TURNS_PER_RUN
-from loopline.domain.send_ledger import local_day
 from loopline.domain.notification_hold import NotificationHold
 from loopline.domain.synthesis_context import context_delta
 from loopline.domain.task import Task
@@ -26,12 +24,12 @@ from loopline.domain.timeutil import format_time
 from loopline.domain.wording import count
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.loops_and_timers import load_task, set_timer
+from loopline.processors.handlers.model_calls import count_brain_call
 from loopline.processors.handlers.owner_notices import notification_hold, release_held
 from loopline.processors.handlers.pausing import current_pause
 from loopline.processors.handlers.proposals import propose_from_gaps
 from loopline.processors.handlers.synthesis_actions import act
 from loopline.processors.handlers.synthesis_snapshot import context_snapshot, context_words
-from loopline.processors.handlers.tenants import tenant_settings
 from loopline.processors.messages import BrainAnswered, TimerFired
 from loopline.processors.model import synthesis_tools
 from loopline.processors.ports import Conversation, Drafter, Prompt
@@ -49,11 +47,12 @@ def proactive_run(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str |
         close_run(uow, run, "the model did not answer the synthesis run", now)
     released = release_held(uow, run.tenant, now=now)
     snapshot = context_snapshot(uow, run, now)
-    proposed = _discover(uow, run, snapshot, now)
+    pause = current_pause(uow, run.tenant)
+    # A pause in force holds every model call of the brain: discovery's debates as well as the synthesis.
+    proposed = _discover(uow, run, snapshot, now) if pause is None else []
     delta = context_delta(run.last_context_snapshot, snapshot)
     # A churned owner's runs only keep up maintenance until the owner is back (seed 000: churned is paused).
-    thinks = ((not delta.is_empty or run.pending_escalations) and not run.paused
-              and current_pause(uow, run.tenant) is None)
+    thinks = (not delta.is_empty or run.pending_escalations) and not run.paused and pause is None
     if thinks and _count_call(uow, run, now):
         run.snapshot_context(snapshot=snapshot, now=now)
         run.request_synthesis(turn=1, context=context_words(uow, run, delta, now), tool_results=[], now=now)
@@ -103,18 +102,9 @@ def _discover(uow: UnitOfWork, run: ProactiveRun, snapshot: dict[str, dict[str, 
 
 
 def _count_call(uow: UnitOfWork, run: ProactiveRun, now: datetime) -> bool:
-    """Counts one model call in the tenant's model ledger (MODEL_CALL_CHECKS, as a task's decision); False when a
-    limit holds it back (the run does maintenance instead). The brain never takes the day's last call: that one is
-    kept for the tasks' own work."""
-    settings = tenant_settings(uow, run.tenant)
-    ledger_id = ids.tenant_model_calls_id(run.tenant)
-    ledger = uow.get(ledger_id, TenantModelCalls) or TenantModelCalls.open(id=ledger_id, tenant=run.tenant, now=now)
-    today = local_day(now, settings.timezone)
-    if ledger.calls_on(today) + 1 >= settings.daily_model_call_limit or first_model_deferral(ModelCallAttempt(
-            task_ref=run.run_ref, task_calls=0, tenant_calls=ledger, limits=settings, now=now)) is not None:
-        return False
-    uow.add(ledger).record(task_ref=run.run_ref, day=today, now=now)
-    return True
+    """Counts one synthesis turn in the tenant's model ledger; False when a limit (or the day's last call, kept for
+    the tasks) holds it back: the run does maintenance instead."""
+    return count_brain_call(uow, tenant=run.tenant, caller=run.run_ref, calls_so_far=0, now=now) is None
 
 
 def synthesis_pending(run: ProactiveRun, request_ref: str) -> bool:
@@ -146,6 +136,14 @@ def record_synthesis(uow: UnitOfWork, run: ProactiveRun, answered: BrainAnswered
                          content=list(reply.content), prompt_digest=reply.prompt_digest,
                          input_tokens=reply.input_tokens, output_tokens=reply.output_tokens, now=now)
     calls = reply.tool_calls()
+    pause = current_pause(uow, run.tenant)
+    if pause is not None:
+        # The pause committed while the model was thinking: its answer is kept, but nothing it asked for is done.
+        for call in calls:
+            run.refuse_action(tool=str(call.get("name", "")), reason=f"{pause.says()}; the call is not carried out",
+                              now=now)
+        close_run(uow, run, f"paused: {count(len(calls), 'tool call')} of the synthesis not carried out", now)
+        return f"proactive run for {run.tenant}: paused, {count(len(calls), 'tool call')} not carried out"
     results = [act(uow, run, call, now).block(str(call.get("id", ""))) for call in calls]
     scheduled = any(call.get("name") == "schedule_next_run" and not result["is_error"]
                     for call, result in zip(calls, results))

@@ -1,42 +1,41 @@
 """The debate's model calls (seed 001 §4): each is asked for under the model-call checks (counted in the tenant's
 model ledger like a task's decision) and answered by the brain follower. An answer moves the debate to its next role
-or round, a failure is asked again twice and then abandons the gap; an answer to a call no longer pending records
-nothing. Each step ends with `settle_debate`: a settled debate may send the owner their batch."""
+or round, a failure is asked again twice and then abandons the gap (as a pause or a model-call limit does); an answer
+to a call no longer pending records nothing. Each step ends with `settle_debate`: a settled debate may send the owner
+their batch."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
 from loopline.domain import ids
-from loopline.domain.model_checks import ModelCallAttempt, first_model_deferral
-from loopline.domain.model_ledger import TenantModelCalls
 from loopline.domain.proposal import Proposal
 from loopline.domain.proposal_rules import DEBATE_KIND
-from loopline.domain.send_ledger import local_day
 from loopline.processors.application import UnitOfWork
+from loopline.processors.handlers.model_calls import count_brain_call
+from loopline.processors.handlers.pausing import current_pause
 from loopline.processors.handlers.proposal_batches import settle_debate
-from loopline.processors.handlers.tenants import tenant_settings
 from loopline.processors.messages import BrainAnswered
 from loopline.processors.model.debate import DEBATE_TOOL, debate_answer, debate_facts, debate_prompt
 from loopline.processors.ports import Conversation
 
 
 def ask_debate_call(uow: UnitOfWork, proposal: Proposal, now: datetime) -> None:
-    """Asks for the debate's next call while it still debates; a model-call limit abandons the debate instead."""
+    """Asks for the debate's next call while it still debates. A pause in force, or a model-call limit (the day's
+    last call included, kept for the tasks), abandons the debate instead, with why: a held debate would keep its
+    batch from the owner for as long as the pause lasts, and the gap is proposed again once it has cooled down."""
     if proposal.status != "debating":
         return
-    settings = tenant_settings(uow, proposal.tenant)
-    ledger_id = ids.tenant_model_calls_id(proposal.tenant)
-    ledger = uow.get(ledger_id, TenantModelCalls) or TenantModelCalls.open(id=ledger_id, tenant=proposal.tenant,
-                                                                          now=now)
+    pause = current_pause(uow, proposal.tenant)
+    if pause is not None:
+        proposal.abandon_debate(reason=f"paused: {pause.says()}", now=now)
+        return
     caller = f"proposal {proposal.proposal_ref}"
-    deferral = first_model_deferral(ModelCallAttempt(task_ref=caller, task_calls=proposal.calls_asked,
-                                                     tenant_calls=ledger, limits=settings, now=now))
-    if deferral is not None:
-        proposal.abandon_debate(reason=f"{deferral.rule}: {deferral.reason}", now=now)
+    held = count_brain_call(uow, tenant=proposal.tenant, caller=caller, calls_so_far=proposal.calls_asked, now=now)
+    if held is not None:
+        proposal.abandon_debate(reason=held, now=now)
         return
     proposal.request_debate(now)
-    uow.add(ledger).record(task_ref=caller, day=local_day(now, settings.timezone), now=now)
 
 
 def pending_debate(uow: UnitOfWork, tenant: str, proposal_ref: str, request_ref: str) -> Proposal | None:

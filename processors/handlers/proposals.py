@@ -10,7 +10,7 @@ from typing import Any, Protocol
 from loopline.domain import ids
 from loopline.domain.proposal import OPEN_STATUSES, Proposal, ProposalError
 from loopline.domain.proposal_gaps import Gap, discovery_picks
-from loopline.domain.proposal_rules import blocking_rejection
+from loopline.domain.proposal_rules import COOLDOWNS, blocking_rejection
 from loopline.domain.task import Task
 from loopline.domain.task_provenance import Provenance
 from loopline.processors.application import UnitOfWork
@@ -22,6 +22,11 @@ from loopline.processors.messages import Message
 
 STILL_ANSWERED = OPEN_STATUSES | {"approved"}
 """A gap whose latest proposal is in one of these is not proposed again."""
+
+DIED_IN_DEBATE = frozenset({"failed", "skipped"})
+"""A gap whose latest proposal the debate failed or abandoned is proposed again only after the `not_now` cooldown
+(domain/proposal_rules.py COOLDOWNS): the seeds say only "skip this gap" (seed 001 §3) and "don't show human"
+(§4); the owner's own "try again later" is the nearest rule, and without one the gap is debated at every run."""
 
 
 class CreateTask(Protocol):
@@ -54,18 +59,27 @@ def propose_from_gaps(
     uow: UnitOfWork, *, tenant: str, gaps: list[Gap], last_seen_at: datetime | None, now: datetime,
 ) -> list[Proposal]:
     """Discovery: the gaps it may propose (at most three, only while the owner is present) become proposals,
-    except a gap whose latest proposal is still open or was approved."""
+    except a gap whose latest proposal is still open or was approved, or died in debate less than a cooldown ago."""
     book = proposal_book(uow, tenant, now)
     offered = []
     for gap in discovery_picks(gaps, last_seen_at=last_seen_at, now=now):
         latest = book.gap_proposals.get(gap.key)
-        if latest is not None and load_proposal(uow, tenant, latest).status in STILL_ANSWERED:
+        if latest is not None and _still_answers(load_proposal(uow, tenant, latest), now):
             continue
         proposal_ref = book.next_gap_ref(gap.key)
         offered.append(offer(uow, tenant=tenant, proposal_ref=proposal_ref, title=gap.suggested_action,
                              summary=gap.description, theme=gap.kind, impact=gap.impact, source="discovery", now=now))
         book.record_gap_offer(gap_key=gap.key, proposal_ref=proposal_ref, now=now)
     return offered
+
+
+def _still_answers(proposal: Proposal, now: datetime) -> bool:
+    """Whether the gap's latest proposal keeps it from being proposed again now."""
+    if proposal.status in DIED_IN_DEBATE:
+        # A failed or abandoned proposal changes no more: its last change is when the debate ended.
+        cooldown = COOLDOWNS["not_now"]
+        return cooldown is None or now < proposal.modified_on + cooldown
+    return proposal.status in STILL_ANSWERED
 
 
 def approve_proposal(uow: UnitOfWork, msg: Message, cmd: ProposalApprove, *, create: CreateTask) -> str:

@@ -1,16 +1,21 @@
 """The debate through its recorded model calls, on the in-memory store, answered by the brain follower: with the
 offline policy a strong idea survives and a weak one dies, and the survivors reach the owner in one batch; a model
-that keeps failing is asked three times and then the gap is skipped; a model-call limit abandons the debate."""
+that keeps failing is asked three times and then the gap is skipped; a model-call limit (the day's last call is kept
+for the tasks) or a pause in force abandons the debate, with why."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 
 import pytest
 
 from loopline.domain import ids
 from loopline.domain.errors import DomainError
+from loopline.adapters.embedded_log import EmbeddedLog
+from loopline.adapters.messages import parse_message
+from loopline.adapters.offline_policy import OfflinePolicy
 from loopline.domain.model_ledger import TenantModelCalls
 from loopline.domain.notification_hold import NotificationHold
 from loopline.domain.proposal import Proposal
@@ -97,14 +102,50 @@ def test_a_call_that_fails_three_times_skips_the_gap_and_a_late_answer_records_n
         loopline.close()
 
 
-def test_a_model_call_limit_abandons_the_debate(loopline):
-    loopline.publish(command("c1", "tenant.configure", format_time(NOW), TENANT, daily_model_call_limit=2))
+def test_a_debate_never_takes_the_days_last_model_call_it_is_abandoned_instead(loopline):
+    loopline.publish(command("c1", "tenant.configure", format_time(NOW), TENANT, daily_model_call_limit=3))
     offer_ideas(loopline, ("p1", "Chase the Acme invoice", "high"))
 
     assert load_proposal(UnitOfWork(loopline.app), TENANT, "p1").status == "skipped"
     [abandoned] = events(loopline, Proposal.DebateAbandoned)
     assert abandoned.reason.startswith("daily_model_call_limit")  # type: ignore[attr-defined]
+    assert "kept for the tasks" in abandoned.reason  # type: ignore[attr-defined]
     assert len(events(loopline, TenantModelCalls.Called)) == 2
+
+
+class PausedWhileThinking:
+    """The offline policy, but the owner pauses `pause` while the first call is with the model."""
+
+    def __init__(self, loopline: Callable[[], InMemoryLoopline], pause: str) -> None:
+        self.loopline, self.pause, self.asked = loopline, pause, 0
+        self.offline = OfflinePolicy()
+
+    def converse(self, request: Conversation) -> Reply:
+        self.asked += 1
+        if self.asked == 1:
+            system = self.loopline()
+            message = command("p1", self.pause, format_time(NOW), TENANT, reason="owner on holiday", by="Mike")
+            EmbeddedLog(system.app).append([parse_message(json.dumps(message))], "test")
+            system.router.run_once()
+        return self.offline.converse(request)
+
+
+@pytest.mark.parametrize("pause", ["tenant.pause", "system.pause"])
+def test_a_pause_in_force_abandons_the_debate_with_why_and_asks_no_further_call(pause):
+    systems: list[InMemoryLoopline] = []
+    model = PausedWhileThinking(lambda: systems[0], pause)
+    systems.append(InMemoryLoopline(brain_model=model))
+    loopline = systems[0]
+    try:
+        offer_ideas(loopline, ("p1", "Chase the Acme invoice", "high"))
+
+        assert load_proposal(UnitOfWork(loopline.app), TENANT, "p1").status == "skipped"
+        assert [e.role for e in events(loopline, Proposal.DebateAnswered)] == ["proposer"]  # type: ignore[attr-defined]
+        [abandoned] = events(loopline, Proposal.DebateAbandoned)
+        assert abandoned.reason.startswith("paused: ")  # type: ignore[attr-defined]
+        assert model.asked == 1 and len(events(loopline, TenantModelCalls.Called)) == 1
+    finally:
+        loopline.close()
 
 
 def test_a_reply_without_the_debate_tool_does_not_count_as_an_answer():

@@ -1,4 +1,5 @@
-"""Proposal handlers on the in-memory store: approval makes a task, a `never` rejection keeps similar ones away."""
+"""Proposal handlers on the in-memory store: approval makes a task, a `never` rejection keeps similar ones away, and a
+gap whose proposal died in debate cools down before it is proposed again."""
 
 from __future__ import annotations
 
@@ -141,6 +142,36 @@ def test_discovery_proposes_each_gap_once_while_open_and_again_after_a_not_now_c
     uow.commit()
     assert discover(NOW + timedelta(hours=2)) == [("gap:stalled_task:t1:2", "avoided")]
     assert discover(NOW + timedelta(hours=30)) == [("gap:stalled_task:t1:3", "debating")]
+
+
+def fail_in_debate(uow: UnitOfWork, ref: str) -> None:
+    debate(uow, ref, "fail")
+
+
+def abandon_the_debate(uow: UnitOfWork, ref: str) -> None:
+    load_proposal(uow, TENANT, ref).abandon_debate(reason="the proposer's model call failed 3 times", now=NOW)
+
+
+@pytest.mark.parametrize("end_debate", [fail_in_debate, abandon_the_debate])
+def test_a_gap_whose_proposal_died_in_debate_is_proposed_again_only_after_a_not_now_cools(loopline, end_debate):
+    gaps = find_gaps(tasks=[TaskView("t1", "Get the lease signed", NOW - timedelta(days=9), 0)], now=NOW)
+
+    def discover(at: datetime) -> list[tuple[str, str]]:
+        uow = UnitOfWork(loopline.app)
+        offered = propose_from_gaps(uow, tenant=TENANT, gaps=gaps, last_seen_at=at, now=at)
+        uow.end_step()
+        uow.commit()
+        return [(p.proposal_ref, p.status) for p in offered]
+
+    assert discover(NOW) == [("gap:stalled_task:t1:1", "debating")]
+    uow = UnitOfWork(loopline.app)
+    end_debate(uow, "gap:stalled_task:t1:1")
+    uow.end_step()
+    uow.commit()
+    assert load_proposal(UnitOfWork(loopline.app), TENANT, "gap:stalled_task:t1:1").status in {"failed", "skipped"}
+    assert discover(NOW + timedelta(hours=1)) == []
+    assert discover(NOW + timedelta(hours=23)) == []
+    assert discover(NOW + timedelta(hours=24)) == [("gap:stalled_task:t1:2", "debating")]
 
 
 def test_the_survivors_reach_the_owner_in_one_batch_once_every_debate_has_settled(loopline):

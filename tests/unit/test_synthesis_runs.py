@@ -1,23 +1,33 @@
 """Synthesis runs through the brain's model calls (issue 21 item 1) on the in-memory store: the model acts through
 its tools turn by turn, the fourth action is refused with why, its next turn schedules the run; each request is
-answered once; the offline policy's run is the deterministic morning brief."""
+answered once; the offline policy's run is the deterministic morning brief. A pause in force holds the brain: no
+discovery, and an answer that arrives once it is in force does nothing."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+import pytest
+
+from loopline.adapters.embedded_log import EmbeddedLog
+from loopline.adapters.messages import parse_message
 from loopline.domain import ids
+from loopline.domain.model_ledger import TenantModelCalls
 from loopline.domain.notification_hold import NotificationHold
 from loopline.domain.proactive_run import ProactiveRun
+from loopline.domain.proposal import Proposal
+from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time
 from loopline.processors.application import UnitOfWork
 from loopline.domain.routine import InvalidRoutine
 from loopline.processors.handlers.brain_calls import apply, refuse
 from loopline.processors.messages import BrainAnswered
 from loopline.processors.ports import Conversation, Reply
-from tests.conftest import command
+from tests.conftest import command, signal
 from tests.unit.in_memory import InMemoryLoopline
 
 T = "acme"
@@ -45,9 +55,11 @@ class ScriptedBrain:
     name: str = "fake"
     model: str = "scripted-brain"
     asked: list[Conversation] = field(default_factory=list)
+    while_thinking: Callable[[], None] = lambda: None
 
     def converse(self, request: Conversation) -> Reply:
         self.asked.append(request)
+        self.while_thinking()
         return Reply(adapter=self.name, model=self.model, content=tuple(self.turns[len(self.asked) - 1]),
                      prompt_digest=request.prompt.digest, input_tokens=100, output_tokens=20)
 
@@ -203,3 +215,52 @@ def the_run_in(uow: UnitOfWork) -> ProactiveRun:
     run = uow.get(ids.run_id(T), ProactiveRun)
     assert run is not None
     return run
+
+
+PAUSES = [("tenant.pause", {"reason": "owner on holiday", "by": "Mike"}),
+          ("system.pause", {"reason": "a template went out wrong", "by": "on-call"})]
+
+
+def stalled_with_the_owner_around(loopline: InMemoryLoopline) -> None:
+    """The task is flagged stalled (a gap discovery proposes from) and the owner was just seen."""
+    uow = UnitOfWork(loopline.app)
+    task = uow.get(ids.task_id(T, "supplier"), Task)
+    assert task is not None and task.check_stalled(after_days=0, now=DAY0 + timedelta(minutes=5))
+    uow.end_step()
+    uow.commit()
+    loopline.publish(signal("s1", "user.seen", format_time(RUN_AT - timedelta(minutes=30)), T))
+
+
+@pytest.mark.parametrize(("pause", "data"), PAUSES)
+def test_a_paused_tenant_whose_owner_is_seen_proposes_nothing_and_asks_no_model(pause, data):
+    loopline = tenant_with_a_task()
+    stalled_with_the_owner_around(loopline)
+    loopline.publish(command("p1", pause, format_time(RUN_AT - timedelta(minutes=10)), T, **data))
+    loopline.tick(RUN_AT)
+    assert run_events(loopline, Proposal.Proposed) == [] and run_events(loopline, TenantModelCalls.Called) == []
+    [recorded] = run_events(loopline, ProactiveRun.RunRecorded)
+    assert recorded.mode == "maintenance"
+
+
+@pytest.mark.parametrize(("pause", "data"), PAUSES)
+def test_an_answer_arriving_once_a_pause_is_in_force_is_recorded_but_carries_out_no_tool_call(pause, data):
+    brain = ScriptedBrain([FOUR_ACTIONS])
+    loopline = tenant_with_a_task(brain)
+
+    def owner_pauses() -> None:
+        message = command("p1", pause, format_time(RUN_AT), T, **data)
+        EmbeddedLog(loopline.app).append([parse_message(json.dumps(message))], "test")
+        loopline.router.run_once()
+
+    brain.while_thinking = owner_pauses
+    loopline.tick(RUN_AT)
+    [answered] = run_events(loopline, ProactiveRun.SynthesisAnswered)
+    assert (answered.adapter, answered.model, answered.input_tokens) == ("fake", "scripted-brain", 100)
+    assert run_events(loopline, ProactiveRun.ActionTaken) == []
+    assert run_events(loopline, NotificationHold.Sent) + run_events(loopline, NotificationHold.Held) == []
+    refused = run_events(loopline, ProactiveRun.ActionRefused)
+    assert [event.tool for event in refused] == ["send_brief", "create_task", "notify", "notify"]
+    assert all("is paused" in event.reason for event in refused)
+    assert UnitOfWork(loopline.app).get(ids.task_id(T, "prep-review"), Task) is None
+    [recorded] = run_events(loopline, ProactiveRun.RunRecorded)
+    assert "paused" in recorded.summary and len(brain.asked) == 1
