@@ -29,7 +29,7 @@ from loopline.processors.handlers.owner_notices import notification_hold, releas
 from loopline.processors.handlers.pausing import current_pause
 from loopline.processors.handlers.proposals import propose_from_gaps
 from loopline.processors.handlers.synthesis_actions import act
-from loopline.processors.handlers.synthesis_snapshot import context_snapshot, context_words
+from loopline.processors.handlers.synthesis_snapshot import context_snapshot, context_words, signals_seen
 from loopline.processors.handlers.tenants import tenant_settings
 from loopline.processors.messages import BrainAnswered, TimerFired
 from loopline.processors.model import synthesis_tools
@@ -47,7 +47,8 @@ def proactive_run(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str |
         run.fail_synthesis(request_ref=run.pending_request, error="no answer by the next run", now=now)
         close_run(uow, run, "the model did not answer the synthesis run", now)
     released = release_held(uow, run.tenant, now=now)
-    snapshot = context_snapshot(uow, run, now)
+    seen = signals_seen(uow, run, now)
+    snapshot = context_snapshot(uow, run, now, seen)
     proposed = _discover(uow, run, snapshot, now)
     delta = context_delta(run.last_context_snapshot, snapshot)
     # A churned owner's runs only keep up maintenance until the owner is back (seed 000: churned is paused).
@@ -55,6 +56,7 @@ def proactive_run(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str |
               and current_pause(uow, run.tenant) is None)
     if thinks and _count_call(uow, run, now):
         run.snapshot_context(snapshot=snapshot, now=now)
+        run.read_signals(position=seen.position, upcoming=seen.upcoming, now=now)
         run.request_synthesis(turn=1, context=context_words(uow, run, delta, now), tool_results=[], now=now)
         # The run closes when the model is done; should it never answer, the next firing closes it.
         set_timer(uow, kind=TimerKind.PROACTIVE_RUN, target_id=run.id, due=now + FALLBACK_INTERVAL, now=now)
