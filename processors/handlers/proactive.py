@@ -15,7 +15,9 @@ from loopline.domain import ids
 from loopline.domain.model_checks import ModelCallAttempt, first_model_deferral
 from loopline.domain.model_ledger import TenantModelCalls
 from loopline.domain.proactive_run import FALLBACK_INTERVAL, ProactiveRun
-from loopline.domain.proposal_gaps import TaskView, find_gaps
+from loopline.domain.proposal_gaps import REPEATED_EXPIRIES, GoalView, RoutineView, TaskView, find_gaps
+from loopline.domain.routine import Routine
+from loopline.domain.routine_index import RoutineIndex
 from loopline.domain.send_ledger import local_day
 from loopline.domain.notification_hold import NotificationHold
 from loopline.domain.synthesis_context import context_delta
@@ -92,15 +94,33 @@ def close_run(uow: UnitOfWork, run: ProactiveRun, summary: str, now: datetime, *
 
 
 def _discover(uow: UnitOfWork, run: ProactiveRun, snapshot: dict[str, dict[str, str]], now: datetime) -> list[Any]:
-    """Discovery (seed 003 §6): the stalled tasks are the gaps; `propose_from_gaps` proposes only while the owner
-    was seen recently."""
-    tasks = [TaskView(ref, task.title, task.stalled_since, 0) for ref in snapshot.get("stalled", {})
-             if (task := uow.get(ids.task_id(run.tenant, ref), Task)) is not None]
-    if not tasks:
+    """Discovery (seed 003 §6): stalled tasks, tasks whose loops expired twice or more, the run's goals without an
+    open task (one whose context names the goal, or made from the goal's proposal) and failing routines are the
+    gaps; `propose_from_gaps` proposes only while the owner was seen recently."""
+    open_tasks = [task for ref in snapshot.get("active_tasks", {})
+                  if (task := uow.get(ids.task_id(run.tenant, ref), Task)) is not None]
+    tasks = [TaskView(task.ref, task.title, task.stalled_since, task.loops_expired) for task in open_tasks
+             if task.stalled_since is not None or task.loops_expired >= REPEATED_EXPIRIES]
+    goals = [GoalView(key, text, sum(_serves(task, key) for task in open_tasks)) for key, text in run.goals.items()]
+    gaps = find_gaps(tasks=tasks, goals=goals, routines=_failing_routines(uow, run.tenant), now=now)
+    if not gaps:
         return []
     last_seen = notification_hold(uow, run.tenant, now).last_seen_at
-    return propose_from_gaps(uow, tenant=run.tenant, gaps=find_gaps(tasks=tasks, now=now), last_seen_at=last_seen,
-                             now=now)
+    return propose_from_gaps(uow, tenant=run.tenant, gaps=gaps, last_seen_at=last_seen, now=now)
+
+
+def _serves(task: Task, goal_key: str) -> bool:
+    return task.context.get("goal") == goal_key or str(task.context.get("proposal", "")).startswith(
+        f"gap:goal_without_step:{goal_key}:")
+
+
+def _failing_routines(uow: UnitOfWork, tenant: str) -> list[RoutineView]:
+    """The tenant's routines still alive whose last runs failed (`domain/routine_index.py` lists them)."""
+    index = uow.get(ids.routine_index_id(tenant), RoutineIndex)
+    routines = [uow.get(ids.routine_id(tenant, ref), Routine) for ref in (index.routines if index else [])]
+    return [RoutineView(routine.ref, f"{routine.ref} ({routine.action})", routine.consecutive_failures)
+            for routine in routines if routine is not None and routine.consecutive_failures > 0
+            and routine.status in ("active", "paused")]
 
 
 def _count_call(uow: UnitOfWork, run: ProactiveRun, now: datetime) -> bool:
