@@ -13,7 +13,9 @@ from loopline.domain.notification_hold import NotificationHold
 from loopline.domain.proactive_run import ProactiveRun
 from loopline.domain.timeutil import format_time
 from loopline.processors.application import UnitOfWork
+from loopline.processors.followers.brain import TOPICS
 from loopline.processors.handlers.brain_calls import apply
+from loopline.processors.handlers.pausing import pause_tenant_now
 from loopline.processors.messages import BrainAnswered
 from loopline.processors.ports import Conversation, Reply
 from tests.conftest import command
@@ -151,3 +153,25 @@ def test_the_run_decides_a_waiting_escalation_and_a_call_naming_no_task_spends_n
     [recorded] = run_events(loopline, ProactiveRun.RunRecorded)
     assert recorded.escalations_handled == 1 and the_run(loopline).pending_escalations == []
     assert the_run(loopline).next_run_at == RUN_AT + timedelta(hours=48)
+
+
+def test_a_request_asked_before_a_pause_is_answered_only_after_the_resume_and_others_go_on_meanwhile():
+    brain = ScriptedBrain([[use("schedule_next_run", in_hours=6, reason="later")]] * 2)
+    loopline = tenant_with_a_task(brain)
+    loopline.publish(command("o1", "task.create", format_time(DAY0), "other", task_id="rent", title="Pay the rent"))
+    uow = UnitOfWork(loopline.app)
+    for tenant in (T, "other"):
+        run = uow.get(ids.run_id(tenant), ProactiveRun)
+        assert run is not None
+        run.request_synthesis(turn=1, context="asked before the pause", tool_results=[], now=RUN_AT)
+    pause_tenant_now(uow, T, reason="on holiday", by="owner", now=RUN_AT)
+    uow.end_step()
+    uow.commit()
+    loopline.drain()
+    assert [request.tenant for request in brain.asked] == ["other"]
+    assert the_run(loopline).pending_request == "synthesis-1/turn-1"
+    loopline.publish(command("r1", "tenant.resume", format_time(RUN_AT + timedelta(hours=2)), T, reason="back"))
+    assert [request.tenant for request in brain.asked] == ["other", T]
+    assert the_run(loopline).pending_request is None and the_run(loopline).runs == 1
+    assert loopline.app.position("brain") == max(n.id for n in loopline.app.process_recorder.select_notifications(
+        start=1, limit=10**9, topics=TOPICS))
