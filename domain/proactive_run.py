@@ -102,6 +102,17 @@ class ProactiveRun(LooplineAggregate):
         def apply(self, run: ProactiveRun) -> None:
             run.last_context_snapshot = self.snapshot
 
+    class SignalsRead(TenantEvent):
+        """A synthesis run read its tenant's signals in the event log up to `position`; `upcoming` is the calendar
+        events not yet started that it knows of, by event id (`starts_at` as text and the line it shows)."""
+
+        position: int
+        upcoming: dict[str, dict[str, str]]
+
+        def apply(self, run: ProactiveRun) -> None:
+            run.signals_position = self.position
+            run.upcoming_events = self.upcoming
+
     class Paced(TenantEvent):
         """How a finished run set the pace (recorded just before its RunRecorded): the owner's activity tier and the
         runs in a row that took no action (every 5 double the interval; an action resets the count)."""
@@ -183,6 +194,10 @@ class ProactiveRun(LooplineAggregate):
         self.actions_this_run = 0
         self.last_context_snapshot: dict[str, dict[str, str]] | None = None
         """What the last synthesis run was shown; the next one is shown the delta against it."""
+        self.signals_position = 0
+        """The event-log position up to which the last synthesis run read its tenant's signals."""
+        self.upcoming_events: dict[str, dict[str, str]] = {}
+        """Calendar events seen in signals and not started at the last synthesis run, by event id."""
         self.goals: dict[str, str] = {}
         """The tenant's active goals by key (`tenant.goal`), for the synthesis context."""
         self.memory: dict[str, str] = {}
@@ -249,6 +264,10 @@ class ProactiveRun(LooplineAggregate):
         self.trigger_event(self.ContextSnapshotted, timestamp=now,
                            snapshot={section: dict(items) for section, items in snapshot.items()})
         return delta
+
+    def read_signals(self, *, position: int, upcoming: dict[str, dict[str, str]], now: datetime) -> None:
+        self.trigger_event(self.SignalsRead, timestamp=now, position=position,
+                           upcoming={key: dict(event) for key, event in upcoming.items()})
 
     def take_action(self, *, tool: str, detail: str, now: datetime) -> str | None:
         """Spends one of the run's actions on `tool`; past the budget, the refusal the model is answered with."""

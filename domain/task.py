@@ -64,10 +64,10 @@ class Task(
 
     OWNER = {"tenant": "tenant", "task_ref": "ref"}
 
-    class_version = 6
+    class_version = 7
     """Version 2 adds the outreach plan and its counters, version 3 when the task last stopped waiting, version 4
-    its model calls, version 5 its goal progress and subtasks, version 6 its provenance (the upcasters give old
-    snapshots their defaults)."""
+    its model calls, version 5 its goal progress and subtasks, version 6 its provenance, version 7 its loops that
+    expired (the upcasters give old snapshots their defaults)."""
 
     class Created(Aggregate.Created):
         tenant: str
@@ -93,6 +93,11 @@ class Task(
         def upcast_v1_v2(state: dict[str, Any]) -> None:
             """Before provenance every task came from a `task.create` the outside agent sent."""
             state.update(AGENT_PROVENANCE)
+
+    @staticmethod
+    def upcast_v6_v7(state: dict[str, Any]) -> None:
+        """A version-6 snapshot's expired loops were not counted: they count from the snapshot on."""
+        state.update(loops_expired=0)
 
     class ActionRecorded(TaskEvent):
         action: str
@@ -128,6 +133,8 @@ class Task(
         def apply(self, task: Task) -> None:
             task.open_loops.remove(self.loop_ref)
             task.last_wait_ended_at = self.timestamp
+            if self.resolved_by == "expired":
+                task.loops_expired += 1
 
     class ProgressNoted(TaskMoved):
         notes: str
@@ -199,6 +206,8 @@ class Task(
         self.actions_count = 0
         self.inbox_count = 0
         self.open_loops: list[str] = []
+        self.loops_expired = 0
+        """Loops of the task whose deadline passed with no answer: discovery proposes from repeated ones."""
         self.notifications = 0
         self.escalation_reason: str | None = None
         self.escalation_cause: str | None = None
@@ -250,6 +259,11 @@ class Task(
     def upcast_v5_v6(state: dict[str, Any]) -> None:
         """A version-5 snapshot is of a task created before provenance was recorded."""
         state.update(AGENT_PROVENANCE)
+
+    @staticmethod
+    def upcast_v6_v7(state: dict[str, Any]) -> None:
+        """A version-6 snapshot's expired loops were not counted: they count from the snapshot on."""
+        state.update(loops_expired=0)
 
     @classmethod
     def create(cls, *, id: Any, now: datetime, **fields: Any) -> Task:  # noqa: A002

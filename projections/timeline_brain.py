@@ -44,6 +44,10 @@ BRAIN_DESCRIPTIONS: dict[type, Callable[[Any], tuple[str, str | None]]] = {
     ProactiveRun.ContextSnapshotted: lambda e: (
         "synthesis context taken: " + ", ".join(f"{len(items)} {section}" for section, items in e.snapshot.items()), None,
     ),
+    ProactiveRun.SignalsRead: lambda e: (
+        f"synthesis read the tenant's signals up to log position {e.position}",
+        f"{len(e.upcoming)} upcoming calendar event(s) known" if e.upcoming else None,
+    ),
     ProactiveRun.SynthesisRequested: lambda e: (
         f"synthesis turn {e.turn} asks the model ({e.request_ref})",
         f"{len(e.tool_results)} tool result(s) answered" if e.tool_results else None,

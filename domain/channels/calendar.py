@@ -12,6 +12,7 @@ RULE = ChannelRule(
                     values=("invite_accepted", "event_started", "event_updated")),
         SignalField("event_id", "the calendar event", required=True),
         SignalField("attendee_email", "who; matched when the watch names one"),
+        SignalField("starts_at", "when the event starts (RFC 3339); one ahead is an upcoming event to the synthesis run"),
     ),
     required_watch=("event_type", "event_id"),
     optional_watch=("attendee_email",),

@@ -5,6 +5,11 @@ call from the aggregate's state (no transaction is held), asks the model (`Decis
 answers to the bus as `BrainAnswered`s in one transaction with its new position. A request no longer pending (a
 repeat, another process's answer) is skipped, and its answer, if one arrives late, records nothing. Replay never
 calls the model: the answers are events.
+
+While its tenant or the whole system is paused, a request is held, as the agent holds a task's: no model is asked,
+each pass reads it again (so a resume is seen, and it is answered then, unless the run's own fallback closed it
+meanwhile), and the position stays before it, so a restarted brain finds it again. Later requests of tenants not
+paused are answered meanwhile.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from loopline.processors.application import Loopline, Position, UnitOfWork
 from loopline.processors.bus import Batch, Bus
 from loopline.processors.followers.agent import AgentPass, answer_or_why
 from loopline.processors.handlers.brain_calls import CALL_KINDS
+from loopline.processors.handlers.pausing import current_pause
 from loopline.processors.messages import BrainAnswered
 from loopline.processors.ports import DecisionModel
 
@@ -38,9 +44,11 @@ class BrainAnswers:
 
     def read(self) -> Batch | None:
         previous = self.app.position(self.name)
-        if previous >= self.end:
+        if previous > self.end or (previous == self.end and not self.answers):
             return None
-        return Batch(list(self.answers), Position(self.name, self.end, previous=previous) if self.moves else None)
+        # A held request keeps the position where it is: the answers after it go without moving it.
+        moves = self.moves and self.end > previous
+        return Batch(list(self.answers), Position(self.name, self.end, previous=previous) if moves else None)
 
     def one_by_one(self, batch: Batch) -> Iterator[BrainAnswers]:
         for place, answer in enumerate(self.answers):
@@ -55,20 +63,34 @@ class Brain:
         self.app = bus.app
         self.model = model
         self.batch_size = batch_size
+        self.held: dict[int, Any] = {}
+        """Requests read while their tenant (or the system) was paused, by notification id: read again each pass."""
+        self.read_to = 0
+        """The last request this process read: past the position while one before it is held."""
 
     def run_once(self) -> AgentPass:
-        """Answers the next batch of brain requests, in order; 0 read: none was waiting."""
+        """Answers the next batch of brain requests, in order, and the held ones whose pause ended; 0 read: none was
+        waiting, or only held ones still paused."""
         previous = self.app.position(self.name)
+        self.read_to = max(self.read_to, previous)
         notifications = self.app.process_recorder.select_notifications(
-            start=previous + 1, limit=self.batch_size, topics=TOPICS
+            start=self.read_to + 1, limit=self.batch_size, topics=TOPICS
         )
-        if not notifications:
+        if not notifications and not self.held:
             return AgentPass(0, [])
-        answers = list(self._answers(notifications))
-        outcomes = self.bus.process(BrainAnswers(self.app, self.name, notifications[-1].id, answers))
-        return AgentPass(len(notifications), [o.detail for o in outcomes if o.accepted and o.detail])
+        waiting, held_before = [*self.held.values(), *notifications], len(self.held)
+        self.held = {}
+        answers = list(self._answers(waiting))
+        self.read_to = notifications[-1].id if notifications else self.read_to
+        read = len(notifications) + held_before - len(self.held)
+        if not read:
+            return AgentPass(0, [])
+        end = min(self.held, default=self.read_to + 1) - 1
+        outcomes = self.bus.process(BrainAnswers(self.app, self.name, end, answers))
+        return AgentPass(read, [o.detail for o in outcomes if o.accepted and o.detail])
 
     def _answers(self, notifications: list[Any]) -> Iterator[BrainAnswered]:
+        """The answers to the requests still pending; one whose tenant is paused is held instead (no model asked)."""
         reader = UnitOfWork(self.app)
         asked: set[tuple[Any, str]] = set()
         for notification in notifications:
@@ -79,6 +101,9 @@ class Brain:
             if aggregate is None or key in asked or not row.pending(aggregate, event.request_ref):
                 continue
             asked.add(key)
+            if current_pause(reader, aggregate.tenant) is not None:
+                self.held[notification.id] = notification
+                continue
             request = row.prompt(reader, aggregate, event)  # outside any transaction
             answer = answer_or_why(lambda: self.model.converse(request))
             yield BrainAnswered(event.kind, event.originator_id, event.request_ref, event.timestamp, answer)

@@ -14,7 +14,9 @@ from typing import Any
 
 from loopline.domain import ids
 from loopline.domain.proactive_run import FALLBACK_INTERVAL, ProactiveRun
-from loopline.domain.proposal_gaps import TaskView, find_gaps
+from loopline.domain.proposal_gaps import REPEATED_EXPIRIES, GoalView, RoutineView, TaskView, find_gaps
+from loopline.domain.routine import Routine
+from loopline.domain.routine_index import RoutineIndex
 from loopline.domain.safety_limits import SYNTHESIS_TURNS_PER_RUN
 from loopline.domain.notification_hold import NotificationHold
 from loopline.domain.synthesis_context import context_delta
@@ -29,7 +31,7 @@ from loopline.processors.handlers.owner_notices import notification_hold, releas
 from loopline.processors.handlers.pausing import current_pause
 from loopline.processors.handlers.proposals import propose_from_gaps
 from loopline.processors.handlers.synthesis_actions import act
-from loopline.processors.handlers.synthesis_snapshot import context_snapshot, context_words
+from loopline.processors.handlers.synthesis_snapshot import context_snapshot, context_words, signals_seen
 from loopline.processors.messages import BrainAnswered, TimerFired
 from loopline.processors.model import synthesis_tools
 from loopline.processors.ports import Conversation, Drafter, Prompt
@@ -46,7 +48,8 @@ def proactive_run(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str |
         run.fail_synthesis(request_ref=run.pending_request, error="no answer by the next run", now=now)
         close_run(uow, run, "the model did not answer the synthesis run", now)
     released = release_held(uow, run.tenant, now=now)
-    snapshot = context_snapshot(uow, run, now)
+    seen = signals_seen(uow, run, now)
+    snapshot = context_snapshot(uow, run, now, seen)
     pause = current_pause(uow, run.tenant)
     # A pause in force holds every model call of the brain: discovery's debates as well as the synthesis.
     proposed = _discover(uow, run, snapshot, now) if pause is None else []
@@ -55,6 +58,7 @@ def proactive_run(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str |
     thinks = (not delta.is_empty or run.pending_escalations) and not run.paused and pause is None
     if thinks and _count_call(uow, run, now):
         run.snapshot_context(snapshot=snapshot, now=now)
+        run.read_signals(position=seen.position, upcoming=seen.upcoming, now=now)
         run.request_synthesis(turn=1, context=context_words(uow, run, delta, now), tool_results=[], now=now)
         # The run closes when the model is done; should it never answer, the next firing closes it.
         set_timer(uow, kind=TimerKind.PROACTIVE_RUN, target_id=run.id, due=now + FALLBACK_INTERVAL, now=now)
@@ -90,15 +94,33 @@ def close_run(uow: UnitOfWork, run: ProactiveRun, summary: str, now: datetime, *
 
 
 def _discover(uow: UnitOfWork, run: ProactiveRun, snapshot: dict[str, dict[str, str]], now: datetime) -> list[Any]:
-    """Discovery (seed 003 §6): the stalled tasks are the gaps; `propose_from_gaps` proposes only while the owner
-    was seen recently."""
-    tasks = [TaskView(ref, task.title, task.stalled_since, 0) for ref in snapshot.get("stalled", {})
-             if (task := uow.get(ids.task_id(run.tenant, ref), Task)) is not None]
-    if not tasks:
+    """Discovery (seed 003 §6): stalled tasks, tasks whose loops expired twice or more, the run's goals without an
+    open task (one whose context names the goal, or made from the goal's proposal) and failing routines are the
+    gaps; `propose_from_gaps` proposes only while the owner was seen recently."""
+    open_tasks = [task for ref in snapshot.get("active_tasks", {})
+                  if (task := uow.get(ids.task_id(run.tenant, ref), Task)) is not None]
+    tasks = [TaskView(task.ref, task.title, task.stalled_since, task.loops_expired) for task in open_tasks
+             if task.stalled_since is not None or task.loops_expired >= REPEATED_EXPIRIES]
+    goals = [GoalView(key, text, sum(_serves(task, key) for task in open_tasks)) for key, text in run.goals.items()]
+    gaps = find_gaps(tasks=tasks, goals=goals, routines=_failing_routines(uow, run.tenant), now=now)
+    if not gaps:
         return []
     last_seen = notification_hold(uow, run.tenant, now).last_seen_at
-    return propose_from_gaps(uow, tenant=run.tenant, gaps=find_gaps(tasks=tasks, now=now), last_seen_at=last_seen,
-                             now=now)
+    return propose_from_gaps(uow, tenant=run.tenant, gaps=gaps, last_seen_at=last_seen, now=now)
+
+
+def _serves(task: Task, goal_key: str) -> bool:
+    return task.context.get("goal") == goal_key or str(task.context.get("proposal", "")).startswith(
+        f"gap:goal_without_step:{goal_key}:")
+
+
+def _failing_routines(uow: UnitOfWork, tenant: str) -> list[RoutineView]:
+    """The tenant's routines still alive whose last runs failed (`domain/routine_index.py` lists them)."""
+    index = uow.get(ids.routine_index_id(tenant), RoutineIndex)
+    routines = [uow.get(ids.routine_id(tenant, ref), Routine) for ref in (index.routines if index else [])]
+    return [RoutineView(routine.ref, f"{routine.ref} ({routine.action})", routine.consecutive_failures)
+            for routine in routines if routine is not None and routine.consecutive_failures > 0
+            and routine.status in ("active", "paused")]
 
 
 def _count_call(uow: UnitOfWork, run: ProactiveRun, now: datetime) -> bool:

@@ -24,7 +24,9 @@ from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time
 from loopline.processors.application import UnitOfWork
 from loopline.domain.routine import InvalidRoutine
+from loopline.processors.followers.brain import TOPICS
 from loopline.processors.handlers.brain_calls import apply, refuse
+from loopline.processors.handlers.pausing import pause_tenant_now
 from loopline.processors.messages import BrainAnswered
 from loopline.processors.ports import Conversation, Reply
 from tests.conftest import command, signal
@@ -264,3 +266,23 @@ def test_an_answer_arriving_once_a_pause_is_in_force_is_recorded_but_carries_out
     assert UnitOfWork(loopline.app).get(ids.task_id(T, "prep-review"), Task) is None
     [recorded] = run_events(loopline, ProactiveRun.RunRecorded)
     assert "paused" in recorded.summary and len(brain.asked) == 1
+def test_a_request_asked_before_a_pause_is_answered_only_after_the_resume_and_others_go_on_meanwhile():
+    brain = ScriptedBrain([[use("schedule_next_run", in_hours=6, reason="later")]] * 2)
+    loopline = tenant_with_a_task(brain)
+    loopline.publish(command("o1", "task.create", format_time(DAY0), "other", task_id="rent", title="Pay the rent"))
+    uow = UnitOfWork(loopline.app)
+    for tenant in (T, "other"):
+        run = uow.get(ids.run_id(tenant), ProactiveRun)
+        assert run is not None
+        run.request_synthesis(turn=1, context="asked before the pause", tool_results=[], now=RUN_AT)
+    pause_tenant_now(uow, T, reason="on holiday", by="owner", now=RUN_AT)
+    uow.end_step()
+    uow.commit()
+    loopline.drain()
+    assert [request.tenant for request in brain.asked] == ["other"]
+    assert the_run(loopline).pending_request == "synthesis-1/turn-1"
+    loopline.publish(command("r1", "tenant.resume", format_time(RUN_AT + timedelta(hours=2)), T, reason="back"))
+    assert [request.tenant for request in brain.asked] == ["other", T]
+    assert the_run(loopline).pending_request is None and the_run(loopline).runs == 1
+    assert loopline.app.position("brain") == max(n.id for n in loopline.app.process_recorder.select_notifications(
+        start=1, limit=10**9, topics=TOPICS))

@@ -19,7 +19,7 @@ from loopline.domain.synthesis_context import context_delta
 from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time
 from loopline.processors.application import UnitOfWork
-from loopline.processors.handlers.synthesis_snapshot import context_snapshot, context_words
+from loopline.processors.handlers.synthesis_snapshot import context_snapshot, context_words, signals_seen
 from tests.conftest import command, signal
 from tests.unit.in_memory import InMemoryLoopline
 from tests.unit.test_synthesis_runs import DAY0, RUN_AT, T, ScriptedBrain, run_events, the_run, use
@@ -170,7 +170,7 @@ def test_the_context_shows_loops_expired_and_expiring_due_items_goals_memory_the
     uow = UnitOfWork(loopline.app)
     run = uow.get(ids.run_id(T), ProactiveRun)
     assert run is not None
-    snapshot = context_snapshot(uow, run, RUN_AT)  # the 09:30 deadline passed; its timer has not fired yet
+    snapshot = context_snapshot(uow, run, RUN_AT, signals_seen(uow, run, RUN_AT))  # the 09:30 deadline passed; its timer has not fired yet
     assert snapshot == {
         "active_tasks": {"rahul": "'Schedule meeting with Rahul' (waiting)", "a16z": "'Follow up with a16z' (waiting)",
                          "report": "'Q1 report' (executing)"},

@@ -56,7 +56,7 @@ def test_a_version_1_snapshot_loads_with_the_new_fields_defaulted() -> None:
     loaded = old.mutate(None)
     assert (loaded.outreach, loaded.messages_used, loaded.turns_used, loaded.touch) == (None, 0, 0, 0)
     assert loaded.last_wait_ended_at is None
-    assert snapshot.state["class_version"] == 6
+    assert snapshot.state["class_version"] == 7
 
 
 def test_a_version_2_snapshot_loads_with_no_wait_ended() -> None:
@@ -67,6 +67,15 @@ def test_a_version_2_snapshot_loads_with_no_wait_ended() -> None:
                         timestamp=snapshot.timestamp, topic=snapshot.topic, state=state)
     loaded = old.mutate(None)
     assert loaded.last_wait_ended_at is None and loaded.ref == snapshot.state["ref"]
+
+
+def test_a_version_6_snapshot_loads_with_its_expired_loops_counted_from_then_on() -> None:
+    """Version 7 added `loops_expired` (discovery reads it); a version-6 snapshot loads with 0."""
+    snapshot = Task.Snapshot.take(make_task())
+    state = {k: v for k, v in snapshot.state.items() if k != "loops_expired"} | {"class_version": 6}
+    old = Task.Snapshot(originator_id=snapshot.originator_id, originator_version=snapshot.originator_version,
+                        timestamp=snapshot.timestamp, topic=snapshot.topic, state=state)
+    assert old.mutate(None).loops_expired == 0
 
 
 def test_a_version_3_snapshot_loads_with_its_model_calls_counted_from_then_on() -> None:
