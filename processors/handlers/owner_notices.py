@@ -27,7 +27,8 @@ def notify_owner(uow: UnitOfWork, tenant: str, text: str, *, now: datetime) -> s
 
 
 def release_held(uow: UnitOfWork, tenant: str, *, now: datetime) -> list[str]:
-    """The return digest: the held notices (at most 5) sent as one, when the owner is back outside quiet hours."""
+    """The held notices sent as one digest when the owner is around outside quiet hours (of those held while the owner
+    was away, at most 5: the return digest)."""
     settings = tenant_settings(uow, tenant)
     return notification_hold(uow, tenant, now).release(now=now, zone=settings.timezone,
                                                        quiet_hours=settings.owner_quiet_hours)
