@@ -13,7 +13,7 @@ from loopline.cli.context import flag, opened, publish_command
 from loopline.cli.help import App
 from loopline.cli.output import print_rows
 from loopline.cli.output import out
-from loopline.cli.review_context import question_context, task_context
+from loopline.cli.review_context import question_context, question_why, task_context
 from loopline.domain.proposal_notice import FLAGS
 from loopline.domain.status import TaskStatus
 from loopline.projections.proposals import list_proposals
@@ -41,9 +41,8 @@ def _task(row: dict[str, Any], decide: str, context: str) -> dict[str, Any]:
 
 
 def _question(row: dict[str, Any]) -> dict[str, Any]:
-    why = f"{row['asker']} is stuck on {row['stuck_on']}; {row['blocked']} task(s) blocked"
     return {"kind": "question", "tenant": row["tenant"], "id": row["question_id"], "what": row["question"],
-            "why": why, "context": question_context(row), "since": row["asked_at"], "decide": "publish question.answer",
+            "why": question_why(row), "context": question_context(row), "since": row["asked_at"], "decide": "publish question.answer",
             "task_id": row["task_id"],
             "options": row["options"], "urgency": row["urgency"], "paused": row["paused"]}
 

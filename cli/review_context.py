@@ -26,6 +26,15 @@ def task_context(conn: Connection, row: dict[str, Any]) -> str:
     return " | ".join(parts) or "no message yet"
 
 
+def question_why(row: dict[str, Any]) -> str:
+    """Who is stuck on what, and which tasks wait for the answer: the task it was asked on, then the downstream ones
+    (`blocked` counts only those, so a question on one task alone blocks that task, not none)."""
+    waiting = [row["task_id"]] if row["task_id"] else []
+    waiting += [f"{row['blocked']} downstream task(s)"] if row["blocked"] or not waiting else []
+    verb = "waits" if waiting == [row["task_id"]] else "wait"
+    return f"{row['asker']} is stuck on {row['stuck_on']}; {' and '.join(waiting)} {verb} for the answer"
+
+
 def question_context(row: dict[str, Any]) -> str:
     """The question's options as the owner answers them, and whether its tasks are paused waiting for the answer."""
     options = "  ".join(lettered(row["options"])) or "no options: answer in your own words"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import Enum
 
@@ -19,20 +18,16 @@ class Tier(str, Enum):
     CHURNED = "churned"
 
 
-@dataclass(frozen=True)
-class Cadence:
-    """How often each mode runs in a tier; None means the mode is paused."""
-
-    synthesis: timedelta | None
-    maintenance: timedelta | None
-
-
-# The seed's "2-3x/day" for an active owner is taken as every 8 hours.
-CADENCES = {
-    Tier.ACTIVE: Cadence(synthesis=timedelta(hours=8), maintenance=timedelta(minutes=30)),
-    Tier.DORMANT: Cadence(synthesis=timedelta(days=1), maintenance=timedelta(hours=2)),
-    Tier.INACTIVE: Cadence(synthesis=timedelta(days=7), maintenance=timedelta(days=1)),
-    Tier.CHURNED: Cadence(synthesis=None, maintenance=None),
+# The seed's "2-3x/day" for an active owner is taken as every 8 hours; None: paused. The seed's maintenance cadences
+# (every 30 min / 2 h / 1 day) are not kept: its maintenance scans for expired loops, stalled tasks and due follow-ups,
+# and here each loop deadline, task step, stall check and question rung is a timer of its own that fires at its
+# moment, finer than any cadence and costing nothing when nothing is due. What is left for the run (the escalations
+# it hands back, the held notices, discovery) it does at every wake-up, so each run also does maintenance.
+SYNTHESIS_CADENCES: dict[Tier, timedelta | None] = {
+    Tier.ACTIVE: timedelta(hours=8),
+    Tier.DORMANT: timedelta(days=1),
+    Tier.INACTIVE: timedelta(days=7),
+    Tier.CHURNED: None,
 }
 
 
@@ -55,7 +50,7 @@ def is_return(previous_seen_at: datetime | None, seen_at: datetime) -> bool:
 
 def synthesis_interval(tier: Tier, empty_runs_in_a_row: int) -> timedelta | None:
     """The tier's synthesis cadence, doubled for every 5 runs in a row that did nothing (any action resets the count)."""
-    base = CADENCES[tier].synthesis
+    base = SYNTHESIS_CADENCES[tier]
     if base is None:
         return None
     return base * 2 ** (empty_runs_in_a_row // NO_OP_RUNS_BEFORE_BACKOFF)

@@ -34,6 +34,8 @@ class NotificationHold(LooplineAggregate):
 
         def apply(self, hold: NotificationHold) -> None:
             hold.last_seen_at = self.timestamp
+            if self.returned:
+                hold.returned_at = self.timestamp
 
     class Sent(TenantEvent):
         text: str
@@ -76,6 +78,7 @@ class NotificationHold(LooplineAggregate):
     def __init__(self, tenant: str) -> None:
         self.tenant = tenant
         self.last_seen_at: datetime | None = None
+        self.returned_at: datetime | None = None
         self.queue: list[dict[str, Any]] = []
         self.sent_at: dict[str, datetime] = {}
 
@@ -120,17 +123,25 @@ class NotificationHold(LooplineAggregate):
         tier = Tier.CHURNED if self.last_seen_at is None else tier_of(self.last_seen_at, now)
         return None if tier is Tier.ACTIVE else f"the owner is {tier.value}: held for the return digest"
 
+    def is_active(self, now: datetime) -> bool:
+        """Whether the owner was seen within the active tier's day."""
+        return self.last_seen_at is not None and tier_of(self.last_seen_at, now) is Tier.ACTIVE
+
     def release(self, *, now: datetime, zone: str, quiet_hours: str | None) -> list[str]:
-        """Outside quiet hours, with the owner active, sends the held notices as one digest of at most 5: the newest
-        first, none sent within 24 h; the rest are discarded as stale (counted on the digest)."""
+        """Outside quiet hours, with the owner active, sends the held notices as one digest, the newest first, none
+        sent within 24 h: every notice held while the owner was active (quiet hours hold, never drop), and of those
+        held before the owner's return at most 5 (the return digest); the rest are discarded as stale (counted)."""
         if not self.queue or self._hold_reason(now, zone, quiet_hours) is not None:
             return []
-        fresh: dict[str, str] = {}
+        fresh: dict[str, tuple[str, bool]] = {}
         for held in reversed(self.queue):
             last = self.sent_at.get(held["content"])
             if (last is None or now - last >= SAME_CONTENT_WINDOW) and held["content"] not in fresh:
-                fresh[held["content"]] = held["text"]
-        picked = list(fresh.items())[:DIGEST_ITEMS]
+                away = self.returned_at is not None and held["at"] <= self.returned_at
+                fresh[held["content"]] = (held["text"], away)
+        # One message, not one each: the owner wakes to one digest instead of a burst at the end of quiet hours.
+        picked = [(c, text) for c, (text, away) in fresh.items() if not away]
+        picked += [(c, text) for c, (text, away) in fresh.items() if away][:DIGEST_ITEMS]
         self.trigger_event(self.DigestSent, timestamp=now, items=[text for _, text in picked],
                            contents=[content for content, _ in picked], discarded=len(self.queue) - len(picked))
         return [text for _, text in picked]

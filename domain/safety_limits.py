@@ -297,7 +297,8 @@ SAFETY_LIMITS: tuple[SafetyLimit, ...] = (
         "seed 000 Part 3", "the oldest held notice is dropped; `NotificationHold.Dropped` in `audit`",
     ),
     SafetyLimit(
-        "digest_items", "tenant", "held notices the return digest carries", DIGEST_ITEMS, "seed 000 Part 3",
+        "digest_items", "tenant", "notices held while the owner was away that the return digest carries",
+        DIGEST_ITEMS, "seed 000 Part 3",
         "the newest go, the rest are left out (counted on `NotificationHold.DigestSent` in `audit`)",
     ),
     SafetyLimit(

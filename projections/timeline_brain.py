@@ -33,7 +33,7 @@ BRAIN_DESCRIPTIONS: dict[type, Callable[[Any], tuple[str, str | None]]] = {
     NotificationHold.Held: lambda e: (f"owner notice held: {e.text}", e.reason),
     NotificationHold.Dropped: lambda e: (f"held owner notice dropped: {e.text}", "the hold keeps at most 50"),
     NotificationHold.DigestSent: lambda e: (
-        f"return digest of {len(e.items)} notice(s)", f"{e.discarded} held notice(s) left out as stale or repeated",
+        f"digest of {len(e.items)} held notice(s)", f"{e.discarded} held notice(s) left out as stale or repeated",
     ),
     ProactiveRun.Rescued: lambda e: (
         f"rescued by the supervisor: the run was due {format_time(e.stale_since)}, more than 48 h ago; it runs now", None,

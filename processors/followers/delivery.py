@@ -164,7 +164,7 @@ class Delivery:
     def _tenant_notice(self, notice: Any) -> dict[str, Any]:
         """A tenant-level notice from the brain (no task): its subject, and where the owner reads it by email."""
         owner_email = self._tenant_settings(notice.tenant).owner_email
-        title = "notice" if isinstance(notice, NotificationHold.Sent) else f"{len(notice.items)} notice(s) while you were away"
+        title = "notice" if isinstance(notice, NotificationHold.Sent) else f"{len(notice.items)} held notice(s)"
         return {"title": title, **({"owner_email": owner_email} if owner_email else {})}
 
     def _tenant_settings(self, tenant: str) -> TenantSettings:

@@ -7,10 +7,11 @@ from __future__ import annotations
 from datetime import datetime
 
 from loopline.domain import ids
-from loopline.domain.notification_hold import NotificationHold
+from loopline.domain.notice_budget import quiet_until
+from loopline.domain.notification_hold import DEFAULT_QUIET_HOURS, NotificationHold
 from loopline.domain.timers import TimerKind
 from loopline.processors.application import UnitOfWork
-from loopline.processors.handlers.loops_and_timers import proactive_run, set_timer
+from loopline.processors.handlers.loops_and_timers import proactive_run, schedule_run, set_timer
 from loopline.processors.handlers.tenants import tenant_settings
 
 
@@ -22,12 +23,30 @@ def notification_hold(uow: UnitOfWork, tenant: str, now: datetime) -> Notificati
 def notify_owner(uow: UnitOfWork, tenant: str, text: str, *, now: datetime) -> str:
     """Offers one notice to the owner; says what became of it: `sent`, `held` or `skipped`."""
     settings = tenant_settings(uow, tenant)
-    return notification_hold(uow, tenant, now).offer(text, now=now, zone=settings.timezone,
-                                                     quiet_hours=settings.owner_quiet_hours)
+    hold = notification_hold(uow, tenant, now)
+    outcome = hold.offer(text, now=now, zone=settings.timezone, quiet_hours=settings.owner_quiet_hours)
+    if outcome == "held":
+        wake_when_quiet_ends(uow, tenant, now=now)
+    return outcome
+
+
+def wake_when_quiet_ends(uow: UnitOfWork, tenant: str, *, now: datetime) -> None:
+    """An owner who is around gets what quiet hours held when they end (the run's start releases it), not at the
+    run's own pace, up to 8 h later."""
+    hold = uow.get(ids.notification_hold_id(tenant), NotificationHold)
+    if hold is None or not hold.queue or not hold.is_active(now):
+        return
+    settings = tenant_settings(uow, tenant)
+    quiet_ends = quiet_until(now, settings.timezone, settings.owner_quiet_hours or DEFAULT_QUIET_HOURS)
+    run = proactive_run(uow, tenant, now)
+    if quiet_ends is not None and quiet_ends < run.next_run_at and run.pending_request is None:
+        schedule_run(uow, run, requested_at=quiet_ends, reason="the owner's quiet hours end: what they held goes out",
+                     now=now)
 
 
 def release_held(uow: UnitOfWork, tenant: str, *, now: datetime) -> list[str]:
-    """The return digest: the held notices (at most 5) sent as one, when the owner is back outside quiet hours."""
+    """The held notices sent as one digest when the owner is around outside quiet hours (of those held while the owner
+    was away, at most 5: the return digest)."""
     settings = tenant_settings(uow, tenant)
     return notification_hold(uow, tenant, now).release(now=now, zone=settings.timezone,
                                                        quiet_hours=settings.owner_quiet_hours)

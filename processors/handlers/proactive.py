@@ -27,7 +27,7 @@ from loopline.domain.wording import count
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.loops_and_timers import load_task, set_timer
 from loopline.processors.handlers.model_calls import count_brain_call
-from loopline.processors.handlers.owner_notices import notification_hold, release_held
+from loopline.processors.handlers.owner_notices import notification_hold, release_held, wake_when_quiet_ends
 from loopline.processors.handlers.pausing import current_pause
 from loopline.processors.handlers.proposals import propose_from_gaps
 from loopline.processors.handlers.synthesis_actions import act
@@ -90,6 +90,7 @@ def close_run(uow: UnitOfWork, run: ProactiveRun, summary: str, now: datetime, *
     # The owner's last sighting paces the next run (their activity tier, backed off after runs that did nothing).
     run.record_run(mode=mode, summary=summary, escalations_handled=len(handled), now=now,
                    actions_taken=run.actions_this_run, owner_last_seen=hold.last_seen_at if hold else None)
+    wake_when_quiet_ends(uow, run.tenant, now=now)
     set_timer(uow, kind=TimerKind.PROACTIVE_RUN, target_id=run.id, due=run.next_run_at, now=now)
 
 

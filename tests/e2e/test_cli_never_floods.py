@@ -1,6 +1,7 @@
 """Never floods (issue 21 done-when 2), through the `loopline` command with a real SMTP server: an owner away four
 days while a tenant routine reports 20 changes gets, on return, one digest email of at most 5 items; nothing was
-emailed in quiet hours, and nothing twice within 24 h; `loopline audit "owner notices <tenant>"` shows each step."""
+emailed in quiet hours, and nothing twice within 24 h; `loopline audit "owner notices <tenant>"` shows each step.
+A notice at 23:00 for an owner seen that evening is held, and emailed by the first run after 07:00."""
 
 from __future__ import annotations
 
@@ -68,3 +69,27 @@ def test_an_owner_back_after_four_days_gets_one_digest_of_five_and_nothing_at_ni
     trail = [row["event"] for row in embedded_cli.json("audit", f"owner notices {GYM}")]
     assert (trail.count("NotificationHold.Sent"), trail.count("NotificationHold.Held")) == (1, 20)
     assert (trail.count("NotificationHold.Skipped"), trail.count("NotificationHold.DigestSent")) == (2, 1)
+
+
+def test_a_notice_at_night_for_an_owner_seen_that_evening_is_held_and_emailed_after_seven(
+    embedded_cli: Cli, smtp: SmtpSink, tmp_path: Path
+) -> None:
+    evening = MONDAY.replace(hour=20)
+    night = [
+        command("g1", "tenant.configure", format_time(evening - timedelta(hours=1)), tenant=GYM, owner_email=OWNER),
+        signal("seen-1", "user.seen", format_time(evening), tenant=GYM),
+        command("r1", "routine.create", format_time(evening), tenant=GYM, routine_id="ci-check", action="call_webhook",
+                params={"event": "ci.check"}, kind="scheduled", interval_minutes=30, notify="always"),
+        report("rep-night", MONDAY.replace(hour=23), "build 7 red"),
+    ]
+    assert embedded_cli.publish(tmp_path, night, "night").returncode == 0
+    trail = [row["event"] for row in embedded_cli.json("audit", f"owner notices {GYM}")]
+    assert trail.count("NotificationHold.Held") == 1 and "NotificationHold.Sent" not in trail
+    assert smtp.wait_for(1, timeout=1) == []  # nothing emailed in quiet hours
+
+    morning = MONDAY + timedelta(days=1, hours=-1)  # Tuesday 08:00
+    assert embedded_cli("tick", "--now", format_time(morning)).returncode == 0
+    (email,) = smtp.wait_for(1)
+    assert email["X-Loopline-Notice"] == "return_digest"
+    assert "- routine ci-check success: build 7 red" in email.get_content().splitlines()
+    assert parsedate_to_datetime(email["Date"]) == morning  # the first run after quiet hours sends it

@@ -73,3 +73,28 @@ def test_owner_back_after_four_days_gets_one_digest_of_five_from_twenty_held():
     assert events(hold, NotificationHold.DigestSent)[0].discarded == 15
     assert hold.queue == []
     assert offer(hold, "notice 19", NOON + timedelta(hours=1)) == "skipped"
+
+
+def test_eight_notices_held_overnight_for_an_active_owner_all_go_in_the_morning():
+    hold = hold_seen_at(NOON.replace(hour=20))
+    for n in range(8):
+        assert offer(hold, f"notice {n}", NOON.replace(hour=23) + timedelta(minutes=30 * n)) == "held"
+    morning = (NOON + timedelta(days=1)).replace(hour=7, minute=30)
+    assert hold.seen(morning) is False
+    digest = hold.release(now=morning, zone="UTC", quiet_hours=None)
+    assert digest == [f"notice {n}" for n in range(7, -1, -1)]
+    assert events(hold, NotificationHold.DigestSent)[0].discarded == 0
+
+
+def test_a_return_digest_caps_what_was_held_while_away_not_what_quiet_hours_held_after_the_return():
+    hold = hold_seen_at(NOON - timedelta(days=4))
+    for n in range(8):
+        assert offer(hold, f"away {n}", NOON - timedelta(days=3) + timedelta(hours=n)) == "held"
+    back = NOON.replace(hour=23)
+    assert hold.seen(back) is True
+    for n in range(3):
+        assert offer(hold, f"night {n}", back + timedelta(minutes=10 * (n + 1))) == "held"
+    morning = (NOON + timedelta(days=1)).replace(hour=7)
+    digest = hold.release(now=morning, zone="UTC", quiet_hours=None)
+    assert digest == ["night 2", "night 1", "night 0"] + [f"away {n}" for n in (7, 6, 5, 4, 3)]
+    assert events(hold, NotificationHold.DigestSent)[0].discarded == 3

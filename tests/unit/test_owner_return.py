@@ -51,3 +51,16 @@ def test_the_return_sends_what_was_held_as_one_digest_but_never_in_quiet_hours()
     seen(loopline, "s3", DAY0 + timedelta(days=5))  # back again after a day away, in the morning
     [digest] = [e for e in loopline.events() if isinstance(e, NotificationHold.DigestSent)]
     assert digest.items == ["CI report of day 2", "CI report of day 1"]
+
+
+def test_eight_notices_held_overnight_for_an_owner_seen_that_evening_all_go_at_the_first_run_after_seven():
+    loopline = InMemoryLoopline()
+    evening = DAY0.replace(hour=20)
+    seen(loopline, "s1", evening)
+    uow = UnitOfWork(loopline.app)
+    for n in range(8):
+        assert notify_owner(uow, "gym", f"CI report {n}", now=evening + timedelta(hours=3, minutes=10 * n)) == "held"
+    uow.commit()
+    loopline.tick(DAY0 + timedelta(days=1, hours=-1))  # 08:00: the run's first wake-up after quiet hours
+    [digest] = [e for e in loopline.events() if isinstance(e, NotificationHold.DigestSent)]
+    assert digest.items == [f"CI report {n}" for n in range(7, -1, -1)] and digest.discarded == 0

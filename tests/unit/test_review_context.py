@@ -1,0 +1,22 @@
+"""`loopline review list` says which tasks a question holds up: the task it was asked on, then the downstream ones."""
+
+from __future__ import annotations
+
+from loopline.cli.review import _question
+
+
+def question_row(task_id: str | None, blocked: int) -> dict:
+    return {"tenant": "iron_temple", "question_id": "zoe-offer", "question": "Offer Zoe a free week or 20% off?",
+            "asker": "Retention agent", "stuck_on": "which offer Zoe gets", "task_id": task_id, "blocked": blocked,
+            "options": ["A free week", "20% off for 3 months"], "asked_at": "2026-04-21T09:10:00Z",
+            "urgency": "urgent", "paused": True}
+
+
+def test_a_question_on_one_task_names_that_task_as_waiting_not_zero_blocked():
+    assert _question(question_row("churn-zoe", 0))["why"] == (
+        "Retention agent is stuck on which offer Zoe gets; churn-zoe waits for the answer")
+
+
+def test_a_question_names_its_task_and_counts_the_downstream_ones():
+    assert _question(question_row("churn-zoe", 2))["why"].endswith("churn-zoe and 2 downstream task(s) wait for the answer")
+    assert _question(question_row(None, 1))["why"].endswith("; 1 downstream task(s) wait for the answer")
