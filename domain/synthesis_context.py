@@ -25,6 +25,10 @@ class ContextDelta:
         return not self.changed and not self.gone
 
 
+SINCE_LAST_RUN = frozenset({"signals"})
+"""Sections that list only what arrived since the last run: their items leaving is no news (nothing to think about)."""
+
+
 def context_delta(last: Snapshot | None, current: Snapshot) -> ContextDelta:
     """What changed from `last` (None on the first run: everything is new) to `current`."""
     last = last or {}
@@ -34,7 +38,8 @@ def context_delta(last: Snapshot | None, current: Snapshot) -> ContextDelta:
     }
     gone = {
         section: removed for section, items in last.items()
-        if (removed := sorted(key for key in items if key not in current.get(section, {})))
+        if section not in SINCE_LAST_RUN
+        and (removed := sorted(key for key in items if key not in current.get(section, {})))
     }
     return ContextDelta(changed=changed, gone=gone)
 

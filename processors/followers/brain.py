@@ -72,24 +72,28 @@ class Brain:
         """Answers the next batch of brain requests, in order, and the held ones whose pause ended; 0 read: none was
         waiting, or only held ones still paused."""
         previous = self.app.position(self.name)
-        self.read_to = max(self.read_to, previous)
+        # Nothing here changes until the answers are committed: a failed pass leaves the next one to read them again.
+        held = {place: notification for place, notification in self.held.items() if place > previous}
+        read_to = max(self.read_to, previous)
         notifications = self.app.process_recorder.select_notifications(
-            start=self.read_to + 1, limit=self.batch_size, topics=TOPICS
+            start=read_to + 1, limit=self.batch_size, topics=TOPICS
         )
-        if not notifications and not self.held:
+        if not notifications and not held:
+            self.held = held
             return AgentPass(0, [])
-        waiting, held_before = [*self.held.values(), *notifications], len(self.held)
-        self.held = {}
-        answers = list(self._answers(waiting))
-        self.read_to = notifications[-1].id if notifications else self.read_to
-        read = len(notifications) + held_before - len(self.held)
-        if not read:
-            return AgentPass(0, [])
-        end = min(self.held, default=self.read_to + 1) - 1
-        outcomes = self.bus.process(BrainAnswers(self.app, self.name, end, answers))
-        return AgentPass(read, [o.detail for o in outcomes if o.accepted and o.detail])
+        still_held: dict[int, Any] = {}
+        answers = list(self._answers([*held.values(), *notifications], still_held))
+        read_to = notifications[-1].id if notifications else read_to
+        read = len(notifications) + len(held) - len(still_held)
+        details: list[str] = []
+        if read:
+            end = min(still_held, default=read_to + 1) - 1
+            outcomes = self.bus.process(BrainAnswers(self.app, self.name, end, answers))
+            details = [o.detail for o in outcomes if o.accepted and o.detail]
+        self.held, self.read_to = still_held, read_to
+        return AgentPass(read, details)
 
-    def _answers(self, notifications: list[Any]) -> Iterator[BrainAnswered]:
+    def _answers(self, notifications: list[Any], held: dict[int, Any]) -> Iterator[BrainAnswered]:
         """The answers to the requests still pending; one whose tenant is paused is held instead (no model asked)."""
         reader = UnitOfWork(self.app)
         asked: set[tuple[Any, str]] = set()
@@ -102,7 +106,7 @@ class Brain:
                 continue
             asked.add(key)
             if current_pause(reader, aggregate.tenant) is not None:
-                self.held[notification.id] = notification
+                held[notification.id] = notification
                 continue
             request = row.prompt(reader, aggregate, event)  # outside any transaction
             answer = answer_or_why(lambda: self.model.converse(request))

@@ -9,6 +9,7 @@ from datetime import datetime
 from loopline.domain import ids
 from loopline.domain.notice_budget import quiet_until
 from loopline.domain.notification_hold import DEFAULT_QUIET_HOURS, NotificationHold
+from loopline.domain.proactive_run import clamp_next_run
 from loopline.domain.timers import TimerKind
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.loops_and_timers import proactive_run, schedule_run, set_timer
@@ -39,7 +40,7 @@ def wake_when_quiet_ends(uow: UnitOfWork, tenant: str, *, now: datetime) -> None
     settings = tenant_settings(uow, tenant)
     quiet_ends = quiet_until(now, settings.timezone, settings.owner_quiet_hours or DEFAULT_QUIET_HOURS)
     run = proactive_run(uow, tenant, now)
-    if quiet_ends is not None and quiet_ends < run.next_run_at and run.pending_request is None:
+    if quiet_ends is not None and clamp_next_run(quiet_ends, now) < run.next_run_at and run.pending_request is None:
         schedule_run(uow, run, requested_at=quiet_ends, reason="the owner's quiet hours end: what they held goes out",
                      now=now)
 

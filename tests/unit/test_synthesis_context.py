@@ -27,7 +27,8 @@ def test_delta_names_new_and_changed_items_and_the_keys_gone():
     assert delta.changed == {"tasks": {"t1": "loop expired: Ann never answered"},
                              "signals": {"s2": "calendar: board meeting Tuesday"}}
     assert delta.gone == {}
-    assert context_delta(LAST, {"tasks": {"t2": "stalled 5 days"}}).gone == {"tasks": ["t1"], "signals": ["s1"]}
+    # the signals a run listed are those since the run before: their leaving is no news
+    assert context_delta(LAST, {"tasks": {"t2": "stalled 5 days"}}).gone == {"tasks": ["t1"]}
 
 
 def test_an_unchanged_context_has_an_empty_delta():
@@ -76,3 +77,9 @@ def test_what_the_brain_was_told_saw_and_did_is_in_the_audit_trail():
         ("synthesis action send_brief", "send_brief for t1"),
     ]
     assert described[-1][0] == "synthesis action escalate_task refused" and "schedule_next_run" in described[-1][1]
+
+
+def test_signals_listed_by_the_last_run_leaving_the_next_snapshot_is_no_news():
+    last = {"signals": {"s1": "email.received from maya"}, "active_tasks": {"t1": "'Chase Maya' (waiting)"}}
+    assert context_delta(last, {"active_tasks": {"t1": "'Chase Maya' (waiting)"}}).is_empty
+    assert context_delta(last, {"active_tasks": {}}).gone == {"active_tasks": ["t1"]}

@@ -22,8 +22,8 @@ from loopline.domain.proactive_run import ProactiveRun
 from loopline.domain.proposal import Proposal
 from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time
-from loopline.processors.application import UnitOfWork
 from loopline.domain.routine import InvalidRoutine
+from loopline.processors.application import UnitOfWork
 from loopline.processors.followers.brain import TOPICS
 from loopline.processors.handlers.brain_calls import apply, refuse
 from loopline.processors.handlers.pausing import pause_tenant_now
@@ -286,3 +286,32 @@ def test_a_request_asked_before_a_pause_is_answered_only_after_the_resume_and_ot
     assert the_run(loopline).pending_request is None and the_run(loopline).runs == 1
     assert loopline.app.position("brain") == max(n.id for n in loopline.app.process_recorder.select_notifications(
         start=1, limit=10**9, topics=TOPICS))
+
+
+@dataclass
+class FailsOnce:
+    """A bus whose first commit of the brain's answers fails (a database blip), then works."""
+
+    bus: Any
+    failed: bool = False
+
+    def process(self, source: Any) -> Any:
+        if not self.failed:
+            self.failed = True
+            raise ConnectionError("the database went away")
+        return self.bus.process(source)
+
+
+def test_a_pass_whose_answers_could_not_be_stored_leaves_its_requests_to_the_next_pass():
+    brain = ScriptedBrain([FOUR_ACTIONS, FOUR_ACTIONS, [use("schedule_next_run", in_hours=6, reason="later")]])
+    loopline = tenant_with_a_task(brain)
+    loopline.brain.bus = FailsOnce(loopline.brain.bus)
+    with pytest.raises(ConnectionError):
+        loopline.tick(RUN_AT)
+    loopline.drain()  # the next pass reads the request again: asked again, answered once
+    assert [request.request_ref for request in brain.asked] == [
+        "synthesis-1/turn-1", "synthesis-1/turn-1", "synthesis-1/turn-2"]
+    assert len(run_events(loopline, ProactiveRun.SynthesisAnswered)) == 2
+    assert the_run(loopline).pending_request is None
+    assert [event.tool for event in run_events(loopline, ProactiveRun.ActionTaken)] == [
+        "send_brief", "create_task", "notify"]
