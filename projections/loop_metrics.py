@@ -119,6 +119,19 @@ def _ran(conn: Connection, event: ProactiveRun.RunRecorded, position: int) -> No
     _add(conn, event.tenant, runs=1, runs_idle=int(event.escalations_handled == 0 and actions == 0))
 
 
+ENDS_ESCALATION = (Task.Escalated, Task.GuidanceGiven, Task.Completed, Task.Cancelled, Task.Expired)
+
+
+def prefetch(conn: Connection, events: list[Any]) -> None:
+    """Reads the rows a batch's events touch in three queries, not one per event."""
+    followed = [event for event in events if type(event) in handlers]
+    writes.preload(conn, loop_metrics, list({event.tenant for event in followed}))
+    writes.preload(conn, open_escalations,
+                   list({str(event.originator_id) for event in followed if isinstance(event, ENDS_ESCALATION)}))
+    writes.preload(conn, runs_acting, list({event.tenant for event in followed if isinstance(event, (
+        ProactiveRun.ActionTaken, ProactiveRun.RunRecorded))}))
+
+
 name = "loop_metrics"
 cost = 0.3  # a guess, not measured with bench/rebuild.py: every task's creation, like proactive_runs' share
 tables = (loop_metrics, open_escalations, runs_acting)
