@@ -48,14 +48,16 @@ def proactive_run(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str |
         run.fail_synthesis(request_ref=run.pending_request, error="no answer by the next run", now=now)
         close_run(uow, run, "the model did not answer the synthesis run", now)
     released = release_held(uow, run.tenant, now=now)
+    if current_pause(uow, run.tenant) is not None:
+        # A pause holds every model call of the brain (discovery's debates, the synthesis): the context only they
+        # read is not even taken.
+        return _maintenance(uow, run, released, [], now)
     seen = signals_seen(uow, run, now)
     snapshot = context_snapshot(uow, run, now, seen)
-    pause = current_pause(uow, run.tenant)
-    # A pause in force holds every model call of the brain: discovery's debates as well as the synthesis.
-    proposed = _discover(uow, run, snapshot, now) if pause is None else []
+    proposed = _discover(uow, run, snapshot, now)
     delta = context_delta(run.last_context_snapshot, snapshot)
     # A churned owner's runs only keep up maintenance until the owner is back (seed 000: churned is paused).
-    thinks = (not delta.is_empty or run.pending_escalations) and not run.paused and pause is None
+    thinks = (not delta.is_empty or run.pending_escalations) and not run.paused
     if thinks and _count_call(uow, run, now):
         run.snapshot_context(snapshot=snapshot, now=now)
         run.read_signals(position=seen.position, upcoming=seen.upcoming, now=now)
@@ -63,6 +65,11 @@ def proactive_run(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str |
         # The run closes when the model is done; should it never answer, the next firing closes it.
         set_timer(uow, kind=TimerKind.PROACTIVE_RUN, target_id=run.id, due=now + FALLBACK_INTERVAL, now=now)
         return f"proactive run for {run.tenant}: the model is asked (synthesis){_extras(released, proposed)}"
+    return _maintenance(uow, run, released, proposed, now)
+
+
+def _maintenance(uow: UnitOfWork, run: ProactiveRun, released: list[str], proposed: list[Any], now: datetime) -> str:
+    """A run without the model: it hands the waiting escalations to their tasks and schedules the next run."""
     escalations = len(run.pending_escalations)
     summary = (f"woke {count(escalations, 'task')} with its escalation" if escalations
                else "no escalation was waiting for the owner")

@@ -315,3 +315,17 @@ def test_a_pass_whose_answers_could_not_be_stored_leaves_its_requests_to_the_nex
     assert the_run(loopline).pending_request is None
     assert [event.tool for event in run_events(loopline, ProactiveRun.ActionTaken)] == [
         "send_brief", "create_task", "notify"]
+
+
+def test_a_paused_tenants_run_does_not_even_read_the_log_for_its_context(monkeypatch: pytest.MonkeyPatch):
+    loopline = tenant_with_a_task()
+    loopline.publish(command("p1", "tenant.pause", format_time(RUN_AT - timedelta(minutes=10)), T,
+                             reason="owner on holiday", by="Mike"))
+
+    def no_scan(*args: Any) -> Any:
+        raise AssertionError("a paused tenant's run read the log for signals")
+
+    monkeypatch.setattr("loopline.processors.handlers.proactive.signals_seen", no_scan)
+    loopline.tick(RUN_AT)
+    [recorded] = run_events(loopline, ProactiveRun.RunRecorded)
+    assert recorded.mode == "maintenance"
