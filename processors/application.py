@@ -14,7 +14,9 @@ from eventsourcing.persistence import ProcessRecorder, Tracking
 from loopline.domain.base import LooplineAggregate
 from loopline.domain.contact_outcomes import ContactOutcomes
 from loopline.domain.model_ledger import TenantModelCalls
+from loopline.domain.notification_hold import NotificationHold
 from loopline.domain.pause import SystemSwitch
+from loopline.domain.proactive_run import ProactiveRun
 from loopline.domain.routine import Routine
 from loopline.domain.send_ledger import ContactSends, TenantSends
 from loopline.domain.task import Task
@@ -78,6 +80,7 @@ class Loopline(Application[UUID]):
         TimerBucket: 100, WatchIndex: 100, Task: 50, ContactSends: 50, TenantSends: 100, TenantTasks: 100,
         TenantModelCalls: 100, Tenant: 100, SystemSwitch: 100, ContactOutcomes: 50, OpenTasks: 100,
         Routine: 50,  # a routine every 30 minutes records a run about 50 times a day, for as long as it lives
+        ProactiveRun: 50, NotificationHold: 50,  # a tenant's brain: several events a run, several runs a day, for ever
     }
 
     def __init__(self, env: Any = None) -> None:

@@ -1,4 +1,5 @@
-"""A task, and a routine, loaded from its snapshot is the one replayed from all its events."""
+"""A task, a routine and a tenant's brain (its proactive run and notification hold), loaded from its snapshot, is the
+one replayed from all its events."""
 
 from __future__ import annotations
 
@@ -7,18 +8,20 @@ from typing import TypeVar
 from uuid import UUID
 
 from loopline.domain import ids
+from loopline.domain.notification_hold import NotificationHold
+from loopline.domain.proactive_run import ProactiveRun
 from loopline.domain.routine import Routine
 from loopline.domain.status import TaskStatus
 from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time, parse_time
 from loopline.processors.application import UnitOfWork
 from loopline.runtime.system import System
-from tests.conftest import command, publish
+from tests.conftest import command, publish, signal
 from tests.integration.helpers import CREATE_TASK, TENANT
 
 T0 = parse_time("2026-03-13T10:00:00Z")
 TASK = ids.task_id(TENANT, "task_abc")
-A = TypeVar("A", Task, Routine)
+A = TypeVar("A", Task, Routine, ProactiveRun, NotificationHold)
 
 
 def loaded_as_replayed(system: System, aggregate_id: UUID, cls: type[A]) -> A:
@@ -68,3 +71,18 @@ def test_a_snapshotted_routine_loads_with_the_same_state_as_its_replayed_events(
 
     from_snapshot = loaded_as_replayed(system, routine_id, Routine)
     assert from_snapshot.run_count == 56 and from_snapshot.history[-1]["result_hash"] is not None
+
+
+def test_a_snapshotted_proactive_run_and_notification_hold_load_as_their_replayed_events(system: System) -> None:
+    notes = [command(f"m{i}", "tenant.memory", format_time(T0 + timedelta(minutes=i)), key=f"k{i % 7}",
+                     note=f"note {i}") for i in range(1, 56)]
+    goal = command("g", "tenant.goal", format_time(T0 + timedelta(hours=2)), key="renewals", goal="Renew every lease")
+    seen = [signal(f"s{i}", "user.seen", format_time(T0 + timedelta(hours=i)), TENANT) for i in range(1, 56)]
+    publish(system, *notes, *seen)
+    publish(system, goal)  # an event after the run's snapshot, replayed on top of it
+    assert system.app.snapshots is not None
+    for aggregate_id, cls in ((ids.run_id(TENANT), ProactiveRun), (ids.notification_hold_id(TENANT), NotificationHold)):
+        assert list(system.app.snapshots.get(aggregate_id)), f"no snapshot of the {cls.__name__}"
+        loaded_as_replayed(system, aggregate_id, cls)
+    run = loaded_as_replayed(system, ids.run_id(TENANT), ProactiveRun)
+    assert run.goals == {"renewals": "Renew every lease"} and len(run.memory) == 7
