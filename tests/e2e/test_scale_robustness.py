@@ -85,12 +85,12 @@ def test_a_stuck_leader_gives_up_the_lock_and_a_new_one_delivers(deploy: Deploy,
     loopline.environ["LOOPLINE_LEADER_STALL_TIMEOUT"] = "5"
     worker = loopline.start_worker()
     leader = hung_leader(loopline, hang_flag)
-    stuck_since = time.monotonic()
     tenants = [f"tenant{n:02d}" for n in range(4)]
     loopline.publish(completed_tasks(tenants))
 
+    # How long it was let hang is the worker's own measure (`stalled_seconds`, below): this test's clock starts only
+    # when it sees the leader's flag, a poll after the leader stopped, so it may count a little under the timeout.
     eventually(lambda: gone(leader), "the stuck leader to exit", timeout=15)
-    assert time.monotonic() - stuck_since >= 5
     eventually(lambda: len(loopline.outbox()) == len(tenants), "a new leader to deliver", timeout=30)
     loopline.settle(inbound=2 * len(tenants))
 
