@@ -3,7 +3,7 @@ gap whose proposal died in debate cools down before it is proposed again."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -123,7 +123,8 @@ def test_the_owners_never_through_the_log_and_the_avoided_offer_read_in_the_audi
     ]
 
 
-def test_discovery_proposes_each_gap_once_while_open_and_again_after_a_not_now_cools(loopline):
+def discovery_of_a_stalled_lease(loopline: InMemoryLoopline) -> Callable[[datetime], list[tuple[str, str]]]:
+    """Discovery at a given time over one gap, the lease stalled 9 days: what it offered, with each status."""
     gaps = find_gaps(tasks=[TaskView("t1", "Get the lease signed", NOW - timedelta(days=9), 0)], now=NOW)
 
     def discover(at: datetime) -> list[tuple[str, str]]:
@@ -133,6 +134,11 @@ def test_discovery_proposes_each_gap_once_while_open_and_again_after_a_not_now_c
         uow.commit()
         return [(p.proposal_ref, p.status) for p in offered]
 
+    return discover
+
+
+def test_discovery_proposes_each_gap_once_while_open_and_again_after_a_not_now_cools(loopline):
+    discover = discovery_of_a_stalled_lease(loopline)
     assert discover(NOW) == [("gap:stalled_task:t1:1", "debating")]
     assert discover(NOW + timedelta(hours=1)) == []
     uow = UnitOfWork(loopline.app)
@@ -154,15 +160,7 @@ def abandon_the_debate(uow: UnitOfWork, ref: str) -> None:
 
 @pytest.mark.parametrize("end_debate", [fail_in_debate, abandon_the_debate])
 def test_a_gap_whose_proposal_died_in_debate_is_proposed_again_only_after_a_not_now_cools(loopline, end_debate):
-    gaps = find_gaps(tasks=[TaskView("t1", "Get the lease signed", NOW - timedelta(days=9), 0)], now=NOW)
-
-    def discover(at: datetime) -> list[tuple[str, str]]:
-        uow = UnitOfWork(loopline.app)
-        offered = propose_from_gaps(uow, tenant=TENANT, gaps=gaps, last_seen_at=at, now=at)
-        uow.end_step()
-        uow.commit()
-        return [(p.proposal_ref, p.status) for p in offered]
-
+    discover = discovery_of_a_stalled_lease(loopline)
     assert discover(NOW) == [("gap:stalled_task:t1:1", "debating")]
     uow = UnitOfWork(loopline.app)
     end_debate(uow, "gap:stalled_task:t1:1")
