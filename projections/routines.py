@@ -37,10 +37,6 @@ routines = Table(
 )
 
 
-def _time(at: Any) -> str | None:
-    return None if at is None else format_time(at)
-
-
 def _schedule(event: Routine.Created) -> str:
     if event.kind == "event":
         return f"on signals {event.signal_pattern}"
@@ -54,7 +50,7 @@ def _created(conn: Connection, event: Routine.Created, position: int) -> None:
         "aggregate_id": str(event.originator_id), "tenant": event.tenant, "routine_id": event.ref,
         "task_id": event.owner_task_ref, "kind": event.kind, "action": event.action, "schedule": _schedule(event),
         "notify": event.notify, "status": "active", "runs": 0, "failures_in_a_row": 0, "last_run_at": None,
-        "last_outcome": None, "last_output": None, "next_run_at": _time(event.next_run_at), "report_due_at": None,
+        "last_outcome": None, "last_output": None, "next_run_at": format_time(event.next_run_at), "report_due_at": None,
     })
 
 
@@ -63,7 +59,7 @@ def _run_recorded(conn: Connection, event: Routine.RunRecorded, position: int) -
     failed = event.outcome == "failure"
     writes.update(conn, routines, key, add={"runs": 1, "failures_in_a_row": 1} if failed else {"runs": 1}, set={
         "last_run_at": format_time(event.timestamp), "last_outcome": event.outcome,
-        "last_output": (event.error or event.output)[:OUTPUT_SHOWN], "next_run_at": _time(event.next_run_at),
+        "last_output": (event.error or event.output)[:OUTPUT_SHOWN], "next_run_at": format_time(event.next_run_at),
         "report_due_at": None, **({} if failed else {"failures_in_a_row": 0}),
     })
 
@@ -75,7 +71,7 @@ def _stopped(conn: Connection, event: RoutineStopped, position: int) -> None:
 
 def _resumed(conn: Connection, event: Routine.Resumed, position: int) -> None:
     writes.update(conn, routines, str(event.originator_id), set={
-        "status": "active", "failures_in_a_row": 0, "next_run_at": _time(event.next_run_at)})
+        "status": "active", "failures_in_a_row": 0, "next_run_at": format_time(event.next_run_at)})
 
 
 def _run_requested(conn: Connection, event: Routine.RunRequested, position: int) -> None:
@@ -84,7 +80,7 @@ def _run_requested(conn: Connection, event: Routine.RunRequested, position: int)
 
 def _adopted(conn: Connection, event: Routine.Adopted, position: int) -> None:
     writes.update(conn, routines, str(event.originator_id), set={
-        "task_id": event.task_ref, "next_run_at": _time(event.next_run_at), "report_due_at": None})
+        "task_id": event.task_ref, "next_run_at": format_time(event.next_run_at), "report_due_at": None})
 
 
 def _dispatched(conn: Connection, event: Routine.Dispatched, position: int) -> None:

@@ -322,7 +322,7 @@ handlers = {event_class: _project for event_class in DESCRIPTIONS}
 
 def task_trail(conn: Connection, task_id: str, tenant: str | None = None) -> list[dict[str, Any]]:
     """The task's events in time order: a message dated earlier may be recorded after later ones. What belongs to no
-    task is found by its subject (`owner notices <tenant>`, `proactive run <tenant>`, `routine <ref>`)."""
+    task is found by its subject (`owner notices <tenant>`, `routine <ref>`); the proactive run's trail is `proactive-run`."""
     rows = _trail(conn, timeline.c.task_id == task_id, tenant)  # indexed; a subject is looked for only when no task
     rows = rows or _trail(conn, and_(timeline.c.task_id.is_(None), timeline.c.subject == task_id), tenant)
     return sorted(rows, key=lambda row: parse_time(row["at"]))  # stable: the same moment keeps the recorded order

@@ -19,16 +19,16 @@ def test_pause_resume_and_run_now_through_the_cli(embedded_cli: Cli, tmp_path: P
                      contact="ann@example.com", confidence=0.95, draft={"subject": "We miss you", "body": "Hi Ann!"}),
              command("p1", "task.pause", T0, GYM, task_id="ann", reason="the owner calls Ann herself first")]
     assert cli.publish(tmp_path, start, "start").returncode == 0
-    cli("tick", "--now", "2026-03-02T14:05:00Z")
+    assert cli("tick", "--now", "2026-03-02T14:05:00Z").returncode == 0
     shown = cli.json("tasks", "show", "ann", "--json")
     assert shown["outreach"]["touch"] == 0
     assert shown["pause"] == {"by": "owner", "reason": "the owner calls Ann herself first", "since": T0}
 
     refused = cli.publish(tmp_path, [command("r1", "task.run_now", "2026-03-02T14:06:00Z", GYM, task_id="ann")], "run")
-    assert "task ann is paused" in " ".join(refused.stderr.split())
+    assert refused.returncode == 1 and "task ann is paused" in " ".join(refused.stderr.split())
     resumed = [command("p2", "task.resume", "2026-03-02T14:07:00Z", GYM, task_id="ann", reason="she did not pick up")]
     assert cli.publish(tmp_path, resumed, "resume").returncode == 0
-    cli("tick", "--now", "2026-03-02T14:10:00Z")
+    assert cli("tick", "--now", "2026-03-02T14:10:00Z").returncode == 0
     shown = cli.json("tasks", "show", "ann", "--json")
     assert shown["outreach"]["touch"] == 1 and shown["pause"] is None
 

@@ -329,3 +329,25 @@ def test_a_paused_tenants_run_does_not_even_read_the_log_for_its_context(monkeyp
     loopline.tick(RUN_AT)
     [recorded] = run_events(loopline, ProactiveRun.RunRecorded)
     assert recorded.mode == "maintenance"
+
+
+def test_a_run_whose_model_keeps_acting_is_closed_after_its_third_turn():
+    brain = ScriptedBrain([[use("notify", text=f"Thing {turn}.")] for turn in range(1, 5)])
+    loopline = tenant_with_a_task(brain)
+    loopline.tick(RUN_AT)
+    assert [request.request_ref for request in brain.asked] == [
+        "synthesis-1/turn-1", "synthesis-1/turn-2", "synthesis-1/turn-3"]
+    [recorded] = run_events(loopline, ProactiveRun.RunRecorded)
+    assert recorded.mode == "synthesis" and the_run(loopline).pending_request is None
+
+
+def test_a_run_never_takes_the_days_last_model_call_it_does_maintenance_instead():
+    brain = ScriptedBrain([FOUR_ACTIONS])
+    loopline = InMemoryLoopline(brain_model=brain)
+    loopline.publish(command("c0", "tenant.configure", format_time(DAY0), T, daily_model_call_limit=1))
+    loopline.publish(command("c1", "task.create", format_time(DAY0), T, task_id="supplier",
+                             title="Chase the supplier's quote"))
+    loopline.tick(RUN_AT)
+    assert brain.asked == [] and run_events(loopline, TenantModelCalls.Called) == []
+    [recorded] = run_events(loopline, ProactiveRun.RunRecorded)
+    assert recorded.mode == "maintenance"
