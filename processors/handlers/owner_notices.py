@@ -21,6 +21,12 @@ def notification_hold(uow: UnitOfWork, tenant: str, now: datetime) -> Notificati
     return uow.get(hold_id, NotificationHold) or uow.add(NotificationHold.open(id=hold_id, tenant=tenant, now=now))
 
 
+def owner_last_seen(uow: UnitOfWork, tenant: str) -> datetime | None:
+    """When the owner was last seen (`user.seen`); None when never."""
+    hold = uow.get(ids.notification_hold_id(tenant), NotificationHold)
+    return hold.last_seen_at if hold is not None else None
+
+
 def notify_owner(uow: UnitOfWork, tenant: str, text: str, *, now: datetime) -> str:
     """Offers one notice to the owner; says what became of it: `sent`, `held` or `skipped`."""
     settings = tenant_settings(uow, tenant)

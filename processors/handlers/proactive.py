@@ -18,7 +18,6 @@ from loopline.domain.proposal_gaps import REPEATED_EXPIRIES, GoalView, RoutineVi
 from loopline.domain.routine import Routine
 from loopline.domain.routine_index import RoutineIndex
 from loopline.domain.safety_limits import SYNTHESIS_TURNS_PER_RUN
-from loopline.domain.notification_hold import NotificationHold
 from loopline.domain.synthesis_context import context_delta
 from loopline.domain.task import Task
 from loopline.domain.timers import TimerKind
@@ -27,7 +26,7 @@ from loopline.domain.wording import count
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.loops_and_timers import load_task, set_timer
 from loopline.processors.handlers.model_calls import count_brain_call
-from loopline.processors.handlers.owner_notices import notification_hold, release_held, wake_when_quiet_ends
+from loopline.processors.handlers.owner_notices import owner_last_seen, release_held, wake_when_quiet_ends
 from loopline.processors.handlers.pausing import current_pause
 from loopline.processors.handlers.proposals import propose_from_gaps
 from loopline.processors.handlers.synthesis_actions import act
@@ -48,16 +47,15 @@ def proactive_run(uow: UnitOfWork, timer: TimerFired, drafter: Drafter) -> str |
         run.fail_synthesis(request_ref=run.pending_request, error="no answer by the next run", now=now)
         close_run(uow, run, "the model did not answer the synthesis run", now)
     released = release_held(uow, run.tenant, now=now)
-    if current_pause(uow, run.tenant) is not None:
-        # A pause holds every model call of the brain (discovery's debates, the synthesis): the context only they
-        # read is not even taken.
+    if current_pause(uow, run.tenant) is not None or run.paused:
+        # A pause holds every model call of the brain (discovery's debates, the synthesis), and a churned owner's runs
+        # keep up maintenance only until the owner is back (seed 000): the context only those read is not taken.
         return _maintenance(uow, run, released, [], now)
     seen = signals_seen(uow, run, now)
     snapshot = context_snapshot(uow, run, now, seen)
     proposed = _discover(uow, run, snapshot, now)
     delta = context_delta(run.last_context_snapshot, snapshot)
-    # A churned owner's runs only keep up maintenance until the owner is back (seed 000: churned is paused).
-    thinks = (not delta.is_empty or run.pending_escalations) and not run.paused
+    thinks = not delta.is_empty or run.pending_escalations
     if thinks and _count_call(uow, run, now):
         run.snapshot_context(snapshot=snapshot, now=now)
         run.read_signals(position=seen.position, upcoming=seen.upcoming, now=now)
@@ -93,10 +91,9 @@ def close_run(uow: UnitOfWork, run: ProactiveRun, summary: str, now: datetime, *
         task = load_task(uow, run.tenant, escalation["task_ref"])
         if not task.is_closed:
             task.wake("escalation", cause="escalation", reason=escalation["reason"], now=now)
-    hold = uow.get(ids.notification_hold_id(run.tenant), NotificationHold)
     # The owner's last sighting paces the next run (their activity tier, backed off after runs that did nothing).
     run.record_run(mode=mode, summary=summary, escalations_handled=len(handled), now=now,
-                   actions_taken=run.actions_this_run, owner_last_seen=hold.last_seen_at if hold else None)
+                   actions_taken=run.actions_this_run, owner_last_seen=owner_last_seen(uow, run.tenant))
     wake_when_quiet_ends(uow, run.tenant, now=now)
     set_timer(uow, kind=TimerKind.PROACTIVE_RUN, target_id=run.id, due=run.next_run_at, now=now)
 
@@ -113,8 +110,7 @@ def _discover(uow: UnitOfWork, run: ProactiveRun, snapshot: dict[str, dict[str, 
     gaps = find_gaps(tasks=tasks, goals=goals, routines=_failing_routines(uow, run.tenant), now=now)
     if not gaps:
         return []
-    last_seen = notification_hold(uow, run.tenant, now).last_seen_at
-    return propose_from_gaps(uow, tenant=run.tenant, gaps=gaps, last_seen_at=last_seen, now=now)
+    return propose_from_gaps(uow, tenant=run.tenant, gaps=gaps, last_seen_at=owner_last_seen(uow, run.tenant), now=now)
 
 
 def _serves(task: Task, goal_key: str) -> bool:

@@ -31,7 +31,7 @@ from loopline.domain.task import Task
 from loopline.domain.timeutil import format_time, parse_time
 from loopline.domain.wording import when
 from loopline.processors.application import UnitOfWork
-from loopline.processors.handlers.owner_notices import notification_hold
+from loopline.processors.handlers.owner_notices import owner_last_seen
 from loopline.processors.handlers.tenants import tenant_settings
 
 SOON = timedelta(hours=48)
@@ -138,7 +138,7 @@ def context_words(uow: UnitOfWork, run: ProactiveRun, delta: ContextDelta, now: 
     """The first turn's message: the delta first (what the model has not seen), then the whole snapshot, the
     owner's quiet hours and activity tier."""
     settings = tenant_settings(uow, run.tenant)
-    seen = notification_hold(uow, run.tenant, now).last_seen_at
+    seen = owner_last_seen(uow, run.tenant)
     lines = [f"Now: {now.isoformat()} (tenant {run.tenant}, time zone {settings.timezone}).",
              f"Owner activity tier: {tier_of(seen, now).value if seen is not None else 'unknown (never seen)'}; "
              f"quiet hours: {settings.owner_quiet_hours or DEFAULT_QUIET_HOURS}.", "", "Changed since your last run:"]
