@@ -57,7 +57,7 @@ def send_to_contact(
     contact = _recipient(recipient or details["to"])
     if isinstance(contact, Deferral):
         return Deferred(contact)
-    details = details if recipient else {**details, "to": contact}
+    details = {**details} if recipient else {**details, "to": contact}  # a copy: the caller's stays as given
     if "subject" in details:
         details["subject"] = one_line(str(details["subject"]))
     contact_sends, tenant_sends = ledgers(uow, task, contact, now)
