@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import Field
 
+from loopline.domain.proposal_rules import DEFAULT_REJECTION, RejectionType
 from loopline.processors.handlers.command_fields import Id, Strict, Text
 
 
@@ -16,7 +15,7 @@ class ProposalApprove(Strict):
 
 class ProposalReject(Strict):
     proposal_id: Id = Field(description="a proposal shown to the owner")
-    rejection_type: Literal["never", "not_now", "bad_approach"] = Field(
-        default="not_now", description="`never`: a similar proposal is never made again; `not_now`: not for 24 h; "
+    rejection_type: RejectionType = Field(
+        default=DEFAULT_REJECTION, description="`never`: a similar proposal is never made again; `not_now`: not for 24 h; "
         "`bad_approach`: not for 7 days (each one skipped is recorded as avoided)")
     reason: Text | None = Field(default=None, description="why, kept with the rejection")

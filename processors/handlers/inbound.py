@@ -117,6 +117,8 @@ def prefetch(uow: UnitOfWork, inbound: list[Inbound]) -> None:
             continue
         if rule and key is not None:
             index_ids.append(ids.watch_index_id(message.tenant, rule.channel, key))
+    # A signal asks its tenant's routine index whether an event routine waits for it (`handlers/routines.py`).
+    index_ids += [ids.routine_index_id(m.tenant) for m in messages if m.kind == "signal"]
     uow.prefetch(index_ids)
     # An email reaches one of its contact's acting tasks: the contact's index and those tasks are read.
     contact_ids += [ids.contact_index_id(m.tenant, str(m.data["sender"])) for m in messages
