@@ -46,6 +46,8 @@ def run_id(tenant: str) -> UUID:
 
 def notification_hold_id(tenant: str) -> UUID:
     return _id("notification-hold", tenant)
+
+
 def question_id(tenant: str, question_ref: str) -> UUID:
     return _id("question", tenant, question_ref)
 
@@ -140,6 +142,8 @@ def proposal_id(tenant: str, proposal_ref: str) -> UUID:
 
 def proposal_book_id(tenant: str) -> UUID:
     return _id("proposal-book", tenant)
+
+
 def routine_id(tenant: str, routine_ref: str) -> UUID:
     return _id("routine", tenant, routine_ref)
 

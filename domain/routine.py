@@ -189,9 +189,9 @@ class Routine(LooplineAggregate):
         self.last_run_at: datetime | None = None
         self.last_result_hash: str | None = None
         self.last_run_notifies = False
+        """Whether the last run's result is worth telling the owner about, by the notify mode."""
         self.report_due_at: datetime | None = None
         """While a dispatched run of a tenant's routine waits for its runner's report: when it counts as failed."""
-        """Whether the last run's result is worth telling the owner about, by the notify mode."""
         self.history: list[dict[str, Any]] = []
 
     @classmethod
