@@ -1,0 +1,125 @@
+"""The dashboard in a real browser: one seeded embedded home served by uvicorn on 127.0.0.1 for the module, headless
+Chromium from the system's package manager driven by Playwright, a fresh browser context (no cookies) per test, and a
+full-page screenshot of every page a test looks at in `tests/browser/screenshots/<test>-<page>.png`."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+import uvicorn
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from loopline.adapters.api_keys import ApiKeys
+from loopline.web.app import ServeOptions, create_app
+from tests.browser.seed import A, B, seed
+from tests.conftest import build_system
+from tests.servers import free_port
+
+CHROMIUM = Path(os.environ.get("LOOPLINE_CHROMIUM", "/usr/bin/chromium"))
+SKIP_WITHOUT_CHROMIUM = "LOOPLINE_SKIP_BROWSER_TESTS"
+CHROMIUM_ARGS = [
+    "--no-sandbox",  # CI runs as root, where Chromium's sandbox refuses to start
+    "--disable-gpu", "--disable-dev-shm-usage",
+    # Chromium otherwise calls home (updates, sync, field trials, QUIC probes), which a closed network answers slowly
+    "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
+    "--disable-quic",
+]
+SCREENSHOTS = Path(__file__).parent / "screenshots"
+DOCS_SCREENSHOTS = "LOOPLINE_DOCS_SCREENSHOTS"
+"""Set (by `make screenshots`), the run also copies the screenshots README shows into docs/."""
+DOCS = Path(__file__).parents[2] / "docs"
+VIEWPORT = {"width": 1024, "height": 720}
+STARTUP_SECONDS = 10.0
+
+
+@dataclass(frozen=True)
+class Site:
+    url: str
+    keys: dict[str, str]
+    """A live API key per tenant, as `loopline keys create --tenant T` gives the owner."""
+
+
+def _chromium_or_fail() -> None:
+    if CHROMIUM.exists():
+        return
+    message = (f"{CHROMIUM} is missing: the browser tests drive the system's Chromium (`apt-get install chromium`, "
+               f"which .ci/run does; another binary: LOOPLINE_CHROMIUM=/path). Never `playwright install`: it "
+               f"downloads a browser of its own. {SKIP_WITHOUT_CHROMIUM}=1 skips these tests instead.")
+    if os.environ.get(SKIP_WITHOUT_CHROMIUM):
+        pytest.skip(message)
+    pytest.fail(message, pytrace=False)
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    """The seeded home served as `loopline serve` serves it, the session cookie Secure as in production: Chromium
+    sends Secure cookies to http://127.0.0.1, a potentially trustworthy origin, so no option is loosened here."""
+    system = build_system(tmp_path_factory.mktemp("browser") / "home")
+    now = datetime.now(timezone.utc)
+    seed(system, now)
+    keys = ApiKeys(system.ledger_engine)
+    tokens = {tenant: keys.create(tenant=tenant, operator=False, label="browser test", now=now).token
+              for tenant in (A, B)}
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(system, ServeOptions()), host="127.0.0.1", port=port,
+                                           log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, name="browser-test-server", daemon=True)
+    thread.start()  # off the main thread uvicorn leaves the signal handlers alone; should_exit stops it
+    try:
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while not server.started:
+            assert thread.is_alive() and time.monotonic() < deadline, "the test server did not start"
+            time.sleep(0.02)
+        yield Site(f"http://127.0.0.1:{port}", tokens)
+    finally:
+        server.should_exit = True
+        thread.join(STARTUP_SECONDS)
+        system.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    _chromium_or_fail()
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser: Browser, site: Site) -> Iterator[Page]:
+    """A new page in a context of its own (no cookie of another test), its base URL the test server's."""
+    context = browser.new_context(base_url=site.url, viewport=VIEWPORT)
+    context.set_default_timeout(10_000)
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def shoot(request: pytest.FixtureRequest) -> Callable[[Page, str], Path]:
+    """`shoot(page, "needs-attention")` saves the page whole as screenshots/<test>-needs-attention.png."""
+    SCREENSHOTS.mkdir(exist_ok=True)
+
+    def save(page: Page, name: str) -> Path:
+        path = SCREENSHOTS / f"{request.node.name}-{name}.png"
+        page.screenshot(path=str(path), full_page=True)
+        return path
+
+    return save
+
+
+def for_readme(screenshot: Path, name: str) -> None:
+    """Copies a screenshot README shows into docs/ when the run was asked to (`make screenshots`)."""
+    if os.environ.get(DOCS_SCREENSHOTS):
+        DOCS.mkdir(exist_ok=True)
+        shutil.copyfile(screenshot, DOCS / name)

@@ -1,0 +1,129 @@
+"""The owner's dashboard in headless Chromium, as an owner uses it: logging in with a key, approving a task from the
+review queue, guiding an escalated task, reading a task's timeline and the scorecard's chart; and another tenant's
+owner seeing none of it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from playwright.sync_api import Page, expect
+
+from tests.browser.conftest import Site, for_readme
+from tests.browser.seed import A, A_IDS, A_TITLES, B, B_REVIEW, ESCALATED, REVIEW, TIMELINE
+
+Shoot = Callable[[Page, str], Path]
+TOOK_EFFECT = "took effect"
+
+
+def log_in(page: Page, key: str, path: str = "/") -> None:
+    """Opens a page behind the login and logs in through the form it is sent to, as a person would."""
+    page.goto(path)
+    expect(page).to_have_url(re.compile(r"/login\?next="))
+    page.get_by_label("API key").fill(key)
+    page.get_by_role("button", name="Log in").click()
+    expect(page).to_have_url(re.compile(re.escape(path) + "$"))
+
+
+def item(page: Page, item_id: str):  # noqa: ANN201 - a Playwright Locator
+    return page.locator(f'article.item[data-id="{item_id}"]')
+
+
+def expect_took_effect(page: Page) -> None:
+    """The result page a form redirects to says the command was processed (embedded: before the redirect)."""
+    expect(page).to_have_url(re.compile(r"/commands/[^/]+$"))
+    expect(page.locator("p.result")).to_have_attribute("data-status", TOOK_EFFECT)
+
+
+def test_an_owner_logs_in_with_a_key_and_sees_what_waits(page: Page, site: Site, shoot: Shoot) -> None:
+    page.goto("/")
+    expect(page.get_by_role("heading", name="Log in")).to_be_visible()
+    shoot(page, "login")
+    log_in(page, site.keys[A])
+    cookie = next(c for c in page.context.cookies() if c["name"] == "loopline_session")
+    assert cookie["secure"] and cookie["httpOnly"], cookie  # Secure, yet sent to http://127.0.0.1
+    expect(page.get_by_role("heading", level=1)).to_have_text("Needs attention")
+    expect(item(page, REVIEW).locator("h2")).to_contain_text("Check in on Nina")
+    expect(item(page, ESCALATED)).to_have_attribute("data-kind", "task")
+    for_readme(shoot(page, "needs-attention"), "dashboard.png")
+
+
+def test_approving_a_task_from_the_review_queue_moves_it(page: Page, site: Site, shoot: Shoot) -> None:
+    log_in(page, site.keys[A])
+    waiting = item(page, REVIEW)
+    expect(waiting).to_be_visible()
+    waiting.get_by_role("button", name="Approve", exact=True).click()
+    expect_took_effect(page)
+    shoot(page, "result")
+    page.get_by_role("link", name="Back to what needs attention").click()
+    expect(page.get_by_role("heading", level=1)).to_have_text("Needs attention")
+    expect(item(page, REVIEW)).to_have_count(0)
+    expect(item(page, ESCALATED)).to_be_visible()
+    shoot(page, "needs-attention")
+    page.goto(f"/tasks/{REVIEW}")
+    expect(page.locator("dl.facts")).to_contain_text("ready")
+    shoot(page, "task")
+
+
+def test_guidance_given_to_an_escalated_task_reaches_it(page: Page, site: Site, shoot: Shoot) -> None:
+    guidance = "Tell Leo a friend's first class is free"
+    log_in(page, site.keys[A])
+    escalated = item(page, ESCALATED)
+    expect(escalated.locator("h2")).to_contain_text("Check in on Leo")
+    escalated.locator('textarea[name="guidance"]').fill(guidance)
+    escalated.get_by_role("button", name="Give guidance").click()
+    expect_took_effect(page)
+    shoot(page, "result")
+    page.goto(f"/tasks/{ESCALATED}")
+    expect(page.locator("#timeline")).to_contain_text(guidance)
+    shoot(page, "task")
+
+
+def test_a_tasks_timeline_shows_each_decision_with_its_confidence(page: Page, site: Site, shoot: Shoot) -> None:
+    log_in(page, site.keys[A], "/tasks")
+    row = page.locator(f'tr[data-task="{TIMELINE}"]')
+    expect(row).to_contain_text("completed")
+    shoot(page, "tasks")
+    row.locator("td").first.get_by_role("link").click()
+    expect(page).to_have_url(re.compile(f"/tasks/{TIMELINE}$"))
+    expect(page.get_by_role("heading", level=1)).to_have_text("Bring Maya back")
+    entries = page.locator("#timeline li.event")
+    expect(entries.first).to_be_visible()
+    assert entries.count() >= 5, entries.all_inner_texts()
+    expect(entries.filter(has_text=re.compile(r"confidence\D*0?\.9")).first).to_be_visible()
+    shoot(page, "task")
+
+
+def test_the_scorecard_draws_its_chart(page: Page, site: Site, shoot: Shoot) -> None:
+    log_in(page, site.keys[A], "/scorecard")
+    chart = page.locator("svg.chart")
+    expect(chart).to_be_visible()
+    expect(chart).to_have_attribute("aria-label", "Outcomes per type, this period against the last")
+    bars = chart.locator("rect")
+    expect(bars.first).to_be_visible()
+    assert any(float(bars.nth(n).get_attribute("height") or 0) > 0 for n in range(bars.count()))
+    shoot(page, "scorecard")
+
+
+def test_the_loops_page_lists_loops_by_deadline(page: Page, site: Site, shoot: Shoot) -> None:
+    log_in(page, site.keys[A], "/loops")
+    expect(page.get_by_role("heading", level=1)).to_be_visible()
+    shoot(page, "loops")
+
+
+def test_another_tenant_sees_none_of_it(page: Page, site: Site, shoot: Shoot) -> None:
+    log_in(page, site.keys[B])
+    expect(item(page, B_REVIEW)).to_be_visible()
+    for path, name in (("/", "needs-attention"), ("/tasks", "tasks"), ("/loops", "loops"),
+                       ("/scorecard", "scorecard")):
+        assert page.goto(path).status == 200, path
+        text = page.locator("main").inner_text()
+        leaked = [shown for shown in (*A_IDS, *A_TITLES, A) if shown in text]
+        assert not leaked, f"{path} shows gym A's {leaked}"
+        shoot(page, name)
+    for task_id in A_IDS:
+        answer = page.goto(f"/tasks/{task_id}")
+        assert answer.status == 404, f"/tasks/{task_id} answered {answer.status} to gym B"
+        expect(page.locator("main")).not_to_contain_text(A_TITLES[A_IDS.index(task_id)])
+    shoot(page, "other-tenants-task")
