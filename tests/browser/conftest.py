@@ -19,7 +19,7 @@ from playwright.sync_api import Browser, Page, sync_playwright
 
 from loopline.adapters.api_keys import ApiKeys
 from loopline.web.app import ServeOptions, create_app
-from tests.browser.seed import A, B, seed
+from tests.web.two_gyms import A, B, seed
 from tests.conftest import build_system
 from tests.servers import free_port
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import Site, for_readme
-from tests.browser.seed import A, A_IDS, A_TITLES, B, B_REVIEW, ESCALATED, REVIEW, TIMELINE
+from tests.web.two_gyms import A, A_IDS, A_TITLES, B, B_REVIEW, ESCALATED, REVIEW, TIMELINE
 
 Shoot = Callable[[Page, str], Path]
 TOOK_EFFECT = "took effect"

@@ -15,6 +15,7 @@ REVIEW, ESCALATED, TIMELINE, PAYMENT = "review-nina", "churn-leo", "churn-maya",
 B_REVIEW = "review-bea"
 A_IDS = (REVIEW, ESCALATED, TIMELINE, PAYMENT)
 A_TITLES = ("Check in on Nina", "Check in on Leo", "Bring Maya back", "Omar's card was declined")
+A_CONTACTS = ("nina@example.com", "leo@example.com", "maya@example.com", "omar@example.com")
 
 
 def _profile(name: str) -> dict[str, Any]:
