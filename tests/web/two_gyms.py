@@ -1,6 +1,7 @@
 """Two gyms' worth of dashboard data on an embedded home, played through the same messages an owner's systems would
 publish: A has a task waiting for review, a task escalated with a question, a task whose whole timeline is written
-(touch, reply, close) and a payment recovered with revenue; B has one task of its own waiting for review."""
+(touch, reply, close), a payment recovered with revenue and an email whose reply is awaited (an open loop); B has one
+task of its own waiting for review."""
 
 from __future__ import annotations
 
@@ -11,11 +12,12 @@ from loopline.runtime.system import System
 from tests.conftest import ANY_HOUR, command, publish, signal
 
 A, B = "gym_a", "gym_b"
-REVIEW, ESCALATED, TIMELINE, PAYMENT = "review-nina", "churn-leo", "churn-maya", "pay-omar"
+REVIEW, ESCALATED, TIMELINE, PAYMENT, LOOP = "review-nina", "churn-leo", "churn-maya", "pay-omar", "meet-rahul"
 B_REVIEW = "review-bea"
-A_IDS = (REVIEW, ESCALATED, TIMELINE, PAYMENT)
-A_TITLES = ("Check in on Nina", "Check in on Leo", "Bring Maya back", "Omar's card was declined")
-A_CONTACTS = ("nina@example.com", "leo@example.com", "maya@example.com", "omar@example.com")
+A_IDS = (REVIEW, ESCALATED, TIMELINE, PAYMENT, LOOP)
+A_TITLES = ("Check in on Nina", "Check in on Leo", "Bring Maya back", "Omar's card was declined",
+            "Schedule meeting with Rahul")
+A_CONTACTS = ("nina@example.com", "leo@example.com", "maya@example.com", "omar@example.com", "rahul@company.com")
 
 
 def _profile(name: str) -> dict[str, Any]:
@@ -43,6 +45,9 @@ def seed(system: System, now: datetime) -> None:
             command("a-5", "task.create", at[1], A, task_id=PAYMENT, title=A_TITLES[3],
                     task_type="payment_recovery", contact="omar@example.com", to_name="Omar", confidence=0.95),
             command("a-6", "task.approve", at[2], A, task_id=PAYMENT),
+            command("a-7", "task.create", at[1], A, task_id=LOOP, title=A_TITLES[4]),
+            command("a-8", "action.record", at[2], A, task_id=LOOP, action="send_email", to=A_CONTACTS[4],
+                    thread_id="thread-rahul", subject="Meeting next week?"),
             command("b-2", "task.create", at[1], B, task_id=B_REVIEW, title="Check in on Bea", task_type="churn_risk",
                     contact="bea@example.com", to_name="Bea", confidence=0.6))
     system.tick(datetime.fromisoformat(at[3]))
