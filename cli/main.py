@@ -13,7 +13,7 @@ from rich.progress import Progress
 from loopline.adapters.clock import SystemClock
 from loopline.adapters.leader import PostgresLeader
 from loopline.cli import demo as demo_module
-from loopline.cli import contacts, loops, parked, projections, review, routines, rules, tasks
+from loopline.cli import contacts, keys, loops, parked, projections, review, routines, rules, serve, tasks
 from loopline.cli import limits as limits_module
 from loopline.cli import plan as plan_module
 from loopline.cli import prompt as prompt_module
@@ -46,12 +46,14 @@ app.add_typer(tenants_module.app, name="tenants")
 app.add_typer(contacts.app, name="contacts")
 app.add_typer(review.app, name="review")
 app.add_typer(rules.app, name="rules")
+app.add_typer(keys.app, name="keys")
 app.command("demo")(demo_module.demo)
 app.command("prompt")(prompt_module.prompt)
 app.command("limits")(limits_module.limits)
 app.command("plan")(plan_module.plan)
 app.command("scorecard")(scorecard_module.scorecard_command)
 app.command("routines")(routines.routines)
+app.command("serve")(serve.serve)
 
 Json = Annotated[bool, flag("--json", "Print JSON instead of text.")]
 debugging = False

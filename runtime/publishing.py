@@ -4,7 +4,7 @@ validate, keep rejects and report per line alike."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from loopline.adapters.clock import SystemClock
@@ -27,6 +27,7 @@ class Parsed:
     valid: list[Message]
     valid_lines: list[int]
     invalid: list[tuple[int, bytes, str]]  # (line number, the line, why)
+    valid_raw: list[bytes] = field(default_factory=list)
 
 
 @dataclass
@@ -83,6 +84,7 @@ def parse_lines(data: bytes, source: str) -> Parsed:
         try:
             parsed.valid.append(parse_message(line))
             parsed.valid_lines.append(number)
+            parsed.valid_raw.append(line)
         except InvalidMessage as error:
             parsed.invalid.append((number, line, str(error)))
     return parsed
