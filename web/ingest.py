@@ -30,7 +30,14 @@ from loopline.domain.tenant import TenantSettings
 from loopline.projections.tenants import unmasked_settings
 from loopline.runtime.publishing import UnreadableText
 from loopline.web.auth import Principal, api_principal
-from loopline.web.ingest_report import ERRORS, LINE_ERRORS, IngestReport, WebhookReport, report_of
+from loopline.web.ingest_report import (
+    API_ERRORS,
+    LINE_ERRORS,
+    WEBHOOK_ERRORS,
+    IngestReport,
+    WebhookReport,
+    report_of,
+)
 from loopline.web.limits import read_body
 
 router = APIRouter(tags=["ingestion"])
@@ -41,7 +48,7 @@ Convert = Callable[[str, bytes, Request], Conversion]
 """A producer's conversion: the tenant, the raw body, the request."""
 
 
-@router.post("/v1/messages", status_code=202, response_model=IngestReport, responses={**LINE_ERRORS, **ERRORS})
+@router.post("/v1/messages", status_code=202, response_model=IngestReport, responses={**LINE_ERRORS, **API_ERRORS})
 async def post_messages(request: Request, principal: Principal = Depends(api_principal)) -> JSONResponse:
     """One JSON message or JSONL (one a line), each for the key's tenant (an operator's key: any), validated and
     applied exactly as `loopline publish` does; answered line by line."""
@@ -79,7 +86,7 @@ def _slack_convert(tenant: str, body: bytes, request: Request) -> Conversion:
 WEBHOOK_RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {"description": "an answer the producer expects: GitHub's ping, Slack's URL verification (its challenge)"},
     400: {"model": WebhookReport, "description": "the body is not what the producer sends, or its signal is invalid"},
-    **ERRORS,
+    **WEBHOOK_ERRORS,
 }
 
 

@@ -3,7 +3,7 @@ what became of them, the lines rejected with why, and the status that sums them 
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -55,12 +55,16 @@ class ErrorBody(BaseModel):
     error: str
 
 
-ERRORS = {status: {"model": ErrorBody, "description": words} for status, words in (
-    (401, "no live API key, or (webhooks) a missing or wrong signature: nothing is recorded"),
-    (404, "(webhooks) the tenant has no secret for this producer configured"),
-    (413, "the body is larger than LOOPLINE_HTTP_MAX_BODY bytes (1 MiB by default)"),
-    (429, "over the rate limit; Retry-After says when to try again"),
-)}
+def _errors(*described: tuple[int, str]) -> dict[int | str, dict[str, Any]]:
+    return {status: {"model": ErrorBody, "description": words} for status, words in described}
+
+
+LIMITS = ((413, "the body is larger than LOOPLINE_HTTP_MAX_BODY bytes (1 MiB by default)"),
+          (429, "over the rate limit; Retry-After says when to try again"))
+API_ERRORS = _errors((401, "no live API key"), *LIMITS)
+WEBHOOK_ERRORS = _errors((401, "a missing or wrong signature, or (Slack) a timestamp over 5 minutes old: nothing is "
+                               "recorded"),
+                         (404, "the tenant has no secret for this producer configured"), *LIMITS)
 LINE_ERRORS = {
     UNREADABLE_OR_INVALID: {"model": IngestReport, "description": "a line is unreadable or invalid (or names another "
                             "tenant than the key's); the other lines are listed and kept"},
