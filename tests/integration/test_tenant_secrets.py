@@ -1,5 +1,5 @@
 """Webhook secrets set with `tenant.configure`: readers see them masked, the HTTP edge reads them whole from the
-`tenants` read model, a rebuild restores them, and tenants configured before they existed still load."""
+`tenants` read model, and a rebuild restores them (tenants configured before they existed: test_stored_events.py)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,10 @@ import pytest
 from sqlalchemy import select
 
 from loopline.adapters.messages import InvalidMessage, parse_message
-from loopline.domain import ids
-from loopline.domain.tenant import Tenant
 from loopline.projections.tenants import find_tenant, list_tenants, unmasked_settings
 from loopline.projections.timeline import timeline
 from tests.conftest import build_system, command, publish
-from tests.fixtures.stored_events import FIXTURE_V2, GYM
-from tests.integration.test_stored_events import _load_fixture
+from tests.fixtures.stored_events import GYM
 
 SECRETS = {"github_webhook_secret": "gh-s3cret", "slack_signing_secret": "sl-s3cret", "webhook_secrets": {"ci": "ci-s3cret"}}
 
@@ -51,18 +48,3 @@ def test_a_secret_naming_github_as_a_generic_source_is_refused_at_the_edge() -> 
     with pytest.raises(InvalidMessage, match="set github's own secret setting"):
         parse_message(json.dumps(line))
 
-
-def test_a_tenant_configured_before_secrets_existed_loads_with_none_set(home: Path) -> None:
-    system = _load_fixture(home, FIXTURE_V2)
-    try:
-        system.projections.catch_up()
-        tenant = system.app.repository.get(ids.tenant_id(GYM))
-        assert isinstance(tenant, Tenant) and tenant.current.name == "Renegade"
-        assert (tenant.current.github_webhook_secret, tenant.current.webhook_secrets) == (None, {})
-        with system.projections.engine.connect() as conn:
-            shown = find_tenant(conn, GYM)
-            assert unmasked_settings(conn, GYM).slack_signing_secret is None
-        assert shown is not None and shown["settings"]["github_webhook_secret"] is None
-        assert shown["settings"]["webhook_secrets"] == {}
-    finally:
-        system.close()
