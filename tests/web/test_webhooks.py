@@ -3,10 +3,8 @@ is refused and records nothing; Slack's URL verification and messages; a generic
 
 from __future__ import annotations
 
-import json
 import time
 
-from loopline.projections.tenants import find_tenant
 from tests.conftest import command
 from tests.fixtures import webhooks
 from tests.integration.helpers import loop_rows
@@ -112,9 +110,3 @@ def test_a_generic_signed_webhook_is_a_webhook_signal_of_its_source_and_a_repeat
     unknown = served.client().post(f"/v1/webhooks/stripe/{GYM}", content=raw, headers=headers)
     assert unknown.status_code == 404 and "webhook_secrets entry for stripe" in unknown.json()["error"]
 
-
-def test_tenants_show_masks_the_secrets_the_webhooks_are_checked_with(served: Served) -> None:
-    _configured(served)
-    with served.system.projections.engine.connect() as conn:
-        shown = find_tenant(conn, GYM)
-    assert shown is not None and "s3cret" not in json.dumps(shown)
