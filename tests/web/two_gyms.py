@@ -1,7 +1,7 @@
 """Two gyms' worth of dashboard data on an embedded home, played through the same messages an owner's systems would
 publish: A has a task waiting for review, a task escalated with a question, a task whose whole timeline is written
-(touch, reply, close), a payment recovered with revenue and an email whose reply is awaited (an open loop); B has one
-task of its own waiting for review."""
+(touch, reply, close), a payment recovered with revenue and an email whose reply is awaited (an open loop); B has a
+task of its own waiting for review and one escalated."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from tests.conftest import ANY_HOUR, command, publish, signal
 
 A, B = "gym_a", "gym_b"
 REVIEW, ESCALATED, TIMELINE, PAYMENT, LOOP = "review-nina", "churn-leo", "churn-maya", "pay-omar", "meet-rahul"
-B_REVIEW = "review-bea"
+B_REVIEW, B_ESCALATED = "review-bea", "churn-bo"
+B_IDS = (B_REVIEW, B_ESCALATED)
 A_IDS = (REVIEW, ESCALATED, TIMELINE, PAYMENT, LOOP)
 A_TITLES = ("Check in on Nina", "Check in on Leo", "Bring Maya back", "Omar's card was declined",
             "Schedule meeting with Rahul")
@@ -49,13 +50,16 @@ def seed(system: System, now: datetime) -> None:
             command("a-8", "action.record", at[2], A, task_id=LOOP, action="send_email", to=A_CONTACTS[4],
                     thread_id="thread-rahul", subject="Meeting next week?"),
             command("b-2", "task.create", at[1], B, task_id=B_REVIEW, title="Check in on Bea", task_type="churn_risk",
-                    contact="bea@example.com", to_name="Bea", confidence=0.6))
+                    contact="bea@example.com", to_name="Bea", confidence=0.6),
+            command("b-3", "task.create", at[1], B, task_id=B_ESCALATED, title="Check in on Bo", task_type="churn_risk",
+                    contact="bo@example.com", to_name="Bo", confidence=0.9))
     system.tick(datetime.fromisoformat(at[3]))
     publish(system,
             signal("a-mail-1", "email.received", at[6], A, sender="maya@example.com",
                    body="Thanks Sam! I'll come to the Thursday evening class, see you then."),
             signal("a-mail-2", "email.received", at[6], A, sender="leo@example.com",
                    body="Sounds good, but can I bring a friend?"),
+            signal("b-mail-1", "email.received", at[6], B, sender="bo@example.com", body="Is the pool open on Sunday?"),
             signal("a-out-1", "outcome.observed", at[8], A, contact="maya@example.com", outcome="checkin"),
             signal("a-out-2", "outcome.observed", at[8], A, contact="omar@example.com",
                    outcome="payment_succeeded", value=89))
