@@ -1,0 +1,133 @@
+"""The scorecard, tasks and loops pages on an embedded home with two tenants: what each page shows and filters, and
+that a tenant's key sees none of the other tenant's tasks, loops or numbers on any of them, whatever id it guesses."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from loopline.web.app import ServeOptions
+from tests.conftest import ANY_HOUR, build_system, command, signal
+from tests.integration.helpers import tick
+from tests.web.conftest import Served
+
+GYM, STUDIO = "gym", "studio"
+DRAFT = {"subject": "Come back?", "body": "We kept your spot."}
+CHART = '<svg class="chart" role="img" aria-label="Outcomes per type, this period against the last"'
+
+
+def win_back(ref: str, at: str, tenant: str, task_id: str, contact: str) -> dict[str, Any]:
+    return command(ref, "task.create", at, tenant, task_id=task_id, title=f"Win back {contact}", task_type="win_back",
+                   contact=contact, confidence=0.95, draft=DRAFT)
+
+
+def seed(served: Served) -> None:
+    """The gym: a recovery worth 100 in week 9 and one worth 199 in week 10, a member still in the cadence and a
+    follow-up in review whose loop expires; the studio: a recovery worth 555 in week 10 and a loop still open."""
+    configure = {"execution_mode": "limited_auto", "average_value": 175, "daily_send_limit": 100, **ANY_HOUR}
+    served.publish(command("g-cfg", "tenant.configure", "2026-02-23T14:00:00Z", GYM, **configure),
+                   command("s-cfg", "tenant.configure", "2026-02-23T14:00:00Z", STUDIO, **configure),
+                   win_back("g0", "2026-02-23T14:00:00Z", GYM, "gym-dee", "dee@gym.example"))
+    tick(served.system, "2026-02-23T15:00:00Z")
+    served.publish(signal("g0-paid", "outcome.observed", "2026-02-25T14:00:00Z", GYM, contact="dee@gym.example",
+                          outcome="reactivation", value=100.0))
+    served.publish(
+        win_back("g1", "2026-03-02T14:00:00Z", GYM, "gym-ann", "ann@gym.example"),
+        win_back("g2", "2026-03-02T14:00:00Z", GYM, "gym-bo", "bo@gym.example"),
+        command("g3", "task.create", "2026-03-02T14:00:00Z", GYM, task_id="gym-invoice", title="Chase the invoice",
+                confidence=0.3),
+        command("g4", "loop.register", "2026-03-02T14:00:00Z", GYM, task_id="gym-invoice", loop_id="gym-invoice/paid",
+                channel="email", watch={"sender": "billing@supplier.example"}, deadline="2026-03-03T14:00:00Z",
+                if_unresolved="notify_user", description="The supplier's receipt"),
+        win_back("s1", "2026-03-02T14:00:00Z", STUDIO, "studio-cy", "cy@studio.example"),
+        command("s2", "task.create", "2026-03-02T14:00:00Z", STUDIO, task_id="studio-lease", title="Renew the lease",
+                confidence=0.3),
+        command("s3", "loop.register", "2026-03-02T14:00:00Z", STUDIO, task_id="studio-lease",
+                loop_id="studio-lease/signed", channel="email", watch={"sender": "landlord@studio.example"},
+                deadline="2026-12-01T14:00:00Z", if_unresolved="notify_user", description="The signed lease"))
+    tick(served.system, "2026-03-02T15:00:00Z")
+    served.publish(signal("g1-paid", "outcome.observed", "2026-03-04T14:00:00Z", GYM, contact="ann@gym.example",
+                          outcome="reactivation", value=199.0),
+                   signal("s1-paid", "outcome.observed", "2026-03-04T14:00:00Z", STUDIO, contact="cy@studio.example",
+                          outcome="reactivation", value=555.0))
+    tick(served.system, "2026-03-05T15:00:00Z")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """One seeded home for the module: the pages only read it."""
+    system = build_system(tmp_path_factory.mktemp("pages") / "home")
+    served = Served(system, ServeOptions())
+    try:
+        seed(served)
+        yield served
+    finally:
+        for client in served.clients:
+            client.close()
+        system.close()
+
+
+@pytest.fixture(scope="module")
+def gym(site: Served) -> TestClient:
+    return site.browser(GYM)
+
+
+@pytest.fixture(scope="module")
+def studio(site: Served) -> TestClient:
+    return site.browser(STUDIO)
+
+
+@pytest.fixture(scope="module")
+def operator(site: Served) -> TestClient:
+    return site.browser(operator=True)
+
+
+def cell(html: str, attribute: str, name: str) -> list[str]:
+    """The cells of the table row marked `attribute="name"`, as text."""
+    row = re.search(rf'<tr {attribute}="{re.escape(name)}"[^>]*>(.*?)</tr>', html, re.S)
+    assert row, f"no row {attribute}={name!r}"
+    return [re.sub(r"<[^>]+>", "", found).strip() for found in re.findall(r"<td[^>]*>(.*?)</td>", row.group(1), re.S)]
+
+
+def test_the_scorecard_charts_outcomes_per_type_and_the_revenue_trend_against_the_week_before(gym: TestClient) -> None:
+    page = gym.get("/scorecard", params={"period": "2026-W10"})
+
+    assert page.status_code == 200 and CHART in page.text
+    assert cell(page.text, "data-type", "win_back") == ["win_back", "1", "1", "="]
+    assert cell(page.text, "data-number", "revenue retained") == ["revenue retained", "199.0", "100.0", "▲ 99%"]
+    assert cell(page.text, "data-number", "tasks created")[1:3] == ["3", "1"]
+    assert 'href="/scorecard?period=2026-W09&amp;tenant=gym"' in page.text
+
+
+def test_the_scorecard_of_the_current_week_draws_an_empty_chart_when_nothing_happened(gym: TestClient) -> None:
+    page = gym.get("/scorecard")
+
+    assert page.status_code == 200 and CHART in page.text and "no outcomes yet" in page.text
+
+
+def test_a_scorecard_period_of_another_form_is_refused_naming_the_forms(gym: TestClient) -> None:
+    page = gym.get("/scorecard", params={"period": "March"})
+
+    assert page.status_code == 400 and "2026-W10" in page.text and "day, week, month" in page.text
+
+
+def test_the_operator_sees_every_tenants_totals_or_picks_one(operator: TestClient) -> None:
+    everyone = operator.get("/scorecard", params={"period": "2026-W10"})
+    studio = operator.get("/scorecard", params={"period": "2026-W10", "tenant": STUDIO})
+
+    assert cell(everyone.text, "data-number", "revenue retained")[1] == "754.0"
+    assert cell(everyone.text, "data-type", "win_back")[1] == "2"
+    assert '<option value="gym">' in everyone.text and '<option value="studio">' in everyone.text
+    assert cell(studio.text, "data-number", "revenue retained")[1] == "555.0"
+
+
+def test_a_tenant_sees_only_its_own_scorecard(studio: TestClient) -> None:
+    page = studio.get("/scorecard", params={"period": "2026-W10"})
+
+    assert cell(page.text, "data-number", "revenue retained")[1:3] == ["555.0", "0"]
+    assert "199" not in page.text and 'name="tenant"' not in page.text
+    assert studio.get("/scorecard", params={"period": "2026-W10", "tenant": GYM}).status_code == 404
