@@ -26,8 +26,9 @@ def win_back(ref: str, at: str, tenant: str, task_id: str, contact: str) -> dict
 
 
 def seed(served: Served) -> None:
-    """The gym: a recovery worth 100 in week 9 and one worth 199 in week 10, a member still in the cadence and a
-    follow-up in review whose loop expires; the studio: a recovery worth 555 in week 10 and a loop still open."""
+    """The gym: a recovery worth 100 in week 9 and one worth 199 in week 10, a member still in the cadence (her
+    reply loop past its deadline today) and a follow-up in review with a loop that expires and one a webhook answers;
+    the studio: a recovery worth 555 in week 10 and a loop open for years."""
     configure = {"execution_mode": "limited_auto", "average_value": 175, "daily_send_limit": 100, **ANY_HOUR}
     served.publish(command("g-cfg", "tenant.configure", "2026-02-23T14:00:00Z", GYM, **configure),
                    command("s-cfg", "tenant.configure", "2026-02-23T14:00:00Z", STUDIO, **configure),
@@ -42,16 +43,21 @@ def seed(served: Served) -> None:
                 confidence=0.3),
         command("g4", "loop.register", "2026-03-02T14:00:00Z", GYM, task_id="gym-invoice", loop_id="gym-invoice/paid",
                 channel="email", watch={"sender": "billing@supplier.example"}, deadline="2026-03-03T14:00:00Z",
-                if_unresolved="notify_user", description="The supplier's receipt"),
+                if_unresolved="notify_user", description="The supplier's payment"),
+        command("g5", "loop.register", "2026-03-02T14:00:00Z", GYM, task_id="gym-invoice",
+                loop_id="gym-invoice/receipt", channel="webhook", watch={"source": "supplier", "trigger_name": "receipt"},
+                deadline="2099-01-01T00:00:00Z", if_unresolved="notify_user", description="The supplier's receipt"),
         win_back("s1", "2026-03-02T14:00:00Z", STUDIO, "studio-cy", "cy@studio.example"),
         command("s2", "task.create", "2026-03-02T14:00:00Z", STUDIO, task_id="studio-lease", title="Renew the lease",
                 confidence=0.3),
         command("s3", "loop.register", "2026-03-02T14:00:00Z", STUDIO, task_id="studio-lease",
                 loop_id="studio-lease/signed", channel="email", watch={"sender": "landlord@studio.example"},
-                deadline="2026-12-01T14:00:00Z", if_unresolved="notify_user", description="The signed lease"))
+                deadline="2099-01-01T00:00:00Z", if_unresolved="notify_user", description="The signed lease"))
     tick(served.system, "2026-03-02T15:00:00Z")
     served.publish(signal("g1-paid", "outcome.observed", "2026-03-04T14:00:00Z", GYM, contact="ann@gym.example",
                           outcome="reactivation", value=199.0),
+                   signal("g5-receipt", "webhook.received", "2026-03-04T14:00:00Z", GYM, source="supplier",
+                          trigger_name="receipt", payload={"amount": 42}),
                    signal("s1-paid", "outcome.observed", "2026-03-04T14:00:00Z", STUDIO, contact="cy@studio.example",
                           outcome="reactivation", value=555.0))
     tick(served.system, "2026-03-05T15:00:00Z")
@@ -131,3 +137,102 @@ def test_a_tenant_sees_only_its_own_scorecard(studio: TestClient) -> None:
     assert cell(page.text, "data-number", "revenue retained")[1:3] == ["555.0", "0"]
     assert "199" not in page.text and 'name="tenant"' not in page.text
     assert studio.get("/scorecard", params={"period": "2026-W10", "tenant": GYM}).status_code == 404
+
+
+def task_ids(html: str) -> list[str]:
+    return re.findall(r'<tr data-task="([^"]+)"', html)
+
+
+def rows_of_loops(html: str) -> list[tuple[str, str]]:
+    """The loops page's rows: their class (`loop`, or `loop expired`) and loop id."""
+    return re.findall(r'<tr class="(loop[^"]*)" data-loop="([^"]+)"', html)
+
+
+
+def test_the_tasks_page_lists_the_tenants_tasks_filtered_by_status_type_and_contact(gym: TestClient) -> None:
+    everything = gym.get("/tasks")
+
+    assert sorted(task_ids(everything.text)) == ["gym-ann", "gym-bo", "gym-dee", "gym-invoice"]
+    assert '<a href="/tasks/gym-ann">gym-ann</a>' in everything.text
+    assert task_ids(gym.get("/tasks", params={"status": "completed"}).text) == ["gym-dee", "gym-ann"]
+    assert task_ids(gym.get("/tasks", params={"type": "ad_hoc"}).text) == ["gym-invoice"]
+    assert task_ids(gym.get("/tasks", params={"contact": "BO@gym.example", "status": ""}).text) == ["gym-bo"]
+    assert 'class="empty"' in gym.get("/tasks", params={"status": "escalated"}).text
+
+
+def test_an_unknown_status_or_type_is_refused_naming_the_known_ones(gym: TestClient) -> None:
+    status = gym.get("/tasks", params={"status": "done"})
+    kind = gym.get("/tasks", params={"type": "nagging"})
+
+    assert status.status_code == 400 and "pending_review" in status.text and "completed" in status.text
+    assert kind.status_code == 400 and "win_back" in kind.text
+
+
+def test_a_task_page_shows_status_budgets_cadence_loops_inbox_memory_and_its_decisions(gym: TestClient) -> None:
+    page = gym.get("/tasks/gym-bo")
+
+    assert page.status_code == 200 and "<h1>Win back bo@gym.example</h1>" in page.text
+    facts = re.search(r'<dl class="facts">(.*?)</dl>', page.text, re.S)
+    assert facts and "waiting" in facts.group(1)
+    assert "2 of 3 messages" in facts.group(1) and "touch 2 of 3" in facts.group(1)
+    for section in ("loops", "inbox", "memory", "timeline"):
+        assert f'<section id="{section}">' in page.text
+    assert 'data-loop="gym-bo/reply/14"' in page.text and "progress.md" in page.text
+    decision = re.search(r'<li class="event" data-event="Task.DecisionRecorded">(.*?)</li>', page.text, re.S)
+    assert decision and "confidence 0.80" in decision.group(1) and "no model was asked" in decision.group(1)
+
+
+def test_a_task_page_shows_its_inbox_and_a_memory_file(gym: TestClient) -> None:
+    page = gym.get("/tasks/gym-invoice", params={"file": "progress.md"})
+
+    inbox = re.search(r'<section id="inbox">(.*?)</section>', page.text, re.S)
+    assert inbox and "webhook.received" in inbox.group(1) and "g5-receipt" in inbox.group(1)
+    assert '<pre class="file"># ' in page.text
+    assert gym.get("/tasks/gym-ann", params={"file": "secrets.md"}).status_code == 404
+
+
+def test_a_memory_file_path_never_reaches_outside_the_tasks_folder(gym: TestClient) -> None:
+    for path in ("../gym-bo/progress.md", "../../studio-cy/progress.md", "/etc/passwd", "%2e%2e/progress.md"):
+        assert gym.get("/tasks/gym-ann", params={"file": path}).status_code == 404, path
+
+
+def test_the_loops_page_lists_loops_by_deadline_with_the_expired_ones_highlighted(gym: TestClient) -> None:
+    page = gym.get("/loops")
+
+    assert rows_of_loops(page.text) == [("loop expired", "gym-invoice/paid"), ("loop expired", "gym-bo/reply/5"),
+                    ("loop expired", "gym-bo/reply/14")]  # the last still open, its deadline long past today
+    assert "past its deadline" in page.text and "gym-invoice/receipt" not in page.text  # answered: no longer waited on
+
+
+
+ISOLATED_PAGES = ("/tasks", "/tasks?status=completed", "/tasks?type=win_back", "/loops", "/scorecard?period=2026-W10",
+                  "/scorecard?period=2026-W09")
+
+
+def test_a_tenant_sees_none_of_another_tenants_tasks_loops_or_numbers(studio: TestClient) -> None:
+    for path in ISOLATED_PAGES:
+        page = studio.get(path)
+        assert page.status_code == 200, path
+        assert "gym-" not in page.text and "gym.example" not in page.text and "199" not in page.text, path
+    assert task_ids(studio.get("/tasks").text) == ["studio-cy", "studio-lease"]
+    assert task_ids(studio.get("/tasks", params={"contact": "ann@gym.example"}).text) == []
+    assert rows_of_loops(studio.get("/loops").text) == [("loop", "studio-lease/signed")]
+
+
+def test_another_tenants_task_is_not_found_like_one_that_does_not_exist(studio: TestClient) -> None:
+    for path in ("/tasks/gym-ann", "/tasks/gym-ann?file=progress.md", "/tasks/gym-ann?tenant=gym",
+                 "/tasks/gym-invoice", "/tasks/no-such-task", "/tasks?tenant=gym", "/loops?tenant=gym"):
+        page = studio.get(path)
+        assert page.status_code == 404, path
+        assert "gym-" not in page.text.replace(path, "") and "Chase the invoice" not in page.text, path
+
+
+def test_the_operator_sees_both_tenants_tasks_and_loops(operator: TestClient) -> None:
+    tasks = task_ids(operator.get("/tasks").text)
+    loops = re.findall(r'data-loop="([^"]+)"', operator.get("/loops").text)
+
+    assert {"gym-ann", "studio-cy"} <= set(tasks) and len(tasks) == 6
+    assert "gym-invoice/paid" in loops and "studio-lease/signed" in loops
+    assert task_ids(operator.get("/tasks", params={"tenant": STUDIO}).text) == ["studio-cy", "studio-lease"]
+    assert operator.get("/tasks/gym-ann").status_code == 200
+    assert operator.get("/tasks/studio-cy", params={"tenant": STUDIO}).status_code == 200
