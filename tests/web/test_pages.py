@@ -105,6 +105,7 @@ def test_the_scorecard_charts_outcomes_per_type_and_the_revenue_trend_against_th
     assert page.status_code == 200 and CHART in page.text
     assert cell(page.text, "data-type", "win_back") == ["win_back", "1", "1", "="]
     assert cell(page.text, "data-number", "revenue retained") == ["revenue retained", "199.0", "100.0", "▲ 99%"]
+    assert re.search(r'Revenue retained: <strong>199.0</strong> <span class="trend">▲ 99%</span>', page.text)
     assert cell(page.text, "data-number", "tasks created")[1:3] == ["3", "1"]
     assert 'href="/scorecard?period=2026-W09&amp;tenant=gym"' in page.text
 
