@@ -4,7 +4,7 @@ tenant's; a tenant key only its own."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse
@@ -12,7 +12,7 @@ from markupsafe import Markup
 from sqlalchemy.engine import Connection
 
 from loopline.adapters.clock import SystemClock
-from loopline.domain.periods import InvalidPeriod, Period, parse_period, previous
+from loopline.domain.periods import InvalidPeriod, Period, PeriodKind, parse_period, previous
 from loopline.projections.scorecard_numbers import current_period, scorecard, scorecard_tenants
 from loopline.web.auth import Principal, page_principal
 from loopline.web.pages import render
@@ -20,29 +20,30 @@ from loopline.web.svg import grouped_bars
 
 router = APIRouter(include_in_schema=False)
 
-KINDS = ("day", "week", "month")
+KINDS: tuple[PeriodKind, ...] = get_args(PeriodKind)
 CHART_LABEL = "Outcomes per type, this period against the last"
 ADDITIVE = ("tasks_created", "messages_sent", "members_retained", "revenue_retained", "retroactive_attributions",
             "active_conversations")
 """The numbers that add up across tenants; the rates and averages are shown for one tenant only."""
 
 
-def _asked_period(text: str) -> str | Period:
+def _asked_period(text: str) -> PeriodKind | Period:
     """A kind (the current period of it, in each tenant's time zone) or a period of the CLI's forms."""
-    if text in KINDS:
-        return text
+    for kind in KINDS:
+        if text == kind:
+            return kind
     try:
         return parse_period(text)
     except InvalidPeriod as error:
         raise HTTPException(400, f"period: {error}; or one of {', '.join(KINDS)} for the current one") from None
 
 
-def _cards(conn: Connection, tenants: list[str], asked: str | Period) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+def _cards(conn: Connection, tenants: list[str], asked: PeriodKind | Period) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     """Each tenant's scorecard of the period and of the one before it."""
     now = SystemClock().now()
     pairs = []
     for tenant in tenants:
-        period = asked if isinstance(asked, Period) else current_period(conn, tenant, now, asked)  # type: ignore[arg-type]
+        period = asked if isinstance(asked, Period) else current_period(conn, tenant, now, asked)
         pairs.append((scorecard(conn, tenant, period), scorecard(conn, tenant, previous(period))))
     return pairs
 
