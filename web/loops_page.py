@@ -12,6 +12,7 @@ from fastapi.responses import HTMLResponse
 from loopline.adapters.clock import SystemClock
 from loopline.domain.timeutil import parse_time
 from loopline.projections.open_loops import list_loops
+from loopline.projections.scorecard_numbers import scorecard_tenants
 from loopline.web.auth import Principal, page_principal
 from loopline.web.pages import render
 
@@ -33,6 +34,7 @@ def loops_page(request: Request, tenant: str | None = None,
                principal: Principal = Depends(page_principal)) -> HTMLResponse:
     with request.app.state.system.projections.engine.connect() as conn:
         found = list_loops(conn, tenant=principal.scope(tenant))
+        tenants = scorecard_tenants(conn) if principal.operator else []
     now = SystemClock().now()
     shown = by_deadline([loop for loop in found if not loop["resolved"] or loop["resolved_by"] == "expired"], now)
-    return render(request, "loops.html", principal, loops=shown, tenant=tenant)
+    return render(request, "loops.html", principal, loops=shown, tenant=tenant or "", tenants=tenants)

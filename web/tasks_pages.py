@@ -15,6 +15,7 @@ from loopline.adapters.clock import SystemClock
 from loopline.domain.status import TaskStatus
 from loopline.domain.task_types import TASK_TYPES
 from loopline.projections import task_memory
+from loopline.projections.scorecard_numbers import scorecard_tenants
 from loopline.projections.task_queries import find_tasks, list_tasks
 from loopline.projections.task_view import task_view
 from loopline.projections.timeline import task_trail
@@ -43,8 +44,9 @@ def tasks_page(request: Request, status: str | None = None, type: str | None = N
                "contact": (contact or "").strip() or None}
     with request.app.state.system.projections.engine.connect() as conn:
         rows = list_tasks(conn, tenant=principal.scope(tenant), **filters)
+        tenants = scorecard_tenants(conn) if principal.operator else []
     return render(request, "tasks.html", principal, tasks=rows, statuses=statuses, types=types, status=status or "",
-                  type=type or "", contact=contact or "", tenant=tenant or "")
+                  type=type or "", contact=contact or "", tenant=tenant or "", tenants=tenants)
 
 
 def _found(conn: Connection, principal: Principal, task_id: str, tenant: str | None) -> tuple[str, dict[str, Any]]:

@@ -235,5 +235,6 @@ def test_the_operator_sees_both_tenants_tasks_and_loops(operator: TestClient) ->
     assert {"gym-ann", "studio-cy"} <= set(tasks) and len(tasks) == 6
     assert "gym-invoice/paid" in loops and "studio-lease/signed" in loops
     assert task_ids(operator.get("/tasks", params={"tenant": STUDIO}).text) == ["studio-cy", "studio-lease"]
+    assert rows_of_loops(operator.get("/loops", params={"tenant": STUDIO}).text) == [("loop", "studio-lease/signed")]
     assert operator.get("/tasks/gym-ann").status_code == 200
     assert operator.get("/tasks/studio-cy", params={"tenant": STUDIO}).status_code == 200
