@@ -9,6 +9,8 @@ from xml.etree import ElementTree as ET
 WIDTH, HEIGHT = 640, 300
 TOP, BOTTOM, LEFT, RIGHT = 44, 56, 16, 16
 """Room above the bars for the legend, below them for the category labels."""
+CHAR_WIDTH = 7.5
+"""About how wide a character of the 13px legend is, to set the next legend entry after the text."""
 FILLS = ("#1f6feb", "#9aa4ae", "#1a7f37", "#9a6700")
 """One colour per series, in order (this period first, the one before second)."""
 
@@ -27,11 +29,12 @@ def grouped_bars(categories: Sequence[str], series: Sequence[tuple[str, Sequence
     nothing above zero, the frame and the `empty` sentence. `label` is what a screen reader says of the chart."""
     svg = ET.Element("svg", {"class": "chart", "role": "img", "aria-label": label, "viewBox": f"0 0 {WIDTH} {HEIGHT}",
                              "xmlns": "http://www.w3.org/2000/svg"})
+    x = LEFT
     for index, (name, _) in enumerate(series):
-        x = LEFT + index * 170
         ET.SubElement(svg, "rect", {"x": str(x), "y": "10", "width": "14", "height": "14", "class": f"series-{index}",
                                     "fill": FILLS[index % len(FILLS)]})
         _text(svg, x + 20, 22, name, "legend", anchor="start")
+        x += 20 + len(name) * CHAR_WIDTH + 24
     base = HEIGHT - BOTTOM
     ET.SubElement(svg, "line", {"x1": str(LEFT), "y1": str(base), "x2": str(WIDTH - RIGHT), "y2": str(base),
                                 "stroke": "#5b6570", "class": "axis"})

@@ -238,3 +238,15 @@ def test_the_operator_sees_both_tenants_tasks_and_loops(operator: TestClient) ->
     assert rows_of_loops(operator.get("/loops", params={"tenant": STUDIO}).text) == [("loop", "studio-lease/signed")]
     assert operator.get("/tasks/gym-ann").status_code == 200
     assert operator.get("/tasks/studio-cy", params={"tenant": STUDIO}).status_code == 200
+
+
+def test_a_batch_task_whose_id_has_a_slash_has_its_page_and_files(served: Served) -> None:
+    served.publish(command("b", "task.batch", "2026-03-02T14:00:00Z", GYM, batch_id="spring", task_type="win_back",
+                           title="Win back", confidence=0.95, contacts=[{"contact": "ann@gym.example"}], draft=DRAFT))
+    browser = served.browser(GYM)
+
+    assert '<a href="/tasks/spring/1">spring/1</a>' in browser.get("/tasks").text
+    page = browser.get("/tasks/spring/1")
+    assert page.status_code == 200 and "<h1>Win back: ann@gym.example</h1>" in page.text
+    assert browser.get("/tasks/spring/1", params={"file": "progress.md"}).status_code == 200
+    assert served.browser(STUDIO).get("/tasks/spring/1").status_code == 404
