@@ -5,7 +5,6 @@ decision with its confidence and reasoning. Another tenant's task is answered as
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse
@@ -94,5 +93,4 @@ def task_page(request: Request, task_id: str, tenant: str | None = None, file: s
         shown = _file(conn, memory[0] if memory else None, task_id, file) if file else None
     timeline = [{**event, "decision": _decision(event)} for event in trail]
     return render(request, "task.html", principal, task=task, loops=by_deadline(task["loops"], now), files=files,
-                  shown=shown, timeline=timeline, root=task_memory.root(memory[0]) if memory else None,
-                  tenant_query=f"tenant={quote(row['tenant'])}&" if principal.operator else "")
+                  shown=shown, timeline=timeline, root=task_memory.root(memory[0]) if memory else None)

@@ -250,3 +250,14 @@ def test_a_batch_task_whose_id_has_a_slash_has_its_page_and_files(served: Served
     assert page.status_code == 200 and "<h1>Win back: ann@gym.example</h1>" in page.text
     assert browser.get("/tasks/spring/1", params={"file": "progress.md"}).status_code == 200
     assert served.browser(STUDIO).get("/tasks/spring/1").status_code == 404
+
+
+def test_a_task_page_links_a_plan_and_its_steps_within_the_tenant(served: Served) -> None:
+    served.publish(command("p", "task.create", "2026-03-02T14:00:00Z", GYM, task_id="plan", title="Plan", confidence=0.95),
+                   command("s", "task.add_subtask", "2026-03-02T14:00:00Z", GYM, parent_id="plan", task_id="plan-1",
+                           title="Step one", requirement="required"))
+    owner, operator = served.browser(GYM), served.browser(operator=True)
+
+    assert '<a href="/tasks/plan-1">plan-1</a> (required, executing)' in owner.get("/tasks/plan").text
+    assert '<a href="/tasks/plan">plan</a> (required subtask)' in owner.get("/tasks/plan-1").text
+    assert '<a href="/tasks/plan-1?tenant=gym">plan-1</a>' in operator.get("/tasks/plan").text
