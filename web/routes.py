@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from loopline.web import health, login, loops_page, scorecard_page, tasks_pages
+from loopline.web import health, ingest, login, loops_page, scorecard_page, tasks_pages
 
 ROUTERS: list[APIRouter] = [
     health.router,
     login.router,
+    ingest.router,
     scorecard_page.router,
     tasks_pages.router,
     loops_page.router,
