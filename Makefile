@@ -33,7 +33,7 @@ lock: $(STAMP)
 # The scale deployment on this machine, without Docker: PostgreSQL and a Kafka-protocol broker of the test
 # suite's, two workers and `loopline serve`; Ctrl-C stops them all.
 scale-demo: $(STAMP)
-	$(BIN)/python -m loopline.runtime.scale_demo
+	$(BIN)/python -m loopline.cli.scale_demo
 
 clean:
 	rm -rf $(VENV) .loopline .pytest_cache
