@@ -169,7 +169,8 @@ class ScaleDemo:
         environ = {**os.environ, **self.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "200"}
         for number in range(1, WORKERS + 1):
             self._start(f"worker-{number}", ["run"], environ)
-        self._start("serve", ["serve", "--host", "127.0.0.1", "--port", str(self.port)], environ)
+        # Plain HTTP on the loopback interface: the session cookie must travel without TLS.
+        self._start("serve", ["serve", "--host", "127.0.0.1", "--port", str(self.port), "--insecure-cookies"], environ)
         self._wait_for("serve to answer /healthz", self._healthy)
 
     def _start(self, name: str, args: list[str], environ: dict[str, str]) -> None:
@@ -228,9 +229,9 @@ class ScaleDemo:
         exports = " ".join(f"{name}={value}" for name, value in self.environ.items())
         say("")
         say("The scale deployment is running on this machine (a trial setup: production runs compose.yml).")
-        say(f"  dashboard: {self.url}/login (sign in with the key below)   API docs: {self.url}/docs")
+        say(f"  dashboard: {self.url}/login (log in with the key below); OpenAPI: {self.url}/openapi.json")
         say(f"  tenant {TENANT}'s key (shown once): {key}")
-        say(f"  API: curl -H 'Authorization: Bearer {key}' {self.url}/healthz")
+        say(f"  API: curl -H 'Authorization: Bearer {key}' -d @messages.jsonl {self.url}/v1/messages")
         say(f"  CLI: env {exports} loopline status")
         say("  logs:")
         for child in self.children:
