@@ -231,7 +231,7 @@ class ScaleDemo:
         say("The scale deployment is running on this machine (a trial setup: production runs compose.yml).")
         say(f"  dashboard: {self.url}/login (log in with the key below); OpenAPI: {self.url}/openapi.json")
         say(f"  tenant {TENANT}'s key (shown once): {key}")
-        say(f"  API: curl -H 'Authorization: Bearer {key}' -d @messages.jsonl {self.url}/v1/messages")
+        say(f"  API: curl -H 'Authorization: Bearer {key}' --data-binary @messages.jsonl {self.url}/v1/messages")
         say(f"  CLI: env {exports} loopline status")
         say("  logs:")
         for child in self.children:
