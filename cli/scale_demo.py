@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -108,7 +109,7 @@ class Child:
 
 def _scenario(now: datetime) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Messages before the tick (a task emailed four days ago, another just now) and after it (the first one's reply)."""
-    def at(days: float) -> str:
+    def at(days: float) -> str | None:
         return format_time(now - timedelta(days=days))
 
     def command(ref: str, type_: str, days: float, **data: Any) -> dict[str, Any]:
@@ -226,13 +227,15 @@ class ScaleDemo:
                 and all(state.lag == 0 for state in self.system.projections.status()))
 
     def show(self, key: str) -> None:
-        exports = " ".join(f"{name}={value}" for name, value in self.environ.items())
+        exports = " ".join(f"{name}={shlex.quote(value)}" for name, value in self.environ.items())
+        installed = Path(sys.executable).parent / "loopline"  # `make install` puts it in .venv/bin
+        loopline = str(installed) if installed.exists() else "loopline"
         say("")
         say("The scale deployment is running on this machine (a trial setup: production runs compose.yml).")
         say(f"  dashboard: {self.url}/login (log in with the key below); OpenAPI: {self.url}/openapi.json")
         say(f"  tenant {TENANT}'s key (shown once): {key}")
         say(f"  API: curl -H 'Authorization: Bearer {key}' --data-binary @messages.jsonl {self.url}/v1/messages")
-        say(f"  CLI: env {exports} loopline status")
+        say(f"  CLI: env {exports} {loopline} status")
         say("  logs:")
         for child in self.children:
             say(f"    {child.name}: {child.log}")
