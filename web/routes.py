@@ -5,8 +5,11 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from loopline.web import health, login
+from loopline.web import metrics, system_page
 
 ROUTERS: list[APIRouter] = [
     health.router,
     login.router,
+    system_page.router,
+    metrics.router,
 ]
