@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.engine import Engine
 
-from loopline.adapters import api_keys, delivery_state, heartbeats, tick_times
+from loopline.adapters import api_keys, delivery_state, heartbeats
 from loopline.adapters.config import Settings
 from loopline.adapters.event_store import event_store_env
 from loopline.adapters.leader import PostgresLeader, SoleLeader
@@ -51,7 +51,6 @@ def open_stores(
         ledger_engine = read_model_engine(settings.event_store)
         delivery_state.create_tables(ledger_engine)
         heartbeats.create_tables(ledger_engine)
-        tick_times.create_tables(ledger_engine)
         api_keys.create_tables(ledger_engine)  # the HTTP edge's keys: the deployment's own, never rebuilt
         projections = ProjectionRunner(
             app.process_recorder, app.mapper, read_model_engine(settings.read_model), read_models

@@ -19,7 +19,7 @@ from loopline.adapters.clock import SystemClock
 from loopline.adapters.config import Settings
 from loopline.adapters.embedded_log import AppendReport
 from loopline.adapters.leader import PostgresLeader, SoleLeader, leader_for
-from loopline.adapters.tick_times import LastTick, TickTimes
+from loopline.adapters.heartbeats import LastTick, TickTimes
 from loopline.processors.followers.agent import Agent
 from loopline.processors.followers.brain import Brain
 from loopline.processors.application import Loopline

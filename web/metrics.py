@@ -15,7 +15,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 
 from loopline.adapters.clock import SystemClock
-from loopline.adapters.tick_times import TickTimes
+from loopline.adapters.heartbeats import TickTimes
 from loopline.domain.inbound import InboundMessage, RejectedInput
 from loopline.domain.parked import ParkedMessage
 from loopline.projections.model_usage import totals_by_tenant
