@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from loopline.web import health, login
-from loopline.web import metrics, system_page
+from loopline.web import health, ingest, login, loops_page, metrics, scorecard_page, system_page, tasks_pages
 
 ROUTERS: list[APIRouter] = [
     health.router,
     login.router,
+    ingest.router,
+    scorecard_page.router,
+    tasks_pages.router,
+    loops_page.router,
     system_page.router,
     metrics.router,
 ]
