@@ -8,8 +8,11 @@ import json
 import logging
 import re
 from datetime import datetime, timezone
+from typing import Any
 
 import pytest
+from fastapi.testclient import TestClient
+from httpx import Response
 from prometheus_client.parser import text_string_to_metric_families
 
 from loopline.projections.model_usage import model_usage
@@ -23,12 +26,12 @@ from tests.web.conftest import Served
 T0 = "2026-03-13T10:00:00Z"
 
 
-def pauses(served: Served) -> dict:
+def pauses(served: Served) -> dict[str, Any]:
     with served.system.projections.engine.connect() as conn:
         return current_pauses(conn)
 
 
-def press(served: Served, client, button: str, **fields: str):
+def press(served: Served, client: TestClient, button: str, **fields: str) -> Response:
     return client.post(f"/system/{button}", data={"csrf": served.csrf(client, "/system"), **fields})
 
 
@@ -142,7 +145,7 @@ def request_log(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
     return caplog
 
 
-def test_every_request_leaves_one_json_line_with_who_asked(served: Served, request_log) -> None:
+def test_every_request_leaves_one_json_line_with_who_asked(served: Served, request_log: pytest.LogCaptureFixture) -> None:
     client = served.api("gym_a")
     client.get("/test/whoami")
     client.get("/tasks/t-42")
