@@ -21,7 +21,7 @@ from loopline.runtime.status import system_status
 from loopline.runtime.worker_log import JsonLines
 from tests.conftest import command
 from tests.integration.test_quarantine import append_raw
-from tests.web.conftest import Served
+from tests.web.conftest import Served, csrf_of
 
 T0 = "2026-03-13T10:00:00Z"
 
@@ -31,8 +31,13 @@ def pauses(served: Served) -> dict[str, Any]:
         return current_pauses(conn)
 
 
-def press(served: Served, client: TestClient, button: str, **fields: str) -> Response:
-    return client.post(f"/system/{button}", data={"csrf": served.csrf(client, "/system"), **fields})
+def press(client: TestClient, button: str, **fields: str) -> Response:
+    """Submits the System page's form with the button of that text, as a browser would."""
+    page = client.get("/system").text
+    own = re.search(rf'formaction="([^"]+)">{button}</button>', page)
+    forms = re.findall(r'<form[^>]*action="([^"]+)"[^>]*>(.*?)</form>', page, re.S)
+    action = own.group(1) if own else next(action for action, body in forms if f">{button}</button>" in body)
+    return client.post(action, data={"csrf": csrf_of(page), **fields})
 
 
 def test_a_tenant_key_neither_sees_the_system_page_nor_presses_its_buttons(served: Served) -> None:
@@ -65,7 +70,7 @@ def test_the_operator_sees_a_parked_message_with_its_reason_and_the_lag(served: 
 
 def test_pause_tenant_pauses_it_until_resume_tenant(served: Served) -> None:
     operator = served.browser(operator=True)
-    answer = press(served, operator, "pause-tenant", tenant="gym_a", reason="templates under review")
+    answer = press(operator, "Pause tenant", tenant="gym_a", reason="templates under review")
     assert answer.status_code == 303 and answer.headers["location"] == "/system"
     page = operator.get("/system").text
     assert 'data-status="took effect"' in page and 'data-tenant="gym_a"' in page
@@ -73,22 +78,22 @@ def test_pause_tenant_pauses_it_until_resume_tenant(served: Served) -> None:
     assert paused["tenant"] == "gym_a" and paused["reason"] == "templates under review"
     assert paused["by"].startswith("operator key ")
     assert system_status(served.system, datetime.now(timezone.utc))["pauses"]["tenants"][0]["tenant"] == "gym_a"
-    press(served, operator, "resume-tenant", tenant="gym_a", reason="reviewed")
+    press(operator, "Resume tenant", tenant="gym_a", reason="reviewed")
     assert pauses(served)["tenants"] == [] and 'data-tenant="gym_a"' not in operator.get("/system").text
 
 
 def test_pause_everything_holds_every_tenant_until_resume_everything(served: Served) -> None:
     operator = served.browser(operator=True)
-    press(served, operator, "pause", reason="incident 42")
+    press(operator, "Pause everything", reason="incident 42")
     assert pauses(served)["system"]["reason"] == "incident 42"
     assert "Everything is paused" in operator.get("/system").text
-    press(served, operator, "resume", reason="incident over")
+    press(operator, "Resume everything", reason="incident over")
     assert pauses(served)["system"] is None
 
 
 def test_a_refused_press_is_shown_with_the_reason(served: Served) -> None:
     operator = served.browser(operator=True)
-    press(served, operator, "pause-tenant", tenant="gym_a", reason="")
+    press(operator, "Pause tenant", tenant="gym_a", reason="")
     page = operator.get("/system").text
     assert 'data-status="refused"' in page and "reason" in page
     assert pauses(served)["tenants"] == []
