@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from loopline.web import health, ingest, login, loops_page, scorecard_page, tasks_pages
+from loopline.web import health, ingest, login, loops_page, metrics, scorecard_page, system_page, tasks_pages
 
 ROUTERS: list[APIRouter] = [
     health.router,
@@ -13,4 +13,6 @@ ROUTERS: list[APIRouter] = [
     scorecard_page.router,
     tasks_pages.router,
     loops_page.router,
+    system_page.router,
+    metrics.router,
 ]
