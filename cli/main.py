@@ -15,6 +15,7 @@ from loopline.adapters.leader import PostgresLeader
 from loopline.processors.limits import MAX_LINE_BYTES
 from loopline.adapters.messages import InvalidMessage, parse_message
 from loopline.cli import demo as demo_module
+from loopline.cli.asyncapi import asyncapi
 from loopline.cli import contacts, loops, parked, projections, review, routines, rules, tasks
 from loopline.cli import limits as limits_module
 from loopline.cli import plan as plan_module
@@ -55,6 +56,7 @@ app.command("limits")(limits_module.limits)
 app.command("plan")(plan_module.plan)
 app.command("scorecard")(scorecard_module.scorecard_command)
 app.command("routines")(routines.routines)
+app.command("asyncapi")(asyncapi)
 
 Json = Annotated[bool, flag("--json", "Print JSON instead of text.")]
 debugging = False
