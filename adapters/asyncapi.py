@@ -72,13 +72,16 @@ def _messages_of(kind: str) -> Any:
     return Annotated[Union[models], Field(discriminator="type")]  # noqa: UP007 - a tuple of models unpacks only here
 
 
-def loopline_broker(topics: Topics, bootstrap: str | None = None) -> tuple[KafkaBroker, dict[str, DefaultPublisher]]:
-    """A broker (not connected) whose publishers are Loopline's topics, keyed by message kind: `command`, `signal`."""
+def loopline_broker(
+    topics: Topics, bootstrap: str | None = None, **producer: Any
+) -> tuple[KafkaBroker, dict[str, DefaultPublisher]]:
+    """A broker (not connected; `producer` configures its aiokafka producer) whose publishers are Loopline's topics;
+    the command and signal publishers are returned by message kind."""
     from faststream.kafka import KafkaBroker
 
     # faststream lists a broker's channels under its servers only: without LOOPLINE_KAFKA, Kafka's usual address
     servers = [server.strip() for server in (bootstrap or DEFAULT_SERVER).split(",")]
-    broker = KafkaBroker(servers, client_id="loopline", description="the brokers LOOPLINE_KAFKA names")
+    broker = KafkaBroker(servers, client_id="loopline", description="the brokers LOOPLINE_KAFKA names", **producer)
     inputs = {
         "command": broker.publisher(topics.commands, title=topics.commands, schema=_messages_of("command"),
                                     description="Commands: they change tasks, loops, routines and tenants."),
