@@ -12,11 +12,9 @@ from rich.progress import Progress
 
 from loopline.adapters.clock import SystemClock
 from loopline.adapters.leader import PostgresLeader
-from loopline.processors.limits import MAX_LINE_BYTES
-from loopline.adapters.messages import InvalidMessage, parse_message
 from loopline.cli import demo as demo_module
 from loopline.cli.asyncapi import asyncapi
-from loopline.cli import contacts, loops, parked, projections, review, routines, rules, tasks
+from loopline.cli import contacts, keys, loops, parked, projections, review, routines, rules, serve, tasks
 from loopline.cli import limits as limits_module
 from loopline.cli import plan as plan_module
 from loopline.cli import prompt as prompt_module
@@ -31,13 +29,12 @@ from loopline.cli.status_views import compact_partitions, print_tenant_status
 from loopline.domain import ids
 from loopline.domain.timeutil import format_time
 from loopline.domain.wording import count
-from loopline.processors.messages import Message
 from loopline.processors.followers.parked import short_id
-from loopline.processors.handlers.rejects import record_rejected_inputs
 from loopline.projections.health import failing
 from loopline.projections.pauses import current_pauses
 from loopline.projections.limits import held_counts
 from loopline.projections.timeline import task_trail
+from loopline.runtime import publishing
 
 app = App(
     help="Loopline: an event-sourced follow-through engine for AI agents.", no_args_is_help=True, add_completion=False
@@ -50,12 +47,14 @@ app.add_typer(tenants_module.app, name="tenants")
 app.add_typer(contacts.app, name="contacts")
 app.add_typer(review.app, name="review")
 app.add_typer(rules.app, name="rules")
+app.add_typer(keys.app, name="keys")
 app.command("demo")(demo_module.demo)
 app.command("prompt")(prompt_module.prompt)
 app.command("limits")(limits_module.limits)
 app.command("plan")(plan_module.plan)
 app.command("scorecard")(scorecard_module.scorecard_command)
 app.command("routines")(routines.routines)
+app.command("serve")(serve.serve)
 app.command("asyncapi")(asyncapi)
 
 Json = Annotated[bool, flag("--json", "Print JSON instead of text.")]
@@ -93,52 +92,22 @@ def publish(
         data = sys.stdin.buffer.read() if file == "-" else Path(file).read_bytes()
     except OSError as error:
         fail(f"cannot read {file}: {error.strerror}; give a JSONL file path or - for standard input")
-    data = readable_text(data, file)
-    valid: list[Message] = []
-    valid_lines: list[int] = []
-    invalid: list[tuple[int, bytes, str]] = []
-    for number, line in enumerate(split_lines(data), start=1):
-        if not line.strip():
-            continue
-        try:
-            valid.append(parse_message(line))
-            valid_lines.append(number)
-        except InvalidMessage as error:
-            invalid.append((number, line, str(error)))
-    with opened() as system, system.leader.writing():
-        if invalid:  # kept as they came, up to the line limit, with their reasons
-            record_rejected_inputs(
-                system.app, [(f"line {n}", line[:MAX_LINE_BYTES], reason) for n, line, reason in invalid],
-                source=source, now=SystemClock().now(),
-            )
-        appended = system.log.append(valid, source)
-        with Progress(console=err, transient=True) as progress:
-            bar = progress.add_task("processing", total=appended.appended)
-            report = system.drain(progress=lambda n: progress.advance(bar, n))
-        scale = system.is_scale
-    line_of: dict[tuple[str, str], int] = {}
-    for message, number in zip(valid, valid_lines):
-        line_of.setdefault((message.tenant, message.ref), number)  # the first of repeated ids is the one applied
-    rejected = [{"line": number, "reason": reason} for number, _, reason in invalid] + [
-        {"line": line_of.get((o.step.message.tenant, o.step.message.ref)), "id": o.step.message.ref,
-         "tenant": o.step.message.tenant, "type": o.step.message.type, "reason": o.detail}
-        for o in report.rejected
-    ]
-    warnings = [
-        {"line": valid_lines[i], "id": valid[i].ref, "tenant": valid[i].tenant,
-         "warning": "its id was received before with different content; the first one stands and this one was ignored"}
-        for i in appended.changed_repeats
-    ] + [
-        {"line": line_of.get((o.step.message.tenant, o.step.message.ref)), "id": o.step.message.ref,
-         "tenant": o.step.message.tenant, "warning": o.warning}
-        for o in report.outcomes if o.warning
-    ]
+    try:
+        parsed = publishing.parse_lines(data, file)
+    except publishing.UnreadableText as error:
+        fail(str(error))
+    with opened() as system, Progress(console=err, transient=True) as progress:
+        bar = progress.add_task("processing", total=None)
+        done = publishing.publish(system, parsed, source, progress=lambda n: progress.advance(bar, n),
+                                  started=lambda total: progress.update(bar, total=total))
+    valid, invalid, appended, report = parsed.valid, parsed.invalid, done.appended, done.report
+    rejected, warnings = done.rejected(), done.warnings()
     for reject in rejected:
         err.print(styled("rejected", "red", f" {source} {_where(reject)}: {reject['reason']}"), highlight=False, soft_wrap=True)
     for warning in warnings:
         err.print(styled("warning", "yellow", f" {source} {_where(warning)}: {warning['warning']}"), highlight=False,
                   soft_wrap=True)
-    hint = format_hint(invalid)
+    hint = publishing.format_hint(invalid)
     if hint:
         err.print(styled("hint:", "bold", f" {hint}"), highlight=False, soft_wrap=True)
     for outcome in report.parked:  # its handler kept failing: set aside, the rest went on
@@ -156,14 +125,12 @@ def publish(
         "counts": {"accepted": appended.appended - len(report.rejected), "duplicates": appended.duplicates,
                    "rejected": len(rejected), "took_effect": None},
     }
-    repeats = set(appended.repeats)
-    new = {(message.tenant, message.ref) for i, message in enumerate(valid) if i not in repeats}
-    ours = [o for o in report.outcomes if (o.step.message.tenant, o.step.message.ref) in new]
+    ours = done.own_outcomes()
     took_effect = sum(1 for o in ours if o.accepted)
     summary["counts"]["took_effect"] = took_effect  # this publish's own lines, applied now (not parked, not refused)
     if json_:
         print_json(summary)
-    elif scale:
+    elif done.scale:
         out.print(f"read {count(len(valid) + len(invalid), 'line')}: {appended.appended} handed to the workers "
                   f"(Kafka), {len(invalid)} refused", soft_wrap=True)
     else:
@@ -196,37 +163,6 @@ def _where(item: dict[str, Any]) -> str:
         return f"line {item['line']}"
     message = f"message {item['id']}" + (f" ({item['type']})" if "type" in item else "")
     return f"line {item['line']}, {message}" if item["line"] is not None else message
-
-
-UTF_BOMS = {b"\xff\xfe\x00\x00": "UTF-32", b"\x00\x00\xfe\xff": "UTF-32", b"\xff\xfe": "UTF-16", b"\xfe\xff": "UTF-16"}
-
-
-def readable_text(data: bytes, file: str) -> bytes:
-    """The input without a UTF-8 byte-order mark (editors add one); a file marked as UTF-16 or UTF-32
-    is refused as a whole, since every line of it would be rejected for the same reason."""
-    if data.startswith(b"\xef\xbb\xbf"):
-        return data[3:]
-    for mark, encoding in UTF_BOMS.items():
-        if data.startswith(mark):
-            fail(f"{file} is {encoding} text: publish reads UTF-8; convert it, e.g. iconv -f {encoding} -t UTF-8 {file}")
-    return data
-
-
-def format_hint(invalid: list[tuple[int, bytes, str]]) -> str | None:
-    """One hint for a pretty-printed JSON file, whose lines are rejected one by one as fragments."""
-    if any(line.strip() in (b"{", b"[") for _, line, _ in invalid):
-        return ("the input looks like pretty-printed JSON; publish takes one JSON object per line (JSONL), "
-                "e.g. from `jq -c . FILE`")
-    return None
-
-
-def split_lines(data: bytes) -> list[bytes]:
-    """Lines end at `\\n` only (U+2028, U+0085 or a lone `\\r` inside a line are its content); a line's
-    trailing `\\r` (CRLF files) is dropped, so line numbers are what an editor shows."""
-    lines = data.split(b"\n")
-    if lines[-1] == b"":
-        lines.pop()  # the newline that ends the last line starts no line of its own
-    return [line[:-1] if line.endswith(b"\r") else line for line in lines]
 
 
 @app.command()

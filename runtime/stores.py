@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.engine import Engine
 
-from loopline.adapters import delivery_state, heartbeats
+from loopline.adapters import api_keys, delivery_state, heartbeats
 from loopline.adapters.config import Settings
 from loopline.adapters.event_store import event_store_env
 from loopline.adapters.leader import PostgresLeader, SoleLeader
@@ -36,7 +36,8 @@ class Stores:
     app: Loopline
     projections: ProjectionRunner
     ledger_engine: Engine
-    """The event store's database, holding the write-side tables beside the events: delivery ledger, heartbeats."""
+    """The event store's database, holding the write-side tables beside the events: delivery ledger, heartbeats,
+    API keys."""
 
 
 def open_stores(
@@ -50,6 +51,7 @@ def open_stores(
         ledger_engine = read_model_engine(settings.event_store)
         delivery_state.create_tables(ledger_engine)
         heartbeats.create_tables(ledger_engine)
+        api_keys.create_tables(ledger_engine)  # the HTTP edge's keys: the deployment's own, never rebuilt
         projections = ProjectionRunner(
             app.process_recorder, app.mapper, read_model_engine(settings.read_model), read_models
         )

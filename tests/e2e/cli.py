@@ -21,7 +21,7 @@ import pytest
 from loopline.adapters.config import Settings
 from loopline.adapters.messages import InvalidMessage, parse_message
 from loopline.cli import main as cli_main
-from loopline.cli.main import split_lines
+from loopline.runtime.publishing import split_lines
 from loopline.cli.output import err, out
 from loopline.processors.followers.agent import TOPICS as REQUESTED_TOPICS
 from loopline.processors.followers.delivery import TOPICS as DELIVERED_TOPICS

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from loopline.processors import limits
 from loopline.adapters.kafka_log import envelope
 from loopline.adapters.messages import InvalidMessage, parse_message
-from loopline.cli.main import split_lines
+from loopline.runtime.publishing import split_lines
 from loopline.processors.messages import Message
 from tests.fuzz_corpus import ACCEPTED, BAD, BLANK, DUPLICATE, REJECTED, build_corpus
 from tests.unit.test_contracts import AT, EXAMPLES

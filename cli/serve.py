@@ -1,0 +1,32 @@
+"""`loopline serve`: the dashboard and the HTTP edge, for either deployment (any number of serve processes at
+scale: they read the read models and publish to the log)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from loopline.cli.context import flag, opened
+from loopline.cli.output import err
+
+
+def serve(
+    host: Annotated[str, typer.Option("--host", help="The address to listen on (0.0.0.0: every interface).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="The port to listen on.", min=1, max=65535)] = 8080,
+    insecure_cookies: Annotated[bool, flag(
+        "--insecure-cookies", "Send the session cookie over plain HTTP too (a trial on another host without TLS).",
+    )] = False,
+) -> None:
+    """Serve the dashboard, the ingestion API (`/v1/messages`, webhooks) and `/metrics`, `/healthz`, `/readyz` until
+    stopped. Log in with a key from `loopline keys create`. Embedded, what it publishes is processed at once; ticks
+    and delivery are `loopline run`'s."""
+    import uvicorn
+
+    from loopline.web.app import ServeOptions, create_app
+
+    options = ServeOptions.load(secure_cookies=not insecure_cookies)
+    with opened() as system:
+        app = create_app(system, options)
+        err.print(f"serving the dashboard on http://{host}:{port}/ (Ctrl-C stops)", highlight=False)
+        uvicorn.run(app, host=host, port=port, log_level="warning")

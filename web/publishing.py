@@ -1,0 +1,74 @@
+"""The dashboard's and the API's way into the log: `runtime/publishing.py`, the path `loopline publish` takes, run one
+request at a time in this process (embedded, the home lock also keeps it apart from other processes)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from typing import Any
+from uuid import uuid4
+
+from loopline.adapters.clock import SystemClock
+from loopline.domain.timeutil import format_time
+from loopline.runtime import publishing
+from loopline.runtime.publishing import Parsed, Published
+from loopline.runtime.system import System
+
+PENDING, TOOK_EFFECT, REFUSED, REPEAT = "pending", "took effect", "refused", "already received"
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """One command a form published: `took effect` or `refused` (with why) once processed; `pending` while the
+    workers have not processed it (scale)."""
+
+    id: str
+    tenant: str
+    type: str
+    status: str
+    reason: str | None = None
+
+
+class Publisher:
+    def __init__(self, system: System) -> None:
+        self.system = system
+        self.lock = threading.Lock()
+
+    def publish(self, data: bytes, source: str, tenant: str | None) -> Published:
+        """The lines validated as `loopline publish` does, and a line naming another tenant than the key's refused
+        (`tenant` None: the operator's key, any tenant); raises UnreadableText for UTF-16 or UTF-32 input."""
+        parsed = publishing.parse_lines(data, source)
+        if tenant is not None:
+            parsed = _only(parsed, tenant)
+        with self.lock:
+            return publishing.publish(self.system, parsed, source)
+
+    def command(self, tenant: str, command_type: str, data: dict[str, Any], source: str) -> CommandResult:
+        """One command, as `loopline` sub-commands that decide something publish it (`cli/context.py`)."""
+        ref = f"{source}-{uuid4().hex[:12]}"
+        line = json.dumps({"kind": "command", "id": ref, "type": command_type, "tenant": tenant,
+                           "at": format_time(SystemClock().now()), "data": data}).encode()
+        done = self.publish(line, source, tenant)
+        rejected = done.rejected()
+        if rejected:
+            return CommandResult(ref, tenant, command_type, REFUSED, rejected[0]["reason"])
+        if done.scale:
+            return CommandResult(ref, tenant, command_type, PENDING)
+        ours = done.own_outcomes()
+        return CommandResult(ref, tenant, command_type, TOOK_EFFECT if ours else REPEAT)
+
+
+def _only(parsed: Parsed, tenant: str) -> Parsed:
+    """Moves every valid line of another tenant to the invalid ones, with the reason."""
+    kept = Parsed([], [], list(parsed.invalid))
+    for message, number, raw in zip(parsed.valid, parsed.valid_lines, parsed.valid_raw):
+        if message.tenant == tenant:
+            kept.valid.append(message)
+            kept.valid_lines.append(number)
+            kept.valid_raw.append(raw)
+        else:
+            kept.invalid.append((number, raw, f"tenant: {message.tenant!r} is not this key's tenant ({tenant!r}); "
+                                             "a tenant's key publishes only its own messages"))
+    kept.invalid.sort(key=lambda item: item[0])
+    return kept

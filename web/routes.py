@@ -1,0 +1,12 @@
+"""Every router of the HTTP edge, in the order they are matched (each part of the app adds its one line)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from loopline.web import health, login
+
+ROUTERS: list[APIRouter] = [
+    health.router,
+    login.router,
+]
