@@ -1,4 +1,4 @@
-"""The asynchronous producer `serve` appends with at scale: faststream's KafkaBroker, through the publishers the
+"""An asynchronous producer, for `serve`'s requests at scale: faststream's KafkaBroker, through the publishers the
 AsyncAPI document is generated from (`adapters/asyncapi.py`).
 
 A record is what `loopline publish` appends (`KafkaPublisher`): the message's topic, the tenant as key (each tenant
