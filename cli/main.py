@@ -12,6 +12,7 @@ from rich.progress import Progress
 
 from loopline.adapters.clock import SystemClock
 from loopline.cli import demo as demo_module
+from loopline.cli.asyncapi import asyncapi
 from loopline.cli import contacts, keys, loops, parked, projections, review, routines, rules, serve, tasks
 from loopline.cli import limits as limits_module
 from loopline.cli import plan as plan_module
@@ -50,6 +51,7 @@ app.command("plan")(plan_module.plan)
 app.command("scorecard")(scorecard_module.scorecard_command)
 app.command("routines")(routines.routines)
 app.command("serve")(serve.serve)
+app.command("asyncapi")(asyncapi)
 
 Json = Annotated[bool, flag("--json", "Print JSON instead of text.")]
 debugging = False

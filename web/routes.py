@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from loopline.web import health, ingest, login, loops_page, metrics, scorecard_page, system_page, tasks_pages
+from loopline.web import (
+    asyncapi_route, health, ingest, login, loops_page, metrics, scorecard_page, system_page, tasks_pages,
+)
 
 ROUTERS: list[APIRouter] = [
     health.router,
@@ -15,4 +17,5 @@ ROUTERS: list[APIRouter] = [
     loops_page.router,
     system_page.router,
     metrics.router,
+    asyncapi_route.router,
 ]
