@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from loopline.web import health, login
+from loopline.web import attention, health, login
 
 ROUTERS: list[APIRouter] = [
     health.router,
     login.router,
+    attention.router,
 ]
