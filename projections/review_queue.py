@@ -72,15 +72,18 @@ def answer_item(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def task_papers(conn: Connection, row: dict[str, Any]) -> dict[str, Any]:
-    """What the owner decides a waiting task with: its status, the contact's last message (who wrote it), the latest
-    draft a notice put before the owner, and while escalated the handoff recorded as it entered `escalated`."""
+    """What the owner decides a waiting task with: its status, the last turn of its conversation and the contact's
+    last message, the latest draft a notice put before the owner, and while escalated the handoff recorded as it
+    entered `escalated`."""
     turns = task_memory.conversation(conn, str(ids.task_id(row["tenant"], row["task_id"])))
     trail = task_trail(conn, row["task_id"], row["tenant"])
     drafts = [entry["payload"]["draft"] for entry in trail
               if entry["event"] == "Task.UserNotified" and entry["payload"].get("draft")]
     handoffs = [entry["payload"] for entry in trail if entry["event"] == "Task.EscalationContextRecorded"]
     escalated = row["status"] == TaskStatus.ESCALATED
-    return {"status": row["status"], "last": turns[-1] if turns else None, "draft": drafts[-1] if drafts else None,
+    said = [turn for turn in turns if turn["author"] == "contact"]
+    return {"status": row["status"], "last": turns[-1] if turns else None, "contact_said": said[-1] if said else None,
+            "draft": drafts[-1] if drafts else None,
             "escalation": handoffs[-1] if handoffs and escalated else None}
 
 

@@ -132,6 +132,15 @@ def test_approving_a_task_moves_it_on_and_its_result_says_it_took_effect(served:
     assert ("task", "bob") not in _items(browser.get("/").text)
 
 
+def test_the_operator_answers_for_the_tenant_the_form_names(served: Served) -> None:
+    _review_task(served)
+    operator = served.browser(operator=True)
+    unnamed = operator.post("/attention/tasks/approve/bob", data={"csrf": served.csrf(operator, "/")})
+    assert unnamed.status_code == 400 and "tenant: " in unnamed.text
+    result = _act(served, operator, "/attention/tasks/approve/bob", tenant=GYM)
+    assert _status(result) == "took effect" and "of tenant iron_temple" in result
+
+
 def test_approving_with_the_owners_words_sends_them_instead_of_the_agents_draft(served: Served) -> None:
     _review_task(served)
     browser = served.browser(GYM)
