@@ -14,6 +14,7 @@ from sqlalchemy.engine import Connection
 
 from loopline.domain.proposal_rules import DEFAULT_REJECTION, REJECTION_TYPES
 from loopline.domain.question_ladder import lettered
+from loopline.domain.status import TaskStatus
 from loopline.domain.task_escalation import render_handoff
 from loopline.projections.proposals import find_proposal
 from loopline.projections.questions import find_question
@@ -105,12 +106,22 @@ def needs_attention(request: Request, tenant: str | None = None,
     with request.app.state.system.projections.engine.connect() as conn:
         items = waiting(conn, principal.scope(tenant), task_papers)
     for item in items:
-        if item["kind"] == "task" and item["context"]["escalation"]:
-            item["handoff"] = render_handoff(item["context"]["escalation"])
+        if item["kind"] == "task":
+            _with_draft(item)
         if item["kind"] in ("question", "answer"):
             item["lettered"] = lettered(item["options"])
     return render(request, "attention.html", principal, items=items, rejection_types=REJECTION_TYPES,
                   default_rejection=DEFAULT_REJECTION)
+
+
+def _with_draft(item: dict[str, Any]) -> None:
+    """The draft the owner may approve or edit: a task in review's first message; while escalated, the draft the
+    agent held back for this escalation (an older notice's draft is no longer the one `task.approve` sends)."""
+    escalation = item["context"]["escalation"]
+    if escalation:
+        item["handoff"] = render_handoff(escalation)
+    in_review = item["context"]["status"] == TaskStatus.PENDING_REVIEW
+    item["draft"] = item["context"]["draft"] if in_review else escalation and escalation["draft_reply"]
 
 
 @router.post("/attention/{kind}/{action}/{item_id:path}")

@@ -45,6 +45,15 @@ def _escalation(served: Served) -> None:
                           body="Lovely! Is the discount still on?"))
 
 
+def _held_draft(served: Served) -> None:
+    """Cal's second touch is due while the gym is in manual mode: the agent's draft is held back for the owner."""
+    served.publish(command("c9", "task.create", "2026-03-02T09:00:00Z", OTHER, task_id="cal", title="Win Cal back",
+                           task_type="churn_risk", contact="cal@example.com", to_name="Cal", confidence=0.9),
+                   command("c10", "task.approve", "2026-03-02T09:10:00Z", OTHER, task_id="cal"))
+    served.system.tick(parse_time("2026-03-02T09:20:00Z"))
+    served.system.tick(parse_time("2026-03-05T09:30:00Z"))
+
+
 def _question(served: Served) -> None:
     served.publish(command("c8", "task.create", "2026-03-02T09:00:00Z", GYM, task_id="zoe", title="Keep Zoe"),
                    command("c4", "question.ask", "2026-03-02T09:05:00Z", GYM, question_id="offer", task_id="zoe",
@@ -151,6 +160,24 @@ def test_approving_with_the_owners_words_sends_them_instead_of_the_agents_draft(
         [edited] = [row["payload"]["draft"] for row in task_trail(conn, "bob", GYM)
                     if row["event"] == "Task.FirstDraftEdited"]
     assert (edited["subject"], edited["body"]) == ("Your Saturday spot", "Hi Bob, I kept your Saturday 9am spot. Sam")
+
+
+def test_an_escalation_with_a_held_back_draft_is_sent_as_the_owner_edited_it(served: Served) -> None:
+    _held_draft(served)
+    browser = served.browser(OTHER)
+    cal = browser.get("/").text.split('data-id="cal"')[1].split("</article>")[0]
+    assert "Blocked by the system (manual_mode)" in cal and "Anything I can help with?" in cal
+    assert ">Approve</button>" in cal and ">Give guidance</button>" in cal
+    result = _act(served, browser, "/attention/tasks/approve/cal", tenant=OTHER, subject="Anything I can help with?",
+                  draft="Hi Cal, your spot on Saturday is still yours. Sam")
+    assert _status(result) == "took effect"
+    with served.system.projections.engine.connect() as conn:
+        trail = task_trail(conn, "cal", OTHER)
+    [answered] = [row["payload"] for row in trail if row["event"] == "Task.OwnerAnswered"]
+    [sent] = [row["payload"]["data"] for row in trail if row["event"] == "InboundMessage.Received"
+              and row["payload"]["type"] == "task.approve" and row["payload"]["source"] == "dashboard"]
+    assert answered["how"] == "edited"
+    assert sent["draft"] == {"subject": "Anything I can help with?", "body": "Hi Cal, your spot on Saturday is still yours. Sam"}
 
 
 def test_the_owner_guides_replies_to_and_takes_over_an_escalated_task(served: Served) -> None:
