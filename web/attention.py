@@ -79,7 +79,8 @@ ACTIONS: dict[tuple[str, str], Action] = {
         "task_id": task_id, "text": _text(form, "guidance", "write the guidance the agent should go on with")}),
     ("tasks", "reply"): Action("task.reply", lambda task_id, form: {
         "task_id": task_id, "body": _text(form, "reply", "write the reply to send to the contact")}),
-    ("tasks", "takeover"): Action("task.takeover", lambda task_id, form: {"task_id": task_id, **_optional(form, "reason")}),
+    ("tasks", "takeover"): Action("task.takeover", lambda task_id, form: {
+        "task_id": task_id, **_optional(form, "reason")}),
     ("proposals", "approve"): Action("proposal.approve", lambda proposal_id, form: {"proposal_id": proposal_id}),
     ("proposals", "reject"): Action("proposal.reject", lambda proposal_id, form: {
         "proposal_id": proposal_id, "rejection_type": _rejection(form), **_optional(form, "reason")}),

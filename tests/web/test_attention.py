@@ -38,8 +38,9 @@ def _review_task(served: Served) -> None:
 
 def _escalation(served: Served) -> None:
     """Ann's win-back is escalated: her reply asks a question only the owner can answer."""
-    served.publish(CONFIGURE, command("c3", "task.create", "2026-03-12T12:00:00Z", GYM, task_id="ann", title="Win Ann back",
-                           task_type="churn_risk", contact=ANN, to_name="Ann", confidence=0.95))
+    served.publish(CONFIGURE, command("c3", "task.create", "2026-03-12T12:00:00Z", GYM, task_id="ann",
+                                      title="Win Ann back", task_type="churn_risk", contact=ANN, to_name="Ann",
+                                      confidence=0.95))
     served.system.tick(parse_time("2026-03-12T13:01:00Z"))
     served.publish(signal("s1", "email.received", "2026-03-13T08:10:00Z", GYM, sender=ANN, subject="Re: hi",
                           body="Lovely! Is the discount still on?"))
@@ -107,7 +108,8 @@ def test_the_first_screen_lists_each_kind_with_what_to_decide_it_with(served: Se
     _proposal(served)
     _escalation(served)
     served.publish(command("c6", "question.ask", "2026-03-12T11:00:00Z", GYM, question_id="colour",
-                           task_id="zoe", asker="Brand agent", stuck_on="the flyer", question="Red or blue?", options=["Red", "Blue"]),
+                           task_id="zoe", asker="Brand agent", stuck_on="the flyer", question="Red or blue?",
+                           options=["Red", "Blue"]),
                    command("c7", "question.answer", "2026-03-12T11:05:00Z", GYM, question_id="colour",
                            answer="green, like the logo"))
     page = served.browser(GYM).get("/")
@@ -177,7 +179,8 @@ def test_an_escalation_with_a_held_back_draft_is_sent_as_the_owner_edited_it(ser
     [sent] = [row["payload"]["data"] for row in trail if row["event"] == "InboundMessage.Received"
               and row["payload"]["type"] == "task.approve" and row["payload"]["source"] == "dashboard"]
     assert answered["how"] == "edited"
-    assert sent["draft"] == {"subject": "Anything I can help with?", "body": "Hi Cal, your spot on Saturday is still yours. Sam"}
+    assert sent["draft"] == {"subject": "Anything I can help with?",
+                             "body": "Hi Cal, your spot on Saturday is still yours. Sam"}
 
 
 def test_the_owner_guides_replies_to_and_takes_over_an_escalated_task(served: Served) -> None:
