@@ -62,7 +62,9 @@ def _positive(values: Any, name: str, default: int) -> int:
 
 
 def create_app(system: System, options: ServeOptions = ServeOptions()) -> FastAPI:
-    app = FastAPI(title="Loopline", version=version("loopline"),
+    # The OpenAPI document is served at /openapi.json; FastAPI's Swagger and ReDoc pages load scripts from a CDN,
+    # which the pages' Content-Security-Policy (and a closed network) refuses, so they are not offered.
+    app = FastAPI(title="Loopline", version=version("loopline"), docs_url=None, redoc_url=None,
                   description="The owner's dashboard and the HTTP edge of Loopline: ingestion, webhooks, operations.")
     keys = ApiKeys(system.ledger_engine)
     app.state.system, app.state.keys, app.state.options = system, keys, options

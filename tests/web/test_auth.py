@@ -86,3 +86,9 @@ def test_ready_names_what_is_checked_and_health_needs_nothing(served: Served) ->
     client = served.client()
     assert client.get("/healthz").json() == {"status": "ok"}
     assert client.get("/readyz").json() == {"ready": True, "checks": {"event_store": "ok", "read_models": "ok"}}
+
+
+def test_the_http_api_is_described_by_the_frameworks_openapi_document(served: Served) -> None:
+    document = served.client().get("/openapi.json").json()
+    assert document["info"]["title"] == "Loopline" and "/readyz" in document["paths"]
+    assert "/login" not in document["paths"]  # the dashboard's pages are not API
