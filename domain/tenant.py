@@ -11,17 +11,22 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, is_dataclass
 from datetime import datetime
 from typing import Any, Literal, get_args, get_origin, get_type_hints
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from eventsourcing.domain import Aggregate
 
 from loopline.domain.base import LooplineAggregate, TenantEvent
-from loopline.domain.errors import DomainError
-from loopline.domain.notice_budget import quiet_span
 from loopline.domain.onboarding import RAMP, RAMP_PHASES, RampPhase
 from loopline.domain.pause import Pausable
 from loopline.domain.priority_rules import check_priority_rules
 from loopline.domain.safety_limits import default
+from loopline.domain.setting_checks import (
+    InvalidSettings,
+    check_quiet_hours,
+    check_secret,
+    check_sms_url,
+    check_timezone,
+    check_webhook_secrets,
+)
 
 ExecutionMode = Literal["manual", "limited_auto"]
 EXECUTION_MODES: tuple[str, ...] = get_args(ExecutionMode)
@@ -32,32 +37,12 @@ MAX_AVERAGE_VALUE = 1_000_000
 """The most `average_value` may be set to."""
 
 
-class InvalidSettings(DomainError):
-    pass
-
-
-def check_timezone(name: Any) -> None:
-    try:
-        ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError, TypeError):
-        raise InvalidSettings(f"timezone {name!r} is not an IANA time zone (e.g. Europe/Berlin, America/New_York)") from None
-
-
-def check_quiet_hours(value: Any) -> None:
-    if not isinstance(value, str) or quiet_span(value) is None:
-        raise InvalidSettings(f"owner_quiet_hours {value!r} is not HH:MM-HH:MM in the tenant's time zone (e.g. 21:00-07:00)")
-
-
-def check_sms_url(value: Any) -> None:
-    if not isinstance(value, str) or not value.startswith(("http://", "https://")) or any(c.isspace() for c in value):
-        raise InvalidSettings(f"sms_url {value!r} is not an http(s) URL (e.g. https://sms.example.com/messages)")
-
-
 def setting(doc: str, default: Any = None, *, factory: Callable[[], Any] | None = None, most: int | None = None,
-            check: Callable[[Any], None] | None = None) -> Any:
-    """One setting: its default, what it means (the README's words), the most a number may be, and the check
-    a text value must pass. The edge's `tenant.configure` schema is derived from these fields."""
-    metadata = {"doc": doc, "most": most, "check": check}
+            check: Callable[[Any], None] | None = None, secret: bool = False) -> Any:
+    """One setting: its default, what it means (the README's words), the most a number may be, the check
+    a text value must pass, and whether readers see it masked. The edge's `tenant.configure` schema is derived
+    from these fields."""
+    metadata = {"doc": doc, "most": most, "check": check, "secret": secret}
     return field(default_factory=factory, metadata=metadata) if factory else field(default=default, metadata=metadata)
 
 
@@ -183,6 +168,19 @@ class TenantSettings:
         "§3): `[{\"contact_domain_in\": [\"bank.com\"], \"priority\": \"high\"}]`; absent: none",
         factory=tuple, check=check_priority_rules,
     )
+    github_webhook_secret: str | None = setting(
+        "the secret GitHub signs `POST /v1/webhooks/github/{tenant}` with (`X-Hub-Signature-256`); shown as `set`; "
+        "absent: that endpoint refuses every delivery", check=check_secret, secret=True,
+    )
+    slack_signing_secret: str | None = setting(
+        "the Slack app's signing secret for `POST /v1/webhooks/slack/{tenant}` (`X-Slack-Signature`); shown as "
+        "`set`; absent: that endpoint refuses every request", check=check_secret, secret=True,
+    )
+    webhook_secrets: Mapping[str, str] = setting(
+        "a source name to the secret its `POST /v1/webhooks/{source}/{tenant}` is signed with "
+        "(`X-Loopline-Signature`), merged source by source with what was set before; shown as `set`; absent: none",
+        factory=dict, check=check_webhook_secrets, secret=True,
+    )
     profile: TenantProfile = setting("merged key by key with what was set before", factory=TenantProfile)
 
     @property
@@ -214,6 +212,8 @@ CONTACT_INFO_FIELDS = setting_names(ContactInfo)
 PROFILE_LIST_FIELDS = tuple(name for name, kind in get_type_hints(TenantProfile).items() if get_origin(kind) is tuple)
 PROFILE_TEXT_FIELDS = tuple(name for name in PROFILE_FIELDS if name not in PROFILE_LIST_FIELDS and name != "contact_info")
 SEND_LIMITS = tuple(name for name, kind in get_type_hints(TenantSettings).items() if kind is int)
+SECRET_SETTINGS = tuple(spec.name for spec in fields(TenantSettings) if spec.metadata["secret"])
+SETTING_CHECKS = {spec.name: spec.metadata["check"] for spec in fields(TenantSettings) if spec.metadata["check"]}
 
 
 def check_settings(settings: Mapping[str, Any]) -> None:
@@ -248,6 +248,9 @@ def check_settings(settings: Mapping[str, Any]) -> None:
             raise InvalidSettings(f"{flag} must be true or false, not {settings[flag]!r}")
     if "priority_rules" in settings:
         check_priority_rules(settings["priority_rules"])
+    for name in SECRET_SETTINGS:
+        if settings.get(name) is not None:
+            SETTING_CHECKS[name](settings[name])
     if "profile" in settings:
         check_profile(settings["profile"])
 
@@ -280,8 +283,10 @@ def check_profile(profile: Any) -> None:
 
 
 def merge_settings(current: Mapping[str, Any], given: Mapping[str, Any]) -> dict[str, Any]:
-    """Later values win; the profile and its contact_info merge key by key."""
+    """Later values win; the profile, its contact_info and the webhook secrets merge key by key."""
     merged = {**current, **{key: value for key, value in given.items() if key != "profile"}}
+    if "webhook_secrets" in given:
+        merged["webhook_secrets"] = {**current.get("webhook_secrets", {}), **given["webhook_secrets"]}
     if "profile" in given:
         profile = {**current.get("profile", {}), **given["profile"]}
         if "contact_info" in given["profile"]:

@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import JSON, Column, Integer, String, Table, select
 from sqlalchemy.engine import Connection
 
-from loopline.domain.tenant import Tenant, TenantSettings, merge_settings
+from loopline.domain.tenant import SECRET_SETTINGS, Tenant, TenantSettings, merge_settings
 from loopline.domain.timeutil import format_time
 from loopline.projections import writes
 from loopline.projections.runner import metadata
@@ -51,10 +51,26 @@ def defaults() -> dict[str, Any]:
     return {**{key: value for key, value in asdict(TenantSettings()).items() if key != "profile"}, "profile": {}}
 
 
+MASKED = "set"
+"""What a reader sees in place of a secret that is set."""
+
+
+def masked(settings: dict[str, Any]) -> dict[str, Any]:
+    """The settings as every reader but the HTTP edge sees them: a secret that is set reads `set` (a mapping of
+    secrets, `set` for each of its keys)."""
+
+    def mask(value: Any) -> Any:
+        if value is None:
+            return None
+        return {key: MASKED for key in value} if isinstance(value, dict) else MASKED
+
+    return {key: mask(value) if key in SECRET_SETTINGS else value for key, value in settings.items()}
+
+
 def _shown(row: Any) -> dict[str, Any]:
     given = row.settings
     return {
-        "tenant": row.tenant, "settings": {**defaults(), **given}, "configured": sorted(given),
+        "tenant": row.tenant, "settings": masked({**defaults(), **given}), "configured": sorted(given),
         "configured_at": row.configured_at, "updated_at": row.updated_at, "changes": row.changes,
     }
 
@@ -66,3 +82,9 @@ def list_tenants(conn: Connection) -> list[dict[str, Any]]:
 def find_tenant(conn: Connection, tenant: str) -> dict[str, Any] | None:
     row = conn.execute(select(tenants).where(tenants.c.tenant == tenant)).first()
     return _shown(row) if row else None
+
+
+def unmasked_settings(conn: Connection, tenant: str) -> TenantSettings:
+    """The tenant's settings with its secrets unmasked, for the HTTP edge that checks webhook signatures only."""
+    row = conn.execute(select(tenants.c.settings).where(tenants.c.tenant == tenant)).first()
+    return TenantSettings.from_dict(row.settings if row else {})

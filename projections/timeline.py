@@ -31,6 +31,7 @@ from loopline.projections import writes
 from loopline.projections.timeline_brain import BRAIN_DESCRIPTIONS
 from loopline.projections.timeline_routines import routine_tasks, routine_task
 from loopline.projections.runner import metadata
+from loopline.projections.tenants import masked
 
 timeline = Table(
     "timeline", metadata,
@@ -190,7 +191,7 @@ DESCRIPTIONS: dict[type, Describe] = {
         e.note,
     ),
     Tenant.Configured: lambda e: (
-        f"tenant configured: {', '.join(f'{k}={v!r}' for k, v in sorted(e.settings.items()) if k != 'profile')}"
+        f"tenant configured: {', '.join(f'{k}={v!r}' for k, v in sorted(masked(e.settings).items()) if k != 'profile')}"
         + ("; profile " + ", ".join(sorted(e.settings["profile"])) if e.settings.get("profile") else ""),
         None,
     ),
@@ -300,7 +301,13 @@ def _plain(value: Any) -> Any:
 
 
 def _payload(event: Any) -> dict[str, Any]:
-    return {k: _plain(v) for k, v in vars(event).items() if k not in ("originator_id", "originator_version", "timestamp")}
+    payload = {k: _plain(v) for k, v in vars(event).items() if k not in ("originator_id", "originator_version", "timestamp")}
+    # The trail is read by anyone who reads `audit`: no secret in it.
+    if isinstance(event, Tenant.Configured):
+        payload["settings"] = masked(payload["settings"])
+    if isinstance(event, InboundMessage.Received) and event.type == "tenant.configure":
+        payload["data"] = masked(payload["data"])
+    return payload
 
 
 def _project(conn: Connection, event: Any, position: int) -> None:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from loopline.web import attention, health, login
+from loopline.web import attention, health, ingest, login
 
 ROUTERS: list[APIRouter] = [
     health.router,
     login.router,
+    ingest.router,
     attention.router,
 ]

@@ -7,7 +7,7 @@ command, so both paths hand handlers equal objects.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import is_dataclass
 from typing import Annotated, Any, Literal, get_origin, get_type_hints
 
@@ -318,6 +318,8 @@ def _setting_field(kind: Any, spec: dataclasses.Field[Any]) -> tuple[Any, Any]:
         kind = _settings_model(kind, f"{spec.name} field")
     elif meta["check"] is not None and get_origin(kind) is tuple:  # the priority rules: objects the check reads
         kind = Annotated[list[dict[str, Any]], AfterValidator(_checked(meta["check"]))]
+    elif meta["check"] is not None and get_origin(kind) is Mapping:  # the webhook secrets: a name to a secret
+        kind = Annotated[dict[str, str], AfterValidator(_checked(meta["check"]))]
     elif meta["check"] is not None:
         kind = Annotated[str, AfterValidator(_checked(meta["check"]))]
     elif get_origin(kind) is tuple:

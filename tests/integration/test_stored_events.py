@@ -15,6 +15,8 @@ from eventsourcing.persistence import StoredEvent, Tracking
 
 from loopline.domain import ids
 from loopline.domain.task import Task
+from loopline.domain.tenant import Tenant
+from loopline.projections.tenants import find_tenant, unmasked_settings
 from loopline.runtime.system import System
 from tests.conftest import build_system, command, publish
 from tests.fixtures.stored_events import FIXTURE, FIXTURE_V2, GYM
@@ -147,3 +149,18 @@ def test_a_stored_version_1_notice_loads_as_its_words_with_no_quote_draft_or_com
     finally:
         system.close()
 
+
+def test_a_stored_version_2_tenant_loads_and_reads_with_no_webhook_secret_set(home: Path) -> None:
+    system = _load_fixture(home, FIXTURE_V2)
+    try:
+        system.projections.catch_up()
+        tenant = system.app.repository.get(ids.tenant_id(GYM))
+        assert isinstance(tenant, Tenant) and tenant.current.name == "Renegade"
+        assert (tenant.current.github_webhook_secret, tenant.current.webhook_secrets) == (None, {})
+        with system.projections.engine.connect() as conn:
+            shown = find_tenant(conn, GYM)
+            assert unmasked_settings(conn, GYM).slack_signing_secret is None
+        assert shown is not None and shown["settings"]["github_webhook_secret"] is None
+        assert shown["settings"]["webhook_secrets"] == {}
+    finally:
+        system.close()

@@ -1,0 +1,92 @@
+"""`POST /v1/messages`: one message or JSONL with a tenant's key, validated as `loopline publish` validates and
+answered line by line (202 all accepted, 400 a line unreadable or invalid, 422 one refused by the domain); the
+body size limit and the rate limits."""
+
+from __future__ import annotations
+
+import json
+
+from loopline.web.app import ServeOptions
+from tests.conftest import command
+from tests.fixtures import webhooks
+from tests.integration.helpers import task_rows
+from tests.web.conftest import Served
+
+GYM, OTHER = "gym_a", "gym_b"
+AT = "2026-03-02T09:00:00Z"
+
+
+def _jsonl(*messages: dict) -> bytes:
+    return b"\n".join(json.dumps(message).encode() for message in messages) + b"\n"
+
+
+def _task(ref: str, tenant: str = GYM) -> dict:
+    return command(ref, "task.create", AT, tenant, task_id=ref, title="Call back Rahul", confidence=0.2)
+
+
+def test_one_message_for_the_keys_tenant_is_accepted_and_took_effect(served: Served) -> None:
+    answer = served.api(GYM).post("/v1/messages", content=json.dumps(_task("t1")))
+    assert answer.status_code == 202, answer.text
+    assert answer.json()["accepted"] == [
+        {"line": 1, "id": "t1", "tenant": GYM, "type": "task.create", "status": "took effect"}]
+    assert [row["task_id"] for row in task_rows(served.system, tenant=GYM)] == ["t1"]
+
+
+def test_an_invalid_line_is_400_with_its_line_and_reason_and_the_valid_lines_are_kept(served: Served) -> None:
+    body = _jsonl(_task("t1"), {"kind": "command", "id": "t2", "type": "task.create", "tenant": GYM, "at": AT}) + b"{nope\n"
+    answer = served.api(GYM).post("/v1/messages", content=body)
+    assert answer.status_code == 400
+    assert [line["id"] for line in answer.json()["accepted"]] == ["t1"]
+    reasons = {line["line"]: line["reason"] for line in answer.json()["rejected"]}
+    assert set(reasons) == {2, 3} and "data.title" in reasons[2]
+    assert [row["task_id"] for row in task_rows(served.system, tenant=GYM)] == ["t1"]
+
+
+def test_another_tenants_line_is_rejected_with_why_and_never_applied(served: Served) -> None:
+    answer = served.api(GYM).post("/v1/messages", content=_jsonl(_task("t1"), _task("t9", OTHER)))
+    assert answer.status_code == 400
+    [rejected] = answer.json()["rejected"]
+    assert rejected["line"] == 2 and "not this key's tenant" in rejected["reason"]
+    assert task_rows(served.system, tenant=OTHER) == []
+
+
+def test_a_line_the_domain_refuses_is_422_with_its_id_and_reason(served: Served) -> None:
+    approve = command("a1", "task.approve", AT, GYM, task_id="no-such-task")
+    answer = served.api(GYM).post("/v1/messages", content=_jsonl(_task("t1"), approve))
+    assert answer.status_code == 422
+    [rejected] = answer.json()["rejected"]
+    assert (rejected["line"], rejected["id"]) == (2, "a1") and "no-such-task" in rejected["reason"]
+    assert [line["id"] for line in answer.json()["accepted"]] == ["t1"]
+
+
+def test_a_repeated_id_is_accepted_as_already_received(served: Served) -> None:
+    client = served.api(GYM)
+    client.post("/v1/messages", content=json.dumps(_task("t1")))
+    again = client.post("/v1/messages", content=json.dumps(_task("t1")))
+    assert again.status_code == 202
+    assert again.json()["accepted"][0]["status"] == "already received"
+
+
+def test_no_key_is_401_and_an_operators_key_publishes_for_any_tenant(served: Served) -> None:
+    assert served.client().post("/v1/messages", content=json.dumps(_task("t1"))).status_code == 401
+    answer = served.api(operator=True).post("/v1/messages", content=_jsonl(_task("t1"), _task("t2", OTHER)))
+    assert answer.status_code == 202, answer.text
+
+
+def test_a_body_over_loopline_http_max_body_is_413_and_says_the_limit(served: Served) -> None:
+    small = Served(served.system, ServeOptions.load({"LOOPLINE_HTTP_MAX_BODY": "200"}))
+    served.clients += small.clients
+    answer = small.api(GYM).post("/v1/messages", content=_jsonl(_task("t1"), _task("t2")))
+    assert answer.status_code == 413 and "200 allowed" in answer.json()["error"]
+    assert task_rows(served.system, tenant=GYM) == []
+
+
+def test_webhooks_are_rate_limited_per_tenant_and_source(served: Served) -> None:
+    limited = Served(served.system, ServeOptions(rate_per_minute=2))
+    raw = webhooks.body(webhooks.ping())
+    headers = webhooks.github_headers("unset", raw, "ping")
+    answers = [limited.client().post(f"/v1/webhooks/github/{GYM}", content=raw, headers=headers) for _ in range(3)]
+    other_tenant = limited.client().post(f"/v1/webhooks/github/{OTHER}", content=raw, headers=headers)
+    served.clients += limited.clients
+    assert [answer.status_code for answer in answers] == [404, 404, 429] and other_tenant.status_code == 404
+    assert answers[2].headers["Retry-After"]

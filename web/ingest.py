@@ -1,0 +1,163 @@
+"""Ingestion over HTTP: `POST /v1/messages` (one message or JSONL, with a tenant's key, validated as `loopline
+publish` validates), and the webhooks of real producers — GitHub, Slack's Events API and a generic signed one —
+authenticated by their signature with the tenant's secret (`tenant.configure`) and turned into signals
+(`adapters/webhook_formats.py`). A request that fails its signature records nothing."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
+
+from loopline.adapters.clock import SystemClock
+from loopline.adapters.webhook_formats import (
+    BadSignature,
+    Conversion,
+    UnreadableWebhook,
+    check_generic_signature,
+    check_github_signature,
+    check_slack_signature,
+    generic_conversion,
+    github_conversion,
+    read_object,
+    slack_conversion,
+)
+from loopline.domain.tenant import TenantSettings
+from loopline.projections.tenants import unmasked_settings
+from loopline.runtime.publishing import UnreadableText
+from loopline.web.auth import Principal, api_principal
+from loopline.web.ingest_report import (
+    API_ERRORS,
+    LINE_ERRORS,
+    WEBHOOK_ERRORS,
+    IngestReport,
+    WebhookReport,
+    report_of,
+)
+from loopline.web.limits import read_body
+
+router = APIRouter(tags=["ingestion"])
+
+Check = Callable[[str, bytes, Request], None]
+"""A producer's signature check: the tenant's secret, the raw body, the request (for its headers)."""
+Convert = Callable[[str, bytes, Request], Conversion]
+"""A producer's conversion: the tenant, the raw body, the request."""
+
+
+@router.post("/v1/messages", status_code=202, response_model=IngestReport, responses={**LINE_ERRORS, **API_ERRORS})
+async def post_messages(request: Request, principal: Principal = Depends(api_principal)) -> JSONResponse:
+    """One JSON message or JSONL (one a line), each for the key's tenant (an operator's key: any), validated and
+    applied exactly as `loopline publish` does; answered line by line."""
+    body = await read_body(request, request.app.state.options.max_body)
+    if not body.strip():
+        raise HTTPException(400, "the body holds no message: send one JSON message, or JSONL (one a line)")
+    publisher = request.app.state.publisher
+    try:
+        done = await run_in_threadpool(publisher.publish, body, f"http key {principal.key_id}", principal.tenant)
+    except UnreadableText as error:
+        raise HTTPException(400, str(error)) from None
+    status, report = report_of(done)
+    return JSONResponse(report.model_dump(mode="json"), status_code=status)
+
+
+def _github_check(secret: str, body: bytes, request: Request) -> None:
+    check_github_signature(secret, body, request.headers.get("x-hub-signature-256"))
+
+
+def _github_convert(tenant: str, body: bytes, request: Request) -> Conversion:
+    payload = read_object(body, "GitHub webhooks")
+    return github_conversion(tenant, request.headers.get("x-github-event"), request.headers.get("x-github-delivery"),
+                             payload)
+
+
+def _slack_check(secret: str, body: bytes, request: Request) -> None:
+    check_slack_signature(secret, body, request.headers.get("x-slack-request-timestamp"),
+                          request.headers.get("x-slack-signature"), SystemClock().now())
+
+
+def _slack_convert(tenant: str, body: bytes, request: Request) -> Conversion:
+    return slack_conversion(tenant, read_object(body, "the Slack Events API"))
+
+
+WEBHOOK_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {"description": "an answer the producer expects: GitHub's ping, Slack's URL verification (its challenge)"},
+    400: {"model": WebhookReport, "description": "the body is not what the producer sends, or its signal is invalid"},
+    **WEBHOOK_ERRORS,
+}
+
+
+@router.post("/v1/webhooks/github/{tenant}", status_code=202, response_model=WebhookReport, responses=WEBHOOK_RESPONSES)
+async def github_webhook(tenant: str, request: Request) -> JSONResponse:
+    """GitHub's webhooks, signed with the tenant's `github_webhook_secret` (`X-Hub-Signature-256`): a review
+    submitted, a pull request merged or an issue closed becomes a `github.event` whose id is the delivery's."""
+    secret = await _secret(request, tenant, "github", "github_webhook_secret",
+                           lambda settings: settings.github_webhook_secret)
+    return await _webhook(request, tenant, "github", secret, _github_check, _github_convert)
+
+
+@router.post("/v1/webhooks/slack/{tenant}", status_code=202, response_model=WebhookReport, responses=WEBHOOK_RESPONSES)
+async def slack_webhook(tenant: str, request: Request) -> JSONResponse:
+    """Slack's Events API, signed with the tenant's `slack_signing_secret` (v0, within 5 minutes): URL verification
+    is answered, a person's message becomes a `slack.message` whose id is the event's."""
+    secret = await _secret(request, tenant, "slack", "slack_signing_secret",
+                           lambda settings: settings.slack_signing_secret)
+    return await _webhook(request, tenant, "slack", secret, _slack_check, _slack_convert)
+
+
+@router.post("/v1/webhooks/{source}/{tenant}", status_code=202, response_model=WebhookReport, responses=WEBHOOK_RESPONSES)
+async def generic_webhook(source: str, tenant: str, request: Request) -> JSONResponse:
+    """Any producer's JSON object, signed with the tenant's `webhook_secrets[source]` (`X-Loopline-Signature:
+    sha256=<hex>`), becomes a `webhook.received` of `source`; the trigger is `X-Loopline-Trigger` or the body's
+    `trigger`, the id `X-Loopline-Delivery` or the body's SHA-256."""
+    secret = await _secret(request, tenant, source, f"webhook_secrets entry for {source}",
+                           lambda settings: settings.webhook_secrets.get(source))
+
+    def check(secret: str, body: bytes, request: Request) -> None:
+        check_generic_signature(secret, body, request.headers.get("x-loopline-signature"))
+
+    def convert(tenant: str, body: bytes, request: Request) -> Conversion:
+        return generic_conversion(tenant, source, body, read_object(body, f"{source}'s webhook"),
+                                  trigger=request.headers.get("x-loopline-trigger"),
+                                  delivery=request.headers.get("x-loopline-delivery"), now=SystemClock().now())
+
+    return await _webhook(request, tenant, source, secret, check, convert)
+
+
+async def _secret(request: Request, tenant: str, source: str, name: str,
+                  pick: Callable[[TenantSettings], str | None]) -> str:
+    """The tenant's secret for a producer, read from the `tenants` read model; 404 naming the setting when none is
+    set. Deliveries are limited per tenant and producer before anything is read."""
+    request.app.state.rate_limiter.check(f"webhook:{tenant}:{source}")
+
+    def read() -> TenantSettings:
+        with request.app.state.system.projections.engine.connect() as conn:
+            return unmasked_settings(conn, tenant)
+
+    secret = pick(await run_in_threadpool(read))
+    if not secret:
+        raise HTTPException(404, f"no {name} configured for tenant {tenant}; set it with tenant.configure")
+    return secret
+
+
+async def _webhook(request: Request, tenant: str, source: str, secret: str, check: Check, convert: Convert) -> JSONResponse:
+    body = await read_body(request, request.app.state.options.max_body)
+    try:
+        check(secret, body, request)
+    except BadSignature as error:
+        raise HTTPException(401, str(error)) from None
+    try:
+        conversion = convert(tenant, body, request)
+    except UnreadableWebhook as error:
+        raise HTTPException(400, str(error)) from None
+    if conversion.answer is not None:
+        return JSONResponse(conversion.answer, status_code=200)
+    if conversion.message is None:
+        return JSONResponse(WebhookReport(ignored=conversion.ignored).model_dump(mode="json"), status_code=202)
+    line = json.dumps(conversion.message).encode()
+    done = await run_in_threadpool(request.app.state.publisher.publish, line, f"webhook {source}", tenant)
+    status, report = report_of(done)
+    return JSONResponse(WebhookReport(**report.model_dump()).model_dump(mode="json"), status_code=status)
