@@ -88,7 +88,7 @@ def _act(served: Served, browser: TestClient, path: str, **fields: str) -> str:
 
 
 def _status(result_page: str) -> str:
-    found = re.search(r'<p class="result[^"]*" data-status="([^"]+)">\s*(.*?)\s*</p>', result_page, re.S)
+    found = re.search(r'<p class="result" data-status="([^"]+)">\s*(.*?)\s*</p>', result_page, re.S)
     assert found, result_page
     return found.group(1)
 
