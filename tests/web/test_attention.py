@@ -261,6 +261,7 @@ def test_another_tenants_key_sees_and_changes_none_of_its_items(served: Served) 
     other = served.browser(OTHER)
     page = other.get("/").text
     assert not _items(page) and not any(word in page for word in ("Win Ann", "Win Bob", "lease", "offer"))
+    assert other.get(f"/?tenant={GYM}").status_code == 404
     before = _events(served)
     attempts = [("tasks/approve/ann", {}), ("tasks/reject/ann", {}), ("tasks/guidance/ann", {"guidance": "x"}),
                 ("tasks/reply/ann", {"reply": "x"}), ("tasks/takeover/ann", {}), ("tasks/approve/nobody", {}),
