@@ -25,6 +25,7 @@ from loopline.web.auth import LoginRequired, session_principal
 from loopline.web.limits import DEFAULT_MAX_BODY, DEFAULT_RATE, RateLimiter
 from loopline.web.pages import render
 from loopline.web.publishing import Publisher
+from loopline.web.request_log import RequestLog
 from loopline.web.routes import ROUTERS
 
 SESSION_HOURS = 12
@@ -73,6 +74,7 @@ def create_app(system: System, options: ServeOptions = ServeOptions()) -> FastAP
     app.add_middleware(SessionMiddleware, secret_key=keys.session_secret(SystemClock().now()),
                        session_cookie="loopline_session", max_age=SESSION_HOURS * 3600, same_site="lax",
                        https_only=options.secure_cookies)
+    app.add_middleware(RequestLog)  # outermost: it times and logs every answer, the session's and the errors' too
     app.mount("/static", StaticFiles(directory=str(Path(__file__).parent / "static")), name="static")
     for router in ROUTERS:
         app.include_router(router)
