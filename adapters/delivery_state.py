@@ -270,6 +270,13 @@ class SqlDeliveryLedger:
                 failing.setdefault(row.channel, []).append(row)
         return [_channel_health(channel, failed, last.get(channel)) for channel, failed in sorted(failing.items())]
 
+    def counts(self) -> dict[tuple[str, str], int]:
+        """(channel, status) -> how many deliveries are in that state now (`/metrics`)."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(deliveries.c.channel, deliveries.c.status, func.count())
+                                .group_by(deliveries.c.channel, deliveries.c.status)).all()
+        return {(channel, status): count for channel, status, count in rows}
+
     def parked(self) -> list[dict[str, Any]]:
         with self.engine.connect() as conn:
             rows = conn.execute(

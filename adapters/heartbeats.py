@@ -2,7 +2,9 @@
 
 A worker deletes its row when it stops cleanly; a killed one's row stays and ages, so `loopline
 status` shows it as silent once it has missed a few ticks, and the next heartbeat of any worker
-removes rows unseen for a day.
+removes rows unseen for a day. Beside them, `loopline_ticks` keeps how long the last scheduler tick took: ticks run
+one at a time across every process (the scheduling lock), so one row says it for the deployment and every
+`serve` process's `/metrics` reads the same value.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from sqlalchemy import Column, DateTime, Float, Integer, MetaData, String, Table, Text, delete, insert, select, update
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
 metadata = MetaData()
 heartbeats = Table(
@@ -29,6 +31,15 @@ heartbeats = Table(
     Column("started_at", DateTime(timezone=True), nullable=False),
     Column("last_seen", DateTime(timezone=True), nullable=False),
 )
+ticks = Table(
+    "loopline_ticks", metadata,
+    Column("scheduler", String(40), primary_key=True),  # one row: a deployment has one scheduler
+    Column("duration", Float, nullable=False),
+    Column("actions", Integer, nullable=False),
+    Column("ticked_for", DateTime(timezone=True), nullable=False),
+    Column("finished_at", DateTime(timezone=True), nullable=False),
+)
+SCHEDULER = "scheduler"
 MISSED_BEATS = 3  # a worker unseen for this many progress intervals (and SLACK seconds) is reported silent
 SLACK = 2.0
 FORGET_AFTER = timedelta(days=1)
@@ -58,10 +69,8 @@ class Heartbeats:
         self.engine = engine
 
     def beat(self, beat: Heartbeat) -> None:
-        row = {**beat.__dict__, "partitions": json.dumps(beat.partitions)}
         with self.engine.begin() as conn:
-            if not conn.execute(update(heartbeats).where(heartbeats.c.worker == beat.worker).values(**row)).rowcount:
-                conn.execute(insert(heartbeats).values(**row))
+            _put(conn, heartbeats.c.worker, {**beat.__dict__, "partitions": json.dumps(beat.partitions)})
             conn.execute(delete(heartbeats).where(heartbeats.c.last_seen < beat.last_seen - FORGET_AFTER))
 
     def forget(self, worker: str) -> None:
@@ -83,6 +92,39 @@ class Heartbeats:
                 "alive": ago <= MISSED_BEATS * row.every + SLACK,
             })
         return found
+
+
+@dataclass(frozen=True)
+class LastTick:
+    duration: float
+    """Seconds the tick took: the scheduler's scan and the drain of what it caused."""
+    actions: int
+    ticked_for: datetime
+    """The time the tick ran as of (`loopline tick --now`)."""
+    finished_at: datetime
+
+
+class TickTimes:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def record(self, tick: LastTick) -> None:
+        with self.engine.begin() as conn:
+            _put(conn, ticks.c.scheduler, {**tick.__dict__, "scheduler": SCHEDULER})
+
+    def last(self) -> LastTick | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(ticks).where(ticks.c.scheduler == SCHEDULER)).first()
+        if row is None:
+            return None
+        return LastTick(row.duration, row.actions, _utc(row.ticked_for), _utc(row.finished_at))
+
+
+def _put(conn: Connection, key: Column[Any], row: dict[str, Any]) -> None:
+    """Updates the row with the key's value, or inserts it."""
+    table = key.table
+    if not conn.execute(update(table).where(key == row[key.name]).values(**row)).rowcount:
+        conn.execute(insert(table).values(**row))
 
 
 def _utc(moment: datetime) -> datetime:

@@ -66,6 +66,11 @@ def envelope(message: Message) -> dict[str, Any]:
             "at": format_time(message.at), "data": message.data}
 
 
+def record_value(message: Message) -> bytes:
+    """A message's record value on its topic: its envelope as JSON, keys sorted, whichever producer sends it."""
+    return json.dumps(envelope(message), sort_keys=True).encode()
+
+
 def producer(bootstrap: str, **config: Any) -> Any:
     from kafka import KafkaProducer
 
@@ -86,8 +91,7 @@ class KafkaPublisher:
         count = 0
         for message in messages:
             self._producer.send(
-                self.topics.for_kind(message.kind), key=message.tenant.encode(),
-                value=json.dumps(envelope(message), sort_keys=True).encode(),
+                self.topics.for_kind(message.kind), key=message.tenant.encode(), value=record_value(message)
             )
             count += 1
         self._producer.flush()

@@ -11,8 +11,8 @@ import typer
 from rich.progress import Progress
 
 from loopline.adapters.clock import SystemClock
-from loopline.adapters.leader import PostgresLeader
 from loopline.cli import demo as demo_module
+from loopline.cli.asyncapi import asyncapi
 from loopline.cli import contacts, keys, loops, parked, projections, review, routines, rules, serve, tasks
 from loopline.cli import limits as limits_module
 from loopline.cli import plan as plan_module
@@ -23,17 +23,14 @@ from loopline.cli.health import print_degraded, print_pauses
 from loopline.cli.context import NOTHING_ACCEPTED, REJECTED, explain, fail, flag, opened, parse_now
 from loopline.cli.help import App
 from loopline.cli.output import err, out, print_json, print_rows, print_table, styled
-from loopline.cli.parked import parked_counts
 from loopline.cli.status_views import compact_partitions, print_tenant_status
 from loopline.domain import ids
 from loopline.domain.timeutil import format_time
 from loopline.domain.wording import count
 from loopline.processors.followers.parked import short_id
-from loopline.projections.health import failing
-from loopline.projections.pauses import current_pauses
-from loopline.projections.limits import held_counts
 from loopline.projections.timeline import task_trail
 from loopline.runtime import publishing
+from loopline.runtime.status import system_status
 
 app = App(
     help="Loopline: an event-sourced follow-through engine for AI agents.", no_args_is_help=True, add_completion=False
@@ -54,6 +51,7 @@ app.command("plan")(plan_module.plan)
 app.command("scorecard")(scorecard_module.scorecard_command)
 app.command("routines")(routines.routines)
 app.command("serve")(serve.serve)
+app.command("asyncapi")(asyncapi)
 
 Json = Annotated[bool, flag("--json", "Print JSON instead of text.")]
 debugging = False
@@ -238,36 +236,18 @@ def status(
 
     Inputs: `next` is the position to read next, `end` the position after the log's last entry, `pending` the
     messages in between; `messages processed` counts distinct messages (a log position is not a message)."""
-    from loopline.adapters.heartbeats import Heartbeats
-
     if tenant is not None:
         print_tenant_status(tenant, as_json=json_)
         return
     with opened() as system:
-        workers = Heartbeats(system.ledger_engine).workers(SystemClock().now())
-        leader = system.leader.holder() if isinstance(system.leader, PostgresLeader) else None
-        read_models = [{"name": s.name, "position": s.position, "head": s.head, "lag": s.lag} for s in system.projections.status()]
-        inputs = system.input_lag()
-        processed = system.messages_processed()
-        parked = system.delivery.ledger.parked()
-        quarantined = parked_counts(system)
-        # A channel this process does not deliver on (the `routing` of an unroutable event) is no upstream.
-        channels = [row for row in system.delivery.ledger.failing_channels()
-                    if row["channel"] in system.delivery.channels]
-        with system.projections.engine.connect() as conn:
-            paused, model, held = current_pauses(conn), failing(conn), held_counts(conn)
-    for worker in workers:
-        worker.update(leads=worker["worker"] == leader, started_at=format_time(worker["started_at"]),
-                      last_seen=format_time(worker["last_seen"]))
-    result = {
-        "deployment": "scale" if system.is_scale else "embedded", "leader": leader, "workers": workers,
-        "inputs": inputs, "messages_processed": processed, "read_models": read_models,
-        "parked_deliveries": {"count": len(parked), "deliveries": parked}, "parked": quarantined, "pauses": paused,
-        "degraded": {"model": model, "channels": channels}, "limits_held": held,
-    }
+        result = system_status(system, SystemClock().now())
     if json_:
         print_json(result)
         return
+    workers, inputs, read_models, leader = result["workers"], result["inputs"], result["read_models"], result["leader"]
+    paused, held, quarantined = result["pauses"], result["limits_held"], result["parked"]
+    parked, processed = result["parked_deliveries"]["deliveries"], result["messages_processed"]
+    model, channels = result["degraded"]["model"], result["degraded"]["channels"]
     out.print(f"deployment: {result['deployment']}")
     print_pauses(paused)
     print_degraded(model, channels)

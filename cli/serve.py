@@ -20,13 +20,16 @@ def serve(
 ) -> None:
     """Serve the dashboard, the ingestion API (`/v1/messages`, webhooks) and `/metrics`, `/healthz`, `/readyz` until
     stopped. Log in with a key from `loopline keys create`. Embedded, what it publishes is processed at once; ticks
-    and delivery are `loopline run`'s."""
+    and delivery are `loopline run`'s. Logs one JSON line per request on standard error."""
     import uvicorn
 
     from loopline.web.app import ServeOptions, create_app
+
+    from loopline.runtime.worker_log import configure, worker_id
 
     options = ServeOptions.load(secure_cookies=not insecure_cookies)
     with opened() as system:
         app = create_app(system, options)
         err.print(f"serving the dashboard on http://{host}:{port}/ (Ctrl-C stops)", highlight=False)
-        uvicorn.run(app, host=host, port=port, log_level="warning")
+        configure(worker_id())  # one JSON line a request (web/request_log.py), uvicorn's own messages as JSON too
+        uvicorn.run(app, host=host, port=port, log_config=None, log_level="info", access_log=False)

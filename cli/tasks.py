@@ -10,14 +10,14 @@ import typer
 from loopline.cli.context import fail, flag, opened, parse_now
 from loopline.cli.help import App
 from loopline.cli.output import out, print_json, print_rows, print_table, styled
-from loopline.cli.task_goal import goal_record, print_goal
+from loopline.cli.task_goal import print_goal
 from loopline.domain.status import TaskStatus
 from loopline.domain.task_escalation import render_handoff
-from loopline.domain.task_types import TASK_TYPES, task_type
+from loopline.domain.task_types import TASK_TYPES
 from loopline.domain.timeutil import format_time, parse_time
 from loopline.projections import task_memory
-from loopline.projections.open_loops import list_loops
-from loopline.projections.task_queries import find_tasks, inbox, list_tasks, outreach, subtasks
+from loopline.projections.task_queries import find_tasks, list_tasks
+from loopline.projections.task_view import task_view
 from loopline.projections.timeline import task_trail
 
 app = App(help="Tasks: status, loops, inbox, memory files, context for agent prompts.", no_args_is_help=True)
@@ -55,14 +55,6 @@ OUTCOME_CODES = frozenset(code for kind in TASK_TYPES.values() for code in kind.
 Now = Annotated[str, typer.Option(help="Time to count the days left at: an RFC 3339 time with a zone, or now.")]
 
 
-def _own_pause(trail: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The task's own pause in force (`task.pause`, or its question's 8 h rung): by whom, why and since when."""
-    controls = [row for row in trail if row["event"] in ("TaskControl.Paused", "TaskControl.Resumed")]
-    if not controls or controls[-1]["event"] != "TaskControl.Paused":
-        return None
-    return {"by": controls[-1]["payload"]["by"], "reason": controls[-1]["payload"]["reason"], "since": controls[-1]["at"]}
-
-
 @app.command("show")
 def show(task_id: str, json_: Json = False, tenant: Tenant = None, now: Now = "now") -> None:
     """Show one task: its state, the escalation's handoff while it is with the owner, budgets, cadence position, next
@@ -70,24 +62,7 @@ def show(task_id: str, json_: Json = False, tenant: Tenant = None, now: Now = "n
     moment = parse_now(now)
     with opened() as system, system.projections.engine.connect() as conn:
         aggregate_id, row = _one(find_tasks(conn, task_id, tenant), task_id, tenant, lambda found: found[1]["tenant"])
-        task = {key: row[key] for key in SHOWN}
-        task["outcome"] = row["outcome"]
-        task["outreach"] = _with_outcome_label(outreach(row, moment), row["task_type"])
-        task["conversation"] = task_memory.conversation(conn, aggregate_id)
-        task["loops"] = list_loops(conn, tenant=task["tenant"], task_id=task_id)
-        task["inbox_items"] = inbox(conn, aggregate_id)
-        task["parent"] = {"task_id": row["parent_id"], "requirement": row["requirement"]} if row["parent_id"] else None
-        task["subtasks"] = subtasks(conn, task["tenant"], task_id)
-        task["subtasks_derived"] = row["subtasks_derived"]
-        trail = task_trail(conn, task_id, task["tenant"])
-        task["notifications_sent"] = [
-            {"at": row["at"], "kind": row["reason"], "message": row["payload"]["message"]}
-            for row in trail if row["event"] == "Task.UserNotified"
-        ]
-        task["goal"] = goal_record(trail)
-        task["pause"] = _own_pause(trail)
-        handoffs = [row["payload"] for row in trail if row["event"] == "Task.EscalationContextRecorded"]
-        task["escalation"] = handoffs[-1] if handoffs and task["status"] == TaskStatus.ESCALATED else None
+        task = task_view(conn, aggregate_id, row, task_trail(conn, task_id, row["tenant"]), moment)
     if json_:
         print_json(task)
         return
@@ -111,23 +86,6 @@ def show(task_id: str, json_: Json = False, tenant: Tenant = None, now: Now = "n
     print_table("inbox", task["inbox_items"], ["received_at", "type", "signal_id", "data"])
     print_table("notifications", task["notifications_sent"], ["at", "kind", "message"])
     print_goal(task["goal"])
-
-
-SHOWN = (
-    "tenant", "task_id", "title", "description", "task_type", "status", "status_reason", "priority", "contact",
-    "created_at", "updated_at", "expires_at", "open_loops", "actions", "inbox", "notifications", "last_note",
-    "stalled_since",
-)
-"""The follow-through fields of a task; an acting task's plan and progress are under `outreach`."""
-
-
-def _with_outcome_label(plan: dict[str, Any] | None, type_name: str) -> dict[str, Any] | None:
-    """The outcome's label from the task type's spectrum, and what the owner does next when it says (a conversion)."""
-    if plan and plan["outcome"]:
-        known = task_type(type_name).outcome(plan["outcome"]["code"])
-        plan["outcome"]["label"] = known.label if known else None
-        plan["outcome"]["next_step"] = known.next_step if known else None
-    return plan
 
 
 def _print_outreach(plan: dict[str, Any]) -> None:

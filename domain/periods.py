@@ -73,3 +73,14 @@ def next_local_hour(after: datetime, timezone: str, hour: int) -> datetime:
         if moment > local:
             return moment.astimezone(UTC)
         day += timedelta(days=1)
+
+
+def previous(period: Period) -> Period:
+    """The period of the same kind just before (`2026-W10` → `2026-W09`, `2026-01` → `2025-12`)."""
+    if period.kind == "day":
+        return Period("day", (date.fromisoformat(period.label) - timedelta(days=1)).isoformat())
+    if period.kind == "week":
+        monday = date.fromisocalendar(int(period.label[:4]), int(period.label[6:]), 1)
+        return Period("week", labels(monday - timedelta(days=7))["week"])
+    year, month = int(period.label[:4]), int(period.label[5:])
+    return Period("month", f"{year - 1}-12" if month == 1 else f"{year}-{month - 1:02d}")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Column, Integer, String, Table, select
+from sqlalchemy import Column, Integer, String, Table, func, select
 from sqlalchemy.engine import Connection
 
 from loopline.domain.task import Task
@@ -74,3 +74,9 @@ def usage_by_day(conn: Connection, tenant: str) -> list[dict[str, Any]]:
     """The tenant's days, latest first, each with its counts."""
     rows = conn.execute(select(model_usage).where(model_usage.c.tenant == tenant).order_by(model_usage.c.day.desc()))
     return [{column: value for column, value in row._mapping.items() if column != "key"} for row in rows]
+
+
+def totals_by_tenant(conn: Connection) -> dict[str, dict[str, int]]:
+    """Tenant -> every count summed over its days (`/metrics`)."""
+    query = select(model_usage.c.tenant, *(func.sum(model_usage.c[count]) for count in COUNTS)).group_by(model_usage.c.tenant)
+    return {row[0]: {count: int(total or 0) for count, total in zip(COUNTS, row[1:])} for row in conn.execute(query)}

@@ -93,3 +93,10 @@ def list_proposals(
         query = query.where(proposals.c.tenant == tenant)
     rows = conn.execute(query.order_by(proposals.c.proposed_at, proposals.c.proposal_id))
     return [{k: v for k, v in row._mapping.items() if k != "aggregate_id"} for row in rows]
+
+
+def find_proposal(conn: Connection, tenant: str, proposal_id: str) -> dict[str, Any] | None:
+    """The tenant's proposal of that id, whatever its status; None if it has none."""
+    query = select(proposals).where(proposals.c.tenant == tenant, proposals.c.proposal_id == proposal_id)
+    row = conn.execute(query).first()
+    return {k: v for k, v in row._mapping.items() if k != "aggregate_id"} if row else None

@@ -84,3 +84,10 @@ def answers_for_review(conn: Connection, tenant: str | None = None) -> list[dict
     if tenant is not None:
         query = query.where(questions.c.tenant == tenant)
     return [_shown(row) for row in conn.execute(query.order_by(questions.c.answered_at, questions.c.question_id))]
+
+
+def find_question(conn: Connection, tenant: str, question_id: str) -> dict[str, Any] | None:
+    """The tenant's question of that id, answered or not; None if it has none."""
+    row = conn.execute(select(questions).where(questions.c.tenant == tenant,
+                                               questions.c.question_id == question_id)).first()
+    return _shown(row) if row else None

@@ -23,9 +23,9 @@ def _row(row: Any) -> dict[str, Any]:
 
 def list_tasks(
     conn: Connection, *, tenant: str | None = None, status: str | None = None, outcome: str | None = None,
-    contact: str | None = None,
+    contact: str | None = None, task_type: str | None = None,
 ) -> list[dict[str, Any]]:
-    """The tasks, filtered by any of tenant, status, outcome and contact (an address in any case)."""
+    """The tasks, filtered by any of tenant, status, outcome, contact (an address in any case) and task type."""
     query = select(tasks).order_by(tasks.c.tenant, tasks.c.created_at, tasks.c.task_id)
     if tenant:
         query = query.where(tasks.c.tenant == tenant)
@@ -35,6 +35,8 @@ def list_tasks(
         query = query.where(tasks.c.outcome == outcome)
     if contact:
         query = query.where(func.lower(tasks.c.contact) == contact.lower())
+    if task_type:
+        query = query.where(tasks.c.task_type == task_type)
     return [_row(row) for row in conn.execute(query)]
 
 

@@ -347,3 +347,10 @@ def recent(conn: Connection, *, limit: int = 100, tenant: str | None = None) -> 
     if tenant:
         query = query.where(timeline.c.tenant == tenant)
     return list(reversed([dict(row._mapping) for row in conn.execute(query)]))
+
+
+def recent_rejections(conn: Connection, *, limit: int = 20) -> list[dict[str, Any]]:
+    """The latest messages refused and inputs that never became a message, newest first, with why (the System page)."""
+    kinds = [InboundMessage.Rejected.__qualname__, RejectedInput.Recorded.__qualname__]
+    query = select(timeline).where(timeline.c.event.in_(kinds)).order_by(timeline.c.position.desc()).limit(limit)
+    return [dict(row._mapping) for row in conn.execute(query)]

@@ -90,19 +90,23 @@ def parse_lines(data: bytes, source: str) -> Parsed:
     return parsed
 
 
+Append = Callable[[list[Message], str], AppendReport]
+
+
 def publish(
     system: System, parsed: Parsed, source: str, progress: Callable[[int], None] | None = None,
-    started: Callable[[int], None] | None = None,
+    started: Callable[[int], None] | None = None, append: Append | None = None,
 ) -> Published:
-    """Keeps the invalid lines as rejects, appends the valid ones to the log, and processes them now where this
-    process may (embedded); at scale the workers process them."""
+    """Keeps the invalid lines as rejects, appends the valid ones to the log (through `append` when given: serve's
+    faststream producer at scale), and processes them now where this process may (embedded); at scale the workers
+    process them."""
     with system.leader.writing():
         if parsed.invalid:  # kept as they came, up to the line limit, with their reasons
             record_rejected_inputs(
                 system.app, [(f"line {n}", line[:MAX_LINE_BYTES], reason) for n, line, reason in parsed.invalid],
                 source=source, now=SystemClock().now(),
             )
-        appended = system.log.append(parsed.valid, source)
+        appended = (append or system.log.append)(parsed.valid, source)
         if started:
             started(appended.appended)
         report = system.drain(progress=progress)

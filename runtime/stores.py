@@ -37,7 +37,7 @@ class Stores:
     projections: ProjectionRunner
     ledger_engine: Engine
     """The event store's database, holding the write-side tables beside the events: delivery ledger, heartbeats,
-    API keys."""
+    the last tick's time, API keys."""
 
 
 def open_stores(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import queue
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -14,9 +15,11 @@ from typing import Any, Protocol
 from eventsourcing.utils import get_topic
 from sqlalchemy.engine import Engine
 
+from loopline.adapters.clock import SystemClock
 from loopline.adapters.config import Settings
 from loopline.adapters.embedded_log import AppendReport
 from loopline.adapters.leader import PostgresLeader, SoleLeader, leader_for
+from loopline.adapters.heartbeats import LastTick, TickTimes
 from loopline.processors.followers.agent import Agent
 from loopline.processors.followers.brain import Brain
 from loopline.processors.application import Loopline
@@ -154,11 +157,14 @@ class System:
         return received - (sum(row["pending"] for row in self.input_lag()) if self.router is not None else 0)
 
     def tick(self, now: datetime, progress: Callable[[int, int], None] | None = None) -> TickReport:
-        """One scheduler scan at a time across all processes, then drain."""
+        """One scheduler scan at a time across all processes, then drain; records how long it took (`/metrics`)."""
+        started = time.monotonic()
         with self.leader.writing():
             with self.leader.scheduling():
                 report = self.scheduler.tick(now, progress)
             report.actions += self.drain().decisions
+        TickTimes(self.ledger_engine).record(LastTick(time.monotonic() - started, len(report.actions), now,
+                                                      SystemClock().now()))
         return report
 
     def rebuild(self, names: Sequence[str] = (), progress: Callable[[int], None] | None = None) -> RebuildReport:

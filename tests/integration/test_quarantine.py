@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from loopline.cli.parked import everything_parked, parked_counts
 from loopline.domain import ids
 from loopline.domain.inbound import InboundMessage
 from loopline.domain.parked import ParkedMessageClosed
@@ -21,6 +20,7 @@ from loopline.domain.timeutil import parse_time
 from loopline.processors.followers import parked as parked_messages
 from loopline.processors.application import UnitOfWork
 from loopline.processors.handlers.loops_and_timers import load_task, register_loop
+from loopline.runtime.parked import everything_parked, parked_counts
 from loopline.runtime.system import System
 from tests.conftest import command, publish, signal
 from tests.hooks.loopline_hooks import Faults

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import jsonschema
 import pytest
 import yaml
 
@@ -89,8 +90,16 @@ def pyproject() -> dict[str, Any]:
     return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 
 
-def test_the_three_services_exist_and_nothing_runs_zookeeper(services: dict[str, Any]) -> None:
-    assert {"kafka", "postgres", "worker"} <= set(services)
+def test_compose_is_valid_against_the_compose_spec_schema(compose: dict[str, Any]) -> None:
+    """tests/fixtures/compose-spec.json is schema/compose-spec.json of github.com/compose-spec/compose-spec."""
+    schema = json.loads((ROOT / "tests" / "fixtures" / "compose-spec.json").read_text(encoding="utf-8"))
+    errors = [f"{'/'.join(map(str, error.absolute_path))}: {error.message}"
+              for error in jsonschema.Draft7Validator(schema).iter_errors(compose)]
+    assert not errors, errors
+
+
+def test_the_four_services_exist_and_nothing_runs_zookeeper(services: dict[str, Any]) -> None:
+    assert {"kafka", "postgres", "worker", "serve"} <= set(services)
     for name, service in services.items():
         assert "zookeeper" not in name.lower()
         assert "zookeeper" not in str(service.get("image", "")).lower()
@@ -160,6 +169,17 @@ def test_worker_is_built_here_runs_loopline_run_and_waits_for_healthy_servers(se
     assert worker.get("restart") in {"unless-stopped", "always", "on-failure"}
 
 
+def test_serve_runs_the_web_on_8080_with_the_workers_configuration(services: dict[str, Any]) -> None:
+    serve, worker = services["serve"], services["worker"]
+    assert serve["build"] == worker["build"]
+    assert serve["command"] == ["serve", "--host", "0.0.0.0", "--port", "8080"]
+    assert _environment(serve) == _environment(worker)
+    assert _published(serve).get(8080) == 8080
+    assert "/healthz" in _healthcheck(serve) and "curl" not in _healthcheck(serve)
+    for server in ("kafka", "postgres"):
+        assert serve["depends_on"][server]["condition"] == "service_healthy"
+
+
 @pytest.mark.parametrize("key", ["LOOPLINE_EVENT_STORE", "LOOPLINE_READ_MODEL"])
 def test_worker_databases_are_the_postgres_service(services: dict[str, Any], key: str) -> None:
     env = _environment(services["worker"])
@@ -220,7 +240,9 @@ def test_dockerfile_installs_the_scale_extra_and_runs_loopline(pyproject: dict[s
 
     assert by_keyword["FROM"][0].startswith("python:3.11")
     assert "scale" in pyproject["project"]["optional-dependencies"]
-    assert any(re.search(r"pip install .*\.\[scale\]", run) for run in by_keyword["RUN"])
+    # The lock (tests/unit/test_image.py checks it covers the scale extra), then Loopline alone.
+    assert any(re.search(r"pip install .*--require-hashes -r requirements\.lock", run) for run in by_keyword["RUN"])
+    assert any(re.search(r"pip install .*--no-deps .*\.$", run) for run in by_keyword["RUN"])
     assert json.loads(by_keyword["ENTRYPOINT"][-1]) == ["loopline"]
     assert "loopline" in pyproject["project"]["scripts"]
     assert json.loads(by_keyword["CMD"][-1]) == ["run"]

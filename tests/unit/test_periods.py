@@ -6,7 +6,7 @@ from datetime import date
 
 import pytest
 
-from loopline.domain.periods import InvalidPeriod, Period, labels, labels_at, parse_period
+from loopline.domain.periods import InvalidPeriod, Period, labels, labels_at, parse_period, previous
 from loopline.domain.timeutil import parse_time
 
 
@@ -27,3 +27,11 @@ def test_anything_but_a_month_an_iso_week_or_a_day_is_refused(text: str) -> None
 def test_the_three_forms_are_read_as_their_kind() -> None:
     assert [parse_period(text) for text in ("2026-03", "2026-W10", "2026-03-05")] == [
         Period("month", "2026-03"), Period("week", "2026-W10"), Period("day", "2026-03-05")]
+
+
+def test_the_period_before_crosses_month_week_and_year_boundaries() -> None:
+    assert previous(Period("day", "2026-03-01")) == Period("day", "2026-02-28")
+    assert previous(Period("week", "2026-W01")) == Period("week", "2025-W52")
+    assert previous(Period("week", "2026-W10")) == Period("week", "2026-W09")
+    assert previous(Period("month", "2026-01")) == Period("month", "2025-12")
+    assert previous(Period("month", "2026-10")) == Period("month", "2026-09")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from loopline.cli.review import _question
+from loopline.projections.review_queue import question_item
 
 
 def question_row(task_id: str | None, blocked: int) -> dict:
@@ -13,10 +13,10 @@ def question_row(task_id: str | None, blocked: int) -> dict:
 
 
 def test_a_question_on_one_task_names_that_task_as_waiting_not_zero_blocked():
-    assert _question(question_row("churn-zoe", 0))["why"] == (
+    assert question_item(question_row("churn-zoe", 0))["why"] == (
         "Retention agent is stuck on which offer Zoe gets; churn-zoe waits for the answer")
 
 
 def test_a_question_names_its_task_and_counts_the_downstream_ones():
-    assert _question(question_row("churn-zoe", 2))["why"].endswith("churn-zoe and 2 downstream task(s) wait for the answer")
-    assert _question(question_row(None, 1))["why"].endswith("; 1 downstream task(s) wait for the answer")
+    assert question_item(question_row("churn-zoe", 2))["why"].endswith("churn-zoe and 2 downstream task(s) wait for the answer")
+    assert question_item(question_row(None, 1))["why"].endswith("; 1 downstream task(s) wait for the answer")
