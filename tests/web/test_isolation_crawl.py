@@ -42,7 +42,7 @@ def _path(route: RouteContext, id_: str) -> str:
 
 
 def _leaks(text: str) -> list[str]:
-    return [shown for shown in (*A_IDS, *A_TITLES, *A_CONTACTS) if shown in text]
+    return [shown for shown in (A, *A_IDS, *A_TITLES, *A_CONTACTS) if shown in text]
 
 
 def _a_state(served: Served) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
