@@ -38,6 +38,7 @@ DOCS_SCREENSHOTS = "LOOPLINE_DOCS_SCREENSHOTS"
 DOCS = Path(__file__).parents[2] / "docs"
 VIEWPORT = {"width": 1024, "height": 720}
 STARTUP_SECONDS = 10.0
+Shoot = Callable[[Page, str], Path]
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,7 @@ def page(browser: Browser, site: Site) -> Iterator[Page]:
 
 
 @pytest.fixture
-def shoot(request: pytest.FixtureRequest) -> Callable[[Page, str], Path]:
+def shoot(request: pytest.FixtureRequest) -> Shoot:
     """`shoot(page, "needs-attention")` saves the page whole as screenshots/<test>-needs-attention.png."""
     SCREENSHOTS.mkdir(exist_ok=True)
 
