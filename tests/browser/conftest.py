@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -22,6 +23,7 @@ from loopline.web.app import ServeOptions, create_app
 from tests.web.two_gyms import A, B, seed
 from tests.conftest import build_system
 from tests.servers import free_port
+from tests.tmp_guard import PREFIX
 
 CHROMIUM = Path(os.environ.get("LOOPLINE_CHROMIUM", "/usr/bin/chromium"))
 SKIP_WITHOUT_CHROMIUM = "LOOPLINE_SKIP_BROWSER_TESTS"
@@ -86,11 +88,21 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
         system.close()
 
 
+def _short_tmp() -> str:
+    """The outermost of this run's temporary folders: Chromium puts a Unix socket in TMPDIR, whose path must stay
+    under 108 bytes, and pytest-xdist's workers nest their folders inside the run's (tests/tmp_guard.py)."""
+    folder = Path(tempfile.gettempdir())
+    while folder.parent.name.startswith(PREFIX):
+        folder = folder.parent
+    return str(folder)
+
+
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     _chromium_or_fail()
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS,
+                                              env={**os.environ, "TMPDIR": _short_tmp()})
         yield launched
         launched.close()
 
