@@ -16,14 +16,14 @@ from pathlib import Path
 
 import pytest
 import uvicorn
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from loopline.adapters.api_keys import ApiKeys
 from loopline.web.app import ServeOptions, create_app
-from tests.web.two_gyms import A, B, seed
 from tests.conftest import build_system
 from tests.servers import free_port
 from tests.tmp_guard import PREFIX
+from tests.web.two_gyms import A, B, seed
 
 CHROMIUM = Path(os.environ.get("LOOPLINE_CHROMIUM", "/usr/bin/chromium"))
 SKIP_WITHOUT_CHROMIUM = "LOOPLINE_SKIP_BROWSER_TESTS"
@@ -40,6 +40,8 @@ DOCS_SCREENSHOTS = "LOOPLINE_DOCS_SCREENSHOTS"
 DOCS = Path(__file__).parents[2] / "docs"
 VIEWPORT = {"width": 1024, "height": 720}
 STARTUP_SECONDS = 10.0
+WAIT_MS = 10_000
+"""How long an action or an expectation waits for the page: twice Playwright's default, for a busy 2-core CI."""
 Shoot = Callable[[Page, str], Path]
 
 
@@ -100,6 +102,7 @@ def _short_tmp() -> str:
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     _chromium_or_fail()
+    expect.set_options(timeout=WAIT_MS)
     with sync_playwright() as playwright:
         launched = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS,
                                               env={**os.environ, "TMPDIR": _short_tmp()})
@@ -111,7 +114,7 @@ def browser() -> Iterator[Browser]:
 def page(browser: Browser, site: Site) -> Iterator[Page]:
     """A new page in a context of its own (no cookie of another test), its base URL the test server's."""
     context = browser.new_context(base_url=site.url, viewport=VIEWPORT)
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(WAIT_MS)
     try:
         yield context.new_page()
     finally:
