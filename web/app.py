@@ -139,7 +139,9 @@ async def _to_login(request: Request, error: Exception) -> Response:
     return RedirectResponse(f"/login?next={quote(error.next_path, safe='/')}", status_code=303)
 
 
-async def _http_error(request: Request, error: Exception) -> Response:
+def _http_error(request: Request, error: Exception) -> Response:
+    """A plain function, as `_invalid_request`: Starlette runs it in its threadpool, since the page's nav looks the
+    session up in the database, which must not block the event loop."""
     assert isinstance(error, HTTPException)
     if wants_json(request):
         return JSONResponse({"error": error.detail}, status_code=error.status_code, headers=error.headers)
@@ -148,7 +150,7 @@ async def _http_error(request: Request, error: Exception) -> Response:
                   title=titles.get(error.status_code, "Something went wrong"), detail=error.detail)
 
 
-async def _invalid_request(request: Request, error: Exception) -> Response:
+def _invalid_request(request: Request, error: Exception) -> Response:
     assert isinstance(error, RequestValidationError)
     problems = [f"{'.'.join(str(part) for part in e['loc'][1:]) or e['loc'][0]}: {e['msg']}" for e in error.errors()]
     if wants_json(request):

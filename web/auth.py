@@ -121,9 +121,22 @@ def csrf_token(request: Request) -> str:
     return token
 
 
+FORM_TYPE = "application/x-www-form-urlencoded"
+MAX_FORM_BYTES = 64 * 1024
+MAX_FORM_FIELDS = 50
+
+
 async def csrf_checked(request: Request) -> dict[str, Any]:
-    """A form POST's fields, once its `csrf` field is the session's token (403 otherwise)."""
-    form = await request.form()
+    """A form POST's fields, once its `csrf` field is the session's token (403 otherwise). The form is read before
+    any login, so it is capped first: URL-encoded only, a declared length of at most 64 KiB, at most 50 fields."""
+    if request.headers.get("content-type", "").split(";")[0].strip().lower() != FORM_TYPE:
+        raise HTTPException(415, f"the dashboard's forms are sent as {FORM_TYPE}; send the form as the page does")
+    length = request.headers.get("content-length", "")
+    if not length.isdigit():
+        raise HTTPException(411, "send the form with a Content-Length header")
+    if int(length) > MAX_FORM_BYTES:
+        raise HTTPException(413, f"a form may be at most {MAX_FORM_BYTES // 1024} KiB; shorten what was typed")
+    form = await request.form(max_files=0, max_fields=MAX_FORM_FIELDS, max_part_size=MAX_FORM_BYTES)
     sent, expected = str(form.get("csrf") or ""), request.session.get("csrf") or ""
     if not expected or not hmac.compare_digest(sent, expected):
         raise HTTPException(403, "the form's CSRF token is missing or stale: reload the page and submit it again")
