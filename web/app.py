@@ -20,7 +20,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.middleware.sessions import SessionMiddleware
 
 from loopline.adapters.api_keys import ApiKeys
-from loopline.adapters.clock import SystemClock
+from loopline.adapters.sessions import CAP, Sessions
 from loopline.adapters.config import InvalidSetting
 from loopline.runtime.system import System
 from loopline.web.auth import LoginRequired, session_principal
@@ -30,7 +30,6 @@ from loopline.web.publishing import Publisher
 from loopline.web.request_log import RequestLog
 from loopline.web.routes import ROUTERS
 
-SESSION_HOURS = 12
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self'; form-action 'self'; "
                                "frame-ancestors 'none'",
@@ -73,13 +72,14 @@ def create_app(system: System, options: ServeOptions = ServeOptions()) -> FastAP
                   description="The owner's dashboard and the HTTP edge of Loopline: ingestion, webhooks, operations.")
     keys = ApiKeys(system.ledger_engine)
     app.state.system, app.state.keys, app.state.options = system, keys, options
+    app.state.sessions = sessions = Sessions(system.ledger_engine)
     # Requests run in anyio's worker threads (sync routes, or run_in_threadpool), whence the async producer is called.
     app.state.publisher = Publisher(system, append=(
         None if producer is None else lambda messages, source: anyio.from_thread.run(producer.append, messages, source)
     ))
     app.state.rate_limiter = RateLimiter(options.rate_per_minute)
-    app.add_middleware(SessionMiddleware, secret_key=keys.session_secret(SystemClock().now()),
-                       session_cookie="loopline_session", max_age=SESSION_HOURS * 3600, same_site="lax",
+    app.add_middleware(SessionMiddleware, secret_key=sessions.cookie_secret(),
+                       session_cookie="loopline_session", max_age=int(CAP.total_seconds()), same_site="lax",
                        https_only=options.secure_cookies)
     app.add_middleware(RequestLog)  # outermost: it times and logs every answer, the session's and the errors' too
     app.mount("/static", StaticFiles(directory=str(Path(__file__).parent / "static")), name="static")

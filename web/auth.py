@@ -1,6 +1,7 @@
-"""Who is asking: a tenant's or the operator's API key, as a Bearer header (the API) or a signed session cookie
-(the dashboard, logged in with a key), and the CSRF token every form carries. Every query is scoped by the
-`Principal`: a tenant key sees only its tenant, and another tenant's id is answered as if it did not exist."""
+"""Who is asking: a tenant's or the operator's API key, as a Bearer header (the API) or a session cookie (the
+dashboard, logged in with a key; the cookie names a server-side session), and the CSRF token every form carries.
+Every query is scoped by the `Principal`: a tenant key sees only its tenant, and another tenant's id is answered as
+if it did not exist."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 
 from fastapi import Depends, HTTPException, Request
 from loopline.adapters.api_keys import ApiKeys, KeyRecord
+from loopline.adapters.sessions import Sessions
 
 NOT_FOUND = "not found"
 """What another tenant's id gets: the same answer as an id that does not exist, so ids cannot be probed."""
@@ -74,13 +76,18 @@ def api_principal(request: Request) -> Principal:
     return principal
 
 
+def sessions_of(request: Request) -> Sessions:
+    return request.app.state.sessions
+
+
 def session_principal(request: Request) -> Principal | None:
-    """The principal of the session cookie while its key is live (a revoked key ends its sessions at once)."""
-    key_id = request.session.get("key_id")
-    if not key_id:
+    """The principal of the session cookie while its session is live (`adapters/sessions.py`: logged out, idle,
+    too old or its key revoked, it is not, and the cookie's state is dropped)."""
+    session_id = request.session.get("session")
+    if not session_id:
         return None
-    key = keys_of(request).get(key_id)
-    if key is None or key.revoked_at is not None:
+    key = sessions_of(request).key_of(session_id)
+    if key is None:
         request.session.clear()
         return None
     return Principal.of(key)
@@ -108,9 +115,17 @@ def operator_page(principal: Principal = Depends(page_principal)) -> Principal:
 
 
 def log_in(request: Request, key: KeyRecord) -> None:
-    """Starts a session for the key with a fresh CSRF token (a new login never keeps an old session's token)."""
+    """Starts a session for the key with a fresh CSRF token (a new login never keeps an old session or its token)."""
+    log_out(request)
+    request.session.update({"session": sessions_of(request).start(key.key_id), "csrf": secrets.token_urlsafe(24)})
+
+
+def log_out(request: Request) -> None:
+    """Ends the session for good (a copy of its cookie is refused too) and drops the cookie's state."""
+    session_id = request.session.get("session")
+    if session_id:
+        sessions_of(request).end(session_id)
     request.session.clear()
-    request.session.update({"key_id": key.key_id, "csrf": secrets.token_urlsafe(24)})
 
 
 def csrf_token(request: Request) -> str:
