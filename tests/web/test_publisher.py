@@ -6,8 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from loopline.domain import ids
+from loopline.domain.task import Task
+from loopline.domain.timeutil import parse_time
+from loopline.runtime.system import System
 from loopline.web.publishing import REFUSED, TOOK_EFFECT
 from tests.e2e.cli import Cli
+from tests.integration.test_outreach import GYM, at, configure, create, emails_to
 from tests.web.conftest import Served
 
 AT = "2026-03-02T09:00:00Z"
@@ -47,3 +52,21 @@ def test_keys_are_made_once_listed_without_the_secret_and_revoked(tmp_path: Path
     assert json.loads(revoked.stdout)["revoked_at"]
     unknown = cli.run(("keys", "revoke", "0000"))
     assert unknown.returncode == 1 and "keys list" in unknown.stderr
+
+
+def test_serve_applies_what_it_publishes_and_leaves_delivering_and_deciding_to_loopline_run(served: Served) -> None:
+    system, home = served.system, served.system.settings.home
+    configure(system)
+    create(system, "t1")
+    system.scheduler.tick(parse_time(at(0, 1)))  # the first touch is asked of the model, not yet answered
+
+    took = served.app.state.publisher.command(GYM, "tenant.configure", {"name": "Iron Temple"}, "dashboard")
+    assert took.status == TOOK_EFFECT
+    assert decisions(system) == [] and emails_to(home) == []
+
+    system.drain()  # what `loopline run` beside serve does
+    assert len(decisions(system)) == 1 and len(emails_to(home)) == 1
+
+
+def decisions(system: System) -> list[Task.DecisionRecorded]:
+    return [e for e in system.app.events.get(ids.task_id(GYM, "t1")) if isinstance(e, Task.DecisionRecorded)]
