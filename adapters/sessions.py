@@ -8,7 +8,7 @@ import hashlib
 import secrets
 from datetime import datetime, timedelta, timezone
 
-from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, insert, select, update
+from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, delete, insert, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
@@ -59,9 +59,11 @@ class Sessions:
         self.idle = idle
 
     def start(self, key_id: str) -> str:
-        """A new live session for the key; its id goes into the signed cookie, only its hash into the table."""
+        """A new live session for the key; its id goes into the signed cookie, only its hash into the table. Sessions
+        past the cap are dropped here, so the table holds at most twelve hours of logins."""
         session_id, now = secrets.token_urlsafe(32), self.clock.now()
         with self.engine.begin() as conn:
+            conn.execute(delete(sessions).where(sessions.c.created_at < now - CAP))
             conn.execute(insert(sessions).values(session_sha256=_digest(session_id), key_id=key_id, created_at=now,
                                                  last_seen=now, ended_at=None))
         return session_id

@@ -59,6 +59,18 @@ def test_a_session_is_marked_seen_at_most_once_a_minute(served: Served) -> None:
     assert sessions.key_of(session_id) is not None and last_seen().startswith("2026-03-02 09:01:01")
 
 
+def test_logging_in_drops_the_sessions_past_the_cap(served: Served) -> None:
+    clock = FakeClock(START)
+    sessions = Sessions(served.system.ledger_engine, clock)
+    key_id = served.keys.create(tenant="gym_a", operator=False, label="t", now=START).key_id
+    first = sessions.start(key_id)
+    clock.moment = START + timedelta(hours=12, seconds=1)
+    sessions.start(key_id)
+    with served.system.ledger_engine.connect() as conn:
+        assert conn.exec_driver_sql("SELECT count(*) FROM loopline_sessions").scalar() == 1
+    assert sessions.key_of(first) is None
+
+
 def test_the_cookie_secret_is_no_api_key_and_every_serve_process_shares_it(served: Served) -> None:
     issued = served.keys.create(tenant="gym_a", operator=False, label="ci", now=START)
     with served.system.ledger_engine.connect() as conn:
