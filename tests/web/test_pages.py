@@ -245,10 +245,12 @@ def test_a_batch_task_whose_id_has_a_slash_has_its_page_and_files(served: Served
                            title="Win back", confidence=0.95, contacts=[{"contact": "ann@gym.example"}], draft=DRAFT))
     browser = served.browser(GYM)
 
-    assert '<a href="/tasks/spring/1">spring/1</a>' in browser.get("/tasks").text
-    page = browser.get("/tasks/spring/1")
-    assert page.status_code == 200 and "<h1>Win back: ann@gym.example</h1>" in page.text
-    assert browser.get("/tasks/spring/1", params={"file": "progress.md"}).status_code == 200
+    assert '<a href="/tasks/spring%2F1">spring/1</a>' in browser.get("/tasks").text  # the id is one path segment
+    for path in ("/tasks/spring%2F1", "/tasks/spring/1"):
+        page = browser.get(path)
+        assert page.status_code == 200 and "<h1>Win back: ann@gym.example</h1>" in page.text
+    assert '<a href="/tasks/spring%2F1?file=progress.md#memory">' in page.text
+    assert browser.get("/tasks/spring%2F1", params={"file": "progress.md"}).status_code == 200
     assert served.browser(STUDIO).get("/tasks/spring/1").status_code == 404
 
 
