@@ -8,6 +8,7 @@ import re
 from html import unescape
 from urllib.parse import urljoin, urlsplit
 
+import pytest
 from fastapi.testclient import TestClient
 
 from loopline.domain.timeutil import parse_time
@@ -16,8 +17,10 @@ from loopline.projections.proposals import find_proposal
 from loopline.projections.questions import find_question
 from loopline.projections.task_queries import find_tasks
 from loopline.projections.timeline import task_trail
-from loopline.web.publishing import PENDING, CommandResult
+from loopline.web.command_outcome import PENDING
+from loopline.web.publishing import CommandResult
 from tests.conftest import command, signal
+from tests.hooks.loopline_hooks import Faults
 from tests.web.conftest import Served, csrf_of
 
 GYM, OTHER = "iron_temple", "other_gym"
@@ -228,6 +231,17 @@ def test_a_refused_command_shows_the_reason(served: Served) -> None:
     _act(served, browser, "/attention/questions/answer/offer", answer="A")
     again = _act(served, browser, "/attention/questions/answer/offer", answer="B")
     assert _status(again) == "refused" and "already answered" in again
+
+
+def test_an_answer_whose_handler_fails_is_shown_set_aside_with_its_error(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _escalation(served)
+    faults = Faults()
+    faults.install(monkeypatch.setattr)
+    faults.configure("handler:Poisoned")
+    page = _act(served, served.browser(GYM), "/attention/tasks/guidance/ann", guidance="Poisoned advice")
+    assert _status(page) == "set aside" and "injected handler fault" in page and "loopline parked retry" in page
 
 
 def test_a_command_not_yet_processed_is_pending_and_its_page_refreshes_itself(served: Served) -> None:
