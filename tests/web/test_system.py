@@ -94,8 +94,9 @@ def test_pause_everything_holds_every_tenant_until_resume_everything(served: Ser
 def test_a_refused_press_is_shown_with_the_reason(served: Served) -> None:
     operator = served.browser(operator=True)
     press(operator, "Pause tenant", tenant="gym_a", reason="")
-    page = operator.get("/system").text
-    assert 'data-status="refused"' in page and "reason" in page
+    result = re.search(r'<p class="result[^"]*" data-status="([^"]+)">(.*?)</p>', operator.get("/system").text, re.S)
+    assert result and result.group(1) == "refused"
+    assert "tenant.pause for gym_a" in result.group(2) and "data.reason: must not be empty" in result.group(2)
     assert pauses(served)["tenants"] == []
 
 
