@@ -18,7 +18,7 @@ from loopline.domain.status import TaskStatus
 from loopline.domain.task_escalation import render_handoff
 from loopline.projections.proposals import find_proposal
 from loopline.projections.questions import find_question
-from loopline.projections.review_queue import task_papers, waiting
+from loopline.projections.review_queue import waiting
 from loopline.projections.task_queries import find_tasks
 from loopline.web import command_results
 from loopline.web.auth import NOT_FOUND, Principal, csrf_checked, page_principal
@@ -105,7 +105,7 @@ def needs_attention(request: Request, tenant: str | None = None,
                     principal: Principal = Depends(page_principal)) -> HTMLResponse:
     """What waits for the owner, oldest first: a tenant key's own; the operator's of every tenant (or the one named)."""
     with request.app.state.system.projections.engine.connect() as conn:
-        items = waiting(conn, principal.scope(tenant), task_papers)
+        items = waiting(conn, principal.scope(tenant))
     for item in items:
         if item["kind"] == "task":
             _with_draft(item)
