@@ -23,6 +23,7 @@ from loopline.projections.task_queries import find_tasks
 from loopline.web import command_results
 from loopline.web.auth import NOT_FOUND, Principal, csrf_checked, page_principal
 from loopline.web.pages import render
+from loopline.web.request_log import acting_for
 
 router = APIRouter(include_in_schema=False)
 router.include_router(command_results.router)
@@ -136,6 +137,7 @@ def act(request: Request, kind: str, action: str, item_id: str, form: Form = Dep
     tenant = principal.scope(str(form.get("tenant") or "") or None)
     if tenant is None:
         return _bad_form(request, principal, "tenant: name the tenant whose item this is")
+    acting_for(request, tenant)
     with request.app.state.system.projections.engine.connect() as conn:
         item = FIND[kind](conn, tenant, item_id)
     if item is None:
