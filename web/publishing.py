@@ -45,15 +45,15 @@ class Publisher:
             return publishing.publish(self.system, parsed, source, append=self.append)
 
     def command(self, tenant: str, command_type: str, data: dict[str, Any], source: str) -> CommandResult:
-        """One command, as `loopline` sub-commands that decide something publish it (`cli/context.py`), told by
-        the rule of its result page (`command_outcome`); `pending` while no process has handled it (scale)."""
+        """One command, as `loopline` sub-commands that decide something publish it (`cli/context.py`): refused
+        with the reason the edge or the domain gave, else told by its result page's rule (`command_outcome`)."""
         ref = f"{source}-{uuid4().hex[:12]}"
         line = json.dumps({"kind": "command", "id": ref, "type": command_type, "tenant": tenant,
                            "at": format_time(SystemClock().now()), "data": data}).encode()
         done = self.publish(line, source, tenant)
-        if done.parsed.invalid:
-            _, _, reason = done.parsed.invalid[0]
-            return CommandResult(ref, tenant, command_type, REFUSED, reason)
+        rejected = done.rejected()
+        if rejected:
+            return CommandResult(ref, tenant, command_type, REFUSED, rejected[0]["reason"])
         outcome = None if done.scale else command_outcome(self.system.app, tenant, ref)
         if outcome is None:
             return CommandResult(ref, tenant, command_type, PENDING)
