@@ -137,6 +137,7 @@ def test_the_first_screen_lists_each_kind_with_what_to_decide_it_with(served: Se
     operator = served.browser(operator=True).get("/")
     assert '<span class="tenant">iron_temple</span>' in operator.text
     assert '<input type="hidden" name="tenant" value="iron_temple">' in operator.text
+    assert '<a href="/tasks/bob?tenant=iron_temple">' in operator.text  # a task id may be used by several tenants
     assert '<p class="empty">Nothing needs your attention.</p>' in served.browser(OTHER).get("/").text
 
 
