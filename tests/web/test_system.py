@@ -151,6 +151,20 @@ def request_log(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
     return caplog
 
 
+def test_an_operators_answer_for_a_tenant_logs_that_tenant_and_the_task(
+    served: Served, request_log: pytest.LogCaptureFixture
+) -> None:
+    served.publish(command("c-1", "task.create", T0, "gym_a", task_id="spring/1", title="One", confidence=0.5))
+    operator = served.browser(operator=True)
+    token = served.csrf(operator, "/")
+    request_log.clear()
+    answer = operator.post("/attention/tasks/reject/spring%2F1", data={"csrf": token, "tenant": "gym_a"})
+    assert answer.status_code == 303
+    (line,) = (json.loads(JsonLines("host:1").format(record)) for record in request_log.records)
+    assert (line["tenant"], line["task_id"], line["path"]) == ("gym_a", "spring/1", "/attention/tasks/reject/spring/1")
+    assert line["key_id"] is not None
+
+
 def test_every_request_leaves_one_json_line_with_who_asked(served: Served, request_log: pytest.LogCaptureFixture) -> None:
     client = served.api("gym_a")
     client.get("/test/whoami")
@@ -164,16 +178,3 @@ def test_every_request_leaves_one_json_line_with_who_asked(served: Served, reque
     assert anonymous["status"] == 200 and anonymous["key_id"] is None and anonymous["tenant"] is None
     assert set(keyed) >= {"at", "level", "method", "path", "status", "duration_ms", "key_id", "tenant"}
 
-
-def test_an_operators_answer_for_a_tenant_logs_that_tenant_and_the_task(
-    served: Served, request_log: pytest.LogCaptureFixture
-) -> None:
-    served.publish(command("c-1", "task.create", T0, "gym_a", task_id="spring/1", title="One", confidence=0.5))
-    operator = served.browser(operator=True)
-    token = served.csrf(operator, "/")
-    request_log.clear()
-    answer = operator.post("/attention/tasks/reject/spring%2F1", data={"csrf": token, "tenant": "gym_a"})
-    assert answer.status_code == 303
-    (line,) = (json.loads(JsonLines("host:1").format(record)) for record in request_log.records)
-    assert (line["tenant"], line["task_id"], line["path"]) == ("gym_a", "spring/1", "/attention/tasks/reject/spring/1")
-    assert line["key_id"] is not None
