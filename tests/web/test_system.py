@@ -177,4 +177,3 @@ def test_every_request_leaves_one_json_line_with_who_asked(served: Served, reque
     assert task["task_id"] == "t-42"
     assert anonymous["status"] == 200 and anonymous["key_id"] is None and anonymous["tenant"] is None
     assert set(keyed) >= {"at", "level", "method", "path", "status", "duration_ms", "key_id", "tenant"}
-
