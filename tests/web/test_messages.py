@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import json
 
+from loopline.domain.tenant import TenantSettings
+from loopline.projections.pauses import current_pauses
+from loopline.projections.tenants import unmasked_settings
 from loopline.web.app import ServeOptions
 from tests.conftest import command
 from tests.fixtures import webhooks
@@ -14,6 +17,16 @@ from tests.web.conftest import Served
 
 GYM, OTHER = "gym_a", "gym_b"
 AT = "2026-03-02T09:00:00Z"
+
+
+def _settings(served: Served, tenant: str) -> TenantSettings:
+    with served.system.projections.engine.connect() as conn:
+        return unmasked_settings(conn, tenant)
+
+
+def _pauses(served: Served) -> dict:
+    with served.system.projections.engine.connect() as conn:
+        return current_pauses(conn)
 
 
 def _jsonl(*messages: dict) -> bytes:
@@ -90,3 +103,26 @@ def test_webhooks_are_rate_limited_per_tenant_and_source(served: Served) -> None
     served.clients += limited.clients
     assert [answer.status_code for answer in answers] == [404, 404, 429] and other_tenant.status_code == 404
     assert answers[2].headers["Retry-After"]
+
+
+def test_a_tenants_key_may_not_pause_the_system_configure_or_resume_and_nothing_changes(served: Served) -> None:
+    lines = [command("p1", "system.pause", AT, GYM, reason="mine now"),
+             command("c1", "tenant.configure", AT, GYM, daily_send_limit=100_000, sms_url="https://evil.example/sms"),
+             command("r1", "tenant.resume", AT, GYM, reason="let me go")]
+    answer = served.api(GYM).post("/v1/messages", content=_jsonl(*lines))
+    assert answer.status_code == 400 and answer.json()["accepted"] == []
+    reasons = {line["line"]: line["reason"] for line in answer.json()["rejected"]}
+    assert set(reasons) == {1, 2, 3}
+    assert all("operator's command" in reason and "tenant's key may not publish it" in reason
+               for reason in reasons.values())
+    assert _pauses(served) == {"system": None, "tenants": []}
+    assert _settings(served, GYM) == TenantSettings()
+
+
+def test_the_operators_key_may_pause_the_system_and_configure_a_tenant(served: Served) -> None:
+    lines = [command("c1", "tenant.configure", AT, GYM, sms_url="https://sms.example/send"),
+             command("p1", "system.pause", AT, "operator", reason="maintenance")]
+    answer = served.api(operator=True).post("/v1/messages", content=_jsonl(*lines))
+    assert answer.status_code == 202, answer.text
+    assert _pauses(served)["system"]["reason"] == "maintenance"
+    assert _settings(served, GYM).sms_url == "https://sms.example/send"
