@@ -94,15 +94,27 @@ def test_a_body_over_loopline_http_max_body_is_413_and_says_the_limit(served: Se
     assert task_rows(served.system, tenant=GYM) == []
 
 
-def test_webhooks_are_rate_limited_per_tenant_and_source(served: Served) -> None:
+def test_a_signed_producer_is_rate_limited_per_tenant_and_source(served: Served) -> None:
+    served.publish(command("secrets", "tenant.configure", AT, GYM, github_webhook_secret="gh-s3cret"),
+                   command("secrets", "tenant.configure", AT, OTHER, github_webhook_secret="gh-s3cret"))
     limited = Served(served.system, ServeOptions(rate_per_minute=2))
     raw = webhooks.body(webhooks.ping())
-    headers = webhooks.github_headers("unset", raw, "ping")
+    headers = webhooks.github_headers("gh-s3cret", raw, "ping")
     answers = [limited.client().post(f"/v1/webhooks/github/{GYM}", content=raw, headers=headers) for _ in range(3)]
     other_tenant = limited.client().post(f"/v1/webhooks/github/{OTHER}", content=raw, headers=headers)
     served.clients += limited.clients
-    assert [answer.status_code for answer in answers] == [404, 404, 429] and other_tenant.status_code == 404
-    assert answers[2].headers["Retry-After"]
+    assert [answer.status_code for answer in answers] == [200, 200, 429] and other_tenant.status_code == 200
+    assert int(answers[2].headers["Retry-After"]) >= 1
+
+
+def test_a_key_over_its_rate_limit_is_429_with_retry_after(served: Served) -> None:
+    limited = Served(served.system, ServeOptions(rate_per_minute=2))
+    client = limited.api(GYM)
+    served.clients += limited.clients
+    answers = [client.post("/v1/messages", content=json.dumps(_task(f"t{n}"))) for n in range(3)]
+    assert [answer.status_code for answer in answers] == [202, 202, 429]
+    assert int(answers[2].headers["Retry-After"]) >= 1 and "2 requests a minute" in answers[2].json()["error"]
+    assert [row["task_id"] for row in task_rows(served.system, tenant=GYM)] == ["t0", "t1"]
 
 
 def test_a_tenants_key_may_not_pause_the_system_configure_or_resume_and_nothing_changes(served: Served) -> None:
