@@ -67,7 +67,7 @@ async def post_messages(request: Request, principal: Principal = Depends(api_pri
     try:
         done = await run_in_threadpool(publisher.publish, body, f"http key {principal.key_id}", principal.tenant)
     except UnreadableText as error:
-        raise HTTPException(400, str(error)) from None
+        raise HTTPException(400, f"{error}: send the body as UTF-8") from None
     status, report = report_of(done)
     return JSONResponse(report.model_dump(mode="json"), status_code=status)
 

@@ -48,7 +48,7 @@ class Publisher:
         """The lines validated as `loopline publish` does, and a line naming another tenant than the key's, or an
         operator's command, refused (`tenant` None: the operator's key, anything); raises UnreadableText for
         UTF-16 or UTF-32 input."""
-        parsed = publishing.parse_lines(data, source)
+        parsed = publishing.parse_lines(data)
         if tenant is not None:
             parsed = _only(parsed, _tenant_key_may_not(tenant))
         return self._apply(parsed, source)
@@ -63,7 +63,7 @@ class Publisher:
         line = json.dumps({"kind": "command", "id": ref, "type": command_type, "tenant": tenant,
                            "at": format_time(SystemClock().now()), "data": data}).encode()
         # The form's route decides who may press it (the system page is the operator's): only the tenant is checked.
-        done = self._apply(_only(publishing.parse_lines(line, source), _other_tenant(tenant)), source)
+        done = self._apply(_only(publishing.parse_lines(line), _other_tenant(tenant)), source)
         rejected = done.rejected()
         if rejected:
             return CommandResult(ref, tenant, command_type, REFUSED, rejected[0]["reason"])

@@ -138,3 +138,10 @@ def test_the_operators_key_may_pause_the_system_and_configure_a_tenant(served: S
     assert answer.status_code == 202, answer.text
     assert _pauses(served)["system"]["reason"] == "maintenance"
     assert _settings(served, GYM).sms_url == "https://sms.example/send"
+
+
+def test_a_utf16_body_is_refused_whole_asking_for_utf8_without_a_files_hint(served: Served) -> None:
+    answer = served.api(GYM).post("/v1/messages", content=json.dumps(_task("t1")).encode("utf-16"))
+    assert answer.status_code == 400
+    assert answer.json()["error"] == "the input is UTF-16 text and Loopline reads UTF-8: send the body as UTF-8"
+    assert task_rows(served.system, tenant=GYM) == []

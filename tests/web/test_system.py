@@ -11,10 +11,10 @@ from datetime import datetime, timezone
 from typing import Any
 
 import pytest
-from sqlalchemy.exc import OperationalError
 from fastapi.testclient import TestClient
 from httpx import Response
 from prometheus_client.parser import text_string_to_metric_families
+from sqlalchemy.exc import OperationalError
 
 from loopline.projections.model_usage import model_usage
 from loopline.projections.pauses import current_pauses
