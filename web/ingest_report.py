@@ -69,7 +69,8 @@ WEBHOOK_ERRORS = _errors((401, "a missing or wrong signature, (Slack) a timestam
                                "tenant from this producer; Retry-After says when to try again"))
 LINE_ERRORS = {
     UNREADABLE_OR_INVALID: {"model": IngestReport, "description": "a line is unreadable or invalid (or names another "
-                            "tenant than the key's); the other lines are listed and kept"},
+                            "tenant than the key's, or is an operator's command sent with a tenant's key); the other "
+                            "lines are listed and kept"},
     REFUSED_BY_THE_DOMAIN: {"model": IngestReport, "description": "every line was valid but the domain refused one "
                             "(e.g. an unknown task); the other lines are listed and kept"},
 }
