@@ -16,8 +16,8 @@ from loopline.processors.messages import Message
 from loopline.runtime import publishing
 from loopline.runtime.publishing import Append, Parsed, Published
 from loopline.runtime.system import System
+from loopline.web.command_outcome import PENDING, REFUSED, command_outcome
 
-PENDING, TOOK_EFFECT, REFUSED, REPEAT = "pending", "took effect", "refused", "already received"
 OPERATOR_COMMANDS = ("system.pause", "system.resume", "tenant.configure", "tenant.resume")
 """Commands only the operator publishes (the CLI, or an operator's key): limits, secrets and addresses, and lifting
 a pause. A tenant's key may pause its own tenant, never lift it."""
@@ -28,8 +28,8 @@ Why = Callable[[Message], str | None]
 
 @dataclass(frozen=True)
 class CommandResult:
-    """One command a form published: `took effect` or `refused` (with why) once processed; `pending` while the
-    workers have not processed it (scale)."""
+    """One command a form published: `took effect`, `refused` (with why) or `set aside` (with its error) once
+    processed; `pending` while the workers have not processed it (scale)."""
 
     id: str
     tenant: str
@@ -58,7 +58,8 @@ class Publisher:
             return publishing.publish(self.system, parsed, source, append=self.append)
 
     def command(self, tenant: str, command_type: str, data: dict[str, Any], source: str) -> CommandResult:
-        """One command, as `loopline` sub-commands that decide something publish it (`cli/context.py`)."""
+        """One command, as `loopline` sub-commands that decide something publish it (`cli/context.py`): refused
+        with the reason the edge or the domain gave, else told by its result page's rule (`command_outcome`)."""
         ref = f"{source}-{uuid4().hex[:12]}"
         line = json.dumps({"kind": "command", "id": ref, "type": command_type, "tenant": tenant,
                            "at": format_time(SystemClock().now()), "data": data}).encode()
@@ -67,10 +68,10 @@ class Publisher:
         rejected = done.rejected()
         if rejected:
             return CommandResult(ref, tenant, command_type, REFUSED, rejected[0]["reason"])
-        if done.scale:
+        outcome = None if done.scale else command_outcome(self.system.app, tenant, ref)
+        if outcome is None:
             return CommandResult(ref, tenant, command_type, PENDING)
-        ours = done.own_outcomes()
-        return CommandResult(ref, tenant, command_type, TOOK_EFFECT if ours else REPEAT)
+        return CommandResult(ref, tenant, command_type, outcome.status, outcome.reason)
 
 
 def _other_tenant(tenant: str) -> Why:
