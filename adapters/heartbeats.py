@@ -16,6 +16,7 @@ from typing import Any
 
 from sqlalchemy import Column, DateTime, Float, Integer, MetaData, String, Table, Text, delete, insert, select, update
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import IntegrityError
 
 metadata = MetaData()
 heartbeats = Table(
@@ -109,8 +110,13 @@ class TickTimes:
         self.engine = engine
 
     def record(self, tick: LastTick) -> None:
-        with self.engine.begin() as conn:
-            _put(conn, ticks.c.scheduler, {**tick.__dict__, "scheduler": SCHEDULER})
+        row = {**tick.__dict__, "scheduler": SCHEDULER}
+        try:
+            with self.engine.begin() as conn:
+                _put(conn, ticks.c.scheduler, row)
+        except IntegrityError:  # two ticks ending together both found no row: the other inserted it, so update it
+            with self.engine.begin() as conn:
+                conn.execute(update(ticks).where(ticks.c.scheduler == SCHEDULER).values(**row))
 
     def last(self) -> LastTick | None:
         with self.engine.connect() as conn:

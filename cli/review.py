@@ -13,6 +13,7 @@ from loopline.cli.context import flag, opened, publish_command
 from loopline.cli.help import App
 from loopline.cli.output import print_rows
 from loopline.cli.output import out
+from loopline.domain.wording import one_line
 from loopline.projections.proposals import list_proposals
 from loopline.projections.reflections import reflection_log
 from loopline.projections.review_queue import waiting
@@ -30,9 +31,21 @@ def list_(json_: Json = False, tenant: Tenant = None) -> None:
     """List what waits for a human, oldest first, each with the context to decide: tasks to review (the last message,
     the draft), proposals, open questions (the options), free-text answers to review."""
     with opened() as system, system.projections.engine.connect() as conn:
-        rows = waiting(conn, tenant)
+        rows = [{**row, "context": task_line(row["context"])} if row["kind"] == "task" else row
+                for row in waiting(conn, tenant)]
     print_rows("review queue", rows, ["kind", "tenant", "id", "what", "why", "context", "since", "decide"],
                as_json=json_)
+
+
+def task_line(papers: dict[str, Any]) -> str:
+    """A waiting task's papers in one line: its last message (who wrote it) and the latest draft put before the
+    owner."""
+    last, draft = papers["last"], papers["draft"]
+    parts = [f"last from {last['author']}: {one_line(last['text'], 160)}"] if last else []
+    if draft:
+        subject = f"{draft['subject']}: " if draft.get("subject") else ""
+        parts.append(f"draft: {one_line(subject + draft.get('body', ''), 160)}")
+    return " | ".join(parts) or "no message yet"
 
 
 @app.command("log")

@@ -5,7 +5,6 @@ dashboard's first screen shows them."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy.engine import Connection
@@ -14,7 +13,6 @@ from loopline.domain import ids
 from loopline.domain.proposal_notice import FLAGS
 from loopline.domain.question_ladder import lettered
 from loopline.domain.status import TaskStatus
-from loopline.domain.wording import one_line
 from loopline.projections import task_memory
 from loopline.projections.proposals import list_proposals
 from loopline.projections.questions import answers_for_review, open_questions
@@ -27,14 +25,11 @@ WAITING_TASKS = {
 }
 """The task statuses that wait for the owner, and the commands that decide them."""
 
-Context = Callable[[Connection, dict[str, Any]], Any]
 
-
-def waiting(conn: Connection, tenant: str | None, task_context_of: Context | None = None) -> list[dict[str, Any]]:
-    """What waits for the owner of `tenant` (None: every tenant), oldest first; a task's `context` is what
-    `task_context_of` makes of its read-model row (by default the one line `review list` prints)."""
-    describe = task_context_of or task_context
-    rows = [task_item(row, decide, describe(conn, row)) for status, decide in WAITING_TASKS.items()
+def waiting(conn: Connection, tenant: str | None) -> list[dict[str, Any]]:
+    """What waits for the owner of `tenant` (None: every tenant), oldest first; a task's `context` is its papers
+    (`task_papers`), a question's or an answer's its options in one line."""
+    rows = [task_item(row, decide, task_papers(conn, row)) for status, decide in WAITING_TASKS.items()
             for row in list_tasks(conn, tenant=tenant, status=status)]
     rows += [proposal_item(row) for row in list_proposals(conn, tenant)]
     rows += [question_item(row) for row in open_questions(conn, tenant)]
@@ -43,7 +38,7 @@ def waiting(conn: Connection, tenant: str | None, task_context_of: Context | Non
     return rows
 
 
-def task_item(row: dict[str, Any], decide: str, context: Any) -> dict[str, Any]:
+def task_item(row: dict[str, Any], decide: str, context: dict[str, Any]) -> dict[str, Any]:
     return {"kind": "task", "tenant": row["tenant"], "id": row["task_id"], "what": row["title"],
             "why": row.get("status_reason") or row["status"], "context": context, "since": row["updated_at"],
             "decide": decide}
@@ -85,17 +80,6 @@ def task_papers(conn: Connection, row: dict[str, Any]) -> dict[str, Any]:
     return {"status": row["status"], "last": turns[-1] if turns else None, "contact_said": said[-1] if said else None,
             "draft": drafts[-1] if drafts else None,
             "escalation": handoffs[-1] if handoffs and escalated else None}
-
-
-def task_context(conn: Connection, row: dict[str, Any]) -> str:
-    """The task's last message (who wrote it) and the latest draft a notice put before the owner, in one line."""
-    papers = task_papers(conn, row)
-    last, draft = papers["last"], papers["draft"]
-    parts = [f"last from {last['author']}: {one_line(last['text'], 160)}"] if last else []
-    if draft:
-        subject = f"{draft['subject']}: " if draft.get("subject") else ""
-        parts.append(f"draft: {one_line(subject + draft.get('body', ''), 160)}")
-    return " | ".join(parts) or "no message yet"
 
 
 def question_why(row: dict[str, Any]) -> str:

@@ -18,11 +18,12 @@ from loopline.domain.status import TaskStatus
 from loopline.domain.task_escalation import render_handoff
 from loopline.projections.proposals import find_proposal
 from loopline.projections.questions import find_question
-from loopline.projections.review_queue import task_papers, waiting
+from loopline.projections.review_queue import waiting
 from loopline.projections.task_queries import find_tasks
 from loopline.web import command_results
 from loopline.web.auth import NOT_FOUND, Principal, csrf_checked, page_principal
 from loopline.web.pages import render
+from loopline.web.request_log import acting_for
 
 router = APIRouter(include_in_schema=False)
 router.include_router(command_results.router)
@@ -105,7 +106,7 @@ def needs_attention(request: Request, tenant: str | None = None,
                     principal: Principal = Depends(page_principal)) -> HTMLResponse:
     """What waits for the owner, oldest first: a tenant key's own; the operator's of every tenant (or the one named)."""
     with request.app.state.system.projections.engine.connect() as conn:
-        items = waiting(conn, principal.scope(tenant), task_papers)
+        items = waiting(conn, principal.scope(tenant))
     for item in items:
         if item["kind"] == "task":
             _with_draft(item)
@@ -136,6 +137,7 @@ def act(request: Request, kind: str, action: str, item_id: str, form: Form = Dep
     tenant = principal.scope(str(form.get("tenant") or "") or None)
     if tenant is None:
         return _bad_form(request, principal, "tenant: name the tenant whose item this is")
+    acting_for(request, tenant)
     with request.app.state.system.projections.engine.connect() as conn:
         item = FIND[kind](conn, tenant, item_id)
     if item is None:

@@ -1,34 +1,20 @@
 """`/commands/{id}`: what became of a command a dashboard form published, read from its receipt in the event store
-(the `InboundMessage` keyed by tenant and id), so any serve process finds it: refused with the reason, parked, took
+(`web/command_outcome.py`), so any serve process finds it: refused with the reason, set aside with its error, took
 effect, or pending while no worker has processed it yet (at scale the receipt is saved with the command's effects)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
-from eventsourcing.application import AggregateNotFoundError
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import HTMLResponse
 
-from loopline.domain import ids
-from loopline.domain.parked import DROPPED, RETRIED
-from loopline.processors.application import Loopline
 from loopline.web.auth import NOT_FOUND, Principal, page_principal
+from loopline.web.command_outcome import PENDING, Outcome, command_outcome
 from loopline.web.pages import render
-from loopline.web.publishing import PENDING, REFUSED, TOOK_EFFECT
 
 router = APIRouter(include_in_schema=False)
 
 REMEMBERED = 20
 """Commands a session remembers having published: a pending one is known to exist before any receipt says so."""
-
-
-@dataclass(frozen=True)
-class Outcome:
-    status: str
-    type: str | None = None
-    reason: str | None = None
 
 
 def remember(request: Request, ref: str, tenant: str) -> None:
@@ -37,29 +23,6 @@ def remember(request: Request, ref: str, tenant: str) -> None:
     published = dict(request.session.get("commands") or {})
     published[ref] = tenant
     request.session["commands"] = dict(list(published.items())[-REMEMBERED:])
-
-
-def command_outcome(app: Loopline, tenant: str, ref: str) -> Outcome | None:
-    """The command's outcome by its receipt; None while there is none (not processed yet, or no such command)."""
-    receipt = _stored(app, ids.message_id(tenant, ref))
-    if receipt is None or receipt.kind != "command":
-        return None
-    if receipt.rejection:
-        return Outcome(REFUSED, receipt.type, receipt.rejection)
-    parked = _stored(app, ids.parked_message_id(receipt.id))
-    if parked is None or parked.status == RETRIED:
-        return Outcome(TOOK_EFFECT, receipt.type)
-    if parked.status == DROPPED:
-        return Outcome(REFUSED, receipt.type, f"it failed ({parked.error}) and {parked.closed_by} dropped it")
-    return Outcome(REFUSED, receipt.type, f"it failed and waits for the operator ({parked.error_type}: "
-                                          f"{parked.error}); `loopline parked retry` applies it again")
-
-
-def _stored(app: Loopline, aggregate_id: Any) -> Any:
-    try:
-        return app.repository.get(aggregate_id)
-    except AggregateNotFoundError:
-        return None
 
 
 @router.get("/commands/{ref}", response_class=HTMLResponse)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from fastapi import Request
 from fastapi.responses import HTMLResponse
@@ -13,6 +14,9 @@ from fastapi.templating import Jinja2Templates
 from loopline.web.auth import Principal, csrf_token
 
 TEMPLATES = Jinja2Templates(directory=str(Path(__file__).parent / "templates"))
+TEMPLATES.env.filters["quote"] = lambda value: quote(str(value), safe="")
+"""Every id or value a template puts in a URL: a `/` or `?` in a tenant's id stays inside its one path segment or
+query value (Jinja's `urlencode` keeps `/`, so an id `../../system/pause` would climb out of its form's path)."""
 NAV = [("/", "Needs attention"), ("/scorecard", "Scorecard"), ("/tasks", "Tasks"), ("/loops", "Loops")]
 OPERATOR_NAV = [("/system", "System")]
 

@@ -14,14 +14,13 @@ from loopline.domain.timeutil import format_time
 from loopline.runtime import publishing
 from loopline.runtime.publishing import Append, Parsed, Published
 from loopline.runtime.system import System
-
-PENDING, TOOK_EFFECT, REFUSED, REPEAT = "pending", "took effect", "refused", "already received"
+from loopline.web.command_outcome import PENDING, REFUSED, command_outcome
 
 
 @dataclass(frozen=True)
 class CommandResult:
-    """One command a form published: `took effect` or `refused` (with why) once processed; `pending` while the
-    workers have not processed it (scale)."""
+    """One command a form published: `took effect`, `refused` (with why) or `set aside` (with its error) once
+    processed; `pending` while the workers have not processed it (scale)."""
 
     id: str
     tenant: str
@@ -46,7 +45,8 @@ class Publisher:
             return publishing.publish(self.system, parsed, source, append=self.append)
 
     def command(self, tenant: str, command_type: str, data: dict[str, Any], source: str) -> CommandResult:
-        """One command, as `loopline` sub-commands that decide something publish it (`cli/context.py`)."""
+        """One command, as `loopline` sub-commands that decide something publish it (`cli/context.py`): refused
+        with the reason the edge or the domain gave, else told by its result page's rule (`command_outcome`)."""
         ref = f"{source}-{uuid4().hex[:12]}"
         line = json.dumps({"kind": "command", "id": ref, "type": command_type, "tenant": tenant,
                            "at": format_time(SystemClock().now()), "data": data}).encode()
@@ -54,10 +54,10 @@ class Publisher:
         rejected = done.rejected()
         if rejected:
             return CommandResult(ref, tenant, command_type, REFUSED, rejected[0]["reason"])
-        if done.scale:
+        outcome = None if done.scale else command_outcome(self.system.app, tenant, ref)
+        if outcome is None:
             return CommandResult(ref, tenant, command_type, PENDING)
-        ours = done.own_outcomes()
-        return CommandResult(ref, tenant, command_type, TOOK_EFFECT if ours else REPEAT)
+        return CommandResult(ref, tenant, command_type, outcome.status, outcome.reason)
 
 
 def _only(parsed: Parsed, tenant: str) -> Parsed:

@@ -5,16 +5,22 @@ publishes and showing its result; another tenant's key sees and changes none of 
 from __future__ import annotations
 
 import re
+from html import unescape
+from urllib.parse import urljoin, urlsplit
 
+import pytest
 from fastapi.testclient import TestClient
 
 from loopline.domain.timeutil import parse_time
+from loopline.projections.pauses import current_pauses
 from loopline.projections.proposals import find_proposal
 from loopline.projections.questions import find_question
 from loopline.projections.task_queries import find_tasks
 from loopline.projections.timeline import task_trail
-from loopline.web.publishing import PENDING, CommandResult
+from loopline.web.command_outcome import PENDING
+from loopline.web.publishing import CommandResult
 from tests.conftest import command, signal
+from tests.hooks.loopline_hooks import Faults
 from tests.web.conftest import Served, csrf_of
 
 GYM, OTHER = "iron_temple", "other_gym"
@@ -131,6 +137,7 @@ def test_the_first_screen_lists_each_kind_with_what_to_decide_it_with(served: Se
     operator = served.browser(operator=True).get("/")
     assert '<span class="tenant">iron_temple</span>' in operator.text
     assert '<input type="hidden" name="tenant" value="iron_temple">' in operator.text
+    assert '<a href="/tasks/bob?tenant=iron_temple">' in operator.text  # a task id may be used by several tenants
     assert '<p class="empty">Nothing needs your attention.</p>' in served.browser(OTHER).get("/").text
 
 
@@ -227,6 +234,17 @@ def test_a_refused_command_shows_the_reason(served: Served) -> None:
     assert _status(again) == "refused" and "already answered" in again
 
 
+def test_an_answer_whose_handler_fails_is_shown_set_aside_with_its_error(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _escalation(served)
+    faults = Faults()
+    faults.install(monkeypatch.setattr)
+    faults.configure("handler:Poisoned")
+    page = _act(served, served.browser(GYM), "/attention/tasks/guidance/ann", guidance="Poisoned advice")
+    assert _status(page) == "set aside" and "injected handler fault" in page and "loopline parked retry" in page
+
+
 def test_a_command_not_yet_processed_is_pending_and_its_page_refreshes_itself(served: Served) -> None:
     _question(served)
     browser = served.browser(GYM)
@@ -284,3 +302,24 @@ def test_a_form_without_its_csrf_token_is_refused_and_publishes_nothing(served: 
         assert browser.post("/attention/questions/answer/offer", data=data).status_code == 403
     assert _events(served) == before
     assert csrf_of(browser.get("/").text)  # the page's forms carry the token
+
+
+def test_an_id_naming_another_path_stays_inside_its_items_forms_and_links(served: Served) -> None:
+    """A tenant chooses its task ids: one spelling a path up and out must neither lead the owner's click to
+    another page (here the operator's pause) nor fail to reach its own task."""
+    climber = "../../../system/pause"
+    served.publish(CONFIGURE, command("c11", "task.create", "2026-03-02T09:00:00Z", GYM, task_id=climber,
+                                      title="Climb", task_type="churn_risk", contact=BOB, confidence=0.5,
+                                      draft={"subject": "Hi", "body": "Hello"}))
+    browser = served.browser(GYM)
+    page = browser.get("/")
+    article = page.text.split(f'data-id="{climber}"')[1].split("</article>")[0]
+    forms = re.findall(r'<form[^>]*action="([^"]+)"[^>]*>(.*?)</form>', article, re.S)
+    reject = urljoin(str(page.url), unescape(next(action for action, body in forms if ">Reject</button>" in body)))
+    link = urljoin(str(page.url), unescape(re.search(r'<a href="([^"]+)">', article).group(1)))
+    assert urlsplit(reject).path.startswith("/attention/tasks/reject/") and urlsplit(link).path.startswith("/tasks/")
+    assert "<h1>Climb</h1>" in browser.get(link).text
+    assert _status(_act(served, browser, reject, type="never")) == "took effect"
+    assert _task(served, climber)["status"] == "cancelled"
+    with served.system.projections.engine.connect() as conn:
+        assert current_pauses(conn) == {"system": None, "tenants": []}

@@ -205,6 +205,15 @@ def test_the_loops_page_lists_loops_by_deadline_with_the_expired_ones_highlighte
     assert "past its deadline" in page.text and "gym-invoice/receipt" not in page.text  # answered: no longer waited on
 
 
+def test_a_loop_reads_the_same_on_the_loops_page_and_its_tasks_page(gym: TestClient, operator: TestClient) -> None:
+    on_loops = cell(gym.get("/loops").text, "class", "loop expired\" data-loop=\"gym-invoice/paid")
+    on_task = cell(gym.get("/tasks/gym-invoice").text, "class", "loop expired\" data-loop=\"gym-invoice/paid")
+    assert on_loops == on_task[:2] + ["gym-invoice"] + on_task[2:]
+    assert on_task[-1].startswith("expired ")  # resolved as expired by the tick, when
+    by_operator = cell(operator.get("/loops").text, "class", "loop expired\" data-loop=\"gym-invoice/paid")
+    assert by_operator == on_loops[:3] + [GYM] + on_loops[3:]
+
+
 
 ISOLATED_PAGES = ("/tasks", "/tasks?status=completed", "/tasks?type=win_back", "/loops", "/scorecard?period=2026-W10",
                   "/scorecard?period=2026-W09")
@@ -245,10 +254,12 @@ def test_a_batch_task_whose_id_has_a_slash_has_its_page_and_files(served: Served
                            title="Win back", confidence=0.95, contacts=[{"contact": "ann@gym.example"}], draft=DRAFT))
     browser = served.browser(GYM)
 
-    assert '<a href="/tasks/spring/1">spring/1</a>' in browser.get("/tasks").text
-    page = browser.get("/tasks/spring/1")
-    assert page.status_code == 200 and "<h1>Win back: ann@gym.example</h1>" in page.text
-    assert browser.get("/tasks/spring/1", params={"file": "progress.md"}).status_code == 200
+    assert '<a href="/tasks/spring%2F1">spring/1</a>' in browser.get("/tasks").text  # the id is one path segment
+    for path in ("/tasks/spring%2F1", "/tasks/spring/1"):
+        page = browser.get(path)
+        assert page.status_code == 200 and "<h1>Win back: ann@gym.example</h1>" in page.text
+    assert '<a href="/tasks/spring%2F1?file=progress.md#memory">' in page.text
+    assert browser.get("/tasks/spring%2F1", params={"file": "progress.md"}).status_code == 200
     assert served.browser(STUDIO).get("/tasks/spring/1").status_code == 404
 
 

@@ -1,13 +1,14 @@
-"""The dashboard's and the API's one way into the log: what `loopline publish` does, limited to the key's tenant;
-and the keys a user makes with `loopline keys`."""
+"""The dashboard's and the API's one way into the log: what `loopline publish` does, limited to the key's tenant,
+and what became of a command a form published."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-from loopline.web.publishing import REFUSED, TOOK_EFFECT
-from tests.e2e.cli import Cli
+import pytest
+
+from loopline.web.command_outcome import REFUSED, SET_ASIDE, TOOK_EFFECT
+from tests.hooks.loopline_hooks import Faults
 from tests.web.conftest import Served
 
 AT = "2026-03-02T09:00:00Z"
@@ -35,15 +36,12 @@ def test_a_command_from_a_form_says_whether_it_took_effect_or_why_it_was_refused
     assert refused.status == REFUSED and refused.reason
 
 
-def test_keys_are_made_once_listed_without_the_secret_and_revoked(tmp_path: Path) -> None:
-    cli = Cli(tmp_path / "home")
-    made = json.loads(cli.run(("keys", "create", "--tenant", "gym_a", "--label", "front desk", "--json")).stdout)
-    assert made["key"].startswith("ll_") and made["tenant"] == "gym_a"
-    listed = json.loads(cli.run(("keys", "list", "--json")).stdout)
-    assert [row["key_id"] for row in listed] == [made["key_id"]] and made["key"] not in json.dumps(listed)
-    both = cli.run(("keys", "create", "--tenant", "gym_a", "--operator"))
-    assert both.returncode == 2 and "one of them" in both.stderr
-    revoked = cli.run(("keys", "revoke", made["key"], "--json"))
-    assert json.loads(revoked.stdout)["revoked_at"]
-    unknown = cli.run(("keys", "revoke", "0000"))
-    assert unknown.returncode == 1 and "keys list" in unknown.stderr
+def test_a_command_whose_handler_fails_is_set_aside_with_its_error_not_said_to_take_effect(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    faults = Faults()
+    faults.install(monkeypatch.setattr)
+    faults.configure("handler:Poisoned")
+    parked = served.app.state.publisher.command("gym_a", "tenant.configure", {"name": "Poisoned"}, "dashboard")
+    assert parked.status == SET_ASIDE
+    assert "injected handler fault" in parked.reason and "loopline parked retry" in parked.reason

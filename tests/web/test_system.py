@@ -94,8 +94,9 @@ def test_pause_everything_holds_every_tenant_until_resume_everything(served: Ser
 def test_a_refused_press_is_shown_with_the_reason(served: Served) -> None:
     operator = served.browser(operator=True)
     press(operator, "Pause tenant", tenant="gym_a", reason="")
-    page = operator.get("/system").text
-    assert 'data-status="refused"' in page and "reason" in page
+    result = re.search(r'<p class="result[^"]*" data-status="([^"]+)">(.*?)</p>', operator.get("/system").text, re.S)
+    assert result and result.group(1) == "refused"
+    assert "tenant.pause for gym_a" in result.group(2) and "data.reason: must not be empty" in result.group(2)
     assert pauses(served)["tenants"] == []
 
 
@@ -148,6 +149,20 @@ def test_metrics_report_what_was_applied_refused_and_ticked(served: Served) -> N
 def request_log(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
     caplog.set_level(logging.INFO, logger="loopline.http")
     return caplog
+
+
+def test_an_operators_answer_for_a_tenant_logs_that_tenant_and_the_task(
+    served: Served, request_log: pytest.LogCaptureFixture
+) -> None:
+    served.publish(command("c-1", "task.create", T0, "gym_a", task_id="spring/1", title="One", confidence=0.5))
+    operator = served.browser(operator=True)
+    token = served.csrf(operator, "/")
+    request_log.clear()
+    answer = operator.post("/attention/tasks/reject/spring%2F1", data={"csrf": token, "tenant": "gym_a"})
+    assert answer.status_code == 303
+    (line,) = (json.loads(JsonLines("host:1").format(record)) for record in request_log.records)
+    assert (line["tenant"], line["task_id"], line["path"]) == ("gym_a", "spring/1", "/attention/tasks/reject/spring/1")
+    assert line["key_id"] is not None
 
 
 def test_every_request_leaves_one_json_line_with_who_asked(served: Served, request_log: pytest.LogCaptureFixture) -> None:
