@@ -2,7 +2,7 @@
 
 A key is `ll_<key id>_<secret>`; only the secret's SHA-256 is stored (the secret is 32 random bytes, so a slow hash
 adds nothing), found by its id and compared in constant time. Keys are the deployment's own, not events: a rebuild of
-the read models leaves them as they are. The session secret every `serve` process signs cookies with lives here too.
+the read models leaves them as they are. Dashboard sessions are `adapters/sessions.py`'s.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from typing import Any
 
 from sqlalchemy import Boolean, Column, DateTime, MetaData, String, Table, insert, select, update
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import IntegrityError
 
 metadata = MetaData()
 api_keys = Table(
@@ -29,8 +28,6 @@ api_keys = Table(
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("revoked_at", DateTime(timezone=True)),
 )
-SESSION_SECRET_ID = "session-secret"
-"""The row holding the cookie-signing secret (operator True, never a key: its hash column holds the secret itself)."""
 PREFIX = "ll"
 
 
@@ -86,8 +83,8 @@ class ApiKeys:
         """Revokes the key at once for every serve process (each request looks its key up); revoking twice keeps the
         first time. Raises UnknownKey for an id never issued."""
         with self.engine.begin() as conn:
-            conn.execute(update(api_keys).where(api_keys.c.key_id == key_id, api_keys.c.revoked_at.is_(None),
-                                                api_keys.c.key_id != SESSION_SECRET_ID).values(revoked_at=now))
+            conn.execute(update(api_keys).where(api_keys.c.key_id == key_id, api_keys.c.revoked_at.is_(None))
+                         .values(revoked_at=now))
         record = self.get(key_id)
         if record is None:
             raise UnknownKey(f"no API key {key_id!r}; `loopline keys list` shows them")
@@ -96,7 +93,7 @@ class ApiKeys:
     def find(self, token: str) -> KeyRecord | None:
         """The live key the token is, or None (malformed, unknown, revoked or a wrong secret alike)."""
         parts = token.split("_", 2)
-        if len(parts) != 3 or parts[0] != PREFIX or parts[1] == SESSION_SECRET_ID:
+        if len(parts) != 3 or parts[0] != PREFIX:
             return None
         with self.engine.connect() as conn:
             row = conn.execute(select(api_keys).where(api_keys.c.key_id == parts[1])).mappings().first()
@@ -104,39 +101,21 @@ class ApiKeys:
             return None
         if not hmac.compare_digest(row["secret_sha256"], _digest(parts[2])):
             return None
-        return _record(row)
+        return record_of(row)
 
     def get(self, key_id: str) -> KeyRecord | None:
-        """The key by its id, revoked or not (a session names its key by id and is ended when it is revoked)."""
-        if key_id == SESSION_SECRET_ID:
-            return None
+        """The key by its id, revoked or not."""
         with self.engine.connect() as conn:
             row = conn.execute(select(api_keys).where(api_keys.c.key_id == key_id)).mappings().first()
-        return None if row is None else _record(row)
+        return None if row is None else record_of(row)
 
     def list(self, tenant: str | None = None) -> list[KeyRecord]:
-        query = select(api_keys).where(api_keys.c.key_id != SESSION_SECRET_ID).order_by(api_keys.c.created_at)
+        query = select(api_keys).order_by(api_keys.c.created_at)
         if tenant is not None:
             query = query.where(api_keys.c.tenant == tenant)
         with self.engine.connect() as conn:
-            return [_record(row) for row in conn.execute(query).mappings()]
-
-    def session_secret(self, now: datetime) -> str:
-        """The secret every serve process signs session cookies with: made by the first to ask, then shared."""
-        with self.engine.connect() as conn:
-            found = conn.execute(select(api_keys.c.secret_sha256).where(api_keys.c.key_id == SESSION_SECRET_ID)).scalar()
-        if found:
-            return found
-        try:
-            with self.engine.begin() as conn:
-                conn.execute(insert(api_keys).values(
-                    key_id=SESSION_SECRET_ID, secret_sha256=secrets.token_hex(32), tenant=None, operator=True,
-                    label="session cookies", created_at=now, revoked_at=None,
-                ))
-        except IntegrityError:
-            pass  # another serve process made it first: use theirs
-        return self.session_secret(now)
+            return [record_of(row) for row in conn.execute(query).mappings()]
 
 
-def _record(row: Any) -> KeyRecord:
+def record_of(row: Any) -> KeyRecord:
     return KeyRecord(row["key_id"], row["tenant"], row["operator"], row["label"], row["created_at"], row["revoked_at"])

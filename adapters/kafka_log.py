@@ -78,16 +78,19 @@ def producer(bootstrap: str, **config: Any) -> Any:
 
 
 class KafkaPublisher:
-    """Appends validated messages to their topic, keyed by tenant so each tenant keeps its order."""
+    """Appends validated messages to their topic, keyed by tenant so each tenant keeps its order. It connects on its
+    first append: a process that never appends through it (serve) opens no connection and no sender thread."""
 
     def __init__(self, bootstrap: str, topics: Topics, timeout: float) -> None:
-        self.topics = topics
+        self.bootstrap, self.topics = bootstrap, topics
         # A command line waits `timeout` seconds for the cluster, not kafka-python's 30 s and 60 s.
-        wait_ms = int(timeout * 1000)
-        self._producer = producer(bootstrap, bootstrap_timeout_ms=wait_ms, max_block_ms=wait_ms)
+        self.wait_ms = int(timeout * 1000)
+        self._producer: Any = None
 
     def append(self, messages: Iterable[Message], source: str) -> AppendReport:
         """Duplicates are not known here: the workers acknowledge and ignore a repeated id."""
+        if self._producer is None:
+            self._producer = producer(self.bootstrap, bootstrap_timeout_ms=self.wait_ms, max_block_ms=self.wait_ms)
         count = 0
         for message in messages:
             self._producer.send(
@@ -98,7 +101,8 @@ class KafkaPublisher:
         return AppendReport(appended=count)
 
     def close(self) -> None:
-        self._producer.close()
+        if self._producer is not None:
+            self._producer.close()
 
 
 def end_offsets(bootstrap: str, topic_names: list[str], timeout: float) -> dict[tuple[str, int], int]:

@@ -19,8 +19,9 @@ def serve(
     )] = False,
 ) -> None:
     """Serve the dashboard, the ingestion API (`/v1/messages`, webhooks) and `/metrics`, `/healthz`, `/readyz` until
-    stopped. Log in with a key from `loopline keys create`. Embedded, what it publishes is processed at once; ticks
-    and delivery are `loopline run`'s. Logs one JSON line per request on standard error."""
+    stopped. Log in with a key from `loopline keys create`. A request never delivers or asks the model: embedded,
+    what it publishes is applied at once, and `loopline run` beside it delivers and decides (at scale the workers do
+    it all). Logs one JSON line per request on standard error."""
     import uvicorn
 
     from loopline.web.app import ServeOptions, create_app
@@ -30,6 +31,9 @@ def serve(
     options = ServeOptions.load(secure_cookies=not insecure_cookies)
     with opened() as system:
         app = create_app(system, options)
-        err.print(f"serving the dashboard on http://{host}:{port}/ (Ctrl-C stops)", highlight=False)
+        rest = ("the workers (`loopline run`) apply, deliver and decide what it publishes" if system.is_scale else
+                "what it publishes is applied at once; run `loopline run` beside it to deliver and decide")
+        err.print(f"serving the dashboard on http://{host}:{port}/ (Ctrl-C stops): {rest}", highlight=False,
+                  soft_wrap=True)
         configure(worker_id())  # one JSON line a request (web/request_log.py), uvicorn's own messages as JSON too
         uvicorn.run(app, host=host, port=port, log_config=None, log_level="info", access_log=False)

@@ -95,11 +95,13 @@ Append = Callable[[list[Message], str], AppendReport]
 
 def publish(
     system: System, parsed: Parsed, source: str, progress: Callable[[int], None] | None = None,
-    started: Callable[[int], None] | None = None, append: Append | None = None,
+    started: Callable[[int], None] | None = None, append: Append | None = None, serving: bool = False,
 ) -> Published:
     """Keeps the invalid lines as rejects, appends the valid ones to the log (through `append` when given: serve's
     faststream producer at scale), and processes them now where this process may (embedded); at scale the workers
-    process them."""
+    process them. `serving` (serve's requests) never delivers or asks the model inside a request: embedded the
+    lines are applied and projected only, and `loopline run` delivers and decides; at scale nothing is drained, so
+    serve never takes the leader lock."""
     with system.leader.writing():
         if parsed.invalid:  # kept as they came, up to the line limit, with their reasons
             record_rejected_inputs(
@@ -109,7 +111,12 @@ def publish(
         appended = (append or system.log.append)(parsed.valid, source)
         if started:
             started(appended.appended)
-        report = system.drain(progress=progress)
+        if not serving:
+            report = system.drain(progress=progress)
+        elif system.is_scale:
+            report = DrainReport()
+        else:
+            report = system.drain(progress=progress, deliver=False, decide=False)
     return Published(parsed, appended, report, system.is_scale)
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.engine import Engine
 
-from loopline.adapters import api_keys, delivery_state, heartbeats
+from loopline.adapters import api_keys, delivery_state, heartbeats, sessions
 from loopline.adapters.config import Settings
 from loopline.adapters.event_store import event_store_env
 from loopline.adapters.leader import PostgresLeader, SoleLeader
@@ -37,7 +37,7 @@ class Stores:
     projections: ProjectionRunner
     ledger_engine: Engine
     """The event store's database, holding the write-side tables beside the events: delivery ledger, heartbeats,
-    the last tick's time, API keys."""
+    the last tick's time, API keys and dashboard sessions."""
 
 
 def open_stores(
@@ -52,6 +52,7 @@ def open_stores(
         delivery_state.create_tables(ledger_engine)
         heartbeats.create_tables(ledger_engine)
         api_keys.create_tables(ledger_engine)  # the HTTP edge's keys: the deployment's own, never rebuilt
+        sessions.create_tables(ledger_engine)  # the dashboard's sessions, beside the keys they were opened with
         projections = ProjectionRunner(
             app.process_recorder, app.mapper, read_model_engine(settings.read_model), read_models
         )

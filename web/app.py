@@ -20,7 +20,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.middleware.sessions import SessionMiddleware
 
 from loopline.adapters.api_keys import ApiKeys
-from loopline.adapters.clock import SystemClock
+from loopline.adapters.sessions import CAP, Sessions
 from loopline.adapters.config import InvalidSetting
 from loopline.runtime.system import System
 from loopline.web.auth import LoginRequired, session_principal
@@ -30,7 +30,6 @@ from loopline.web.publishing import Publisher
 from loopline.web.request_log import RequestLog
 from loopline.web.routes import ROUTERS
 
-SESSION_HOURS = 12
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self'; form-action 'self'; "
                                "frame-ancestors 'none'",
@@ -73,13 +72,14 @@ def create_app(system: System, options: ServeOptions = ServeOptions()) -> FastAP
                   description="The owner's dashboard and the HTTP edge of Loopline: ingestion, webhooks, operations.")
     keys = ApiKeys(system.ledger_engine)
     app.state.system, app.state.keys, app.state.options = system, keys, options
+    app.state.sessions = sessions = Sessions(system.ledger_engine)
     # Requests run in anyio's worker threads (sync routes, or run_in_threadpool), whence the async producer is called.
     app.state.publisher = Publisher(system, append=(
         None if producer is None else lambda messages, source: anyio.from_thread.run(producer.append, messages, source)
     ))
     app.state.rate_limiter = RateLimiter(options.rate_per_minute)
-    app.add_middleware(SessionMiddleware, secret_key=keys.session_secret(SystemClock().now()),
-                       session_cookie="loopline_session", max_age=SESSION_HOURS * 3600, same_site="lax",
+    app.add_middleware(SessionMiddleware, secret_key=sessions.cookie_secret(),
+                       session_cookie="loopline_session", max_age=int(CAP.total_seconds()), same_site="lax",
                        https_only=options.secure_cookies)
     app.add_middleware(RequestLog)  # outermost: it times and logs every answer, the session's and the errors' too
     app.mount("/static", StaticFiles(directory=str(Path(__file__).parent / "static")), name="static")
@@ -139,7 +139,9 @@ async def _to_login(request: Request, error: Exception) -> Response:
     return RedirectResponse(f"/login?next={quote(error.next_path, safe='/')}", status_code=303)
 
 
-async def _http_error(request: Request, error: Exception) -> Response:
+def _http_error(request: Request, error: Exception) -> Response:
+    """A plain function, as `_invalid_request`: Starlette runs it in its threadpool, since the page's nav looks the
+    session up in the database, which must not block the event loop."""
     assert isinstance(error, HTTPException)
     if wants_json(request):
         return JSONResponse({"error": error.detail}, status_code=error.status_code, headers=error.headers)
@@ -148,7 +150,7 @@ async def _http_error(request: Request, error: Exception) -> Response:
                   title=titles.get(error.status_code, "Something went wrong"), detail=error.detail)
 
 
-async def _invalid_request(request: Request, error: Exception) -> Response:
+def _invalid_request(request: Request, error: Exception) -> Response:
     assert isinstance(error, RequestValidationError)
     problems = [f"{'.'.join(str(part) for part in e['loc'][1:]) or e['loc'][0]}: {e['msg']}" for e in error.errors()]
     if wants_json(request):

@@ -1,6 +1,7 @@
-"""Who is asking: a tenant's or the operator's API key, as a Bearer header (the API) or a signed session cookie
-(the dashboard, logged in with a key), and the CSRF token every form carries. Every query is scoped by the
-`Principal`: a tenant key sees only its tenant, and another tenant's id is answered as if it did not exist."""
+"""Who is asking: a tenant's or the operator's API key, as a Bearer header (the API) or a session cookie (the
+dashboard, logged in with a key; the cookie names a server-side session), and the CSRF token every form carries.
+Every query is scoped by the `Principal`: a tenant key sees only its tenant, and another tenant's id is answered as
+if it did not exist."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 
 from fastapi import Depends, HTTPException, Request
 from loopline.adapters.api_keys import ApiKeys, KeyRecord
+from loopline.adapters.sessions import Sessions
 
 NOT_FOUND = "not found"
 """What another tenant's id gets: the same answer as an id that does not exist, so ids cannot be probed."""
@@ -74,13 +76,18 @@ def api_principal(request: Request) -> Principal:
     return principal
 
 
+def sessions_of(request: Request) -> Sessions:
+    return request.app.state.sessions
+
+
 def session_principal(request: Request) -> Principal | None:
-    """The principal of the session cookie while its key is live (a revoked key ends its sessions at once)."""
-    key_id = request.session.get("key_id")
-    if not key_id:
+    """The principal of the session cookie while its session is live (`adapters/sessions.py`: logged out, idle,
+    too old or its key revoked, it is not, and the cookie's state is dropped)."""
+    session_id = request.session.get("session")
+    if not session_id:
         return None
-    key = keys_of(request).get(key_id)
-    if key is None or key.revoked_at is not None:
+    key = sessions_of(request).key_of(session_id)
+    if key is None:
         request.session.clear()
         return None
     return Principal.of(key)
@@ -108,9 +115,17 @@ def operator_page(principal: Principal = Depends(page_principal)) -> Principal:
 
 
 def log_in(request: Request, key: KeyRecord) -> None:
-    """Starts a session for the key with a fresh CSRF token (a new login never keeps an old session's token)."""
+    """Starts a session for the key with a fresh CSRF token (a new login never keeps an old session or its token)."""
+    log_out(request)
+    request.session.update({"session": sessions_of(request).start(key.key_id), "csrf": secrets.token_urlsafe(24)})
+
+
+def log_out(request: Request) -> None:
+    """Ends the session for good (a copy of its cookie is refused too) and drops the cookie's state."""
+    session_id = request.session.get("session")
+    if session_id:
+        sessions_of(request).end(session_id)
     request.session.clear()
-    request.session.update({"key_id": key.key_id, "csrf": secrets.token_urlsafe(24)})
 
 
 def csrf_token(request: Request) -> str:
@@ -121,9 +136,22 @@ def csrf_token(request: Request) -> str:
     return token
 
 
+FORM_TYPE = "application/x-www-form-urlencoded"
+MAX_FORM_BYTES = 64 * 1024
+MAX_FORM_FIELDS = 50
+
+
 async def csrf_checked(request: Request) -> dict[str, Any]:
-    """A form POST's fields, once its `csrf` field is the session's token (403 otherwise)."""
-    form = await request.form()
+    """A form POST's fields, once its `csrf` field is the session's token (403 otherwise). The form is read before
+    any login, so it is capped first: URL-encoded only, a declared length of at most 64 KiB, at most 50 fields."""
+    if request.headers.get("content-type", "").split(";")[0].strip().lower() != FORM_TYPE:
+        raise HTTPException(415, f"the dashboard's forms are sent as {FORM_TYPE}; send the form as the page does")
+    length = request.headers.get("content-length", "")
+    if not length.isdigit():
+        raise HTTPException(411, "send the form with a Content-Length header")
+    if int(length) > MAX_FORM_BYTES:
+        raise HTTPException(413, f"a form may be at most {MAX_FORM_BYTES // 1024} KiB; shorten what was typed")
+    form = await request.form(max_files=0, max_fields=MAX_FORM_FIELDS, max_part_size=MAX_FORM_BYTES)
     sent, expected = str(form.get("csrf") or ""), request.session.get("csrf") or ""
     if not expected or not hmac.compare_digest(sent, expected):
         raise HTTPException(403, "the form's CSRF token is missing or stale: reload the page and submit it again")

@@ -1,4 +1,4 @@
-"""Logging in to the dashboard with an API key (a signed session cookie names the key, never holds it) and out."""
+"""Logging in to the dashboard with an API key (a signed cookie names a server-side session, never the key) and out."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
-from loopline.web.auth import csrf_checked, keys_of, log_in, session_principal
+from loopline.web.auth import csrf_checked, keys_of, log_in, log_out, session_principal
 from loopline.web.pages import render
 
 router = APIRouter(include_in_schema=False)
@@ -40,5 +40,5 @@ def login(request: Request, form: dict[str, Any] = Depends(csrf_checked)) -> Any
 
 @router.post("/logout")
 def logout(request: Request, _form: dict[str, Any] = Depends(csrf_checked)) -> RedirectResponse:
-    request.session.clear()
+    log_out(request)
     return RedirectResponse("/login", status_code=303)

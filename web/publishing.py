@@ -1,5 +1,6 @@
 """The dashboard's and the API's way into the log: `runtime/publishing.py`, the path `loopline publish` takes, run one
-request at a time in this process (embedded, the home lock also keeps it apart from other processes)."""
+request at a time in this process (embedded, the home lock also keeps it apart from other processes). A request
+never delivers or asks the model: embedded it applies what it publishes, and `loopline run` does the rest."""
 
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ class Publisher:
         if tenant is not None:
             parsed = _only(parsed, tenant)
         with self.lock:
-            return publishing.publish(self.system, parsed, source, append=self.append)
+            return publishing.publish(self.system, parsed, source, append=self.append, serving=True)
 
     def command(self, tenant: str, command_type: str, data: dict[str, Any], source: str) -> CommandResult:
         """One command, as `loopline` sub-commands that decide something publish it (`cli/context.py`): refused

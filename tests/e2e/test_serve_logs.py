@@ -45,6 +45,7 @@ def test_serve_logs_one_json_line_a_request_and_uvicorns_messages_as_json(tmp_pa
         _, stderr = server.communicate(timeout=30)
     lines = stderr.splitlines()
     assert lines[0].startswith("serving the dashboard on http://127.0.0.1:")
+    assert lines[0].endswith("applied at once; run `loopline run` beside it to deliver and decide")
     logged = [json.loads(line) for line in lines[1:]]  # every other line is JSON: no plain uvicorn line
     requests = [entry for entry in logged if entry["event"] == "http.request"]
     scrape = next(entry for entry in requests if entry["path"] == "/metrics")

@@ -74,6 +74,7 @@ def test_serve_at_scale_appends_what_it_is_sent_through_faststream(tmp_path: Pat
         with TestClient(create_app(system), base_url="https://testserver") as client:  # the lifespan connects
             answer = client.post("/v1/messages", content=line, headers={"authorization": f"Bearer {token}"})
         assert answer.status_code == 202, answer.text
+        assert not system.leader.holds  # serve leaves processing to the workers: it never takes the leader lock
         [record] = consume_all(broker.bootstrap, Topics(prefix).commands, expected=1)
         assert record.key == b"acme" and dict(record.headers)["correlation_id"] == b"c1"
         assert json.loads(record.value)["data"]["title"] == "Send the quote"

@@ -3,6 +3,7 @@ CSRF token; a revoked key stops both at once."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime, timezone
 
 from tests.web.conftest import Served, csrf_of
@@ -64,10 +65,28 @@ def test_revoking_a_key_ends_its_session_and_its_api_calls(served: Served) -> No
 
 def test_logging_out_needs_the_forms_token_and_ends_the_session(served: Served) -> None:
     browser = served.browser("gym_a")
-    assert browser.post("/logout", data={}).status_code == 403
+    assert browser.post("/logout", data={"next": "/"}).status_code == 403
     token = csrf_of(browser.get("/login").text)
     assert browser.post("/logout", data={"csrf": token}).headers["location"] == "/login"
     assert browser.get("/test/whoami").status_code == 303
+
+
+def test_a_form_is_read_only_when_url_encoded_and_small(served: Served) -> None:
+    browser = served.client()
+    token = csrf_of(browser.get("/login").text)
+    multipart = browser.post("/login", data={"csrf": token}, files={"upload": ("big.bin", b"x" * 1024)})
+    assert multipart.status_code == 415 and "application/x-www-form-urlencoded" in multipart.text
+    form = {"content-type": "application/x-www-form-urlencoded"}
+    too_big = browser.post("/login", content=f"csrf={token}&key={'k' * 70_000}", headers=form)
+    assert too_big.status_code == 413 and "64 KiB" in too_big.text
+
+    def chunks() -> Iterator[bytes]:
+        yield f"csrf={token}".encode()
+
+    assert browser.post("/login", content=chunks(), headers=form).status_code == 411
+    many = "&".join(f"f{i}=1" for i in range(60))
+    assert browser.post("/login", content=f"csrf={token}&{many}", headers=form).status_code == 400
+    assert browser.post("/login", content=f"csrf={token}&key=nope", headers=form).status_code == 401
 
 
 def test_keys_are_kept_as_hashes_and_revoked_once(served: Served) -> None:
@@ -92,3 +111,8 @@ def test_the_http_api_is_described_by_the_frameworks_openapi_document(served: Se
     document = served.client().get("/openapi.json").json()
     assert document["info"]["title"] == "Loopline" and "/readyz" in document["paths"]
     assert "/login" not in document["paths"]  # the dashboard's pages are not API
+
+
+def test_a_page_not_found_still_shows_a_logged_in_owner_the_nav(served: Served) -> None:
+    page = served.browser("gym_a").get("/tasks/no-such-task")
+    assert page.status_code == 404 and 'href="/scorecard"' in page.text

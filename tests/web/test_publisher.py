@@ -7,8 +7,13 @@ import json
 
 import pytest
 
+from loopline.domain import ids
+from loopline.domain.task import Task
+from loopline.domain.timeutil import parse_time
+from loopline.runtime.system import System
 from loopline.web.command_outcome import REFUSED, SET_ASIDE, TOOK_EFFECT
 from tests.hooks.loopline_hooks import Faults
+from tests.integration.test_outreach import GYM, at, configure, create, emails_to
 from tests.web.conftest import Served
 
 AT = "2026-03-02T09:00:00Z"
@@ -45,3 +50,21 @@ def test_a_command_whose_handler_fails_is_set_aside_with_its_error_not_said_to_t
     parked = served.app.state.publisher.command("gym_a", "tenant.configure", {"name": "Poisoned"}, "dashboard")
     assert parked.status == SET_ASIDE
     assert "injected handler fault" in parked.reason and "loopline parked retry" in parked.reason
+
+
+def test_serve_applies_what_it_publishes_and_leaves_delivering_and_deciding_to_loopline_run(served: Served) -> None:
+    system, home = served.system, served.system.settings.home
+    configure(system)
+    create(system, "t1")
+    system.scheduler.tick(parse_time(at(0, 1)))  # the first touch is asked of the model, not yet answered
+
+    took = served.app.state.publisher.command(GYM, "tenant.configure", {"name": "Iron Temple"}, "dashboard")
+    assert took.status == TOOK_EFFECT
+    assert decisions(system) == [] and emails_to(home) == []
+
+    system.drain()  # what `loopline run` beside serve does
+    assert len(decisions(system)) == 1 and len(emails_to(home)) == 1
+
+
+def decisions(system: System) -> list[Task.DecisionRecorded]:
+    return [e for e in system.app.events.get(ids.task_id(GYM, "t1")) if isinstance(e, Task.DecisionRecorded)]
