@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -99,10 +100,14 @@ def test_an_owner_approves_and_a_webhook_resolves_a_loop_through_serve_at_scale(
         _logged_in(client, owner)
         first_screen = eventually(lambda: _page_with(client, "/", 'data-id="bob"'),
                                   "the worker to bring Bob's task to review, and its leader to project it")
-        pressed = client.post("/attention/tasks/approve/bob", data={"csrf": csrf_of(first_screen)})
-        assert pressed.status_code == 303, pressed.text
-        location = pressed.headers["location"]
-        assert _result(client, location) == "pending"  # on the log; the worker has not applied it yet
+        worker.process.send_signal(signal.SIGSTOP)  # a worker busy elsewhere: the owner sees the command pending
+        try:
+            pressed = client.post("/attention/tasks/approve/bob", data={"csrf": csrf_of(first_screen)})
+            assert pressed.status_code == 303, pressed.text
+            location = pressed.headers["location"]
+            assert _result(client, location) == "pending"  # on the log; the worker has not applied it yet
+        finally:
+            worker.process.send_signal(signal.SIGCONT)
         eventually(lambda: _result(client, location) == "took effect", "the worker to apply the approval")
         status = eventually(lambda: _task_status(client, "bob") != "pending_review" and _task_status(client, "bob"),
                             "the task page to show the approved task's status")
