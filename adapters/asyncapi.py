@@ -8,10 +8,16 @@ producer name the same topics.
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from importlib.metadata import version
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
+from eventsourcing.domain import BaseAggregate, CanMutateAggregate
+from eventsourcing.utils import get_topic
 from pydantic import BaseModel, Field, create_model
+
+import loopline.domain
 
 from loopline.adapters.config import Settings
 from loopline.adapters.kafka_log import Topics
@@ -36,12 +42,32 @@ DEAD_LETTER = (
 )
 
 
+def event_topics() -> tuple[str, ...]:
+    """The topic of every event class of every domain aggregate: what the relay may publish as a record's `topic`."""
+    for module in pkgutil.iter_modules(loopline.domain.__path__):
+        importlib.import_module(f"{loopline.domain.__name__}.{module.name}")
+    aggregates = [cls for cls in _descendants(BaseAggregate) if cls.__module__.startswith(loopline.domain.__name__)]
+    concrete = [cls for cls in aggregates if not any(issubclass(other, cls) for other in aggregates if other is not cls)]
+    return tuple(sorted({
+        get_topic(value) for aggregate in concrete for value in (getattr(aggregate, name) for name in dir(aggregate))
+        if isinstance(value, type) and issubclass(value, CanMutateAggregate) and value is not aggregate.Event
+    }))
+
+
+def _descendants(cls: type) -> set[type]:
+    found: set[type] = set()
+    for sub in cls.__subclasses__():
+        found |= {sub, *_descendants(sub)}
+    return found
+
+
 class EventRecord(BaseModel):
     """One stored domain event, as the outbox relay publishes it, keyed by the event's tenant (`_system` for
     timers); a resent tail repeats records, so consumers dedupe by `notification_id`."""
 
     notification_id: int = Field(description="the event's position in the store's notification log, ever increasing")
-    topic: str = Field(description="the event's class, e.g. `loopline.domain.task:Task.Created`")
+    topic: Literal[event_topics()] = Field(  # type: ignore[valid-type]  # the topics are found at import
+        description="the event's class, e.g. `loopline.domain.task:Task.Created`")
     originator_id: str = Field(description="the aggregate (task, loop, tenant, …) the event belongs to")
     originator_version: int = Field(description="the event's version within its aggregate")
     state: dict[str, Any] = Field(description="the event's fields as stored, including `tenant` when it has one")
@@ -104,7 +130,7 @@ def asyncapi_specification(settings: Settings) -> Any:
     return AsyncAPI(broker, title="Loopline", version=version("loopline"), description=DESCRIPTION).to_specification()
 
 
-def asyncapi_document(settings: Settings | None = None) -> dict[str, Any]:
-    """The AsyncAPI document as JSON-ready data, for the settings given or loaded (LOOPLINE_KAFKA_TOPIC_PREFIX)."""
-    document: dict[str, Any] = asyncapi_specification(settings or Settings.load()).to_jsonable()
+def asyncapi_document(settings: Settings) -> dict[str, Any]:
+    """The AsyncAPI document as JSON-ready data, for the settings' topic prefix and brokers."""
+    document: dict[str, Any] = asyncapi_specification(settings).to_jsonable()
     return document

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -19,6 +20,8 @@ from loopline.domain.timeutil import format_time
 
 SLACK_REPLAY_WINDOW = timedelta(minutes=5)
 """Slack's own rule: a request whose timestamp is further from now than this may be a replay."""
+UNIX_SECONDS = re.compile(r"[0-9]{1,10}")
+"""Seconds since 1970 as Slack sends them: ten digits reach the year 2286, and more would overflow a date."""
 
 
 class BadSignature(ValueError):
@@ -65,12 +68,23 @@ def check_generic_signature(secret: str, body: bytes, header: str | None) -> Non
 def check_slack_signature(secret: str, body: bytes, timestamp: str | None, header: str | None, now: datetime) -> None:
     """Slack's v0 signature: `v0=<hex>` of `v0:{X-Slack-Request-Timestamp}:{body}`, refused outside the replay
     window."""
-    if not timestamp or not timestamp.isdigit():
-        raise BadSignature("X-Slack-Request-Timestamp must be the request's time in whole seconds since 1970")
-    sent = datetime.fromtimestamp(int(timestamp), timezone.utc)
+    sent = _unix_time(timestamp)
+    if sent is None:
+        raise BadSignature("X-Slack-Request-Timestamp must be the request's time in whole seconds since 1970 "
+                           "(at most 10 digits)")
     if abs(now - sent) > SLACK_REPLAY_WINDOW:
         raise BadSignature(f"X-Slack-Request-Timestamp {timestamp} is more than 5 minutes from now: a possible replay")
     _check_prefixed(header, "X-Slack-Signature", "v0=", _hex_hmac(secret, b"v0:" + timestamp.encode() + b":" + body))
+
+
+def _unix_time(seconds: str | int | None) -> datetime | None:
+    """Seconds since 1970 as a time, or None for anything else (a date past what Python holds included)."""
+    if isinstance(seconds, bool) or not isinstance(seconds, str | int) or not UNIX_SECONDS.fullmatch(str(seconds)):
+        return None
+    try:
+        return datetime.fromtimestamp(int(seconds), timezone.utc)
+    except (OverflowError, ValueError, OSError):
+        return None
 
 
 def read_object(body: bytes, producer: str) -> dict[str, Any]:
@@ -132,7 +146,11 @@ def slack_conversion(tenant: str, payload: dict[str, Any]) -> Conversion:
         return Conversion(ignored=f"a Slack message with subtype {event.get('subtype') or 'bot_message'!r} is not a "
                           "person's new message: only those resolve loops")
     event_time = payload.get("event_time")
-    at = format_time(datetime.fromtimestamp(event_time, timezone.utc)) if isinstance(event_time, int) else None
+    sent = _unix_time(event_time)
+    if event_time is not None and sent is None:
+        return Conversion(ignored=f"event_time {event_time!r} is no time in whole seconds since 1970: the event "
+                          "cannot be placed in time")
+    at = None if sent is None else format_time(sent)
     data = {"slack_user_id": event.get("user"), "channel_id": event.get("channel"), "ts": event.get("ts"),
             "text": event.get("text"), "team_id": payload.get("team_id")}
     if not payload.get("event_id"):
@@ -140,12 +158,20 @@ def slack_conversion(tenant: str, payload: dict[str, Any]) -> Conversion:
     return _signal(str(payload["event_id"]), "slack.message", tenant, at, data)
 
 
-def generic_conversion(tenant: str, source: str, body: bytes, payload: dict[str, Any], *, trigger: str | None,
-                       delivery: str | None, now: datetime) -> Conversion:
-    """Any producer's signed JSON object is a `webhook.received` of `source`; the trigger is named by the
-    `X-Loopline-Trigger` header or the body's `trigger`, and a delivery without an id is known by its body."""
-    trigger_name = trigger or payload.get("trigger")
+def generic_delivery_id(body: bytes, payload: dict[str, Any]) -> str:
+    """A generic webhook's id: the signed body's `id`, else the body's SHA-256 (the same on a retry)."""
+    given = payload.get("id")
+    return given if isinstance(given, str) and given else hashlib.sha256(body).hexdigest()
+
+
+def generic_conversion(tenant: str, source: str, body: bytes, payload: dict[str, Any], *,
+                       first_received: datetime) -> Conversion:
+    """Any producer's signed JSON object is a `webhook.received` of `source`. All of it comes from the signed body
+    (the headers are not signed): the trigger is its `trigger`, the id its `id` (else its SHA-256) and the time its
+    `at`, else when this id was first received, so a retry is an exact repeat."""
+    trigger_name = payload.get("trigger")
     if not trigger_name:
-        raise UnreadableWebhook("name what happened: the X-Loopline-Trigger header or the body's trigger field")
-    return _signal(delivery or hashlib.sha256(body).hexdigest(), "webhook.received", tenant, format_time(now),
+        raise UnreadableWebhook("name what happened in the body's trigger field (the body is what is signed)")
+    at = payload.get("at") or format_time(first_received)
+    return _signal(generic_delivery_id(body, payload), "webhook.received", tenant, at,
                    {"source": source, "trigger_name": trigger_name, "payload": payload})

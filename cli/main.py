@@ -89,9 +89,9 @@ def publish(
     except OSError as error:
         fail(f"cannot read {file}: {error.strerror}; give a JSONL file path or - for standard input")
     try:
-        parsed = publishing.parse_lines(data, file)
+        parsed = publishing.parse_lines(data)
     except publishing.UnreadableText as error:
-        fail(str(error))
+        fail(f"{source}: {error}; convert it, e.g. iconv -f {error.encoding} -t UTF-8 {'FILE' if file == '-' else file}")
     with opened() as system, Progress(console=err, transient=True) as progress:
         bar = progress.add_task("processing", total=None)
         done = publishing.publish(system, parsed, source, progress=lambda n: progress.advance(bar, n),

@@ -214,6 +214,8 @@ PROFILE_TEXT_FIELDS = tuple(name for name in PROFILE_FIELDS if name not in PROFI
 SEND_LIMITS = tuple(name for name, kind in get_type_hints(TenantSettings).items() if kind is int)
 SECRET_SETTINGS = tuple(spec.name for spec in fields(TenantSettings) if spec.metadata["secret"])
 SETTING_CHECKS = {spec.name: spec.metadata["check"] for spec in fields(TenantSettings) if spec.metadata["check"]}
+UNSETTABLE = frozenset(spec.name for spec in fields(TenantSettings) if spec.default is None)
+"""Settings absent by default: given as null they are unset again, with no check."""
 
 
 def check_settings(settings: Mapping[str, Any]) -> None:
@@ -221,12 +223,9 @@ def check_settings(settings: Mapping[str, Any]) -> None:
     unknown = sorted(set(settings) - set(SETTING_FIELDS))
     if unknown:
         raise InvalidSettings(f"unknown tenant setting(s) {', '.join(unknown)}; known: {', '.join(SETTING_FIELDS)}")
-    if "timezone" in settings:
-        check_timezone(settings["timezone"])
-    if "owner_quiet_hours" in settings:
-        check_quiet_hours(settings["owner_quiet_hours"])
-    if settings.get("sms_url") is not None:
-        check_sms_url(settings["sms_url"])
+    for name, check in SETTING_CHECKS.items():
+        if name in settings and (settings[name] is not None or name not in UNSETTABLE):
+            check(settings[name])
     if "execution_mode" in settings and settings["execution_mode"] not in EXECUTION_MODES:
         raise InvalidSettings(
             f"execution_mode {settings['execution_mode']!r} is not one of {', '.join(EXECUTION_MODES)}"
@@ -246,11 +245,6 @@ def check_settings(settings: Mapping[str, Any]) -> None:
     for flag in ("send_on_weekends", "warm_up", "dry_run"):
         if not isinstance(settings.get(flag, True), bool):
             raise InvalidSettings(f"{flag} must be true or false, not {settings[flag]!r}")
-    if "priority_rules" in settings:
-        check_priority_rules(settings["priority_rules"])
-    for name in SECRET_SETTINGS:
-        if settings.get(name) is not None:
-            SETTING_CHECKS[name](settings[name])
     if "profile" in settings:
         check_profile(settings["profile"])
 

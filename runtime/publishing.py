@@ -19,7 +19,12 @@ UTF_BOMS = {b"\xff\xfe\x00\x00": "UTF-32", b"\x00\x00\xfe\xff": "UTF-32", b"\xff
 
 
 class UnreadableText(ValueError):
-    """The input as a whole is no UTF-8 text (every line would be rejected for the same reason)."""
+    """The input as a whole is no UTF-8 text (every line would be rejected for the same reason); `encoding` is what
+    its byte-order mark says it is, for the edge to say how to convert it."""
+
+    def __init__(self, encoding: str) -> None:
+        super().__init__(f"the input is {encoding} text and Loopline reads UTF-8")
+        self.encoding = encoding
 
 
 @dataclass
@@ -74,9 +79,9 @@ class Published:
         return line_of
 
 
-def parse_lines(data: bytes, source: str) -> Parsed:
+def parse_lines(data: bytes) -> Parsed:
     """Each non-blank line validated by the edge's rules; raises UnreadableText for UTF-16 or UTF-32 input."""
-    data = readable_text(data, source)
+    data = readable_text(data)
     parsed = Parsed([], [], [])
     for number, line in enumerate(split_lines(data), start=1):
         if not line.strip():
@@ -120,15 +125,14 @@ def publish(
     return Published(parsed, appended, report, system.is_scale)
 
 
-def readable_text(data: bytes, source: str) -> bytes:
+def readable_text(data: bytes) -> bytes:
     """The input without a UTF-8 byte-order mark (editors add one); input marked as UTF-16 or UTF-32 is refused
     as a whole, since every line of it would be rejected for the same reason."""
     if data.startswith(b"\xef\xbb\xbf"):
         return data[3:]
     for mark, encoding in UTF_BOMS.items():
         if data.startswith(mark):
-            raise UnreadableText(f"{source} is {encoding} text: publish reads UTF-8; convert it, "
-                                 f"e.g. iconv -f {encoding} -t UTF-8 {source}")
+            raise UnreadableText(encoding)
     return data
 
 

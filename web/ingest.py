@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
+
+from eventsourcing.application import AggregateNotFoundError
 
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import JSONResponse
@@ -22,13 +26,17 @@ from loopline.adapters.webhook_formats import (
     check_github_signature,
     check_slack_signature,
     generic_conversion,
+    generic_delivery_id,
     github_conversion,
     read_object,
     slack_conversion,
 )
+from loopline.domain import ids
+from loopline.domain.inbound import InboundMessage
 from loopline.domain.tenant import TenantSettings
 from loopline.projections.tenants import unmasked_settings
 from loopline.runtime.publishing import UnreadableText
+from loopline.runtime.system import System
 from loopline.web.auth import Principal, api_principal
 from loopline.web.ingest_report import (
     API_ERRORS,
@@ -38,7 +46,7 @@ from loopline.web.ingest_report import (
     WebhookReport,
     report_of,
 )
-from loopline.web.limits import read_body
+from loopline.web.limits import read_body, too_many
 
 router = APIRouter(tags=["ingestion"])
 
@@ -59,9 +67,28 @@ async def post_messages(request: Request, principal: Principal = Depends(api_pri
     try:
         done = await run_in_threadpool(publisher.publish, body, f"http key {principal.key_id}", principal.tenant)
     except UnreadableText as error:
-        raise HTTPException(400, str(error)) from None
+        raise HTTPException(400, f"{error}: send the body as UTF-8") from None
     status, report = report_of(done)
     return JSONResponse(report.model_dump(mode="json"), status_code=status)
+
+
+@dataclass(frozen=True)
+class Producer:
+    """A producer's webhook: the header its signature comes in, the tenant setting holding its secret, its check and
+    its conversion."""
+
+    source: str
+    header: str
+    setting: str
+    secret: Callable[[TenantSettings], str | None]
+    check: Check
+    convert: Convert
+
+    def refusal(self, tenant: str) -> str:
+        """The one answer to an unknown tenant, a tenant without the secret and a wrong signature alike, so a
+        request learns nothing of which it was."""
+        return (f"{self.header} does not verify with tenant {tenant}'s {self.setting}, or none is set "
+                "(tenant.configure)")
 
 
 def _github_check(secret: str, body: bytes, request: Request) -> None:
@@ -83,6 +110,26 @@ def _slack_convert(tenant: str, body: bytes, request: Request) -> Conversion:
     return slack_conversion(tenant, read_object(body, "the Slack Events API"))
 
 
+def _generic_check(secret: str, body: bytes, request: Request) -> None:
+    check_generic_signature(secret, body, request.headers.get("x-loopline-signature"))
+
+
+GITHUB = Producer("github", "X-Hub-Signature-256", "github_webhook_secret",
+                  lambda settings: settings.github_webhook_secret, _github_check, _github_convert)
+SLACK = Producer("slack", "X-Slack-Signature (within 5 minutes of X-Slack-Request-Timestamp)", "slack_signing_secret",
+                 lambda settings: settings.slack_signing_secret, _slack_check, _slack_convert)
+
+
+def _generic(source: str, system: System) -> Producer:
+    def convert(tenant: str, body: bytes, request: Request) -> Conversion:
+        payload = read_object(body, f"{source}'s webhook")
+        first = first_received(system, tenant, generic_delivery_id(body, payload)) or SystemClock().now()
+        return generic_conversion(tenant, source, body, payload, first_received=first)
+
+    return Producer(source, "X-Loopline-Signature", f"webhook_secrets entry for {source}",
+                    lambda settings: settings.webhook_secrets.get(source), _generic_check, convert)
+
+
 WEBHOOK_RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {"description": "an answer the producer expects: GitHub's ping, Slack's URL verification (its challenge)"},
     400: {"model": WebhookReport, "description": "the body is not what the producer sends, or its signal is invalid"},
@@ -94,63 +141,47 @@ WEBHOOK_RESPONSES: dict[int | str, dict[str, Any]] = {
 async def github_webhook(tenant: str, request: Request) -> JSONResponse:
     """GitHub's webhooks, signed with the tenant's `github_webhook_secret` (`X-Hub-Signature-256`): a review
     submitted, a pull request merged or an issue closed becomes a `github.event` whose id is the delivery's."""
-    secret = await _secret(request, tenant, "github", "github_webhook_secret",
-                           lambda settings: settings.github_webhook_secret)
-    return await _webhook(request, tenant, "github", secret, _github_check, _github_convert)
+    return await _webhook(request, tenant, GITHUB)
 
 
 @router.post("/v1/webhooks/slack/{tenant}", status_code=202, response_model=WebhookReport, responses=WEBHOOK_RESPONSES)
 async def slack_webhook(tenant: str, request: Request) -> JSONResponse:
     """Slack's Events API, signed with the tenant's `slack_signing_secret` (v0, within 5 minutes): URL verification
     is answered, a person's message becomes a `slack.message` whose id is the event's."""
-    secret = await _secret(request, tenant, "slack", "slack_signing_secret",
-                           lambda settings: settings.slack_signing_secret)
-    return await _webhook(request, tenant, "slack", secret, _slack_check, _slack_convert)
+    return await _webhook(request, tenant, SLACK)
 
 
 @router.post("/v1/webhooks/{source}/{tenant}", status_code=202, response_model=WebhookReport, responses=WEBHOOK_RESPONSES)
 async def generic_webhook(source: str, tenant: str, request: Request) -> JSONResponse:
     """Any producer's JSON object, signed with the tenant's `webhook_secrets[source]` (`X-Loopline-Signature:
-    sha256=<hex>`), becomes a `webhook.received` of `source`; the trigger is `X-Loopline-Trigger` or the body's
-    `trigger`, the id `X-Loopline-Delivery` or the body's SHA-256."""
-    secret = await _secret(request, tenant, source, f"webhook_secrets entry for {source}",
-                           lambda settings: settings.webhook_secrets.get(source))
-
-    def check(secret: str, body: bytes, request: Request) -> None:
-        check_generic_signature(secret, body, request.headers.get("x-loopline-signature"))
-
-    def convert(tenant: str, body: bytes, request: Request) -> Conversion:
-        return generic_conversion(tenant, source, body, read_object(body, f"{source}'s webhook"),
-                                  trigger=request.headers.get("x-loopline-trigger"),
-                                  delivery=request.headers.get("x-loopline-delivery"), now=SystemClock().now())
-
-    return await _webhook(request, tenant, source, secret, check, convert)
+    sha256=<hex>`), becomes a `webhook.received` of `source`; its trigger, id and time come from the signed body
+    (`trigger`; `id`, else the body's SHA-256; `at`, else when that id was first received)."""
+    return await _webhook(request, tenant, _generic(source, request.app.state.system))
 
 
-async def _secret(request: Request, tenant: str, source: str, name: str,
-                  pick: Callable[[TenantSettings], str | None]) -> str:
-    """The tenant's secret for a producer, read from the `tenants` read model; 404 naming the setting when none is
-    set. Deliveries are limited per tenant and producer before anything is read."""
-    request.app.state.rate_limiter.check(f"webhook:{tenant}:{source}")
+async def _webhook(request: Request, tenant: str, producer: Producer) -> JSONResponse:
+    """Failed signatures are limited per client before any secret is read; a delivery is charged to the tenant and
+    producer only once its signature verifies, so unsigned floods cannot use up a tenant's deliveries."""
+    limiter = request.app.state.rate_limiter
+    failures = f"bad-signature:{request.client.host if request.client else '-'}"
+    too_many(limiter.wait(failures), limiter.per_minute, "failed signatures")
+    body = await read_body(request, request.app.state.options.max_body)
 
     def read() -> TenantSettings:
         with request.app.state.system.projections.engine.connect() as conn:
             return unmasked_settings(conn, tenant)
 
-    secret = pick(await run_in_threadpool(read))
-    if not secret:
-        raise HTTPException(404, f"no {name} configured for tenant {tenant}; set it with tenant.configure")
-    return secret
-
-
-async def _webhook(request: Request, tenant: str, source: str, secret: str, check: Check, convert: Convert) -> JSONResponse:
-    body = await read_body(request, request.app.state.options.max_body)
+    secret = producer.secret(await run_in_threadpool(read))
     try:
-        check(secret, body, request)
-    except BadSignature as error:
-        raise HTTPException(401, str(error)) from None
+        if not secret:
+            raise BadSignature(producer.refusal(tenant))
+        producer.check(secret, body, request)
+    except BadSignature:
+        limiter.take(failures)
+        raise HTTPException(401, producer.refusal(tenant)) from None
+    limiter.check(f"webhook:{tenant}:{producer.source}")
     try:
-        conversion = convert(tenant, body, request)
+        conversion = await run_in_threadpool(producer.convert, tenant, body, request)
     except UnreadableWebhook as error:
         raise HTTPException(400, str(error)) from None
     if conversion.answer is not None:
@@ -158,6 +189,15 @@ async def _webhook(request: Request, tenant: str, source: str, secret: str, chec
     if conversion.message is None:
         return JSONResponse(WebhookReport(ignored=conversion.ignored).model_dump(mode="json"), status_code=202)
     line = json.dumps(conversion.message).encode()
-    done = await run_in_threadpool(request.app.state.publisher.publish, line, f"webhook {source}", tenant)
+    done = await run_in_threadpool(request.app.state.publisher.publish, line, f"webhook {producer.source}", tenant)
     status, report = report_of(done)
     return JSONResponse(WebhookReport(**report.model_dump()).model_dump(mode="json"), status_code=status)
+
+
+def first_received(system: System, tenant: str, ref: str) -> datetime | None:
+    """When the message `ref` of the tenant was first received, if it was."""
+    try:
+        first: InboundMessage = system.app.repository.get(ids.message_id(tenant, ref))
+    except AggregateNotFoundError:
+        return None
+    return first.created_on

@@ -62,12 +62,15 @@ def _errors(*described: tuple[int, str]) -> dict[int | str, dict[str, Any]]:
 LIMITS = ((413, "the body is larger than LOOPLINE_HTTP_MAX_BODY bytes (1 MiB by default)"),
           (429, "over the rate limit; Retry-After says when to try again"))
 API_ERRORS = _errors((401, "no live API key"), *LIMITS)
-WEBHOOK_ERRORS = _errors((401, "a missing or wrong signature, or (Slack) a timestamp over 5 minutes old: nothing is "
-                               "recorded"),
-                         (404, "the tenant has no secret for this producer configured"), *LIMITS)
+WEBHOOK_ERRORS = _errors((401, "a missing or wrong signature, (Slack) a timestamp over 5 minutes old, or a tenant "
+                               "without this producer's secret (one answer for all): nothing is recorded"),
+                         (413, LIMITS[0][1]),
+                         (429, "over the rate limit: of failed signatures from this client, or of deliveries to the "
+                               "tenant from this producer; Retry-After says when to try again"))
 LINE_ERRORS = {
     UNREADABLE_OR_INVALID: {"model": IngestReport, "description": "a line is unreadable or invalid (or names another "
-                            "tenant than the key's); the other lines are listed and kept"},
+                            "tenant than the key's, or is an operator's command sent with a tenant's key); the other "
+                            "lines are listed and kept"},
     REFUSED_BY_THE_DOMAIN: {"model": IngestReport, "description": "every line was valid but the domain refused one "
                             "(e.g. an unknown task); the other lines are listed and kept"},
 }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from dataclasses import dataclass, field
@@ -28,6 +29,10 @@ async def read_body(request: Request, limit: int) -> bytes:
     return bytes(body)
 
 
+PRUNE_EVERY = 1024
+"""Takes between two sweeps of the buckets whose refill has completed (a full bucket is the same as none)."""
+
+
 @dataclass
 class _Bucket:
     tokens: float
@@ -36,29 +41,55 @@ class _Bucket:
 
 @dataclass
 class RateLimiter:
-    """A token bucket per name (a key id, or a webhook's tenant and source) in this process: `per_minute` requests a
-    minute, refilled continuously. Each serve process limits on its own, so N processes allow N times as many."""
+    """A token bucket per name (a key id, a webhook's tenant and source, a client's failed signatures) in this
+    process: `per_minute` requests a minute, refilled continuously; full buckets are dropped now and then, so names
+    seen once do not pile up. Each serve process limits on its own, so N processes allow N times as many."""
 
     per_minute: int = DEFAULT_RATE
     buckets: dict[str, _Bucket] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    takes: int = 0
 
     def take(self, name: str, now: float | None = None) -> float | None:
-        """None when a request may go ahead, else the seconds until one may."""
+        """None when a request may go ahead (it is counted), else the seconds until one may."""
+        return self._ask(name, now, take=True)
+
+    def wait(self, name: str, now: float | None = None) -> float | None:
+        """What `take` would answer, counting nothing: None while `name` has a request left."""
+        return self._ask(name, now, take=False)
+
+    def _ask(self, name: str, now: float | None, *, take: bool) -> float | None:
         now = time.monotonic() if now is None else now
         rate = self.per_minute / 60.0
         with self.lock:
-            bucket = self.buckets.setdefault(name, _Bucket(float(self.per_minute), now))
+            if take:
+                self.takes += 1
+                if self.takes % PRUNE_EVERY == 0:
+                    self._prune(now, rate)
+            bucket = self.buckets.get(name) or _Bucket(float(self.per_minute), now)
             bucket.tokens = min(float(self.per_minute), bucket.tokens + (now - bucket.updated) * rate)
             bucket.updated = now
-            if bucket.tokens >= 1.0:
+            if bucket.tokens < 1.0:
+                return (1.0 - bucket.tokens) / rate
+            if take:
                 bucket.tokens -= 1.0
-                return None
-            return (1.0 - bucket.tokens) / rate
+                self.buckets[name] = bucket
+            return None
+
+    def _prune(self, now: float, rate: float) -> None:
+        full = [name for name, bucket in self.buckets.items()
+                if bucket.tokens + (now - bucket.updated) * rate >= self.per_minute]
+        for name in full:
+            del self.buckets[name]
 
     def check(self, name: str) -> None:
         """Raises 429 with Retry-After when `name` has made too many requests."""
-        wait = self.take(name)
-        if wait is not None:
-            raise HTTPException(429, f"more than {self.per_minute} requests a minute; retry in {wait:.0f} s",
-                                headers={"Retry-After": str(max(1, round(wait)))})
+        too_many(self.take(name), self.per_minute)
+
+
+def too_many(wait: float | None, per_minute: int, what: str = "requests") -> None:
+    """429 with Retry-After (whole seconds, at least 1) when there is a wait."""
+    if wait is not None:
+        seconds = max(1, math.ceil(wait))
+        raise HTTPException(429, f"more than {per_minute} {what} a minute; retry in {seconds} s",
+                            headers={"Retry-After": str(seconds)})

@@ -6,16 +6,25 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from uuid import uuid4
 
 from loopline.adapters.clock import SystemClock
 from loopline.domain.timeutil import format_time
+from loopline.processors.messages import Message
 from loopline.runtime import publishing
 from loopline.runtime.publishing import Append, Parsed, Published
 from loopline.runtime.system import System
 from loopline.web.command_outcome import PENDING, REFUSED, command_outcome
+
+OPERATOR_COMMANDS = ("system.pause", "system.resume", "tenant.configure", "tenant.resume")
+"""Commands only the operator publishes (the CLI, or an operator's key): limits, secrets and addresses, and lifting
+a pause. A tenant's key may pause its own tenant, never lift it."""
+
+Why = Callable[[Message], str | None]
+"""Why a key may not publish a valid line, or None when it may."""
 
 
 @dataclass(frozen=True)
@@ -37,11 +46,15 @@ class Publisher:
         self.lock = threading.Lock()
 
     def publish(self, data: bytes, source: str, tenant: str | None) -> Published:
-        """The lines validated as `loopline publish` does, and a line naming another tenant than the key's refused
-        (`tenant` None: the operator's key, any tenant); raises UnreadableText for UTF-16 or UTF-32 input."""
-        parsed = publishing.parse_lines(data, source)
+        """The lines validated as `loopline publish` does, and a line naming another tenant than the key's, or an
+        operator's command, refused (`tenant` None: the operator's key, anything); raises UnreadableText for
+        UTF-16 or UTF-32 input."""
+        parsed = publishing.parse_lines(data)
         if tenant is not None:
-            parsed = _only(parsed, tenant)
+            parsed = _only(parsed, _tenant_key_may_not(tenant))
+        return self._apply(parsed, source)
+
+    def _apply(self, parsed: Parsed, source: str) -> Published:
         with self.lock:
             return publishing.publish(self.system, parsed, source, append=self.append, serving=True)
 
@@ -51,7 +64,8 @@ class Publisher:
         ref = f"{source}-{uuid4().hex[:12]}"
         line = json.dumps({"kind": "command", "id": ref, "type": command_type, "tenant": tenant,
                            "at": format_time(SystemClock().now()), "data": data}).encode()
-        done = self.publish(line, source, tenant)
+        # The form's route decides who may press it (the system page is the operator's): only the tenant is checked.
+        done = self._apply(_only(publishing.parse_lines(line), _other_tenant(tenant)), source)
         rejected = done.rejected()
         if rejected:
             return CommandResult(ref, tenant, command_type, REFUSED, rejected[0]["reason"])
@@ -61,16 +75,37 @@ class Publisher:
         return CommandResult(ref, tenant, command_type, outcome.status, outcome.reason)
 
 
-def _only(parsed: Parsed, tenant: str) -> Parsed:
-    """Moves every valid line of another tenant to the invalid ones, with the reason."""
+def _other_tenant(tenant: str) -> Why:
+    def why(message: Message) -> str | None:
+        if message.tenant == tenant:
+            return None
+        return (f"tenant: {message.tenant!r} is not this key's tenant ({tenant!r}); a tenant's key publishes only "
+                "its own messages")
+    return why
+
+
+def _tenant_key_may_not(tenant: str) -> Why:
+    """A tenant key's rule: its own tenant's messages, and none of the operator's commands."""
+    other_tenant = _other_tenant(tenant)
+
+    def why(message: Message) -> str | None:
+        if message.kind == "command" and message.type in OPERATOR_COMMANDS:
+            return (f"type: {message.type} is the operator's command (limits, secrets, addresses and lifting a pause): "
+                    "a tenant's key may not publish it; the operator publishes it with the CLI or an operator's key")
+        return other_tenant(message)
+    return why
+
+
+def _only(parsed: Parsed, why_not: Why) -> Parsed:
+    """Moves every valid line the key may not publish to the invalid ones, with the reason."""
     kept = Parsed([], [], list(parsed.invalid))
     for message, number, raw in zip(parsed.valid, parsed.valid_lines, parsed.valid_raw):
-        if message.tenant == tenant:
+        reason = why_not(message)
+        if reason is None:
             kept.valid.append(message)
             kept.valid_lines.append(number)
             kept.valid_raw.append(raw)
         else:
-            kept.invalid.append((number, raw, f"tenant: {message.tenant!r} is not this key's tenant ({tenant!r}); "
-                                             "a tenant's key publishes only its own messages"))
+            kept.invalid.append((number, raw, reason))
     kept.invalid.sort(key=lambda item: item[0])
     return kept

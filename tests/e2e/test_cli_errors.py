@@ -146,7 +146,7 @@ def test_a_utf16_file_is_refused_as_a_whole_in_one_line(cli_embedded: Cli, tmp_p
     path = tmp_path / "messages.jsonl"
     line = json.dumps(command("m1", "task.create", "2026-03-13T10:00:00Z", task_id="t", title="T")) + "\n"
     path.write_bytes(line.encode("utf-16"))
-    assert_one_failure(cli_embedded("publish", str(path)), 2, "is UTF-16 text", "iconv")
+    assert_one_failure(cli_embedded("publish", str(path)), 2, "is UTF-16 text", f"iconv -f UTF-16 -t UTF-8 {path}")
     path.write_bytes(b"\xef\xbb\xbf" + line.encode())  # a UTF-8 byte-order mark, as some editors write
     assert cli_embedded("publish", str(path)).returncode == 0
 

@@ -8,12 +8,21 @@ from typing import Any
 
 import jsonschema
 import yaml
+from eventsourcing.domain import Snapshot
+from eventsourcing.utils import get_topic
 from typer.testing import CliRunner
 
+from loopline.adapters.asyncapi import event_topics
 from loopline.adapters.messages import SCHEMAS
 from loopline.cli.main import app
+from loopline.domain.open_loop import OpenLoop
+from loopline.domain.parked import ParkedMessage
+from loopline.domain.task import Task
+from loopline.domain.task_control import TaskControl
+from loopline.domain.tenant import Tenant
 
-OFFICIAL_SCHEMA = Path(__file__).parents[1] / "fixtures" / "asyncapi" / "asyncapi-3.0.0.json"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
+OFFICIAL_SCHEMA = FIXTURES / "asyncapi" / "asyncapi-3.0.0.json"
 """`schemas/3.0.0-without-$id.json` of the npm package @asyncapi/specs 6.11.1 (Apache-2.0, beside it)."""
 
 
@@ -57,3 +66,15 @@ def test_every_command_and_signal_type_the_edge_accepts_is_a_message_of_its_topi
     assert message_types(document, "acme.loopline.signals") == {t for kind, t in SCHEMAS if kind == "signal"}
     task_create = document["components"]["schemas"]["TaskCreateCommand"]["properties"]["data"]
     assert "contact" in referenced(document, task_create)["properties"]
+
+
+def test_every_event_a_domain_aggregate_can_store_is_a_topic_of_the_events_channel() -> None:
+    document = json.loads(printed())
+    message = referenced(document, document["channels"]["acme.loopline.events"]["messages"]["Message"])
+    topics = set(referenced(document, message["payload"])["properties"]["topic"]["enum"])
+    assert topics == set(event_topics())
+    stored = {event["topic"] for name in ("stored_events_v1.json", "stored_events_v2.json")
+              for event in json.loads((FIXTURES / name).read_text(encoding="utf-8"))["events"]}
+    assert stored - {get_topic(Snapshot)} <= topics  # snapshots are kept apart: the relay never sends them
+    assert {get_topic(Task.Escalated), get_topic(Tenant.Configured), get_topic(OpenLoop.Resolved),
+            get_topic(ParkedMessage.Parked), get_topic(TaskControl.Paused)} <= topics

@@ -65,11 +65,24 @@ def test_a_configure_that_changes_nothing_records_nothing() -> None:
     ({"profile": {"favourite_colour": "red"}}, "unknown profile field(s) favourite_colour"),
     ({"profile": {"contact_info": {"fax": "1"}}}, "unknown profile.contact_info field(s) fax"),
     ({"colour": "red"}, "unknown tenant setting(s) colour"),
+    ({"timezone": None}, "timezone None is not an IANA time zone"),
+    ({"owner_quiet_hours": "late"}, "owner_quiet_hours 'late' is not HH:MM-HH:MM"),
+    ({"sms_url": "ftp://sms"}, "sms_url 'ftp://sms' is not an http(s) URL"),
+    ({"github_webhook_secret": "two words"}, "a webhook secret must be 1 to 200 characters"),
+    ({"webhook_secrets": None}, "webhook_secrets must be an object"),
 ])
 def test_bad_settings_are_refused_naming_the_field(settings: dict, message: str) -> None:
     tenant = make_tenant()
     with pytest.raises(InvalidSettings, match=message.replace("(", r"\(").replace(")", r"\)")):
         tenant.configure(settings, now=NOW)
+    assert tenant.current == TenantSettings()
+
+
+def test_a_setting_absent_by_default_is_unset_again_with_null() -> None:
+    tenant = make_tenant()
+    tenant.configure({"owner_quiet_hours": "21:00-07:00", "sms_url": "https://sms.example/send",
+                      "slack_signing_secret": "s3cret"}, now=NOW)
+    tenant.configure({"owner_quiet_hours": None, "sms_url": None, "slack_signing_secret": None}, now=NOW)
     assert tenant.current == TenantSettings()
 
 

@@ -115,18 +115,28 @@ def test_a_persons_slack_message_is_a_slack_message_signal_and_a_bots_or_an_edit
         "type": "reaction_added"}}).ignored)
 
 
-def test_a_generic_webhook_takes_its_trigger_from_the_header_or_the_body_and_its_id_from_the_delivery_or_body() -> None:
+def test_a_generic_webhook_takes_its_trigger_id_and_time_from_the_signed_body() -> None:
     payload = {"trigger": "document_signed", "document": "lease-7"}
     raw = webhooks.body(payload)
-    from_body = generic_conversion("gym", "docusign", raw, payload, trigger=None, delivery=None, now=NOW).message
-    from_header = generic_conversion("gym", "docusign", raw, payload, trigger="signed", delivery="d-9", now=NOW).message
-    assert from_body is not None and from_header is not None
-    first, second = parse_message(json.dumps(from_body)), parse_message(json.dumps(from_header))
-    assert (first.type, first.data["source"], first.data["trigger_name"], first.data["payload"]) == (
-        "webhook.received", "docusign", "document_signed", payload)
-    assert len(first.ref) == 64 and (second.ref, second.data["trigger_name"]) == ("d-9", "signed")
-    with pytest.raises(UnreadableWebhook, match="X-Loopline-Trigger"):
-        generic_conversion("gym", "docusign", b"{}", {}, trigger=None, delivery=None, now=NOW)
+    from_body = generic_conversion("gym", "docusign", raw, payload, first_received=NOW).message
+    named = {**payload, "id": "d-9", "at": "2026-03-01T08:00:00Z"}
+    with_id = generic_conversion("gym", "docusign", webhooks.body(named), named, first_received=NOW).message
+    assert from_body is not None and with_id is not None
+    first, second = parse_message(json.dumps(from_body)), parse_message(json.dumps(with_id))
+    assert (first.type, first.data["source"], first.data["trigger_name"], first.data["payload"], first.at) == (
+        "webhook.received", "docusign", "document_signed", payload, NOW)
+    assert len(first.ref) == 64 and (second.ref, second.at) == ("d-9", datetime(2026, 3, 1, 8, tzinfo=timezone.utc))
+    with pytest.raises(UnreadableWebhook, match="body's trigger field"):
+        generic_conversion("gym", "docusign", b"{}", {}, first_received=NOW)
+
+
+def test_a_slack_timestamp_or_event_time_past_any_date_is_refused_or_ignored_not_an_error() -> None:
+    for timestamp in ("9" * 30, "99999999999", "１５３１４２０６１８", "-1"):
+        with pytest.raises(BadSignature, match="at most 10 digits"):
+            check_slack_signature(SLACK_SECRET, SLACK_BODY, timestamp, SLACK_SIGNATURE, SLACK_SENT)
+    for event_time in (10**30, -(10**30), "soon"):
+        ignored = slack_conversion("gym", {**webhooks.slack_message(), "event_time": event_time}).ignored
+        assert f"event_time {event_time!r} is no time" in str(ignored)
 
 
 def test_a_body_that_is_not_a_json_object_says_to_send_json() -> None:

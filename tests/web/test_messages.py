@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import json
 
+from loopline.domain.tenant import TenantSettings
+from loopline.projections.pauses import current_pauses
+from loopline.projections.tenants import unmasked_settings
 from loopline.web.app import ServeOptions
 from tests.conftest import command
 from tests.fixtures import webhooks
@@ -14,6 +17,16 @@ from tests.web.conftest import Served
 
 GYM, OTHER = "gym_a", "gym_b"
 AT = "2026-03-02T09:00:00Z"
+
+
+def _settings(served: Served, tenant: str) -> TenantSettings:
+    with served.system.projections.engine.connect() as conn:
+        return unmasked_settings(conn, tenant)
+
+
+def _pauses(served: Served) -> dict:
+    with served.system.projections.engine.connect() as conn:
+        return current_pauses(conn)
 
 
 def _jsonl(*messages: dict) -> bytes:
@@ -81,12 +94,54 @@ def test_a_body_over_loopline_http_max_body_is_413_and_says_the_limit(served: Se
     assert task_rows(served.system, tenant=GYM) == []
 
 
-def test_webhooks_are_rate_limited_per_tenant_and_source(served: Served) -> None:
+def test_a_signed_producer_is_rate_limited_per_tenant_and_source(served: Served) -> None:
+    served.publish(command("secrets", "tenant.configure", AT, GYM, github_webhook_secret="gh-s3cret"),
+                   command("secrets", "tenant.configure", AT, OTHER, github_webhook_secret="gh-s3cret"))
     limited = Served(served.system, ServeOptions(rate_per_minute=2))
     raw = webhooks.body(webhooks.ping())
-    headers = webhooks.github_headers("unset", raw, "ping")
+    headers = webhooks.github_headers("gh-s3cret", raw, "ping")
     answers = [limited.client().post(f"/v1/webhooks/github/{GYM}", content=raw, headers=headers) for _ in range(3)]
     other_tenant = limited.client().post(f"/v1/webhooks/github/{OTHER}", content=raw, headers=headers)
     served.clients += limited.clients
-    assert [answer.status_code for answer in answers] == [404, 404, 429] and other_tenant.status_code == 404
-    assert answers[2].headers["Retry-After"]
+    assert [answer.status_code for answer in answers] == [200, 200, 429] and other_tenant.status_code == 200
+    assert int(answers[2].headers["Retry-After"]) >= 1
+
+
+def test_a_key_over_its_rate_limit_is_429_with_retry_after(served: Served) -> None:
+    limited = Served(served.system, ServeOptions(rate_per_minute=2))
+    client = limited.api(GYM)
+    served.clients += limited.clients
+    answers = [client.post("/v1/messages", content=json.dumps(_task(f"t{n}"))) for n in range(3)]
+    assert [answer.status_code for answer in answers] == [202, 202, 429]
+    assert int(answers[2].headers["Retry-After"]) >= 1 and "2 requests a minute" in answers[2].json()["error"]
+    assert [row["task_id"] for row in task_rows(served.system, tenant=GYM)] == ["t0", "t1"]
+
+
+def test_a_tenants_key_may_not_pause_the_system_configure_or_resume_and_nothing_changes(served: Served) -> None:
+    lines = [command("p1", "system.pause", AT, GYM, reason="mine now"),
+             command("c1", "tenant.configure", AT, GYM, daily_send_limit=100_000, sms_url="https://evil.example/sms"),
+             command("r1", "tenant.resume", AT, GYM, reason="let me go")]
+    answer = served.api(GYM).post("/v1/messages", content=_jsonl(*lines))
+    assert answer.status_code == 400 and answer.json()["accepted"] == []
+    reasons = {line["line"]: line["reason"] for line in answer.json()["rejected"]}
+    assert set(reasons) == {1, 2, 3}
+    assert all("operator's command" in reason and "tenant's key may not publish it" in reason
+               for reason in reasons.values())
+    assert _pauses(served) == {"system": None, "tenants": []}
+    assert _settings(served, GYM) == TenantSettings()
+
+
+def test_the_operators_key_may_pause_the_system_and_configure_a_tenant(served: Served) -> None:
+    lines = [command("c1", "tenant.configure", AT, GYM, sms_url="https://sms.example/send"),
+             command("p1", "system.pause", AT, "operator", reason="maintenance")]
+    answer = served.api(operator=True).post("/v1/messages", content=_jsonl(*lines))
+    assert answer.status_code == 202, answer.text
+    assert _pauses(served)["system"]["reason"] == "maintenance"
+    assert _settings(served, GYM).sms_url == "https://sms.example/send"
+
+
+def test_a_utf16_body_is_refused_whole_asking_for_utf8_without_a_files_hint(served: Served) -> None:
+    answer = served.api(GYM).post("/v1/messages", content=json.dumps(_task("t1")).encode("utf-16"))
+    assert answer.status_code == 400
+    assert answer.json()["error"] == "the input is UTF-16 text and Loopline reads UTF-8: send the body as UTF-8"
+    assert task_rows(served.system, tenant=GYM) == []

@@ -19,14 +19,14 @@ from tests.web.conftest import Served
 AT = "2026-03-02T09:00:00Z"
 
 
-def _line(ref: str, tenant: str, type_: str = "tenant.configure", **data: object) -> bytes:
+def _line(ref: str, tenant: str, type_: str = "task.create", **data: object) -> bytes:
     return json.dumps({"kind": "command", "id": ref, "type": type_, "tenant": tenant, "at": AT, "data": data}).encode()
 
 
 def test_a_tenants_key_publishes_its_own_lines_and_another_tenants_are_refused_with_why(served: Served) -> None:
     publisher = served.app.state.publisher
-    done = publisher.publish(b"\n".join([_line("c1", "gym_a", name="A"), _line("c2", "gym_b", name="B"), b"{nope"]),
-                             "http", "gym_a")
+    lines = [_line("c1", "gym_a", task_id="t1", title="A"), _line("c2", "gym_b", task_id="t2", title="B"), b"{nope"]
+    done = publisher.publish(b"\n".join(lines), "http", "gym_a")
     reasons = {item["line"]: item["reason"] for item in done.rejected()}
     assert set(reasons) == {2, 3}
     assert "not this key's tenant" in reasons[2]

@@ -14,6 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 from httpx import Response
 from prometheus_client.parser import text_string_to_metric_families
+from sqlalchemy.exc import OperationalError
 
 from loopline.projections.model_usage import model_usage
 from loopline.projections.pauses import current_pauses
@@ -177,3 +178,19 @@ def test_every_request_leaves_one_json_line_with_who_asked(served: Served, reque
     assert task["task_id"] == "t-42"
     assert anonymous["status"] == 200 and anonymous["key_id"] is None and anonymous["tenant"] is None
     assert set(keyed) >= {"at", "level", "method", "path", "status", "duration_ms", "key_id", "tenant"}
+
+
+def test_readyz_answers_unavailable_to_anyone_and_logs_why_for_the_operator(
+    served: Served, request_log: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def refused() -> None:
+        raise OperationalError("connect", {}, Exception('password authentication failed for "secret-path"'))
+
+    monkeypatch.setattr(served.system.projections.engine, "connect", refused)
+    answer = served.client().get("/readyz")
+    assert answer.status_code == 503
+    assert answer.json() == {"ready": False, "checks": {"event_store": "ok", "read_models": "unavailable"}}
+    assert "secret-path" not in answer.text
+    [logged] = [json.loads(JsonLines("host:1").format(record)) for record in request_log.records
+                if record.getMessage() == "readyz.unavailable"]
+    assert logged["check"] == "read_models" and "secret-path" in logged["error"] and logged["level"] == "warning"

@@ -5,14 +5,19 @@ from __future__ import annotations
 
 import time
 
+from fastapi.testclient import TestClient
+
+from loopline.web.app import ServeOptions
 from tests.conftest import command
 from tests.fixtures import webhooks
 from tests.integration.helpers import loop_rows
-from tests.web.conftest import Served
+from tests.web.conftest import BASE_URL, Served
 
 GYM, OTHER = "gym_a", "gym_b"
 AT = "2026-03-02T09:00:00Z"
 GITHUB_SECRET, SLACK_SECRET, DOCS_SECRET = "gh-s3cret", "sl-s3cret", "docs-s3cret"
+GITHUB_REFUSAL = ("X-Hub-Signature-256 does not verify with tenant {tenant}'s github_webhook_secret, or none is set "
+                  "(tenant.configure)")
 
 
 def _configured(served: Served) -> None:
@@ -43,7 +48,7 @@ def test_a_signed_github_review_resolves_the_pull_requests_loop_and_a_bad_signat
     forged = {**webhooks.github_headers(GITHUB_SECRET, raw, "pull_request_review"), "X-Hub-Signature-256": "sha256=00"}
     before = _notifications(served)
     refused = served.client().post(f"/v1/webhooks/github/{GYM}", content=raw, headers=forged)
-    assert refused.status_code == 401 and "does not match" in refused.json()["error"]
+    assert refused.status_code == 401 and refused.json()["error"] == GITHUB_REFUSAL.format(tenant=GYM)
     assert _notifications(served) == before
     assert [row["resolved"] for row in loop_rows(served.system, tenant=GYM)] == [False]
     answer = served.client().post(f"/v1/webhooks/github/{GYM}", content=raw,
@@ -68,13 +73,34 @@ def test_github_ping_is_answered_and_an_event_loopline_does_not_follow_is_acknow
     assert ignored.json()["accepted"] == []
 
 
-def test_a_tenant_without_a_secret_is_told_which_setting_to_configure(served: Served) -> None:
+def test_an_unknown_tenant_a_tenant_without_the_secret_and_a_bad_signature_get_one_answer(served: Served) -> None:
+    _configured(served)
+    served.publish(command("c-other", "tenant.configure", AT, OTHER, name="Other"))
     raw = webhooks.body(webhooks.review_submitted(42))
-    answer = served.client().post(f"/v1/webhooks/github/{OTHER}", content=raw,
-                                  headers=webhooks.github_headers(GITHUB_SECRET, raw, "pull_request_review"))
-    assert answer.status_code == 404
-    assert answer.json()["error"] == (f"no github_webhook_secret configured for tenant {OTHER}; "
-                                      "set it with tenant.configure")
+    signed = webhooks.github_headers(GITHUB_SECRET, raw, "pull_request_review")
+    answers = {tenant: served.client().post(f"/v1/webhooks/github/{tenant}", content=raw, headers=headers)
+               for tenant, headers in (("nobody", signed), (OTHER, signed),
+                                       (GYM, {**signed, "X-Hub-Signature-256": "sha256=00"}))}
+    for tenant, answer in answers.items():
+        assert answer.status_code == 401 and answer.json()["error"] == GITHUB_REFUSAL.format(tenant=tenant)
+
+
+def test_a_flood_of_bad_signatures_is_limited_per_client_and_never_uses_up_the_tenants_deliveries(
+    served: Served,
+) -> None:
+    _configured(served)
+    limited = Served(served.system, ServeOptions(rate_per_minute=3))
+    raw = webhooks.body(webhooks.ping())
+    signed = webhooks.github_headers(GITHUB_SECRET, raw, "ping")
+    forged = {**signed, "X-Hub-Signature-256": "sha256=00"}
+    attacker = TestClient(limited.app, base_url=BASE_URL, client=("203.0.113.66", 40000))
+    served.clients += [attacker, *limited.clients]
+    flood = [attacker.post(f"/v1/webhooks/github/{GYM}", content=raw, headers=forged) for _ in range(4)]
+    assert [answer.status_code for answer in flood] == [401, 401, 401, 429]
+    assert int(flood[3].headers["Retry-After"]) >= 1 and "failed signatures" in flood[3].json()["error"]
+    github = limited.client()
+    assert [github.post(f"/v1/webhooks/github/{GYM}", content=raw, headers=signed).status_code
+            for _ in range(3)] == [200, 200, 200]
 
 
 def test_slack_url_verification_answers_the_challenge_and_a_message_is_a_slack_signal(served: Served) -> None:
@@ -92,15 +118,18 @@ def test_slack_url_verification_answers_the_challenge_and_a_message_is_a_slack_s
     assert [(line["id"], line["type"]) for line in message.json()["accepted"]] == [("Ev0PV52K21", "slack.message")]
     stale = served.client().post(f"/v1/webhooks/slack/{GYM}", content=raw,
                                  headers=webhooks.slack_headers(SLACK_SECRET, raw, now - 600))
-    assert stale.status_code == 401 and "more than 5 minutes" in stale.json()["error"]
+    assert stale.status_code == 401 and "within 5 minutes" in stale.json()["error"]
+    huge = served.client().post(f"/v1/webhooks/slack/{GYM}", content=raw,
+                                headers={**webhooks.slack_headers(SLACK_SECRET, raw, now), "X-Slack-Request-Timestamp": "9" * 30})
+    assert huge.status_code == 401 and "slack_signing_secret" in huge.json()["error"]
 
 
 def test_a_generic_signed_webhook_is_a_webhook_signal_of_its_source_and_a_repeat_is_already_received(
     served: Served,
 ) -> None:
     _configured(served)
-    raw = webhooks.body({"trigger": "envelope_completed", "envelope": "lease-7"})
-    headers = webhooks.generic_headers(DOCS_SECRET, raw, **{"X-Loopline-Delivery": "env-1"})
+    raw = webhooks.body({"trigger": "envelope_completed", "id": "env-1", "envelope": "lease-7"})
+    headers = webhooks.generic_headers(DOCS_SECRET, raw)
     first = served.client().post(f"/v1/webhooks/docusign/{GYM}", content=raw, headers=headers)
     again = served.client().post(f"/v1/webhooks/docusign/{GYM}", content=raw, headers=headers)
     assert first.status_code == again.status_code == 202, first.text
@@ -108,5 +137,18 @@ def test_a_generic_signed_webhook_is_a_webhook_signal_of_its_source_and_a_repeat
         ("env-1", "webhook.received", "took effect")]
     assert again.json()["accepted"][0]["status"] == "already received"
     unknown = served.client().post(f"/v1/webhooks/stripe/{GYM}", content=raw, headers=headers)
-    assert unknown.status_code == 404 and "webhook_secrets entry for stripe" in unknown.json()["error"]
+    assert unknown.status_code == 401 and "webhook_secrets entry for stripe" in unknown.json()["error"]
 
+
+
+def test_a_generic_webhook_replayed_with_other_headers_later_is_the_same_message(served: Served) -> None:
+    _configured(served)
+    raw = webhooks.body({"trigger": "envelope_completed", "envelope": "lease-7"})
+    first = served.client().post(f"/v1/webhooks/docusign/{GYM}", content=raw,
+                                 headers=webhooks.generic_headers(DOCS_SECRET, raw))
+    replay = served.client().post(f"/v1/webhooks/docusign/{GYM}", content=raw, headers=webhooks.generic_headers(
+        DOCS_SECRET, raw, **{"X-Loopline-Trigger": "forged", "X-Loopline-Delivery": "forged-1"}))
+    assert first.status_code == replay.status_code == 202, replay.text
+    [took] = first.json()["accepted"]
+    assert replay.json()["accepted"] == [{**took, "status": "already received"}] and replay.json()["warnings"] == []
+    assert len(took["id"]) == 64
