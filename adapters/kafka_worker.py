@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import logging
 import time
 from collections.abc import Iterator
@@ -163,7 +164,8 @@ class PartitionRecords:
             if message.kind != expected_kind:
                 raise InvalidMessage(f"kind: a {message.kind} on {topic}; send it to {self.topics.for_kind(message.kind)}")
         except InvalidMessage as error:
-            log.warning("dead-lettering %s[%s]@%s: %s", topic, partition, record.offset, error)
+            log.warning("dead-lettering %s[%s]@%s: %s", topic, partition, record.offset, error, extra={"fields": {
+                "topic": topic, "partition": partition, "offset": record.offset, **_named(record)}})
             return Unreadable(source=topic, position=f"{partition}:{record.offset}", raw=record.value or b"",
                               reason=str(error), key=record.key, at=_record_time(record))
         return Inbound(ids.message_id(message.tenant, message.ref), message, f"{topic}:{partition}:{record.offset}")
@@ -188,6 +190,23 @@ class PartitionBatchApplier:
             else:
                 report.outcomes.append(outcome)
         return report
+
+
+def _named(record: Any) -> dict[str, str]:
+    """The tenant (the record's key, as the publishers write it) and the task a dead letter names, as far as its
+    value can be read: it may not be JSON at all."""
+    named = {"tenant": record.key.decode("utf-8", "replace")} if record.key else {}
+    try:
+        value = json.loads(record.value or b"")
+    except (ValueError, RecursionError):  # not JSON, or nested past what the parser reads
+        return named
+    if not isinstance(value, dict):
+        return named
+    data = value.get("data")
+    task_id = data.get("task_id") if isinstance(data, dict) else None
+    if "tenant" not in named and isinstance(value.get("tenant"), str):
+        named["tenant"] = value["tenant"]
+    return {**named, **({"task_id": task_id} if isinstance(task_id, str) else {})}
 
 
 def _record_time(record: Any) -> datetime:

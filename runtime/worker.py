@@ -34,7 +34,7 @@ from loopline.adapters.kafka_log import Topics
 from loopline.adapters.kafka_worker import BatchReport, KafkaWorker
 from loopline.runtime.leading import FAILED, STALLED, lead
 from loopline.runtime.system import System
-from loopline.runtime.worker_log import configure, event, one_line, out, print_delivered, worker_id
+from loopline.runtime.worker_log import configure, event, messages_set_aside, one_line, out, print_delivered, worker_id
 
 MAX_PAUSE = 10.0  # seconds, at most, between an unexpected failure and the restart
 HEALTHY_AFTER = 60.0  # seconds of running after which a failure starts the pauses over from one second
@@ -151,6 +151,7 @@ def run_embedded(system: System, *, interval: float, tick_every: float, progress
     while not stopping.is_set():
         with system.leader.writing():  # one pass at a time on this home; the lock is free while sleeping
             report = system.drain()
+            messages_set_aside(report)
             if report.outcomes:
                 out.print(f"processed {len(report.outcomes)} message(s), {len(report.rejected)} rejected")
             if (tick_every > 0 and time.monotonic() - last_tick >= tick_every) or once:
@@ -208,6 +209,7 @@ async def _consume(
         pulse.counts.duplicates += report.duplicates
         pulse.counts.dead_lettered += report.dead_lettered
         pulse.counts.batches += 1
+        messages_set_aside(report)
         _report(report)
 
     consuming = asyncio.create_task(worker.run(stop, on_batch=on_batch))

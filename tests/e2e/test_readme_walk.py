@@ -8,7 +8,10 @@ just above a block tells the walk how to run it:
                                           addresses replace compose.yml's, with one `loopline run` worker
 Every other block runs in one fresh folder shared by the walk, so files written by one block (heredocs)
 are there for the next. A block passes when every command in it exits 0, or the N of a `# exits N` comment
-ending its line.
+ending its line. A block may start a server in the background, writing its pid to a `*.pid` file in the
+folder; a later block must stop it (the walk fails if one is still running at the end, and stops it). The
+README's `loopline serve` on 127.0.0.1:8080 is served on a free port instead, so the walk never meets
+another server there.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import json
 import os
 import re
 import shutil
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -38,6 +43,7 @@ DIRECTIVE = re.compile(r"^<!-- readme-walk: (skip: .+|in the checkout|at scale) 
 EXITS = re.compile(r"^(?P<command>\S.*?)\s+# exits (?P<code>\d+)\b.*$", re.MULTILINE)
 COMPOSE_KAFKA = "localhost:9094"
 COMPOSE_POSTGRES = "postgresql://loopline:loopline@localhost:5432/loopline"
+SERVE_PORT = "8080"
 
 
 @dataclass(frozen=True)
@@ -91,7 +97,28 @@ def walk_folder() -> Iterator[Path]:
     try:
         yield folder
     finally:
+        for pid in _running(folder):
+            os.kill(pid, signal.SIGKILL)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _running(folder: Path) -> list[int]:
+    """The processes the walk's blocks started in the background (their `*.pid` files) that still run."""
+    running = []
+    for pid_file in folder.glob("*.pid"):
+        pid = int(pid_file.read_text().strip())
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            continue
+        running.append(pid)
+    return running
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 def _environ(folder: Path) -> dict[str, str]:
@@ -160,6 +187,7 @@ def test_every_command_block_of_the_readme_runs(
 ) -> None:
     commands = [block for block in readme_blocks() if block.language == "sh"]
     environ = _environ(walk_folder)
+    port = str(_free_port())
     for block in commands:
         if block.directive.startswith("skip: "):
             continue
@@ -168,4 +196,9 @@ def test_every_command_block_of_the_readme_runs(
         elif block.directive == "at scale":
             _at_scale(block, walk_folder, environ, request.getfixturevalue("postgres"), request.getfixturevalue("broker"))
         else:
-            _run(block, walk_folder, environ)
+            served_here = block.script.replace(f"127.0.0.1:{SERVE_PORT}", f"127.0.0.1:{port}")
+            _run(block, walk_folder, environ, served_here.replace(f"--port {SERVE_PORT}", f"--port {port}"))
+    deadline = time.monotonic() + 10  # a server asked to stop finishes its shutdown first
+    while _running(walk_folder) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _running(walk_folder), "a README block started a process in the background that no later block stops"
