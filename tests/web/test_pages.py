@@ -215,6 +215,13 @@ def test_a_loop_reads_the_same_on_the_loops_page_and_its_tasks_page(gym: TestCli
 
 
 
+
+def test_a_deadline_reads_as_the_cli_words_it_with_its_exact_time_in_the_markup(gym: TestClient) -> None:
+    page = gym.get("/loops").text
+    assert cell(page, "class", "loop expired\" data-loop=\"gym-invoice/paid")[0] == "3 Mar 2026 14:00 UTC"
+    assert '<td><time datetime="2026-03-03T14:00:00Z">3 Mar 2026 14:00 UTC</time></td>' in page
+
+
 ISOLATED_PAGES = ("/tasks", "/tasks?status=completed", "/tasks?type=win_back", "/loops", "/scorecard?period=2026-W10",
                   "/scorecard?period=2026-W09")
 
