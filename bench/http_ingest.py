@@ -15,14 +15,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import threading
+from contextlib import AbstractContextManager
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import datetime, timezone
 
 import httpx
-import uvicorn
 
 from bench.common import close, load_open_loops, new_system
 from bench.signals import replies
@@ -30,12 +27,11 @@ from loopline.adapters.api_keys import ApiKeys
 from loopline.domain.timeutil import format_time
 from loopline.processors.messages import Message
 from loopline.runtime import publishing
-from loopline.runtime.local_servers import free_port
+from loopline.runtime.local_servers import serving_in_thread
 from loopline.runtime.system import System
 from loopline.web.app import ServeOptions, create_app
 
 LINES_PER_BODY = 100
-STARTUP_SECONDS = 10.0
 
 
 def bodies_by_tenant(messages: list[Message]) -> dict[str, list[bytes]]:
@@ -57,24 +53,9 @@ def seeded(loops: int, tenants: int) -> System:
     return system
 
 
-@contextmanager
-def served(system: System) -> Iterator[str]:
+def served(system: System) -> AbstractContextManager[str]:
     """The app `loopline serve` runs, under uvicorn on a free port of 127.0.0.1 in a background thread."""
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(system, ServeOptions()), host="127.0.0.1", port=port,
-                                           log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, name="bench-server", daemon=True)
-    thread.start()  # off the main thread uvicorn leaves the signal handlers alone; should_exit stops it
-    try:
-        deadline = time.monotonic() + STARTUP_SECONDS
-        while not server.started:
-            if not thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("the bench's server did not start")
-            time.sleep(0.02)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(STARTUP_SECONDS)
+    return serving_in_thread(create_app(system, ServeOptions()))
 
 
 async def post_all(url: str, keys: dict[str, str], bodies: dict[str, list[bytes]]) -> None:

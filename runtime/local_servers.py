@@ -12,7 +12,10 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -117,3 +120,25 @@ class TansuBroker:
     def restart(self) -> None:
         self.stop()
         self.start()
+
+
+@contextmanager
+def serving_in_thread(app: Any, startup_seconds: float = 10.0) -> Iterator[str]:
+    """An ASGI app (`loopline serve`'s) under uvicorn on a free port of 127.0.0.1 in a background thread, for the
+    browser tests and the HTTP benchmark; its URL while it serves."""
+    import uvicorn
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, name="loopline-serve", daemon=True)
+    thread.start()  # off the main thread uvicorn leaves the signal handlers alone; should_exit stops it
+    try:
+        deadline = time.monotonic() + startup_seconds
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"uvicorn did not start on 127.0.0.1:{port} within {startup_seconds} s")
+            time.sleep(0.02)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(startup_seconds)

@@ -7,21 +7,18 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-import uvicorn
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from loopline.adapters.api_keys import ApiKeys
 from loopline.web.app import ServeOptions, create_app
 from tests.conftest import build_system
-from tests.servers import free_port
+from loopline.runtime.local_servers import serving_in_thread
 from tests.tmp_guard import PREFIX
 from tests.web.two_gyms import A, B, seed
 
@@ -39,7 +36,6 @@ DOCS_SCREENSHOTS = "LOOPLINE_DOCS_SCREENSHOTS"
 """Set (by `make screenshots`), the run also copies the screenshots README shows into docs/."""
 DOCS = Path(__file__).parents[2] / "docs"
 VIEWPORT = {"width": 1024, "height": 720}
-STARTUP_SECONDS = 10.0
 WAIT_MS = 10_000
 """How long an action or an expectation waits for the page: twice Playwright's default, for a busy 2-core CI."""
 Shoot = Callable[[Page, str], Path]
@@ -73,20 +69,10 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     keys = ApiKeys(system.ledger_engine)
     tokens = {tenant: keys.create(tenant=tenant, operator=False, label="browser test", now=now).token
               for tenant in (A, B)}
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(system, ServeOptions()), host="127.0.0.1", port=port,
-                                           log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, name="browser-test-server", daemon=True)
-    thread.start()  # off the main thread uvicorn leaves the signal handlers alone; should_exit stops it
     try:
-        deadline = time.monotonic() + STARTUP_SECONDS
-        while not server.started:
-            assert thread.is_alive() and time.monotonic() < deadline, "the test server did not start"
-            time.sleep(0.02)
-        yield Site(f"http://127.0.0.1:{port}", tokens)
+        with serving_in_thread(create_app(system, ServeOptions())) as url:
+            yield Site(url, tokens)
     finally:
-        server.should_exit = True
-        thread.join(STARTUP_SECONDS)
         system.close()
 
 
