@@ -24,7 +24,12 @@ def check_reachable(settings: Settings) -> None:
         _check("PostgreSQL", " and ".join(names), list(_postgres_addresses(url)), settings.connect_timeout,
                _postgres_answers)
     if settings.kafka:
-        _check("Kafka", "LOOPLINE_KAFKA", list(_kafka_addresses(settings.kafka)), settings.connect_timeout)
+        check_kafka(settings.kafka, settings.connect_timeout)
+
+
+def check_kafka(bootstrap: str, timeout: float) -> None:
+    """Raises DependencyUnavailable unless a broker of LOOPLINE_KAFKA accepts a connection within the timeout."""
+    _check("Kafka", "LOOPLINE_KAFKA", list(_kafka_addresses(bootstrap)), timeout)
 
 
 def _check(server: str, setting: str, addresses: list[str], timeout: float,

@@ -1,15 +1,22 @@
-"""`/healthz` (the process answers) and `/readyz` (it can read and publish: both databases answer). Anyone may ask,
+"""`/healthz` (the process answers) and `/readyz` (it can read and publish: both databases answer, and at scale a
+Kafka broker accepts a connection). Anyone may ask,
 so a failing check answers only `unavailable`; what failed goes to the operator's log as a JSON line."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from sqlalchemy import text
+from sqlalchemy.engine import Engine
+
+from loopline.adapters.reachability import check_kafka
 
 router = APIRouter(tags=["operations"])
+PROBE_SECONDS = 2.0
+"""The longest /readyz waits for a broker: a readiness probe must answer before its own timeout."""
 log = logging.getLogger("loopline.http")
 
 
@@ -21,13 +28,18 @@ def healthz() -> dict[str, str]:
 
 @router.get("/readyz")
 def readyz(request: Request) -> JSONResponse:
-    """Ready while the event store and the read models answer a query; 503 naming the one that does not."""
+    """Ready while the event store and the read models answer a query and, at scale, Kafka takes a connection; 503
+    naming the one that does not."""
     system = request.app.state.system
+    probes: dict[str, Callable[[], None]] = {
+        "event_store": lambda: _query(system.ledger_engine), "read_models": lambda: _query(system.projections.engine),
+    }
+    if system.settings.kafka:
+        probes["kafka"] = lambda: check_kafka(system.settings.kafka, min(system.settings.connect_timeout, PROBE_SECONDS))
     checks: dict[str, str] = {}
-    for name, engine in (("event_store", system.ledger_engine), ("read_models", system.projections.engine)):
+    for name, probe in probes.items():
         try:
-            with engine.connect() as conn:
-                conn.execute(text("SELECT 1"))
+            probe()
             checks[name] = "ok"
         except Exception as error:  # any failure to answer means not ready; why is the operator's to read
             checks[name] = "unavailable"
@@ -35,3 +47,8 @@ def readyz(request: Request) -> JSONResponse:
                 "check": name, "error": f"{type(error).__name__}: {error}"}})
     ready = all(value == "ok" for value in checks.values())
     return JSONResponse({"ready": ready, "checks": checks}, status_code=200 if ready else 503)
+
+
+def _query(engine: Engine) -> None:
+    with engine.connect() as conn:
+        conn.execute(text("SELECT 1"))

@@ -130,4 +130,6 @@ def test_an_owner_approves_and_a_webhook_resolves_a_loop_through_serve_at_scale(
         page = client.get("/system").text
         lag = page.split('<section id="lag"')[1].split("</section>")[0]
         assert f'data-source="{commands_partition}' in lag and '<td class="ok">alive' in lag, lag
+        assert client.get("/readyz").json() == {
+            "ready": True, "checks": {"event_store": "ok", "read_models": "ok", "kafka": "ok"}}
         assert worker.process.poll() is None, worker.log()
