@@ -65,7 +65,8 @@ async def post_messages(request: Request, principal: Principal = Depends(api_pri
         raise HTTPException(400, "the body holds no message: send one JSON message, or JSONL (one a line)")
     publisher = request.app.state.publisher
     try:
-        done = await run_in_threadpool(publisher.publish, body, f"http key {principal.key_id}", principal.tenant)
+        done = await run_in_threadpool(publisher.publish, body, f"http key {principal.key_id}", principal.tenant,
+                                        principal.key_id)
     except UnreadableText as error:
         raise HTTPException(400, f"{error}: send the body as UTF-8") from None
     status, report = report_of(done)
