@@ -6,6 +6,7 @@ authenticated by their signature with the tenant's secret (`tenant.configure`) a
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -131,6 +132,9 @@ def _generic(source: str, system: System) -> Producer:
                     lambda settings: settings.webhook_secrets.get(source), _generic_check, convert)
 
 
+NO_SECRET = secrets.token_hex(32)
+"""What a signature is checked against for a tenant without the secret: no producer knows it."""
+
 WEBHOOK_RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {"description": "an answer the producer expects: GitHub's ping, Slack's URL verification (its challenge)"},
     400: {"model": WebhookReport, "description": "the body is not what the producer sends, or its signal is invalid"},
@@ -161,11 +165,11 @@ async def generic_webhook(source: str, tenant: str, request: Request) -> JSONRes
 
 
 async def _webhook(request: Request, tenant: str, producer: Producer) -> JSONResponse:
-    """Failed signatures are limited per client before any secret is read; a delivery is charged to the tenant and
-    producer only once its signature verifies, so unsigned floods cannot use up a tenant's deliveries."""
+    """The signature is verified first, so a request that verifies goes through whatever others sent; failures are
+    counted per client, tenant and producer (a shared proxy's forgeries for one tenant block no other), and once
+    their bucket is empty the next failure is 429. A delivery is charged to the tenant and producer only once it
+    verifies, so unsigned floods cannot use up a tenant's deliveries."""
     limiter = request.app.state.rate_limiter
-    failures = f"bad-signature:{request.client.host if request.client else '-'}"
-    too_many(limiter.wait(failures), limiter.per_minute, "failed signatures")
     body = await read_body(request, request.app.state.options.max_body)
 
     def read() -> TenantSettings:
@@ -174,11 +178,14 @@ async def _webhook(request: Request, tenant: str, producer: Producer) -> JSONRes
 
     secret = producer.secret(await run_in_threadpool(read))
     try:
+        # Checked with a stand-in when none is set, so the answer takes as long whether or not the tenant has one.
+        producer.check(secret or NO_SECRET, body, request)
         if not secret:
             raise BadSignature(producer.refusal(tenant))
-        producer.check(secret, body, request)
     except BadSignature:
-        limiter.take(failures)
+        client = request.client.host if request.client else "-"
+        too_many(limiter.take(f"bad-signature:{client}:{tenant}:{producer.source}"), limiter.per_minute,
+                 "failed signatures")
         raise HTTPException(401, producer.refusal(tenant)) from None
     limiter.check(f"webhook:{tenant}:{producer.source}")
     try:

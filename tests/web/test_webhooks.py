@@ -85,22 +85,24 @@ def test_an_unknown_tenant_a_tenant_without_the_secret_and_a_bad_signature_get_o
         assert answer.status_code == 401 and answer.json()["error"] == GITHUB_REFUSAL.format(tenant=tenant)
 
 
-def test_a_flood_of_bad_signatures_is_limited_per_client_and_never_uses_up_the_tenants_deliveries(
+def test_a_flood_of_bad_signatures_is_limited_per_client_tenant_and_source_and_never_blocks_a_signed_delivery(
     served: Served,
 ) -> None:
     _configured(served)
+    served.publish(command("c-other", "tenant.configure", AT, OTHER, github_webhook_secret=GITHUB_SECRET))
     limited = Served(served.system, ServeOptions(rate_per_minute=3))
     raw = webhooks.body(webhooks.ping())
     signed = webhooks.github_headers(GITHUB_SECRET, raw, "ping")
     forged = {**signed, "X-Hub-Signature-256": "sha256=00"}
-    attacker = TestClient(limited.app, base_url=BASE_URL, client=("203.0.113.66", 40000))
-    served.clients += [attacker, *limited.clients]
-    flood = [attacker.post(f"/v1/webhooks/github/{GYM}", content=raw, headers=forged) for _ in range(4)]
+    proxy = TestClient(limited.app, base_url=BASE_URL, client=("203.0.113.66", 40000))  # everyone behind one proxy
+    served.clients += [proxy, *limited.clients]
+    flood = [proxy.post(f"/v1/webhooks/github/{GYM}", content=raw, headers=forged) for _ in range(4)]
     assert [answer.status_code for answer in flood] == [401, 401, 401, 429]
     assert int(flood[3].headers["Retry-After"]) >= 1 and "failed signatures" in flood[3].json()["error"]
-    github = limited.client()
-    assert [github.post(f"/v1/webhooks/github/{GYM}", content=raw, headers=signed).status_code
+    assert [proxy.post(f"/v1/webhooks/github/{GYM}", content=raw, headers=signed).status_code
             for _ in range(3)] == [200, 200, 200]
+    assert proxy.post(f"/v1/webhooks/github/{OTHER}", content=raw, headers=signed).status_code == 200
+    assert proxy.post(f"/v1/webhooks/github/{OTHER}", content=raw, headers=forged).status_code == 401
 
 
 def test_slack_url_verification_answers_the_challenge_and_a_message_is_a_slack_signal(served: Served) -> None:
