@@ -9,10 +9,7 @@ import json
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
-
-from eventsourcing.application import AggregateNotFoundError
 
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import JSONResponse
@@ -27,17 +24,13 @@ from loopline.adapters.webhook_formats import (
     check_github_signature,
     check_slack_signature,
     generic_conversion,
-    generic_delivery_id,
     github_conversion,
     read_object,
     slack_conversion,
 )
-from loopline.domain import ids
-from loopline.domain.inbound import InboundMessage
 from loopline.domain.tenant import TenantSettings
 from loopline.projections.tenants import unmasked_settings
 from loopline.runtime.publishing import UnreadableText
-from loopline.runtime.system import System
 from loopline.web.auth import Principal, api_principal
 from loopline.web.ingest_report import (
     API_ERRORS,
@@ -122,11 +115,9 @@ SLACK = Producer("slack", "X-Slack-Signature (within 5 minutes of X-Slack-Reques
                  lambda settings: settings.slack_signing_secret, _slack_check, _slack_convert)
 
 
-def _generic(source: str, system: System) -> Producer:
+def _generic(source: str) -> Producer:
     def convert(tenant: str, body: bytes, request: Request) -> Conversion:
-        payload = read_object(body, f"{source}'s webhook")
-        first = first_received(system, tenant, generic_delivery_id(body, payload)) or SystemClock().now()
-        return generic_conversion(tenant, source, body, payload, first_received=first)
+        return generic_conversion(tenant, source, body, read_object(body, f"{source}'s webhook"))
 
     return Producer(source, "X-Loopline-Signature", f"webhook_secrets entry for {source}",
                     lambda settings: settings.webhook_secrets.get(source), _generic_check, convert)
@@ -160,8 +151,8 @@ async def slack_webhook(tenant: str, request: Request) -> JSONResponse:
 async def generic_webhook(source: str, tenant: str, request: Request) -> JSONResponse:
     """Any producer's JSON object, signed with the tenant's `webhook_secrets[source]` (`X-Loopline-Signature:
     sha256=<hex>`), becomes a `webhook.received` of `source`; its trigger, id and time come from the signed body
-    (`trigger`; `id`, else the body's SHA-256; `at`, else when that id was first received)."""
-    return await _webhook(request, tenant, _generic(source, request.app.state.system))
+    (`trigger`; `source:` and `id`, else the body's SHA-256; `at`, required)."""
+    return await _webhook(request, tenant, _generic(source))
 
 
 async def _webhook(request: Request, tenant: str, producer: Producer) -> JSONResponse:
@@ -200,12 +191,3 @@ async def _webhook(request: Request, tenant: str, producer: Producer) -> JSONRes
     done = await run_in_threadpool(request.app.state.publisher.publish, line, f"webhook {producer.source}", tenant)
     status, report = report_of(done)
     return JSONResponse(WebhookReport(**report.model_dump()).model_dump(mode="json"), status_code=status)
-
-
-def first_received(system: System, tenant: str, ref: str) -> datetime | None:
-    """When the message `ref` of the tenant was first received, if it was."""
-    try:
-        first: InboundMessage = system.app.repository.get(ids.message_id(tenant, ref))
-    except AggregateNotFoundError:
-        return None
-    return first.created_on

@@ -3,6 +3,7 @@ is refused and records nothing; Slack's URL verification and messages; a generic
 
 from __future__ import annotations
 
+import hashlib
 import time
 
 from fastapi.testclient import TestClient
@@ -130,13 +131,13 @@ def test_a_generic_signed_webhook_is_a_webhook_signal_of_its_source_and_a_repeat
     served: Served,
 ) -> None:
     _configured(served)
-    raw = webhooks.body({"trigger": "envelope_completed", "id": "env-1", "envelope": "lease-7"})
+    raw = webhooks.body({"trigger": "envelope_completed", "id": "env-1", "at": AT, "envelope": "lease-7"})
     headers = webhooks.generic_headers(DOCS_SECRET, raw)
     first = served.client().post(f"/v1/webhooks/docusign/{GYM}", content=raw, headers=headers)
     again = served.client().post(f"/v1/webhooks/docusign/{GYM}", content=raw, headers=headers)
     assert first.status_code == again.status_code == 202, first.text
     assert [(line["id"], line["type"], line["status"]) for line in first.json()["accepted"]] == [
-        ("env-1", "webhook.received", "took effect")]
+        ("docusign:env-1", "webhook.received", "took effect")]
     assert again.json()["accepted"][0]["status"] == "already received"
     unknown = served.client().post(f"/v1/webhooks/stripe/{GYM}", content=raw, headers=headers)
     assert unknown.status_code == 401 and "webhook_secrets entry for stripe" in unknown.json()["error"]
@@ -145,7 +146,7 @@ def test_a_generic_signed_webhook_is_a_webhook_signal_of_its_source_and_a_repeat
 
 def test_a_generic_webhook_replayed_with_other_headers_later_is_the_same_message(served: Served) -> None:
     _configured(served)
-    raw = webhooks.body({"trigger": "envelope_completed", "envelope": "lease-7"})
+    raw = webhooks.body({"trigger": "envelope_completed", "envelope": "lease-7", "at": AT})
     first = served.client().post(f"/v1/webhooks/docusign/{GYM}", content=raw,
                                  headers=webhooks.generic_headers(DOCS_SECRET, raw))
     replay = served.client().post(f"/v1/webhooks/docusign/{GYM}", content=raw, headers=webhooks.generic_headers(
@@ -153,4 +154,17 @@ def test_a_generic_webhook_replayed_with_other_headers_later_is_the_same_message
     assert first.status_code == replay.status_code == 202, replay.text
     [took] = first.json()["accepted"]
     assert replay.json()["accepted"] == [{**took, "status": "already received"}] and replay.json()["warnings"] == []
-    assert len(took["id"]) == 64
+    assert took["id"] == f"docusign:{hashlib.sha256(raw).hexdigest()}"
+
+
+def test_a_generic_webhook_cannot_claim_a_messages_id_nor_go_without_its_time(served: Served) -> None:
+    _configured(served)
+    served.publish(command("t1", "task.create", AT, GYM, task_id="t1", title="Call back Rahul", confidence=0.2))
+    raw = webhooks.body({"trigger": "envelope_completed", "id": "t1", "at": AT})
+    claimed = served.client().post(f"/v1/webhooks/docusign/{GYM}", content=raw,
+                                   headers=webhooks.generic_headers(DOCS_SECRET, raw))
+    assert claimed.status_code == 202 and claimed.json()["accepted"][0]["status"] == "took effect", claimed.text
+    raw = webhooks.body({"trigger": "envelope_completed", "id": "env-2"})
+    untimed = served.client().post(f"/v1/webhooks/docusign/{GYM}", content=raw,
+                                   headers=webhooks.generic_headers(DOCS_SECRET, raw))
+    assert untimed.status_code == 400 and "body's at field" in untimed.json()["error"]
