@@ -158,20 +158,23 @@ def slack_conversion(tenant: str, payload: dict[str, Any]) -> Conversion:
     return _signal(str(payload["event_id"]), "slack.message", tenant, at, data)
 
 
-def generic_delivery_id(body: bytes, payload: dict[str, Any]) -> str:
-    """A generic webhook's id: the signed body's `id`, else the body's SHA-256 (the same on a retry)."""
+def generic_delivery_id(source: str, body: bytes, payload: dict[str, Any]) -> str:
+    """A generic webhook's id: `source:` and the signed body's `id`, else the body's SHA-256 (the same on a retry);
+    the source keeps it apart from `/v1/messages` ids and from other producers'."""
     given = payload.get("id")
-    return given if isinstance(given, str) and given else hashlib.sha256(body).hexdigest()
+    return f"{source}:{given if isinstance(given, str) and given else hashlib.sha256(body).hexdigest()}"
 
 
-def generic_conversion(tenant: str, source: str, body: bytes, payload: dict[str, Any], *,
-                       first_received: datetime) -> Conversion:
+def generic_conversion(tenant: str, source: str, body: bytes, payload: dict[str, Any]) -> Conversion:
     """Any producer's signed JSON object is a `webhook.received` of `source`. All of it comes from the signed body
     (the headers are not signed): the trigger is its `trigger`, the id its `id` (else its SHA-256) and the time its
-    `at`, else when this id was first received, so a retry is an exact repeat."""
+    `at`, which is required: only the producer knows when it happened, and a retry must be an exact repeat."""
     trigger_name = payload.get("trigger")
     if not trigger_name:
         raise UnreadableWebhook("name what happened in the body's trigger field (the body is what is signed)")
-    at = payload.get("at") or format_time(first_received)
-    return _signal(generic_delivery_id(body, payload), "webhook.received", tenant, at,
+    at = payload.get("at")
+    if not at:
+        raise UnreadableWebhook("give when it happened in the body's at field, an RFC 3339 time such as "
+                                "2026-03-13T10:00:00Z (the body is what is signed, so a retry is an exact repeat)")
+    return _signal(generic_delivery_id(source, body, payload), "webhook.received", tenant, at,
                    {"source": source, "trigger_name": trigger_name, "payload": payload})

@@ -17,6 +17,12 @@ def serve(
     insecure_cookies: Annotated[bool, flag(
         "--insecure-cookies", "Send the session cookie over plain HTTP too (a trial on another host without TLS).",
     )] = False,
+    forwarded_allow_ips: Annotated[str | None, typer.Option(
+        "--forwarded-allow-ips", envvar="FORWARDED_ALLOW_IPS",
+        help="Behind a proxy: the proxies' addresses (comma-separated, or * for any) whose X-Forwarded-For names the "
+             "client; limits count per client, so without it every request seems to come from the proxy. Default: "
+             "127.0.0.1,::1.",
+    )] = None,
 ) -> None:
     """Serve the dashboard, the ingestion API (`/v1/messages`, webhooks) and `/metrics`, `/healthz`, `/readyz` until
     stopped. Log in with a key from `loopline keys create`. A request never delivers or asks the model: embedded,
@@ -36,4 +42,5 @@ def serve(
         err.print(f"serving the dashboard on http://{host}:{port}/ (Ctrl-C stops): {rest}", highlight=False,
                   soft_wrap=True)
         configure(worker_id())  # one JSON line a request (web/request_log.py), uvicorn's own messages as JSON too
-        uvicorn.run(app, host=host, port=port, log_config=None, log_level="info", access_log=False)
+        uvicorn.run(app, host=host, port=port, log_config=None, log_level="info", access_log=False,
+                    proxy_headers=True, forwarded_allow_ips=forwarded_allow_ips)

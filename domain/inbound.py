@@ -61,7 +61,8 @@ class InboundMessage(LooplineAggregate):
 class RejectedInput(LooplineAggregate):
     """Input that never became a message (bad JSON, failed validation), kept with its reason.
 
-    `raw` is the input as it came, as text, or base64 (`encoding`) when its bytes were not UTF-8;
+    `raw` is the input as it came (a refused `tenant.configure` with its secrets masked), as text, or base64
+    (`encoding`) when its bytes were not UTF-8;
     `key` is the Kafka record's key, so a dead letter goes out keyed like the original.
     """
 

@@ -8,7 +8,8 @@ from typing import Any
 from sqlalchemy import JSON, Column, Integer, String, Table, select
 from sqlalchemy.engine import Connection
 
-from loopline.domain.tenant import SECRET_SETTINGS, Tenant, TenantSettings, merge_settings
+from loopline.domain.masking import masked
+from loopline.domain.tenant import Tenant, TenantSettings, merge_settings
 from loopline.domain.timeutil import format_time
 from loopline.projections import writes
 from loopline.projections.runner import metadata
@@ -49,22 +50,6 @@ handlers = {Tenant.Configured: _configured}
 def defaults() -> dict[str, Any]:
     """What a tenant never configured runs with (`TenantSettings`' defaults); its profile is empty."""
     return {**{key: value for key, value in asdict(TenantSettings()).items() if key != "profile"}, "profile": {}}
-
-
-MASKED = "set"
-"""What a reader sees in place of a secret that is set."""
-
-
-def masked(settings: dict[str, Any]) -> dict[str, Any]:
-    """The settings as every reader but the HTTP edge sees them: a secret that is set reads `set` (a mapping of
-    secrets, `set` for each of its keys)."""
-
-    def mask(value: Any) -> Any:
-        if value is None:
-            return None
-        return {key: MASKED for key in value} if isinstance(value, dict) else MASKED
-
-    return {key: mask(value) if key in SECRET_SETTINGS else value for key, value in settings.items()}
 
 
 def _shown(row: Any) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from sqlalchemy.engine import Connection
 
 from loopline.domain.action_log import ActionLog
 from loopline.domain.inbound import InboundMessage, RejectedInput
+from loopline.domain.masking import masked, masked_line
 from loopline.domain.open_loop import OpenLoop
 from loopline.domain.pause import SystemSwitch
 from loopline.domain.notification_hold import NotificationHold
@@ -31,7 +32,6 @@ from loopline.projections import writes
 from loopline.projections.timeline_brain import BRAIN_DESCRIPTIONS
 from loopline.projections.timeline_routines import routine_tasks, routine_task
 from loopline.projections.runner import metadata
-from loopline.projections.tenants import masked
 
 timeline = Table(
     "timeline", metadata,
@@ -307,6 +307,8 @@ def _payload(event: Any) -> dict[str, Any]:
         payload["settings"] = masked(payload["settings"])
     if isinstance(event, InboundMessage.Received) and event.type == "tenant.configure":
         payload["data"] = masked(payload["data"])
+    if isinstance(event, RejectedInput.Recorded) and event.encoding == "utf-8":  # kept before its secrets were masked
+        payload["raw"] = masked_line(event.raw.encode()).decode()
     return payload
 
 

@@ -6,12 +6,10 @@ authenticated by their signature with the tenant's secret (`tenant.configure`) a
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
-
-from eventsourcing.application import AggregateNotFoundError
 
 from fastapi import APIRouter, Depends, HTTPException, Request
 from fastapi.responses import JSONResponse
@@ -26,17 +24,13 @@ from loopline.adapters.webhook_formats import (
     check_github_signature,
     check_slack_signature,
     generic_conversion,
-    generic_delivery_id,
     github_conversion,
     read_object,
     slack_conversion,
 )
-from loopline.domain import ids
-from loopline.domain.inbound import InboundMessage
 from loopline.domain.tenant import TenantSettings
 from loopline.projections.tenants import unmasked_settings
 from loopline.runtime.publishing import UnreadableText
-from loopline.runtime.system import System
 from loopline.web.auth import Principal, api_principal
 from loopline.web.ingest_report import (
     API_ERRORS,
@@ -65,7 +59,8 @@ async def post_messages(request: Request, principal: Principal = Depends(api_pri
         raise HTTPException(400, "the body holds no message: send one JSON message, or JSONL (one a line)")
     publisher = request.app.state.publisher
     try:
-        done = await run_in_threadpool(publisher.publish, body, f"http key {principal.key_id}", principal.tenant)
+        done = await run_in_threadpool(publisher.publish, body, f"http key {principal.key_id}", principal.tenant,
+                                        principal.key_id)
     except UnreadableText as error:
         raise HTTPException(400, f"{error}: send the body as UTF-8") from None
     status, report = report_of(done)
@@ -120,15 +115,16 @@ SLACK = Producer("slack", "X-Slack-Signature (within 5 minutes of X-Slack-Reques
                  lambda settings: settings.slack_signing_secret, _slack_check, _slack_convert)
 
 
-def _generic(source: str, system: System) -> Producer:
+def _generic(source: str) -> Producer:
     def convert(tenant: str, body: bytes, request: Request) -> Conversion:
-        payload = read_object(body, f"{source}'s webhook")
-        first = first_received(system, tenant, generic_delivery_id(body, payload)) or SystemClock().now()
-        return generic_conversion(tenant, source, body, payload, first_received=first)
+        return generic_conversion(tenant, source, body, read_object(body, f"{source}'s webhook"))
 
     return Producer(source, "X-Loopline-Signature", f"webhook_secrets entry for {source}",
                     lambda settings: settings.webhook_secrets.get(source), _generic_check, convert)
 
+
+NO_SECRET = secrets.token_hex(32)
+"""What a signature is checked against for a tenant without the secret: no producer knows it."""
 
 WEBHOOK_RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {"description": "an answer the producer expects: GitHub's ping, Slack's URL verification (its challenge)"},
@@ -155,16 +151,16 @@ async def slack_webhook(tenant: str, request: Request) -> JSONResponse:
 async def generic_webhook(source: str, tenant: str, request: Request) -> JSONResponse:
     """Any producer's JSON object, signed with the tenant's `webhook_secrets[source]` (`X-Loopline-Signature:
     sha256=<hex>`), becomes a `webhook.received` of `source`; its trigger, id and time come from the signed body
-    (`trigger`; `id`, else the body's SHA-256; `at`, else when that id was first received)."""
-    return await _webhook(request, tenant, _generic(source, request.app.state.system))
+    (`trigger`; `source:` and `id`, else the body's SHA-256; `at`, required)."""
+    return await _webhook(request, tenant, _generic(source))
 
 
 async def _webhook(request: Request, tenant: str, producer: Producer) -> JSONResponse:
-    """Failed signatures are limited per client before any secret is read; a delivery is charged to the tenant and
-    producer only once its signature verifies, so unsigned floods cannot use up a tenant's deliveries."""
+    """The signature is verified first, so a request that verifies goes through whatever others sent; failures are
+    counted per client, tenant and producer (a shared proxy's forgeries for one tenant block no other), and once
+    their bucket is empty the next failure is 429. A delivery is charged to the tenant and producer only once it
+    verifies, so unsigned floods cannot use up a tenant's deliveries."""
     limiter = request.app.state.rate_limiter
-    failures = f"bad-signature:{request.client.host if request.client else '-'}"
-    too_many(limiter.wait(failures), limiter.per_minute, "failed signatures")
     body = await read_body(request, request.app.state.options.max_body)
 
     def read() -> TenantSettings:
@@ -173,11 +169,14 @@ async def _webhook(request: Request, tenant: str, producer: Producer) -> JSONRes
 
     secret = producer.secret(await run_in_threadpool(read))
     try:
+        # Checked with a stand-in when none is set, so the answer takes as long whether or not the tenant has one.
+        producer.check(secret or NO_SECRET, body, request)
         if not secret:
             raise BadSignature(producer.refusal(tenant))
-        producer.check(secret, body, request)
     except BadSignature:
-        limiter.take(failures)
+        client = request.client.host if request.client else "-"
+        too_many(limiter.take(f"bad-signature:{client}:{tenant}:{producer.source}"), limiter.per_minute,
+                 "failed signatures")
         raise HTTPException(401, producer.refusal(tenant)) from None
     limiter.check(f"webhook:{tenant}:{producer.source}")
     try:
@@ -192,12 +191,3 @@ async def _webhook(request: Request, tenant: str, producer: Producer) -> JSONRes
     done = await run_in_threadpool(request.app.state.publisher.publish, line, f"webhook {producer.source}", tenant)
     status, report = report_of(done)
     return JSONResponse(WebhookReport(**report.model_dump()).model_dump(mode="json"), status_code=status)
-
-
-def first_received(system: System, tenant: str, ref: str) -> datetime | None:
-    """When the message `ref` of the tenant was first received, if it was."""
-    try:
-        first: InboundMessage = system.app.repository.get(ids.message_id(tenant, ref))
-    except AggregateNotFoundError:
-        return None
-    return first.created_on

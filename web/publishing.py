@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from uuid import uuid4
 
@@ -19,9 +19,10 @@ from loopline.runtime.publishing import Append, Parsed, Published
 from loopline.runtime.system import System
 from loopline.web.command_outcome import PENDING, REFUSED, command_outcome
 
-OPERATOR_COMMANDS = ("system.pause", "system.resume", "tenant.configure", "tenant.resume")
-"""Commands only the operator publishes (the CLI, or an operator's key): limits, secrets and addresses, and lifting
-a pause. A tenant's key may pause its own tenant, never lift it."""
+OPERATOR_COMMANDS = ("system.pause", "system.resume", "tenant.configure", "tenant.resume", "contact.resubscribe")
+"""Commands only the operator publishes (the CLI, or an operator's key): limits, secrets and addresses, lifting a
+pause, and lifting a suppression (bounces and complaints protect the sending reputation every tenant shares). A
+tenant's key may pause its own tenant, never lift it."""
 
 Why = Callable[[Message], str | None]
 """Why a key may not publish a valid line, or None when it may."""
@@ -45,13 +46,14 @@ class Publisher:
         self.append = append
         self.lock = threading.Lock()
 
-    def publish(self, data: bytes, source: str, tenant: str | None) -> Published:
+    def publish(self, data: bytes, source: str, tenant: str | None, key_id: str | None = None) -> Published:
         """The lines validated as `loopline publish` does, and a line naming another tenant than the key's, or an
-        operator's command, refused (`tenant` None: the operator's key, anything); raises UnreadableText for
-        UTF-16 or UTF-32 input."""
+        operator's command, refused (`tenant` None: the operator's key, anything); a tenant key's `tenant.pause`
+        is signed `key <key_id>`, whatever `by` it claims. Raises UnreadableText for UTF-16 or UTF-32 input."""
         parsed = publishing.parse_lines(data)
         if tenant is not None:
             parsed = _only(parsed, _tenant_key_may_not(tenant))
+            parsed.valid = [_paused_by(message, f"key {key_id}") for message in parsed.valid]
         return self._apply(parsed, source)
 
     def _apply(self, parsed: Parsed, source: str) -> Published:
@@ -90,10 +92,18 @@ def _tenant_key_may_not(tenant: str) -> Why:
 
     def why(message: Message) -> str | None:
         if message.kind == "command" and message.type in OPERATOR_COMMANDS:
-            return (f"type: {message.type} is the operator's command (limits, secrets, addresses and lifting a pause): "
+            return (f"type: {message.type} is the operator's command (limits, secrets, addresses, lifting a pause or a "
+                    "suppression): "
                     "a tenant's key may not publish it; the operator publishes it with the CLI or an operator's key")
         return other_tenant(message)
     return why
+
+
+def _paused_by(message: Message, by: str) -> Message:
+    """A tenant key's `tenant.pause` names the key in the trail: a tenant cannot claim the operator paused it."""
+    if message.kind != "command" or message.type != "tenant.pause":
+        return message
+    return replace(message, data={**message.data, "by": by}, command=message.command.model_copy(update={"by": by}))
 
 
 def _only(parsed: Parsed, why_not: Why) -> Parsed:

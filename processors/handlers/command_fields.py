@@ -27,6 +27,10 @@ def _id(value: Any, info: ValidationInfo) -> str:
         return value
     if not isinstance(value, str) or len(value) > limits.MAX_ID_CHARS or not _ID.fullmatch(value):
         raise ValueError(f"an id is 1 to {limits.MAX_ID_CHARS} characters of {limits.ID_ALPHABET}")
+    if not value.strip("."):
+        # A page's address holds ids as path segments, and `.` or `..` (even as %2e%2e) would leave theirs.
+        raise ValueError(f"an id is not only dots ({value!r}): it names a page's address, where dots alone mean "
+                         "another place; add a letter or digit")
     return value
 
 

@@ -10,6 +10,7 @@ from datetime import datetime
 from loopline.domain import ids
 from loopline.domain.errors import DomainError
 from loopline.domain.inbound import RejectedInput
+from loopline.domain.masking import masked_line
 from loopline.processors.application import Loopline, UnitOfWork
 from loopline.processors.bus import Fault, Handler
 from loopline.processors.messages import Unreadable
@@ -30,7 +31,8 @@ def reject_input(
     uow: UnitOfWork, *, source: str, position: str, raw: str | bytes, reason: str, key: bytes | None, now: datetime
 ) -> None:
     """Adds the reject to a unit of work (a Kafka batch records its dead letters in its own transaction)."""
-    data = raw.encode() if isinstance(raw, str) else raw
+    # A refused `tenant.configure` holds the secrets it tried to set; a reject is read by anyone who reads `audit`.
+    data = masked_line(raw.encode() if isinstance(raw, str) else raw)
     # Two parts, then SEP, then the bytes: version 1's fingerprints stay, and no source or position
     # can pass for another (see `ids.composite`).
     fingerprint = hashlib.sha256(f"{ids.composite(source, position)}{ids.SEP}".encode() + data).hexdigest()
@@ -48,7 +50,7 @@ def reject_input(
 
 
 def raw_bytes(reject: RejectedInput.Recorded) -> bytes:
-    """The rejected input's original bytes."""
+    """The rejected input's bytes as kept: as they came, but a refused `tenant.configure`'s secrets masked."""
     return base64.b64decode(reject.raw) if reject.encoding == "base64" else reject.raw.encode()
 
 

@@ -121,3 +121,11 @@ def test_limits_are_named_in_the_reason() -> None:
     assert outcome(b"x" * (limits.MAX_LINE_BYTES + 1)).startswith(f"too long: {limits.MAX_LINE_BYTES + 1} bytes")
     assert outcome(BAD["fifty unknown fields"]("acme", "r1")).endswith("; and 45 more")  # a reason stays readable
     assert outcome(None) == "empty: no bytes"  # type: ignore[arg-type]  # a Kafka tombstone has no value
+
+
+@pytest.mark.parametrize("field", ["id", "tenant"])
+@pytest.mark.parametrize("dots", [".", "..", "..."])
+def test_an_id_of_only_dots_is_refused_for_it_would_leave_its_address_segment(field: str, dots: str) -> None:
+    reason = outcome(json.dumps({**VALID[0], field: dots}))
+    assert isinstance(reason, str) and "not only dots" in reason
+    assert isinstance(outcome(json.dumps({**VALID[0], field: "..a"})), Message)

@@ -3,6 +3,7 @@ examples) and what each body becomes — a signal `loopline publish` would take,
 
 from __future__ import annotations
 
+import hashlib
 import json
 from datetime import datetime, timedelta, timezone
 
@@ -115,19 +116,23 @@ def test_a_persons_slack_message_is_a_slack_message_signal_and_a_bots_or_an_edit
         "type": "reaction_added"}}).ignored)
 
 
-def test_a_generic_webhook_takes_its_trigger_id_and_time_from_the_signed_body() -> None:
-    payload = {"trigger": "document_signed", "document": "lease-7"}
+def test_a_generic_webhook_takes_its_trigger_id_and_time_from_the_signed_body_its_id_under_its_source() -> None:
+    payload = {"trigger": "document_signed", "document": "lease-7", "at": "2026-03-01T08:00:00Z"}
     raw = webhooks.body(payload)
-    from_body = generic_conversion("gym", "docusign", raw, payload, first_received=NOW).message
-    named = {**payload, "id": "d-9", "at": "2026-03-01T08:00:00Z"}
-    with_id = generic_conversion("gym", "docusign", webhooks.body(named), named, first_received=NOW).message
+    from_body = generic_conversion("gym", "docusign", raw, payload).message
+    named = {**payload, "id": "d-9"}
+    with_id = generic_conversion("gym", "docusign", webhooks.body(named), named).message
     assert from_body is not None and with_id is not None
     first, second = parse_message(json.dumps(from_body)), parse_message(json.dumps(with_id))
+    at = datetime(2026, 3, 1, 8, tzinfo=timezone.utc)
     assert (first.type, first.data["source"], first.data["trigger_name"], first.data["payload"], first.at) == (
-        "webhook.received", "docusign", "document_signed", payload, NOW)
-    assert len(first.ref) == 64 and (second.ref, second.at) == ("d-9", datetime(2026, 3, 1, 8, tzinfo=timezone.utc))
+        "webhook.received", "docusign", "document_signed", payload, at)
+    assert first.ref == f"docusign:{hashlib.sha256(raw).hexdigest()}" and (second.ref, second.at) == ("docusign:d-9", at)
     with pytest.raises(UnreadableWebhook, match="body's trigger field"):
-        generic_conversion("gym", "docusign", b"{}", {}, first_received=NOW)
+        generic_conversion("gym", "docusign", b"{}", {})
+    untimed = {"trigger": "document_signed", "id": "d-9"}
+    with pytest.raises(UnreadableWebhook, match="body's at field"):
+        generic_conversion("gym", "docusign", webhooks.body(untimed), untimed)
 
 
 def test_a_slack_timestamp_or_event_time_past_any_date_is_refused_or_ignored_not_an_error() -> None:

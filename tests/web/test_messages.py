@@ -120,15 +120,25 @@ def test_a_key_over_its_rate_limit_is_429_with_retry_after(served: Served) -> No
 def test_a_tenants_key_may_not_pause_the_system_configure_or_resume_and_nothing_changes(served: Served) -> None:
     lines = [command("p1", "system.pause", AT, GYM, reason="mine now"),
              command("c1", "tenant.configure", AT, GYM, daily_send_limit=100_000, sms_url="https://evil.example/sms"),
-             command("r1", "tenant.resume", AT, GYM, reason="let me go")]
+             command("r1", "tenant.resume", AT, GYM, reason="let me go"),
+             command("u1", "contact.resubscribe", AT, GYM, contact="ann@example.com", reason="she asked")]
     answer = served.api(GYM).post("/v1/messages", content=_jsonl(*lines))
     assert answer.status_code == 400 and answer.json()["accepted"] == []
     reasons = {line["line"]: line["reason"] for line in answer.json()["rejected"]}
-    assert set(reasons) == {1, 2, 3}
+    assert set(reasons) == {1, 2, 3, 4}
     assert all("operator's command" in reason and "tenant's key may not publish it" in reason
                for reason in reasons.values())
     assert _pauses(served) == {"system": None, "tenants": []}
     assert _settings(served, GYM) == TenantSettings()
+
+
+def test_a_tenants_key_pauses_its_tenant_in_its_own_name_whatever_by_it_claims(served: Served) -> None:
+    key = served.key(GYM)
+    key_id = served.keys.find(key).key_id
+    answer = served.client(authorization=f"Bearer {key}").post(
+        "/v1/messages", content=json.dumps(command("p1", "tenant.pause", AT, GYM, reason="hold on", by="operator")))
+    assert answer.status_code == 202, answer.text
+    assert [pause["by"] for pause in _pauses(served)["tenants"]] == [f"key {key_id}"]
 
 
 def test_the_operators_key_may_pause_the_system_and_configure_a_tenant(served: Served) -> None:

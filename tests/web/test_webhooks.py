@@ -3,6 +3,7 @@ is refused and records nothing; Slack's URL verification and messages; a generic
 
 from __future__ import annotations
 
+import hashlib
 import time
 
 from fastapi.testclient import TestClient
@@ -85,22 +86,24 @@ def test_an_unknown_tenant_a_tenant_without_the_secret_and_a_bad_signature_get_o
         assert answer.status_code == 401 and answer.json()["error"] == GITHUB_REFUSAL.format(tenant=tenant)
 
 
-def test_a_flood_of_bad_signatures_is_limited_per_client_and_never_uses_up_the_tenants_deliveries(
+def test_a_flood_of_bad_signatures_is_limited_per_client_tenant_and_source_and_never_blocks_a_signed_delivery(
     served: Served,
 ) -> None:
     _configured(served)
+    served.publish(command("c-other", "tenant.configure", AT, OTHER, github_webhook_secret=GITHUB_SECRET))
     limited = Served(served.system, ServeOptions(rate_per_minute=3))
     raw = webhooks.body(webhooks.ping())
     signed = webhooks.github_headers(GITHUB_SECRET, raw, "ping")
     forged = {**signed, "X-Hub-Signature-256": "sha256=00"}
-    attacker = TestClient(limited.app, base_url=BASE_URL, client=("203.0.113.66", 40000))
-    served.clients += [attacker, *limited.clients]
-    flood = [attacker.post(f"/v1/webhooks/github/{GYM}", content=raw, headers=forged) for _ in range(4)]
+    proxy = TestClient(limited.app, base_url=BASE_URL, client=("203.0.113.66", 40000))  # everyone behind one proxy
+    served.clients += [proxy, *limited.clients]
+    flood = [proxy.post(f"/v1/webhooks/github/{GYM}", content=raw, headers=forged) for _ in range(4)]
     assert [answer.status_code for answer in flood] == [401, 401, 401, 429]
     assert int(flood[3].headers["Retry-After"]) >= 1 and "failed signatures" in flood[3].json()["error"]
-    github = limited.client()
-    assert [github.post(f"/v1/webhooks/github/{GYM}", content=raw, headers=signed).status_code
+    assert [proxy.post(f"/v1/webhooks/github/{GYM}", content=raw, headers=signed).status_code
             for _ in range(3)] == [200, 200, 200]
+    assert proxy.post(f"/v1/webhooks/github/{OTHER}", content=raw, headers=signed).status_code == 200
+    assert proxy.post(f"/v1/webhooks/github/{OTHER}", content=raw, headers=forged).status_code == 401
 
 
 def test_slack_url_verification_answers_the_challenge_and_a_message_is_a_slack_signal(served: Served) -> None:
@@ -128,13 +131,13 @@ def test_a_generic_signed_webhook_is_a_webhook_signal_of_its_source_and_a_repeat
     served: Served,
 ) -> None:
     _configured(served)
-    raw = webhooks.body({"trigger": "envelope_completed", "id": "env-1", "envelope": "lease-7"})
+    raw = webhooks.body({"trigger": "envelope_completed", "id": "env-1", "at": AT, "envelope": "lease-7"})
     headers = webhooks.generic_headers(DOCS_SECRET, raw)
     first = served.client().post(f"/v1/webhooks/docusign/{GYM}", content=raw, headers=headers)
     again = served.client().post(f"/v1/webhooks/docusign/{GYM}", content=raw, headers=headers)
     assert first.status_code == again.status_code == 202, first.text
     assert [(line["id"], line["type"], line["status"]) for line in first.json()["accepted"]] == [
-        ("env-1", "webhook.received", "took effect")]
+        ("docusign:env-1", "webhook.received", "took effect")]
     assert again.json()["accepted"][0]["status"] == "already received"
     unknown = served.client().post(f"/v1/webhooks/stripe/{GYM}", content=raw, headers=headers)
     assert unknown.status_code == 401 and "webhook_secrets entry for stripe" in unknown.json()["error"]
@@ -143,7 +146,7 @@ def test_a_generic_signed_webhook_is_a_webhook_signal_of_its_source_and_a_repeat
 
 def test_a_generic_webhook_replayed_with_other_headers_later_is_the_same_message(served: Served) -> None:
     _configured(served)
-    raw = webhooks.body({"trigger": "envelope_completed", "envelope": "lease-7"})
+    raw = webhooks.body({"trigger": "envelope_completed", "envelope": "lease-7", "at": AT})
     first = served.client().post(f"/v1/webhooks/docusign/{GYM}", content=raw,
                                  headers=webhooks.generic_headers(DOCS_SECRET, raw))
     replay = served.client().post(f"/v1/webhooks/docusign/{GYM}", content=raw, headers=webhooks.generic_headers(
@@ -151,4 +154,17 @@ def test_a_generic_webhook_replayed_with_other_headers_later_is_the_same_message
     assert first.status_code == replay.status_code == 202, replay.text
     [took] = first.json()["accepted"]
     assert replay.json()["accepted"] == [{**took, "status": "already received"}] and replay.json()["warnings"] == []
-    assert len(took["id"]) == 64
+    assert took["id"] == f"docusign:{hashlib.sha256(raw).hexdigest()}"
+
+
+def test_a_generic_webhook_cannot_claim_a_messages_id_nor_go_without_its_time(served: Served) -> None:
+    _configured(served)
+    served.publish(command("t1", "task.create", AT, GYM, task_id="t1", title="Call back Rahul", confidence=0.2))
+    raw = webhooks.body({"trigger": "envelope_completed", "id": "t1", "at": AT})
+    claimed = served.client().post(f"/v1/webhooks/docusign/{GYM}", content=raw,
+                                   headers=webhooks.generic_headers(DOCS_SECRET, raw))
+    assert claimed.status_code == 202 and claimed.json()["accepted"][0]["status"] == "took effect", claimed.text
+    raw = webhooks.body({"trigger": "envelope_completed", "id": "env-2"})
+    untimed = served.client().post(f"/v1/webhooks/docusign/{GYM}", content=raw,
+                                   headers=webhooks.generic_headers(DOCS_SECRET, raw))
+    assert untimed.status_code == 400 and "body's at field" in untimed.json()["error"]
