@@ -82,7 +82,8 @@ class OutboxRelay:
         return True
 
     def _dead_letter(self, notification: Any) -> None:
-        """Sends a Kafka worker's reject, with its original bytes and key, to its topic's dead-letter topic."""
+        """Sends a Kafka worker's reject, with its original bytes (a secret it names masked) and key, to its topic's
+        dead-letter topic."""
         reject = self.app.mapper.to_domain_event(notification)
         assert isinstance(reject, RejectedInput.Recorded)
         if reject.source not in (self.topics.commands, self.topics.signals):

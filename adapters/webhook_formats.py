@@ -17,6 +17,7 @@ from typing import Any
 
 from loopline.adapters.strict_json import UnreadableInput, read_document
 from loopline.domain.timeutil import format_time
+from loopline.processors.limits import MAX_ID_CHARS
 
 SLACK_REPLAY_WINDOW = timedelta(minutes=5)
 """Slack's own rule: a request whose timestamp is further from now than this may be a replay."""
@@ -160,9 +161,14 @@ def slack_conversion(tenant: str, payload: dict[str, Any]) -> Conversion:
 
 def generic_delivery_id(source: str, body: bytes, payload: dict[str, Any]) -> str:
     """A generic webhook's id: `source:` and the signed body's `id`, else the body's SHA-256 (the same on a retry);
-    the source keeps it apart from `/v1/messages` ids and from other producers'."""
+    the source keeps it apart from other producers'. An id too long with its source is named by its own SHA-256."""
     given = payload.get("id")
-    return f"{source}:{given if isinstance(given, str) and given else hashlib.sha256(body).hexdigest()}"
+    if not (isinstance(given, str) and given):
+        return f"{source}:{hashlib.sha256(body).hexdigest()[:32]}"
+    named = f"{source}:{given}"
+    if len(named) <= MAX_ID_CHARS:
+        return named
+    return f"{source}:sha256:{hashlib.sha256(given.encode()).hexdigest()[:32]}"  # a long id, kept within the limit
 
 
 def generic_conversion(tenant: str, source: str, body: bytes, payload: dict[str, Any]) -> Conversion:

@@ -23,15 +23,24 @@ def masked(settings: dict[str, Any]) -> dict[str, Any]:
     return {key: mask(value) if key in SECRET_SETTINGS else value for key, value in settings.items()}
 
 
+SECRET_NAMES = tuple(name.encode() for name in SECRET_SETTINGS)
+CUT = b" [the rest is not kept: it names a secret]"
+
+
 def masked_line(raw: bytes) -> bytes:
-    """A JSON line whose `type` is `tenant.configure`, with the secrets of its `data` masked; any other line as it
-    came. A line that is not JSON cannot be told to be one and is kept as it came."""
-    if b"tenant.configure" not in raw:  # most rejects are not: spare them the parse
+    """A line naming no secret setting as it came (so its fingerprint and its reason stay as they were); a
+    `tenant.configure` JSON line with its set secrets masked; and any other line naming one (a JSON typo, a line cut
+    at the size limit) kept only up to the first secret's name, since what follows it cannot be told apart."""
+    if not any(name in raw for name in SECRET_NAMES):  # most rejects: spared the parse, kept byte for byte
         return raw
     try:
         line = json.loads(raw)
     except (ValueError, RecursionError):
-        return raw
-    if not isinstance(line, dict) or line.get("type") != "tenant.configure" or not isinstance(line.get("data"), dict):
-        return raw
-    return json.dumps({**line, "data": masked(line["data"])}, ensure_ascii=False).encode()
+        line = None
+    if isinstance(line, dict) and isinstance(line.get("data"), dict):
+        data = line["data"]
+        if not any(data.get(name) for name in SECRET_SETTINGS):
+            return raw  # names a secret setting but sets none: nothing to hide
+        if line.get("type") == "tenant.configure":
+            return json.dumps({**line, "data": masked(data)}).encode()  # ASCII: a lone surrogate stays an escape
+    return raw[:min(raw.find(name) for name in SECRET_NAMES if name in raw)] + CUT

@@ -11,6 +11,7 @@ from loopline.adapters.clock import SystemClock
 from loopline.adapters.embedded_log import AppendReport
 from loopline.adapters.messages import InvalidMessage, parse_message
 from loopline.processors.handlers.rejects import record_rejected_inputs
+from loopline.domain.masking import masked_line
 from loopline.processors.limits import MAX_LINE_BYTES
 from loopline.processors.messages import Message
 from loopline.runtime.system import DrainReport, System
@@ -110,7 +111,8 @@ def publish(
     with system.leader.writing():
         if parsed.invalid:  # kept as they came, up to the line limit, with their reasons
             record_rejected_inputs(
-                system.app, [(f"line {n}", line[:MAX_LINE_BYTES], reason) for n, line, reason in parsed.invalid],
+                system.app, [(f"line {n}", masked_line(line)[:MAX_LINE_BYTES], reason)  # masked before it is cut
+                             for n, line, reason in parsed.invalid],
                 source=source, now=SystemClock().now(),
             )
         appended = (append or system.log.append)(parsed.valid, source)

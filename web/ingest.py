@@ -28,6 +28,7 @@ from loopline.adapters.webhook_formats import (
     read_object,
     slack_conversion,
 )
+from loopline.domain.setting_checks import WEBHOOK_SOURCE, WEBHOOK_SOURCES_OF_THEIR_OWN
 from loopline.domain.tenant import TenantSettings
 from loopline.projections.tenants import unmasked_settings
 from loopline.runtime.publishing import UnreadableText
@@ -152,15 +153,22 @@ async def generic_webhook(source: str, tenant: str, request: Request) -> JSONRes
     """Any producer's JSON object, signed with the tenant's `webhook_secrets[source]` (`X-Loopline-Signature:
     sha256=<hex>`), becomes a `webhook.received` of `source`; its trigger, id and time come from the signed body
     (`trigger`; `source:` and `id`, else the body's SHA-256; `at`, required)."""
+    if not WEBHOOK_SOURCE.fullmatch(source) or source in WEBHOOK_SOURCES_OF_THEIR_OWN:
+        raise HTTPException(400, f"{source!r} is no webhook source: 1 to 64 letters, digits, - or _, and not "
+                                 f"{' or '.join(WEBHOOK_SOURCES_OF_THEIR_OWN)}, which have routes of their own")
     return await _webhook(request, tenant, _generic(source))
 
 
 async def _webhook(request: Request, tenant: str, producer: Producer) -> JSONResponse:
-    """The signature is verified first, so a request that verifies goes through whatever others sent; failures are
-    counted per client, tenant and producer (a shared proxy's forgeries for one tenant block no other), and once
-    their bucket is empty the next failure is 429. A delivery is charged to the tenant and producer only once it
+    """Failures are counted per client, tenant and producer (a shared proxy's forgeries for one tenant block no
+    other); once their bucket is empty, that client's next request for them is 429 before its body or the tenant's
+    settings are read, signed or not, until the bucket refills. A delivery is charged to the tenant and producer only once it
     verifies, so unsigned floods cannot use up a tenant's deliveries."""
     limiter = request.app.state.rate_limiter
+    client = request.client.host if request.client else "-"
+    failures = f"bad-signature:{client}:{tenant}:{producer.source}"
+    # A client whose forgeries for this tenant and producer used up their bucket is refused before any work.
+    too_many(limiter.wait(failures), limiter.per_minute, "failed signatures")
     body = await read_body(request, request.app.state.options.max_body)
 
     def read() -> TenantSettings:
@@ -174,9 +182,7 @@ async def _webhook(request: Request, tenant: str, producer: Producer) -> JSONRes
         if not secret:
             raise BadSignature(producer.refusal(tenant))
     except BadSignature:
-        client = request.client.host if request.client else "-"
-        too_many(limiter.take(f"bad-signature:{client}:{tenant}:{producer.source}"), limiter.per_minute,
-                 "failed signatures")
+        limiter.take(failures)
         raise HTTPException(401, producer.refusal(tenant)) from None
     limiter.check(f"webhook:{tenant}:{producer.source}")
     try:

@@ -58,3 +58,18 @@ def test_a_reject_stored_with_its_secrets_reads_masked_in_the_timeline() -> None
     payload = _payload(recorded)
     assert "s3cret" not in json.dumps(payload)
     assert json.loads(payload["raw"])["data"]["github_webhook_secret"] == "set"
+
+
+def test_a_refused_line_naming_a_secret_is_kept_masked_whatever_else_is_wrong_with_it() -> None:
+    from loopline.domain.masking import CUT, masked_line
+
+    lone_surrogate = b'{"kind":"command","type":"tenant.configure","data":{"sms_url":"\\ud800","github_webhook_secret":"s3"}}'
+    assert b"s3" not in masked_line(lone_surrogate) and masked_line(lone_surrogate).decode("ascii")
+    typo = b'{"type":"tenant.configure","data":{"github_webhook_secret":"s3",}}'
+    assert masked_line(typo) == b'{"type":"tenant.configure","data":{"' + CUT
+    cut_at_the_limit = b'{"type":"tenant.configure","data":{"slack_signing_secret":"s3'
+    assert b"s3" not in masked_line(cut_at_the_limit)
+    unset = b'{"type":"tenant.configure","data":{"name":"Gym","github_webhook_secret":null}}'
+    assert masked_line(unset) == unset  # nothing to hide: kept byte for byte, so its fingerprint stays
+    other = b'{"kind":"signal","type":"email.received","data":{"subject":"hi"}}'
+    assert masked_line(other) == other
