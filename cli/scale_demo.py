@@ -19,10 +19,11 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from loopline.adapters.clock import SystemClock
 from loopline.adapters.config import Settings
 from loopline.adapters.messages import parse_message
 from loopline.domain.timeutil import format_time
@@ -201,11 +202,11 @@ class ScaleDemo:
         """Publishes the scenario to Kafka, ticks, waits until the workers have processed it; returns a tenant key."""
         assert self.system is not None
         system = self.system
-        before, after = _scenario(datetime.now(UTC))
+        before, after = _scenario(SystemClock().now())
         say(f"playing: {len(before)} commands for tenant {TENANT} (two tasks, an email sent for each) ...")
         self._publish(before)
         self._wait_for("the workers to process them", lambda: self._settled(len(before)))
-        report = system.tick(datetime.now(UTC))
+        report = system.tick(SystemClock().now())
         say(f"  {report.summary()}")
         say("  Rahul replies to the email of four days ago ...")
         self._publish(after)

@@ -34,6 +34,7 @@ from pathlib import Path
 import pytest
 
 from tests.servers import Broker, Postgres
+from tests.waiting import eventually
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -198,7 +199,5 @@ def test_every_command_block_of_the_readme_runs(
         else:
             served_here = block.script.replace(f"127.0.0.1:{SERVE_PORT}", f"127.0.0.1:{port}")
             _run(block, walk_folder, environ, served_here.replace(f"--port {SERVE_PORT}", f"--port {port}"))
-    deadline = time.monotonic() + 10  # a server asked to stop finishes its shutdown first
-    while _running(walk_folder) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not _running(walk_folder), "a README block started a process in the background that no later block stops"
+    eventually(lambda: not _running(walk_folder),  # a server asked to stop finishes its shutdown first
+               "the processes README blocks started in the background to stop (a later block must stop each)", 10)

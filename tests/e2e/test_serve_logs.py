@@ -7,25 +7,25 @@ import json
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 
 from tests.e2e.cli import ROOT, Cli
 from tests.servers import free_port
+from tests.waiting import eventually
 
 
 def wait_until_answering(url: str, server: subprocess.Popen[str], timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    def answers() -> bool:
         assert server.poll() is None, server.stderr.read() if server.stderr else "serve exited"
         try:
             httpx.get(url, timeout=1.0)
-            return
         except httpx.TransportError:
-            time.sleep(0.1)
-    raise AssertionError(f"serve did not answer {url} within {timeout:.0f} s")
+            return False
+        return True
+
+    eventually(answers, f"serve to answer {url}", timeout)
 
 
 def test_serve_logs_one_json_line_a_request_and_uvicorns_messages_as_json(tmp_path: Path) -> None:
