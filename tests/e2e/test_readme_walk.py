@@ -21,7 +21,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -33,7 +32,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.servers import Broker, Postgres
+from tests.servers import Broker, Postgres, free_port
 from tests.waiting import eventually
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -116,12 +115,6 @@ def _running(folder: Path) -> list[int]:
     return running
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def _environ(folder: Path) -> dict[str, str]:
     """A newcomer's shell: the installed `loopline` on PATH, no Loopline settings of ours, and home and temporary
     files inside the walk's folder, so removing it removes everything the walk made."""
@@ -188,7 +181,7 @@ def test_every_command_block_of_the_readme_runs(
 ) -> None:
     commands = [block for block in readme_blocks() if block.language == "sh"]
     environ = _environ(walk_folder)
-    port = str(_free_port())
+    port = str(free_port())
     for block in commands:
         if block.directive.startswith("skip: "):
             continue

@@ -19,6 +19,7 @@ from pathlib import Path
 import psutil
 
 from tests.servers import free_port
+from tests.web.conftest import csrf_of
 
 READY = "Ctrl-C stops everything it started."
 TIMEOUT = 120.0
@@ -55,9 +56,8 @@ def _logs_in(port: int, key: str) -> int:
     """The status of the dashboard's login form posted with `key` (303 to the dashboard when the key is live)."""
     browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(CookieJar()), _NoRedirect())
     with browser.open(f"http://127.0.0.1:{port}/login", timeout=10) as page:
-        csrf = re.search(r'name="csrf" value="([^"]+)"', page.read().decode())
-    assert csrf, "the login page carries no CSRF token"
-    form = urllib.parse.urlencode({"csrf": csrf[1], "key": key, "next": "/"}).encode()
+        csrf = csrf_of(page.read().decode())
+    form = urllib.parse.urlencode({"csrf": csrf, "key": key, "next": "/"}).encode()
     try:
         with browser.open(f"http://127.0.0.1:{port}/login", data=form, timeout=10) as answer:
             return int(answer.status)
