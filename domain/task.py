@@ -94,11 +94,6 @@ class Task(
             """Before provenance every task came from a `task.create` the outside agent sent."""
             state.update(AGENT_PROVENANCE)
 
-    @staticmethod
-    def upcast_v6_v7(state: dict[str, Any]) -> None:
-        """A version-6 snapshot's expired loops were not counted: they count from the snapshot on."""
-        state.update(loops_expired=0)
-
     class ActionRecorded(TaskEvent):
         action: str
         details: dict[str, Any]

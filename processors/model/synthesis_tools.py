@@ -42,4 +42,3 @@ TOOLS: tuple[dict[str, Any], ...] = (
     _tool("schedule_next_run", "When to run again (free; clamped to 30 minutes .. 7 days from now). Ends the run.",
           {"in_hours": {"type": "number", "minimum": 0}, "reason": _TEXT}, ["in_hours", "reason"]),
 )
-NAMES = tuple(tool["name"] for tool in TOOLS)
