@@ -60,7 +60,7 @@ class KeyRecord:
                 "created_at": self.created_at, "revoked_at": self.revoked_at}
 
 
-def _digest(secret: str) -> str:
+def sha256_hex(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
@@ -74,7 +74,7 @@ class ApiKeys:
         key_id, secret = secrets.token_hex(8), secrets.token_urlsafe(32)
         with self.engine.begin() as conn:
             conn.execute(insert(api_keys).values(
-                key_id=key_id, secret_sha256=_digest(secret), tenant=tenant, operator=operator, label=label,
+                key_id=key_id, secret_sha256=sha256_hex(secret), tenant=tenant, operator=operator, label=label,
                 created_at=now, revoked_at=None,
             ))
         return IssuedKey(key_id, f"{PREFIX}_{key_id}_{secret}")
@@ -99,7 +99,7 @@ class ApiKeys:
             row = conn.execute(select(api_keys).where(api_keys.c.key_id == parts[1])).mappings().first()
         if row is None or row["revoked_at"] is not None:
             return None
-        if not hmac.compare_digest(row["secret_sha256"], _digest(parts[2])):
+        if not hmac.compare_digest(row["secret_sha256"], sha256_hex(parts[2])):
             return None
         return record_of(row)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from functools import cache
 from importlib.metadata import version
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
@@ -124,13 +125,18 @@ def loopline_broker(
 
 def asyncapi_specification(settings: Settings) -> Any:
     """faststream's specification object (`to_jsonable`, `to_yaml`): the settings' topic prefix and brokers."""
+    return _specification(settings.kafka_topic_prefix, settings.kafka)
+
+
+@cache
+def _specification(prefix: str, kafka: str | None) -> Any:
+    """Built once per prefix and brokers: serve answers /docs/asyncapi from it without generating it again."""
     from faststream.specification import AsyncAPI
 
-    broker, _ = loopline_broker(Topics(settings.kafka_topic_prefix), settings.kafka)
+    broker, _ = loopline_broker(Topics(prefix), kafka)
     return AsyncAPI(broker, title="Loopline", version=version("loopline"), description=DESCRIPTION).to_specification()
 
 
 def asyncapi_document(settings: Settings) -> dict[str, Any]:
     """The AsyncAPI document as JSON-ready data, for the settings' topic prefix and brokers."""
-    document: dict[str, Any] = asyncapi_specification(settings).to_jsonable()
-    return document
+    return asyncapi_specification(settings).to_jsonable()

@@ -4,16 +4,16 @@ serve process at once. The secret the cookies are signed with lives here too, in
 
 from __future__ import annotations
 
-import hashlib
 import secrets
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 
 from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, delete, insert, select, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
-from loopline.adapters.api_keys import KeyRecord, api_keys, record_of
+from loopline.adapters.api_keys import KeyRecord, api_keys, record_of, sha256_hex
 from loopline.adapters.clock import SystemClock
+from loopline.domain.timeutil import parse_time
 from loopline.processors.ports import Clock
 
 IDLE = timedelta(hours=2)
@@ -43,20 +43,10 @@ def create_tables(engine: Engine) -> None:
     metadata.create_all(engine)
 
 
-def _digest(session_id: str) -> str:
-    return hashlib.sha256(session_id.encode()).hexdigest()
-
-
-def _utc(moment: datetime) -> datetime:
-    """SQLite hands stored times back without their zone; every time stored here is UTC."""
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
-
-
 class Sessions:
-    def __init__(self, engine: Engine, clock: Clock | None = None, idle: timedelta = IDLE) -> None:
+    def __init__(self, engine: Engine, clock: Clock | None = None) -> None:
         self.engine = engine
         self.clock = clock or SystemClock()
-        self.idle = idle
 
     def start(self, key_id: str) -> str:
         """A new live session for the key; its id goes into the signed cookie, only its hash into the table. Sessions
@@ -64,14 +54,14 @@ class Sessions:
         session_id, now = secrets.token_urlsafe(32), self.clock.now()
         with self.engine.begin() as conn:
             conn.execute(delete(sessions).where(sessions.c.created_at < now - CAP))
-            conn.execute(insert(sessions).values(session_sha256=_digest(session_id), key_id=key_id, created_at=now,
+            conn.execute(insert(sessions).values(session_sha256=sha256_hex(session_id), key_id=key_id, created_at=now,
                                                  last_seen=now, ended_at=None))
         return session_id
 
     def key_of(self, session_id: str) -> KeyRecord | None:
         """The session's key while the session is live: not ended, used within the idle time, younger than the cap,
         and its key not revoked. Marks it seen (at most once a minute, to keep writes few)."""
-        digest, now = _digest(session_id), self.clock.now()
+        digest, now = sha256_hex(session_id), self.clock.now()
         query = (select(api_keys, sessions.c.created_at.label("session_created"), sessions.c.last_seen)
                  .join(api_keys, api_keys.c.key_id == sessions.c.key_id)
                  .where(sessions.c.session_sha256 == digest, sessions.c.ended_at.is_(None),
@@ -80,8 +70,8 @@ class Sessions:
             row = conn.execute(query).mappings().first()
         if row is None:
             return None
-        last_seen = _utc(row["last_seen"])
-        if now - last_seen > self.idle or now - _utc(row["session_created"]) > CAP:
+        last_seen = parse_time(row["last_seen"])
+        if now - last_seen > IDLE or now - parse_time(row["session_created"]) > CAP:
             return None
         if now - last_seen >= SEEN_EVERY:
             with self.engine.begin() as conn:
@@ -91,7 +81,7 @@ class Sessions:
     def end(self, session_id: str) -> None:
         """Ends the session for every serve process (a copy of the cookie is refused from now on)."""
         with self.engine.begin() as conn:
-            conn.execute(update(sessions).where(sessions.c.session_sha256 == _digest(session_id),
+            conn.execute(update(sessions).where(sessions.c.session_sha256 == sha256_hex(session_id),
                                                 sessions.c.ended_at.is_(None)).values(ended_at=self.clock.now()))
 
     def cookie_secret(self) -> str:

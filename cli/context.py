@@ -8,7 +8,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, NoReturn
-from uuid import uuid4
 
 import typer
 from loopline.adapters.clock import SystemClock
@@ -18,8 +17,8 @@ from loopline.adapters.messages import InvalidMessage, parse_message
 from loopline.processors.handlers.command_fields import parse_timestamp
 from loopline.adapters.reachability import DependencyUnavailable
 from loopline.cli.output import err, styled
-from loopline.domain.timeutil import format_time
 from loopline.runtime.bootstrap import build
+from loopline.runtime.publishing import command_line
 from loopline.runtime.system import System
 
 REJECTED = 1
@@ -49,8 +48,7 @@ def opened() -> Iterator[System]:
 def publish_command(tenant: str, command_type: str, data: dict[str, Any], source: str) -> list[str]:
     """One command published and drained now, as `loopline publish` does: what it did; a refused command exits 1
     with why, one that is no valid message exits 2 naming the field."""
-    raw = {"kind": "command", "id": f"{source}-{uuid4().hex[:12]}", "type": command_type, "tenant": tenant,
-           "at": format_time(SystemClock().now()), "data": data}
+    raw = command_line(tenant, command_type, data, source)
     try:
         message = parse_message(json.dumps(raw))
     except InvalidMessage as error:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from uuid import uuid4
 from typing import Any
 
 from loopline.adapters.clock import SystemClock
@@ -12,6 +13,7 @@ from loopline.adapters.embedded_log import AppendReport
 from loopline.adapters.messages import InvalidMessage, parse_message
 from loopline.processors.handlers.rejects import record_rejected_inputs
 from loopline.domain.masking import masked_line
+from loopline.domain.timeutil import format_time
 from loopline.processors.limits import MAX_LINE_BYTES
 from loopline.processors.messages import Message
 from loopline.runtime.system import DrainReport, System
@@ -78,6 +80,12 @@ class Published:
         for message, number in zip(self.parsed.valid, self.parsed.valid_lines):
             line_of.setdefault((message.tenant, message.ref), number)  # the first of repeated ids is the one applied
         return line_of
+
+
+def command_line(tenant: str, command_type: str, data: dict[str, Any], source: str) -> dict[str, Any]:
+    """A command a person gives through a sub-command or a dashboard form, stamped now, its id `<source>-<random>`."""
+    return {"kind": "command", "id": f"{source}-{uuid4().hex[:12]}", "type": command_type, "tenant": tenant,
+            "at": format_time(SystemClock().now()), "data": data}
 
 
 def parse_lines(data: bytes) -> Parsed:

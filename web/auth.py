@@ -71,9 +71,7 @@ def api_principal(request: Request) -> Principal:
     if key is None:
         raise HTTPException(401, "send a live API key as `Authorization: Bearer <key>`; `loopline keys create "
                                  "--tenant T` makes one", headers={"WWW-Authenticate": "Bearer"})
-    request.app.state.rate_limiter.check(f"key:{key.key_id}")
-    request.state.principal = principal = Principal.of(key)  # for the request's log line
-    return principal
+    return _admitted(request, Principal.of(key))
 
 
 def sessions_of(request: Request) -> Sessions:
@@ -102,8 +100,13 @@ def page_principal(request: Request) -> Principal:
             target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
             raise LoginRequired(target)
         principal = Principal.of(key)
+    return _admitted(request, principal)
+
+
+def _admitted(request: Request, principal: Principal) -> Principal:
+    """The principal once within its key's rate limit (429 otherwise), kept for the request's log line."""
     request.app.state.rate_limiter.check(f"key:{principal.key_id}")
-    request.state.principal = principal  # for the request's log line
+    request.state.principal = principal
     return principal
 
 

@@ -39,7 +39,7 @@ OPERATOR_NAV = [("/system", "System")]
 
 def render(request: Request, template: str, principal: Principal | None, status_code: int = 200,
            **context: Any) -> HTMLResponse:
-    nav = NAV + (OPERATOR_NAV if principal and principal.operator else []) if principal else []
+    nav = NAV + (OPERATOR_NAV if principal.operator else []) if principal else []
     return TEMPLATES.TemplateResponse(request, template, {
         "principal": principal, "csrf": csrf_token(request), "nav": nav, "path": request.url.path, **context,
     }, status_code=status_code)

@@ -9,10 +9,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
-from uuid import uuid4
 
-from loopline.adapters.clock import SystemClock
-from loopline.domain.timeutil import format_time
 from loopline.processors.messages import Message
 from loopline.runtime import publishing
 from loopline.runtime.publishing import Append, Parsed, Published
@@ -63,9 +60,8 @@ class Publisher:
     def command(self, tenant: str, command_type: str, data: dict[str, Any], source: str) -> CommandResult:
         """One command, as `loopline` sub-commands that decide something publish it (`cli/context.py`): refused
         with the reason the edge or the domain gave, else told by its result page's rule (`command_outcome`)."""
-        ref = f"{source}-{uuid4().hex[:12]}"
-        line = json.dumps({"kind": "command", "id": ref, "type": command_type, "tenant": tenant,
-                           "at": format_time(SystemClock().now()), "data": data}).encode()
+        raw = publishing.command_line(tenant, command_type, data, source)
+        ref, line = raw["id"], json.dumps(raw).encode()
         # The form's route decides who may press it (the system page is the operator's): only the tenant is checked.
         done = self._apply(_only(publishing.parse_lines(line), _other_tenant(tenant)), source)
         rejected = done.rejected()

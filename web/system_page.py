@@ -32,7 +32,7 @@ BUTTONS = {
 def system_page(request: Request, principal: Principal = Depends(operator_page)) -> HTMLResponse:
     system = request.app.state.system
     status = system_status(system, SystemClock().now())
-    parked = [{key: value for key, value in row.items() if not key.startswith("_")} for row in everything_parked(system)]
+    parked = everything_parked(system)
     with system.projections.engine.connect() as conn:
         rejections = recent_rejections(conn)
     return render(request, "system.html", principal, status=status, parked=parked, rejections=rejections,
