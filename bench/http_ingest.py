@@ -17,14 +17,14 @@ import asyncio
 import json
 from contextlib import AbstractContextManager
 import time
-from datetime import datetime, timezone
 
 import httpx
 
 from bench.common import close, load_open_loops, new_system
 from bench.signals import replies
 from loopline.adapters.api_keys import ApiKeys
-from loopline.domain.timeutil import format_time
+from loopline.adapters.clock import SystemClock
+from loopline.adapters.kafka_log import envelope
 from loopline.processors.messages import Message
 from loopline.runtime import publishing
 from loopline.runtime.local_servers import serving_in_thread
@@ -38,10 +38,7 @@ def bodies_by_tenant(messages: list[Message]) -> dict[str, list[bytes]]:
     """Each tenant's messages as JSONL bodies of up to 100 lines, in the order they were made."""
     lines: dict[str, list[bytes]] = {}
     for message in messages:
-        lines.setdefault(message.tenant, []).append(json.dumps({
-            "kind": message.kind, "id": message.ref, "type": message.type, "tenant": message.tenant,
-            "at": format_time(message.at), "data": message.data,
-        }).encode())
+        lines.setdefault(message.tenant, []).append(json.dumps(envelope(message)).encode())
     return {tenant: [b"\n".join(own[i:i + LINES_PER_BODY]) + b"\n" for i in range(0, len(own), LINES_PER_BODY)]
             for tenant, own in lines.items()}
 
@@ -73,7 +70,7 @@ async def post_all(url: str, keys: dict[str, str], bodies: dict[str, list[bytes]
 
 
 def through_http(system: System, warm_up: dict[str, list[bytes]], bodies: dict[str, list[bytes]]) -> float:
-    now = datetime.now(timezone.utc)
+    now = SystemClock().now()
     api_keys = ApiKeys(system.ledger_engine)
     keys = {tenant: api_keys.create(tenant=tenant, operator=False, label="bench", now=now).token for tenant in bodies}
     with served(system) as url:

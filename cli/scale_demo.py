@@ -171,7 +171,7 @@ class ScaleDemo:
         environ = {**os.environ, **self.environ, "PYTHONUNBUFFERED": "1", "COLUMNS": "200"}
         for number in range(1, WORKERS + 1):
             self._start(f"worker-{number}", ["run"], environ)
-        # Plain HTTP on the loopback interface: the session cookie must travel without TLS.
+        # Browsers send a Secure cookie to 127.0.0.1 over plain HTTP, but curl and urllib (the e2e test) do not.
         self._start("serve", ["serve", "--host", "127.0.0.1", "--port", str(self.port), "--insecure-cookies"], environ)
         self._wait_for("serve to answer /healthz", self._healthy)
 
