@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
+from loopline.web import app as web_app
 from loopline.web.app import ServeOptions
 from tests.conftest import ANY_HOUR, build_system, command, signal
 from tests.integration.helpers import tick
@@ -279,3 +281,14 @@ def test_a_task_page_links_a_plan_and_its_steps_within_the_tenant(served: Served
     assert '<a href="/tasks/plan-1">plan-1</a> (required, executing)' in owner.get("/tasks/plan").text
     assert '<a href="/tasks/plan">plan</a> (required subtask)' in owner.get("/tasks/plan-1").text
     assert '<a href="/tasks/plan-1?tenant=gym">plan-1</a>' in operator.get("/tasks/plan").text
+
+
+def test_pages_carry_no_script_or_inline_style_and_the_csp_refuses_them(served: Served) -> None:
+    answer = served.client().get("/login")
+    assert answer.headers["content-security-policy"] == web_app.SECURITY_HEADERS["Content-Security-Policy"]
+    assert "script-src" not in answer.headers["content-security-policy"]  # default-src 'self': no inline script
+    web = Path(web_app.__file__).parent
+    for template in (web / "templates").glob("*.html"):
+        text = template.read_text()
+        assert "<script" not in text and "style=" not in text, template.name
+    assert [path.name for path in (web / "static").iterdir()] == ["style.css"]
